@@ -1,0 +1,182 @@
+// What a GPU is, seen from the ops: one interface, implemented by rocm.ts (HIP, rocBLAS,
+// MIOpen) and cuda.ts (driver API, cuBLAS, cuDNN). Everything above this file is vendor-neutral.
+// Device pointers are branded bigints; streams, events, modules and functions are opaque
+// handles owned by the implementation. Sizes and offsets are in bytes unless named otherwise.
+
+declare const devicePtrBrand: unique symbol;
+/** a device address; only the storage that owns the allocation does arithmetic on it */
+export type DevicePtr = bigint & { readonly [devicePtrBrand]: true };
+export const asDevicePtr = (x: bigint): DevicePtr => x as DevicePtr;
+
+declare const handleBrand: unique symbol;
+export type Handle<Tag extends string> = { readonly [handleBrand]: Tag };
+export type GpuStream = Handle<'stream'>;
+export type GpuEvent = Handle<'event'>;
+export type GpuModule = Handle<'module'>;
+export type GpuFunction = Handle<'function'>;
+
+export type Vendor = 'rocm' | 'cuda';
+
+export interface DeviceInfo {
+  readonly vendor: Vendor;
+  readonly index: number;
+  readonly name: string;
+  /** code-object key: 'gfx942' (feature suffixes stripped) or 'sm_90' */
+  readonly arch: string;
+  /** as the runtime reports it: 'gfx942:sramecc+:xnack-' or 'sm_90' */
+  readonly archFull: string;
+  readonly totalMemory: number;
+  readonly multiprocessors: number;
+  /** 64 on gfx9 (CDNA), 32 on RDNA and NVIDIA: never assumed */
+  readonly warpSize: number;
+  readonly maxThreadsPerBlock: number;
+  readonly maxSharedMemoryPerBlock: number;
+  readonly maxGridDim: readonly [number, number, number];
+  readonly runtimeVersion: string;
+  readonly driverVersion: string;
+}
+
+/** page-locked host memory that async copies may read or write; `bytes` is a view onto it */
+export interface PinnedBuffer {
+  readonly size: number;
+  readonly bytes: Uint8Array;
+}
+
+/** A kernel's explicit parameters as the code object (or driver) describes them. */
+export interface KernelParam { readonly offset: number; readonly size: number; readonly kind: 'pointer' | 'value' }
+
+export type BlasDType = 'f32' | 'f64' | 'f16' | 'bf16';
+
+/**
+ * One strided-batched GEMM in BLAS (column-major) terms: C = alpha * op(A) op(B) + beta * C,
+ * op(A) m x k, op(B) k x n, C m x n; half types accumulate in f32. ops/matmul.ts maps
+ * row-major tensors onto this (operands swapped).
+ */
+export interface GemmParams {
+  readonly dtype: BlasDType;
+  readonly transA: boolean;
+  readonly transB: boolean;
+  readonly m: number; readonly n: number; readonly k: number;
+  readonly alpha: number; readonly beta: number;
+  readonly a: DevicePtr; readonly lda: number; readonly strideA: number;
+  readonly b: DevicePtr; readonly ldb: number; readonly strideB: number;
+  readonly c: DevicePtr; readonly ldc: number; readonly strideC: number;
+  readonly batch: number;
+}
+
+export type DnnDType = 'f32' | 'f64' | 'f16' | 'bf16';
+
+/** NCHW convolution (1d convs use H = 1). Weights [cOut, cIn/groups, kH, kW]; for transposed
+ *  convolutions weights are [cIn, cOut/groups, kH, kW] and y is the larger tensor. All
+ *  tensors contiguous. */
+export interface ConvParams {
+  readonly dtype: DnnDType;
+  readonly n: number; readonly cIn: number; readonly inH: number; readonly inW: number;
+  readonly cOut: number; readonly kH: number; readonly kW: number;
+  readonly outH: number; readonly outW: number;
+  readonly padH: number; readonly padW: number;
+  readonly strideH: number; readonly strideW: number;
+  readonly dilationH: number; readonly dilationW: number;
+  readonly groups: number;
+  readonly x: DevicePtr; readonly w: DevicePtr; readonly y: DevicePtr;
+}
+
+export interface PoolParams {
+  readonly dtype: DnnDType;
+  readonly mode: 'max' | 'avg';
+  /** avg only: whether padded cells count in the divisor (PyTorch's count_include_pad) */
+  readonly countIncludePad: boolean;
+  readonly n: number; readonly c: number; readonly inH: number; readonly inW: number;
+  readonly outH: number; readonly outW: number;
+  readonly kH: number; readonly kW: number;
+  readonly padH: number; readonly padW: number;
+  readonly strideH: number; readonly strideW: number;
+  readonly x: DevicePtr; readonly y: DevicePtr;
+}
+
+/** softmax over the last dim of a contiguous [rows, cols] tensor */
+export interface SoftmaxParams {
+  readonly dtype: DnnDType; readonly log: boolean;
+  readonly rows: number; readonly cols: number;
+  readonly x: DevicePtr; readonly y: DevicePtr;
+}
+
+/** inference batch norm over NCHW, per-channel scale/bias/mean/var in `paramDType` */
+export interface BatchNormParams {
+  readonly dtype: DnnDType;
+  readonly n: number; readonly c: number; readonly h: number; readonly w: number;
+  readonly eps: number;
+  readonly x: DevicePtr; readonly y: DevicePtr;
+  readonly scale: DevicePtr; readonly bias: DevicePtr; readonly mean: DevicePtr; readonly variance: DevicePtr;
+}
+
+/** MIOpen on ROCm, cuDNN on CUDA; loaded on first use so elementwise-only users need neither */
+export interface DnnApi {
+  readonly name: string;
+  readonly version: string;
+  convForward(p: ConvParams, stream: GpuStream): void;
+  /** transposed convolution, through backward-data */
+  convTransposeForward(p: ConvParams, stream: GpuStream): void;
+  poolForward(p: PoolParams, stream: GpuStream): void;
+  softmaxForward(p: SoftmaxParams, stream: GpuStream): void;
+  batchNormInference(p: BatchNormParams, stream: GpuStream): void;
+}
+
+export interface BlasApi {
+  readonly name: string;
+  readonly version: string;
+  gemmStridedBatched(p: GemmParams, stream: GpuStream): void;
+}
+
+export interface GpuRuntime {
+  readonly vendor: Vendor;
+  readonly index: number;
+  readonly info: DeviceInfo;
+  /** the device's own stream that ops use unless the user picked another */
+  readonly defaultStream: GpuStream;
+
+  memGetInfo(): { free: number; total: number };
+  /** raw device allocation; throws OutOfMemoryError with the numbers */
+  malloc(bytes: number): DevicePtr;
+  free(ptr: DevicePtr): void;
+  hostAlloc(bytes: number): PinnedBuffer;
+  hostFree(buf: PinnedBuffer): void;
+
+  /** synchronous copies from and to ordinary JS memory */
+  copyHtoD(dst: DevicePtr, src: ArrayBufferView): void;
+  copyDtoH(dst: ArrayBufferView, src: DevicePtr): void;
+  /** async copies: host memory must be pinned memory we own */
+  copyHtoDAsync(dst: DevicePtr, src: PinnedBuffer, srcOffset: number, bytes: number, stream: GpuStream): void;
+  copyDtoHAsync(dst: PinnedBuffer, dstOffset: number, src: DevicePtr, bytes: number, stream: GpuStream): void;
+  copyDtoDAsync(dst: DevicePtr, src: DevicePtr, bytes: number, stream: GpuStream): void;
+  memsetAsync(dst: DevicePtr, byte: number, bytes: number, stream: GpuStream): void;
+
+  streamCreate(): GpuStream;
+  streamDestroy(s: GpuStream): void;
+  streamSynchronize(s: GpuStream): void;
+  streamWaitEvent(s: GpuStream, e: GpuEvent): void;
+  eventCreate(timing?: boolean): GpuEvent;
+  eventRecord(e: GpuEvent, s: GpuStream): void;
+  eventSynchronize(e: GpuEvent): void;
+  /** true when the work before the event has finished */
+  eventQuery(e: GpuEvent): boolean;
+  eventElapsedMs(start: GpuEvent, end: GpuEvent): number;
+  eventDestroy(e: GpuEvent): void;
+  synchronize(): void;
+
+  /** .hsaco (raw ELF or offload bundle) on ROCm; PTX or cubin on CUDA */
+  moduleLoad(image: Uint8Array): GpuModule;
+  moduleGetFunction(m: GpuModule, name: string): GpuFunction;
+  moduleUnload(m: GpuModule): void;
+  /** parameter layout from the driver where it can tell (CUDA 12.4+); null on ROCm, where the
+   *  code object's metadata says it */
+  functionParams(f: GpuFunction): KernelParam[] | null;
+  /** launch with a packed argument buffer (the `extra` path; end marker per vendor) */
+  launch(f: GpuFunction, grid: readonly [number, number, number], block: readonly [number, number, number],
+    sharedBytes: number, stream: GpuStream, args: Uint8Array): void;
+
+  /** rocBLAS / cuBLAS, loaded on first use */
+  blas(): BlasApi;
+  /** MIOpen / cuDNN, loaded on first use */
+  dnn(): DnnApi;
+}
