@@ -1,0 +1,80 @@
+// unary.hip: y = f(x) for every op in UNARY_OPS and PARAM_UNARY_OPS (src/ops/types.ts), on
+// f32 f64 f16 bf16. f16/bf16 compute in f32; f64 in f64.
+//
+// Kernels (DT in f32 f64 f16 bf16; T its storage type; C = double for f64, float otherwise):
+//   unary_<op>_<DT>(T* y, const T* x, i64 yOff, i64 xOff, u64 n)
+//       y and x contiguous from their offsets (elements); 16-byte vector path when aligned.
+//   unary_<op>_<DT>_strided(T* y, const T* x, Geom g)
+//       g: operand 0 = y, operand 1 = x (compat.h, packGeom in src/runtime/kernel-sigs.ts).
+//   unary_<pop>_<DT>(T* y, const T* x, i64 yOff, i64 xOff, u64 n, C a, C b)
+//   unary_<pop>_<DT>_strided(T* y, const T* x, Geom g, C a, C b)
+//       pop in affine (x*a + b), powf (x^a), elu (alpha a), clamp ([a, b]), leakyRelu (slope a);
+//       b is ignored where the op has one parameter.
+// Semantics: gelu is the tanh form, geluErf the erf form; round is half to even; sign(0) = 0
+// (sign keeps -0 and NaN); relu and clamp propagate NaN; recip(0) = inf.
+#include "elementwise.h"
+
+template <class T, class F>
+RT_DEVICE void unary_contig(T* y, const T* x, u64 n, F op) {
+  typedef Elem<T> E;
+  map1_contig(y, x, n, [&](T v) { return E::store(op(E::load(v))); });
+}
+template <class T, class F>
+RT_DEVICE void unary_strided(T* y, const T* x, const Geom& g, F op) {
+  typedef Elem<T> E;
+  map1_strided(y, x, g, [&](T v) { return E::store(op(E::load(v))); });
+}
+
+#define UNARY_OP(NAME, EXPR) \
+  struct Op_##NAME { template <class C> RT_DEVICE C operator()(C x) const { return EXPR; } };
+#define PARAM_OP(NAME, EXPR) \
+  template <class C> struct Op_##NAME { C a, b; RT_DEVICE C operator()(C x) const { return EXPR; } };
+
+UNARY_OP(exp, exp(x))
+UNARY_OP(log, log(x))
+UNARY_OP(sin, sin(x))
+UNARY_OP(cos, cos(x))
+UNARY_OP(tanh, tanh(x))
+UNARY_OP(neg, -x)
+UNARY_OP(recip, C(1) / x)
+UNARY_OP(sqr, x * x)
+UNARY_OP(sqrt, sqrt(x))
+UNARY_OP(gelu, C(0.5) * x * (C(1) + tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x))))
+UNARY_OP(geluErf, C(0.5) * x * (C(1) + erf(x * C(0.7071067811865476))))
+UNARY_OP(erf, erf(x))
+UNARY_OP(relu, x < C(0) ? C(0) : x)
+UNARY_OP(silu, x / (C(1) + exp(-x)))
+UNARY_OP(abs, fabs(x))
+UNARY_OP(ceil, ceil(x))
+UNARY_OP(floor, floor(x))
+UNARY_OP(round, rint(x))
+UNARY_OP(sign, x > C(0) ? C(1) : (x < C(0) ? C(-1) : x))
+UNARY_OP(sigmoid, C(1) / (C(1) + exp(-x)))
+
+PARAM_OP(affine, x * a + b)
+PARAM_OP(powf, pow(x, a))
+PARAM_OP(elu, x > C(0) ? x : a * (exp(x) - C(1)))
+PARAM_OP(clamp, x < a ? a : (x > b ? b : x))
+PARAM_OP(leakyRelu, x > C(0) ? x : a * x)
+
+#define UNARY_DT(NAME, DT, T) \
+  RT_KERNEL void unary_##NAME##_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 n) { \
+    unary_contig(y + yOff, x + xOff, n, Op_##NAME()); } \
+  RT_KERNEL void unary_##NAME##_##DT##_strided(T* y, const T* x, Geom g) { \
+    unary_strided(y, x, g, Op_##NAME()); }
+#define PARAM_DT(NAME, DT, T, C) \
+  RT_KERNEL void unary_##NAME##_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 n, C a, C b) { \
+    unary_contig(y + yOff, x + xOff, n, Op_##NAME<C>{a, b}); } \
+  RT_KERNEL void unary_##NAME##_##DT##_strided(T* y, const T* x, Geom g, C a, C b) { \
+    unary_strided(y, x, g, Op_##NAME<C>{a, b}); }
+
+#define UNARY_ALL(NAME) UNARY_DT(NAME, f32, float) UNARY_DT(NAME, f64, double) \
+  UNARY_DT(NAME, f16, f16) UNARY_DT(NAME, bf16, bf16)
+#define PARAM_ALL(NAME) PARAM_DT(NAME, f32, float, float) PARAM_DT(NAME, f64, double, double) \
+  PARAM_DT(NAME, f16, f16, float) PARAM_DT(NAME, bf16, bf16, float)
+
+UNARY_ALL(exp) UNARY_ALL(log) UNARY_ALL(sin) UNARY_ALL(cos) UNARY_ALL(tanh)
+UNARY_ALL(neg) UNARY_ALL(recip) UNARY_ALL(sqr) UNARY_ALL(sqrt) UNARY_ALL(gelu)
+UNARY_ALL(geluErf) UNARY_ALL(erf) UNARY_ALL(relu) UNARY_ALL(silu) UNARY_ALL(abs)
+UNARY_ALL(ceil) UNARY_ALL(floor) UNARY_ALL(round) UNARY_ALL(sign) UNARY_ALL(sigmoid)
+PARAM_ALL(affine) PARAM_ALL(powf) PARAM_ALL(elu) PARAM_ALL(clamp) PARAM_ALL(leakyRelu)
