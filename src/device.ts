@@ -1,0 +1,153 @@
+// Devices: 'cpu', 'rocm:N', 'cuda:N'. One Device object per physical device (so === compares),
+// opening its runtime, kernels and allocator on first use. Device.best() prefers ROCm, then
+// CUDA, then the CPU; ROCM_TENSOR_DEVICE overrides the choice.
+import type { GpuRuntime, GpuStream, GpuEvent } from './runtime/gpu.ts';
+import { CachingAllocator, type MemoryStats } from './runtime/allocator.ts';
+import { Kernels } from './runtime/kernels.ts';
+import { openRocm, rocmDeviceCount } from './runtime/rocm.ts';
+import { openCuda, cudaDeviceCount } from './runtime/cuda.ts';
+import { TensorError } from './errors.ts';
+import type { HostArray } from './dtype.ts';
+import type { DevicePtr } from './runtime/gpu.ts';
+
+export type DeviceKind = 'cpu' | 'rocm' | 'cuda';
+
+/** a user stream: ops issued inside device.withStream(s, fn) run on it */
+export class Stream {
+  constructor(readonly device: Device, readonly handle: GpuStream, private readonly owned: boolean) {}
+  synchronize(): void { this.device.runtime.streamSynchronize(this.handle); }
+  /** work queued on `this` after this call waits for work queued on `other` so far */
+  waitFor(other: Stream): void {
+    const rt = this.device.runtime;
+    const e = rt.eventCreate(false);
+    rt.eventRecord(e, other.handle);
+    rt.streamWaitEvent(this.handle, e);
+    rt.eventDestroy(e);
+  }
+  destroy(): void { if (this.owned) this.device.runtime.streamDestroy(this.handle); }
+}
+
+export class Device {
+  private static readonly cache = new Map<string, Device>();
+  private rt: GpuRuntime | null = null;
+  private kern: Kernels | null = null;
+  private alloc_: CachingAllocator | null = null;
+  private streamStack: GpuStream[] = [];
+
+  private constructor(readonly kind: DeviceKind, readonly index: number) {}
+
+  private static get(kind: DeviceKind, index: number): Device {
+    const key = kind === 'cpu' ? 'cpu' : `${kind}:${index}`;
+    let d = Device.cache.get(key);
+    if (!d) { d = new Device(kind, index); Device.cache.set(key, d); }
+    return d;
+  }
+  static cpu(): Device { return Device.get('cpu', 0); }
+  static rocm(index = 0): Device { return Device.checked('rocm', index); }
+  static cuda(index = 0): Device { return Device.checked('cuda', index); }
+
+  /** 'cpu', 'rocm', 'rocm:1', 'cuda:0', 'gpu' (best GPU) */
+  static parse(spec: string): Device {
+    const m = /^(cpu|rocm|cuda|gpu)(?::(\d+))?$/.exec(spec.trim());
+    if (!m) throw new TensorError(`device: cannot parse '${spec}' (expected cpu, rocm[:N], cuda[:N] or gpu)`);
+    const index = m[2] ? Number(m[2]) : 0;
+    if (m[1] === 'cpu') return Device.cpu();
+    if (m[1] === 'gpu') {
+      const g = Device.bestGpu();
+      if (!g) throw new TensorError(`device: 'gpu' asked for but no ROCm or CUDA device was found`);
+      return g;
+    }
+    return Device.checked(m[1] as 'rocm' | 'cuda', index);
+  }
+
+  static rocmCount(): number { return rocmDeviceCount(); }
+  static cudaCount(): number { return cudaDeviceCount(); }
+
+  static bestGpu(): Device | null {
+    if (rocmDeviceCount() > 0) return Device.get('rocm', 0);
+    if (cudaDeviceCount() > 0) return Device.get('cuda', 0);
+    return null;
+  }
+  /** ROCM_TENSOR_DEVICE if set, else ROCm, then CUDA, then CPU */
+  static best(): Device {
+    const env = process.env.ROCM_TENSOR_DEVICE;
+    if (env) return Device.parse(env);
+    return Device.bestGpu() ?? Device.cpu();
+  }
+
+  private static checked(kind: 'rocm' | 'cuda', index: number): Device {
+    const n = kind === 'rocm' ? rocmDeviceCount() : cudaDeviceCount();
+    if (!Number.isInteger(index) || index < 0 || index >= n) {
+      throw new TensorError(`device: ${kind}:${index} does not exist (${n} ${kind} device${n === 1 ? '' : 's'} found)`);
+    }
+    return Device.get(kind, index);
+  }
+
+  get isCpu(): boolean { return this.kind === 'cpu'; }
+  toString(): string { return this.kind === 'cpu' ? 'cpu' : `${this.kind}:${this.index}`; }
+
+  get runtime(): GpuRuntime {
+    if (this.kind === 'cpu') throw new TensorError('the cpu device has no GPU runtime');
+    this.rt ??= this.kind === 'rocm' ? openRocm(this.index) : openCuda(this.index);
+    return this.rt;
+  }
+  get kernels(): Kernels { this.kern ??= new Kernels(this.runtime); return this.kern; }
+  get allocator(): CachingAllocator { this.alloc_ ??= new CachingAllocator(this.runtime); return this.alloc_; }
+
+  /** the stream ops are queued on now */
+  get stream(): GpuStream { return this.streamStack.at(-1) ?? this.runtime.defaultStream; }
+  /** a new user stream */
+  createStream(): Stream { return new Stream(this, this.runtime.streamCreate(), true); }
+  get defaultStream(): Stream { return new Stream(this, this.runtime.defaultStream, false); }
+  /** runs fn with ops queued on `s` (synchronous fn: the stream is a dynamic scope) */
+  withStream<T>(s: Stream, fn: () => T): T {
+    this.streamStack.push(s.handle);
+    try { return fn(); } finally { this.streamStack.pop(); }
+  }
+
+  /** waits for all queued work on this device */
+  synchronize(): void { if (this.kind !== 'cpu') this.runtime.synchronize(); }
+
+  memoryStats(): MemoryStats | null { return this.kind === 'cpu' ? null : this.allocator.stats(); }
+  emptyCache(): void { if (this.kind !== 'cpu') { this.synchronize(); this.allocator.emptyCache(); } }
+
+  /** host array -> device memory, ordered on the current stream */
+  upload(dst: DevicePtr, data: HostArray): void {
+    const rt = this.runtime;
+    // ordered after earlier work on the stream, because the copy is synchronous on the host
+    rt.streamSynchronize(this.stream);
+    rt.copyHtoD(dst, data);
+  }
+
+  /** device memory -> host, without blocking the event loop while the GPU works */
+  async download(src: DevicePtr, bytes: number): Promise<Uint8Array> {
+    const rt = this.runtime;
+    const out = new Uint8Array(bytes);
+    if (bytes === 0) return out;
+    const pinned = rt.hostAlloc(bytes);
+    const ev: GpuEvent = rt.eventCreate(false);
+    try {
+      rt.copyDtoHAsync(pinned, 0, src, bytes, this.stream);
+      rt.eventRecord(ev, this.stream);
+      // poll with backoff: koffi async calls would tie up a libuv thread per readback
+      let wait = 0;
+      while (!rt.eventQuery(ev)) {
+        await new Promise((r) => setTimeout(r, wait));
+        wait = Math.min(wait + 1, 4);
+      }
+      out.set(pinned.bytes.subarray(0, bytes));
+    } finally {
+      rt.eventDestroy(ev);
+      rt.hostFree(pinned);
+    }
+    return out;
+  }
+
+  downloadSync(src: DevicePtr, bytes: number): Uint8Array {
+    const out = new Uint8Array(bytes);
+    if (bytes === 0) return out;
+    this.runtime.streamSynchronize(this.stream);
+    this.runtime.copyDtoH(out, src);
+    return out;
+  }
+}

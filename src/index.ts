@@ -1,0 +1,13 @@
+// rocm-tensor: GPU tensors for Node.js and Bun on AMD ROCm (and NVIDIA CUDA, and the CPU).
+export { Tensor, type NestedArray, type CreateOptions, type RandomOptions, type ReadArray, type DeviceLike } from './tensor.ts';
+export { Device, Stream, type DeviceKind } from './device.ts';
+export { DTYPES, DTYPE_INFO, isDType, type DType } from './dtype.ts';
+export { tidy, keep, liveTensors } from './scope.ts';
+export type { MemoryStats } from './runtime/allocator.ts';
+export type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions, Pair } from './ops/options.ts';
+export type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './ops/types.ts';
+export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './ops/types.ts';
+export {
+  TensorError, ShapeError, DTypeError, IndexError, DisposedError, NotOnDeviceError,
+  LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError,
+} from './errors.ts';

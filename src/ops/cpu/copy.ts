@@ -1,0 +1,28 @@
+// CPU reference for the copy primitives: raw element moves, exact for every dtype.
+import type { HostArray } from '../../dtype.ts';
+import type { Tensor } from '../../tensor.ts';
+import { readRaw } from './util.ts';
+
+export function copyInto(dst: Tensor, src: Tensor): void {
+  const di = dst.layout.indices(), si = src.layout.indices();
+  const d = dst.storage.host as Float64Array, s = src.storage.host as Float64Array;
+  // read everything first: src and dst may overlap (same storage)
+  const vals = new (s.constructor as { new (n: number): Float64Array })(si.length);
+  for (let i = 0; i < si.length; i++) vals[i] = s[si[i]!]!;
+  for (let i = 0; i < di.length; i++) d[di[i]!] = vals[i]!;
+}
+
+/** value already rounded to the dtype */
+export function constSet(x: Tensor, value: number): void {
+  const h = x.storage.host;
+  const idx = x.layout.indices();
+  if (h instanceof BigInt64Array) { const v = BigInt(value); for (let i = 0; i < idx.length; i++) h[idx[i]!] = v; return; }
+  const bits = x.dtype === 'f16' || x.dtype === 'bf16' ? encode16(x.dtype, value) : value;
+  const a = h as Float64Array;
+  for (let i = 0; i < idx.length; i++) a[idx[i]!] = bits;
+}
+
+import { numberToBf16Bits, numberToF16Bits } from '../../dtype.ts';
+function encode16(d: 'f16' | 'bf16', v: number): number { return d === 'f16' ? numberToF16Bits(v) : numberToBf16Bits(v); }
+
+export function rawContiguous(x: Tensor): HostArray { return readRaw(x); }

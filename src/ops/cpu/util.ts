@@ -1,0 +1,37 @@
+// The CPU reference's plumbing: read any tensor (any layout, any dtype) as numbers in row-major
+// order, and build a tensor from numbers (rounded to the dtype like the GPU kernels round).
+import { DTYPE_INFO, getElem, setElem, type DType, type HostArray } from '../../dtype.ts';
+import { Layout, type Shape } from '../../layout.ts';
+import { Storage } from '../../storage.ts';
+import { Tensor } from '../../tensor.ts';
+import type { Device } from '../../device.ts';
+
+/** logical elements as f64 (i64 beyond 2^53 loses bits: the reference computes in doubles) */
+export function readNumbers(t: Tensor): Float64Array {
+  const host = t.storage.host;
+  const idx = t.layout.indices();
+  const out = new Float64Array(idx.length);
+  for (let i = 0; i < idx.length; i++) out[i] = getElem(t.dtype, host, idx[i]!);
+  return out;
+}
+
+/** a new contiguous CPU tensor from numbers, each rounded to dtype */
+export function fromNumbers(values: ArrayLike<number>, shape: Shape, dtype: DType, device: Device): Tensor {
+  const host = new DTYPE_INFO[dtype].hostArray(values.length);
+  for (let i = 0; i < values.length; i++) setElem(dtype, host, i, values[i]!);
+  return new Tensor(Storage.fromHost(device, dtype, host), Layout.contiguous(shape), dtype);
+}
+
+/** raw elements (no conversion) in row-major order: exact for every dtype, i64 included */
+export function readRaw(t: Tensor): HostArray {
+  const host = t.storage.host;
+  const idx = t.layout.indices();
+  const out = new DTYPE_INFO[t.dtype].hostArray(idx.length);
+  if (out instanceof BigInt64Array) { const h = host as BigInt64Array; for (let i = 0; i < idx.length; i++) out[i] = h[idx[i]!]!; }
+  else { const h = host as Float64Array, o = out as Float64Array; for (let i = 0; i < idx.length; i++) o[i] = h[idx[i]!]!; }
+  return out;
+}
+
+export function fromRaw(raw: HostArray, shape: Shape, dtype: DType, device: Device): Tensor {
+  return new Tensor(Storage.fromHost(device, dtype, raw), Layout.contiguous(shape), dtype);
+}

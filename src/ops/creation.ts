@@ -1,0 +1,95 @@
+// Tensors from host data, constants, ranges and identities.
+import { DTYPE_INFO, fromNumbers as hostFromNumbers, isDType, type DType, type HostArray } from '../dtype.ts';
+import { Layout, checkShape, numel, type Shape } from '../layout.ts';
+import { ShapeError, TensorError, fmtShape } from '../errors.ts';
+import type { Device } from '../device.ts';
+import { Storage } from '../storage.ts';
+import { Tensor, type NestedArray } from '../tensor.ts';
+import { constSet } from './copy.ts';
+
+function fromHost(host: HostArray, shape: Shape, dtype: DType, device: Device): Tensor {
+  return new Tensor(Storage.fromHost(device, dtype, host), Layout.contiguous(shape), dtype);
+}
+
+function nestedShape(data: NestedArray): number[] {
+  const shape: number[] = [];
+  let cur: NestedArray = data;
+  while (Array.isArray(cur)) { shape.push(cur.length); cur = cur[0] as NestedArray; if (cur === undefined) break; }
+  return shape;
+}
+
+function flattenNested(data: NestedArray, shape: number[], out: number[], depth = 0): void {
+  if (depth === shape.length) {
+    if (typeof data !== 'number') throw new ShapeError(`from: nested array is ragged or holds a non-number (expected shape ${fmtShape(shape)})`);
+    out.push(data);
+    return;
+  }
+  if (!Array.isArray(data) || data.length !== shape[depth]) throw new ShapeError(`from: nested array is ragged (expected shape ${fmtShape(shape)})`);
+  for (const x of data) flattenNested(x, shape, out, depth + 1);
+}
+
+function dtypeOf(a: ArrayLike<number> | BigInt64Array): DType | null {
+  if (a instanceof Float32Array) return 'f32';
+  if (a instanceof Float64Array) return 'f64';
+  if (a instanceof Uint8Array) return 'u8';
+  if (a instanceof Uint32Array) return 'u32';
+  if (a instanceof BigInt64Array || a instanceof Int32Array) return 'i64';
+  return null;
+}
+
+export function fromData(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: Shape | undefined, dtype: DType | undefined, device: Device): Tensor {
+  if (dtype !== undefined && !isDType(dtype)) throw new TensorError(`from: unknown dtype '${String(dtype)}'`);
+  if (typeof data === 'number') {
+    const d = dtype ?? 'f32';
+    return fromHost(hostFromNumbers(d, [data]), shape ?? [], d, device);
+  }
+  if (Array.isArray(data)) {
+    const s = nestedShape(data);
+    const flat: number[] = [];
+    flattenNested(data, s, flat);
+    const finalShape = shape ?? s;
+    if (numel(finalShape) !== flat.length) throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${flat.length} values`);
+    const d = dtype ?? 'f32';
+    return fromHost(hostFromNumbers(d, flat), finalShape, d, device);
+  }
+  const arr = data as ArrayLike<number> | BigInt64Array;
+  const finalShape = shape ?? [arr.length];
+  checkShape('from', finalShape);
+  if (numel(finalShape) !== arr.length) throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${arr.length} values`);
+  const natural = dtypeOf(arr);
+  const d = dtype ?? natural ?? 'f32';
+  // same host type: copy the bits (exact for i64 and for raw f16/bf16 bits in a Uint16Array)
+  if (arr instanceof DTYPE_INFO[d].hostArray && (natural === d || (arr instanceof Uint16Array && (d === 'f16' || d === 'bf16')))) {
+    return fromHost((arr as HostArray).slice() as HostArray, finalShape, d, device);
+  }
+  if (arr instanceof BigInt64Array) {
+    const nums = Array.from(arr, (x) => Number(x));
+    return fromHost(hostFromNumbers(d, nums), finalShape, d, device);
+  }
+  return fromHost(hostFromNumbers(d, arr as ArrayLike<number>), finalShape, d, device);
+}
+
+export function full(shape: Shape, value: number, dtype: DType, device: Device): Tensor {
+  checkShape('full', shape);
+  if (!isDType(dtype)) throw new TensorError(`full: unknown dtype '${String(dtype)}'`);
+  const t = Tensor.empty(shape, dtype, device);
+  constSet(t, value);
+  return t;
+}
+
+export function arange(start: number, end: number, step: number, dtype: DType, device: Device): Tensor {
+  if (!Number.isFinite(start) || !Number.isFinite(end) || !Number.isFinite(step) || step === 0) {
+    throw new RangeError(`arange: need finite start/end and a nonzero step, got (${start}, ${end}, ${step})`);
+  }
+  const n = Math.max(0, Math.ceil((end - start) / step));
+  const v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = start + i * step;
+  return fromHost(hostFromNumbers(dtype, v), [n], dtype, device);
+}
+
+export function eye(n: number, dtype: DType, device: Device): Tensor {
+  checkShape('eye', [n, n]);
+  const v = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) v[i * n + i] = 1;
+  return fromHost(hostFromNumbers(dtype, v), [n, n], dtype, device);
+}

@@ -1,0 +1,29 @@
+// Shared argument checks of the op dispatchers.
+import type { Tensor } from '../tensor.ts';
+import type { DType } from '../dtype.ts';
+import { DTypeError, NotOnDeviceError, TensorError, fmtShape } from '../errors.ts';
+
+export function sig(t: Tensor): string { return `${fmtShape(t.layout.shape)} ${t.dtype}`; }
+
+/** all tensors on one device */
+export function sameDevice(op: string, ...ts: Tensor[]): void {
+  const d = ts[0]!.device;
+  for (const t of ts) {
+    if (t.device !== d) throw new TensorError(`${op}: tensors on different devices (${ts.map((x) => `${sig(x)} on ${x.device}`).join(', ')})`);
+  }
+}
+/** all tensors of one dtype */
+export function sameDType(op: string, ...ts: Tensor[]): void {
+  for (const t of ts) {
+    if (t.dtype !== ts[0]!.dtype) throw new DTypeError(`${op}: dtype mismatch (${ts.map(sig).join(' vs ')})`);
+  }
+}
+export function dtypeIn(op: string, t: Tensor, allowed: readonly DType[]): void {
+  if (!allowed.includes(t.dtype)) throw new DTypeError(`${op}: dtype ${t.dtype} not supported (tensor ${sig(t)}; supported: ${allowed.join(', ')})`);
+}
+export function notOnDevice(op: string, t: Tensor): never {
+  throw new NotOnDeviceError(`${op}: not on ${t.device.kind} devices yet (tensor ${sig(t)} on ${t.device})`);
+}
+export const FLOATS: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
+export const ALL_DTYPES: readonly DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
+export const INDEX_DTYPES: readonly DType[] = ['u8', 'u32', 'i64'];

@@ -1,0 +1,30 @@
+// Device -> host readback. Async by default (pinned staging, async copy, event polled without
+// blocking the event loop); the sync form is named as such at the Tensor level.
+import { DTYPE_INFO, getElem, type DType, type HostArray } from '../dtype.ts';
+import type { Tensor } from '../tensor.ts';
+import { readRaw } from './cpu/util.ts';
+import { contiguous } from './copy.ts';
+
+export function toHostArray(t: Tensor, sync: true): HostArray;
+export function toHostArray(t: Tensor, sync: false): Promise<HostArray>;
+export function toHostArray(t: Tensor, sync: boolean): HostArray | Promise<HostArray> {
+  if (t.device.isCpu) return sync ? readRaw(t) : Promise.resolve(readRaw(t));
+  const c = t.isContiguous() ? t : contiguous(t);
+  const bytes = c.numel * DTYPE_INFO[t.dtype].size;
+  const ptr = c.storage.ptrAt(c.layout.offset);
+  const wrap = (u8: Uint8Array): HostArray => new DTYPE_INFO[t.dtype].hostArray(u8.buffer, u8.byteOffset, c.numel);
+  if (sync) {
+    try { return wrap(t.device.downloadSync(ptr, bytes)); } finally { if (c !== t) c.dispose(); }
+  }
+  // the copy is queued now, so disposing c right after cannot free memory it still reads:
+  // the allocator only reuses a block on the same stream, after the copy in stream order
+  const p = t.device.download(ptr, bytes);
+  if (c !== t) c.dispose();
+  return p.then(wrap);
+}
+
+export function hostToNumbers(dtype: DType, a: HostArray): Float64Array {
+  const out = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = getElem(dtype, a, i);
+  return out;
+}

@@ -1,0 +1,70 @@
+// A Storage is one allocation (host typed array or device block) shared by every view of it.
+// Views hold references; the memory goes back when the last view is disposed (or, as a safety
+// net, garbage-collected). Device pointer arithmetic happens here and nowhere else.
+import { DTYPE_INFO, type DType, type HostArray } from './dtype.ts';
+import { DisposedError } from './errors.ts';
+import type { Device } from './device.ts';
+import type { DevicePtr } from './runtime/gpu.ts';
+import type { Block } from './runtime/allocator.ts';
+
+export class Storage {
+  private refs = 0;
+  private released = false;
+
+  private constructor(
+    readonly device: Device,
+    readonly dtype: DType,
+    /** in elements */
+    readonly length: number,
+    private readonly hostData: HostArray | null,
+    private readonly block: Block | null,
+  ) {}
+
+  /** new storage; host memory is zeroed, device memory is not (poisoned when ROCM_TENSOR_POISON=1) */
+  static alloc(device: Device, dtype: DType, length: number): Storage {
+    if (device.kind === 'cpu') return new Storage(device, dtype, length, new DTYPE_INFO[dtype].hostArray(length), null);
+    const bytes = length * DTYPE_INFO[dtype].size;
+    const block = device.allocator.alloc(bytes, device.stream);
+    const s = new Storage(device, dtype, length, null, block);
+    if (POISON && bytes > 0) device.runtime.memsetAsync(block.ptr, 0xff, bytes, device.stream);
+    return s;
+  }
+
+  /** wraps (CPU) or uploads (GPU) a host array of this dtype's host type */
+  static fromHost(device: Device, dtype: DType, data: HostArray): Storage {
+    if (device.kind === 'cpu') return new Storage(device, dtype, data.length, data, null);
+    const s = Storage.alloc(device, dtype, data.length);
+    if (data.length > 0) device.upload(s.ptrAt(0), data);
+    return s;
+  }
+
+  get isReleased(): boolean { return this.released; }
+  get byteLength(): number { return this.length * DTYPE_INFO[this.dtype].size; }
+
+  /** the host array (CPU storages only) */
+  get host(): HostArray {
+    this.check();
+    if (!this.hostData) throw new Error(`storage on ${this.device} has no host array`);
+    return this.hostData;
+  }
+
+  /** device address of element `elem` (GPU storages only) */
+  ptrAt(elem: number): DevicePtr {
+    this.check();
+    if (!this.block) throw new Error(`storage on ${this.device} has no device memory`);
+    return (this.block.ptr + BigInt(elem * DTYPE_INFO[this.dtype].size)) as DevicePtr;
+  }
+
+  retain(): void { this.check(); this.refs++; }
+  release(): void {
+    if (this.released) return;
+    if (--this.refs > 0) return;
+    this.released = true;
+    if (this.block) this.device.allocator.free(this.block, this.device.stream);
+  }
+  private check(): void {
+    if (this.released) throw new DisposedError(`storage on ${this.device} (${this.dtype}, ${this.length} elements) was already freed`);
+  }
+}
+
+const POISON = process.env.ROCM_TENSOR_POISON === '1';

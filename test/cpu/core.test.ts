@@ -1,0 +1,56 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Tensor, tidy, liveTensors, DisposedError } from '../../src/index.ts';
+
+test('from nested arrays, shape and readback', async () => {
+  const t = Tensor.from([[1, 2, 3], [4, 5, 6]]);
+  assert.equal(t.shape, [2, 3]);
+  assert.equal(t.dtype, 'f32');
+  assert.equal(Array.from(await t.toArray()), [1, 2, 3, 4, 5, 6]);
+  assert.equal(t.toNestedSync(), [[1, 2, 3], [4, 5, 6]]);
+});
+
+test('views: transpose, narrow, slice with step, broadcast, contiguous', async () => {
+  const t = Tensor.arange(12).reshape([3, 4]);
+  assert.equal(t.T.toNestedSync(), [[0, 4, 8], [1, 5, 9], [2, 6, 10], [3, 7, 11]]);
+  assert.equal(t.narrow(1, 1, 2).toNestedSync(), [[1, 2], [5, 6], [9, 10]]);
+  assert.equal(t.slice(1, 0, undefined, 2).toNestedSync(), [[0, 2], [4, 6], [8, 10]]);
+  assert.equal(Tensor.from([1, 2]).reshape([2, 1]).broadcastAs([2, 3]).toNestedSync(), [[1, 1, 1], [2, 2, 2]]);
+  const c = t.T.contiguous();
+  assert.ok(c.isContiguous());
+  assert.equal(c.strides, [3, 1]);
+  assert.equal(Array.from(c.toArraySync()), [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]);
+});
+
+test('cat, stack, chunk, sliceSet', () => {
+  const a = Tensor.from([[1, 2], [3, 4]]), b = Tensor.from([[5, 6]]);
+  assert.equal(Tensor.cat([a, b], 0).toNestedSync(), [[1, 2], [3, 4], [5, 6]]);
+  assert.equal(Tensor.stack([a, a], 2).shape, [2, 2, 2]);
+  assert.equal(Tensor.arange(5).chunk(2).map((c) => c.shape[0]), [3, 2]);
+  const z = Tensor.zeros([3, 2]);
+  z.sliceSet(b, 0, 1);
+  assert.equal(z.toNestedSync(), [[0, 0], [5, 6], [0, 0]]);
+  assert.throws(() => z.sliceSet(b, 0, 3), /sliceSet/);
+});
+
+test('dispose and use after dispose', () => {
+  const t = Tensor.ones([2]);
+  t.dispose();
+  assert.throws(() => t.exp(), (e: unknown) => e instanceof DisposedError && /exp/.test((e as Error).message));
+});
+
+test('tidy disposes what it does not return, also across await', async () => {
+  let inner: Tensor | null = null;
+  const kept = await tidy(async () => {
+    inner = Tensor.ones([2]);
+    await new Promise((r) => setTimeout(r, 1));
+    return Tensor.zeros([3]);
+  });
+  assert.ok(inner!.isDisposed);
+  assert.not.ok(kept.isDisposed);
+  const before = liveTensors().length;
+  kept.dispose();
+  assert.is(liveTensors().length, before - 1);
+});
+
+test.run();
