@@ -1,0 +1,162 @@
+// The argument signatures ops pass to each kernel in hip-src/, and the by-value Geom record of
+// strided kernels. test/abi/kernels-sigs.test.ts checks every signature here against every
+// arch's code-object metadata and the PTX, so an op and its kernel cannot drift apart.
+import type { DType } from '../dtype.ts';
+import { DTYPES } from '../dtype.ts';
+import { ShapeError, fmtShape } from '../errors.ts';
+import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS } from '../ops/types.ts';
+import type { KernelArgKind } from './kernels.ts';
+
+/** a parameter as ops pass it: a KernelArg kind, or 'geom' for the 368-byte Geom record */
+export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom';
+
+export const GEOM_MAX_RANK = 8;
+export const GEOM_MAX_OPERANDS = 4;
+export const GEOM_BYTES = 368;
+
+export function specSize(s: ArgSpec): number {
+  switch (s) {
+    case 'u32': case 'i32': case 'f32': return 4;
+    case 'geom': return GEOM_BYTES;
+    default: return 8;
+  }
+}
+
+export interface StridedOperand {
+  readonly strides: readonly number[];
+  /** in elements */
+  readonly offset: number;
+}
+
+/**
+ * Packs the Geom record of hip-src/compat.h: operand 0 is the output, then the inputs in the
+ * kernel's parameter order, all over one logical `shape`. Size-1 dims are dropped and dims that
+ * are contiguous for every operand are merged, so the kernel divides as little as possible.
+ */
+export function packGeom(op: string, shape: readonly number[], operands: readonly StridedOperand[]): Uint8Array {
+  if (operands.length < 1 || operands.length > GEOM_MAX_OPERANDS) {
+    throw new ShapeError(`${op}: a strided kernel takes 1 to ${GEOM_MAX_OPERANDS} operands, got ${operands.length}`);
+  }
+  operands.forEach((o, k) => {
+    if (o.strides.length !== shape.length) throw new ShapeError(`${op}: operand ${k} has ${o.strides.length} strides for shape ${fmtShape(shape)}`);
+  });
+  const numel = shape.reduce((a, b) => a * b, 1);
+  // merge from the innermost dim outwards
+  const dims: number[] = [];
+  const strides: number[][] = operands.map(() => []);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    const n = shape[d]!;
+    if (n === 1) continue;
+    const last = dims.length - 1;
+    if (last >= 0 && operands.every((o, k) => o.strides[d] === strides[k]![last]! * dims[last]!)) {
+      dims[last] = dims[last]! * n;
+    } else {
+      dims.push(n);
+      operands.forEach((o, k) => strides[k]!.push(o.strides[d]!));
+    }
+  }
+  if (dims.length > GEOM_MAX_RANK) {
+    throw new ShapeError(`${op}: shape ${fmtShape(shape)} needs rank ${dims.length} after merging dims; strided kernels take at most ${GEOM_MAX_RANK}`);
+  }
+  dims.reverse();
+  strides.forEach((s) => s.reverse());
+  const buf = new Uint8Array(GEOM_BYTES);
+  const dv = new DataView(buf.buffer);
+  dv.setBigInt64(0, BigInt(numel), true);
+  dv.setInt32(8, dims.length, true);
+  dims.forEach((n, d) => dv.setBigInt64(16 + 8 * d, BigInt(n), true));
+  operands.forEach((o, k) => {
+    dv.setBigInt64(80 + 8 * k, BigInt(o.offset), true);
+    strides[k]!.forEach((s, d) => dv.setBigInt64(112 + 64 * k + 8 * d, BigInt(s), true));
+  });
+  return buf;
+}
+
+// ---- signatures per kernel source ------------------------------------------------------------
+
+export const FLOAT_DTYPES = ['f32', 'f64', 'f16', 'bf16'] as const satisfies readonly DType[];
+export const ALL_DTYPES = DTYPES;
+
+/** the scalar parameter type of float kernels: f64 for f64 data, f32 otherwise */
+export const computeSpec = (d: DType): 'f32' | 'f64' => (d === 'f64' ? 'f64' : 'f32');
+
+/** fill's value parameter: the element itself for f32/f64/i64, else u32 (f16/bf16 as bits) */
+export function fillValueSpec(d: DType): ArgSpec {
+  return d === 'f32' ? 'f32' : d === 'f64' ? 'f64' : d === 'i64' ? 'i64' : 'u32';
+}
+
+const CONTIG1: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'i64', 'u64'];
+const CONTIG2: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64'];
+const CONTIG3: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64'];
+
+function unarySigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of FLOAT_DTYPES) {
+    for (const op of UNARY_OPS) {
+      m.set(`unary_${op}_${d}`, CONTIG1);
+      m.set(`unary_${op}_${d}_strided`, ['ptr', 'ptr', 'geom']);
+    }
+    const c = computeSpec(d);
+    for (const op of PARAM_UNARY_OPS) {
+      m.set(`unary_${op}_${d}`, [...CONTIG1, c, c]);
+      m.set(`unary_${op}_${d}_strided`, ['ptr', 'ptr', 'geom', c, c]);
+    }
+  }
+  return m;
+}
+
+function binarySigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of ALL_DTYPES) {
+    for (const op of BINARY_OPS) {
+      m.set(`binary_${op}_${d}`, CONTIG2);
+      m.set(`binary_${op}_${d}_strided`, ['ptr', 'ptr', 'ptr', 'geom']);
+    }
+    for (const op of CMP_OPS) {
+      m.set(`cmp_${op}_${d}`, CONTIG2);
+      m.set(`cmp_${op}_${d}_strided`, ['ptr', 'ptr', 'ptr', 'geom']);
+    }
+    m.set(`where_u8_${d}`, CONTIG3);
+    m.set(`where_u8_${d}_strided`, ['ptr', 'ptr', 'ptr', 'ptr', 'geom']);
+  }
+  return m;
+}
+
+function castSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const from of ALL_DTYPES) {
+    for (const to of ALL_DTYPES) {
+      if (from === to) continue;
+      m.set(`cast_${from}_${to}`, CONTIG1);
+      m.set(`cast_${from}_${to}_strided`, ['ptr', 'ptr', 'geom']);
+    }
+  }
+  return m;
+}
+
+export const COPY_WIDTHS = ['b1', 'b2', 'b4', 'b8'] as const;
+export type CopyWidth = (typeof COPY_WIDTHS)[number];
+export const copyWidth = (d: DType): CopyWidth => (`b${d === 'u8' ? 1 : d === 'f16' || d === 'bf16' ? 2 : d === 'f64' || d === 'i64' ? 8 : 4}` as CopyWidth);
+
+function copySigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of ALL_DTYPES) {
+    const v = fillValueSpec(d);
+    m.set(`fill_${d}`, ['ptr', 'i64', 'u64', v]);
+    m.set(`fill_${d}_strided`, ['ptr', 'geom', v]);
+  }
+  for (const w of COPY_WIDTHS) {
+    m.set(`copy_strided_${w}`, ['ptr', 'ptr', 'geom']);
+    // y, x, yOff, xOff, rows, cols, yRowStride, xRowStride (elements)
+    m.set(`copy2d_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64']);
+  }
+  return m;
+}
+
+/** every kernel source and the full set of kernels it must define, with their signatures */
+export const KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
+  'unary.hip': unarySigs,
+  'binary.hip': binarySigs,
+  'cast.hip': castSigs,
+  'copy.hip': copySigs,
+};
