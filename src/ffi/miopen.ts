@@ -1,0 +1,399 @@
+// MIOpen through koffi, loaded on first use, and the DnnApi built on it.
+//
+// Environment that changes MIOpen's behaviour (read by MIOpen itself, not by us):
+//   MIOPEN_USER_DB_PATH      where MIOpen keeps its per-user find/perf database; the first call
+//                            for a new convolution shape benchmarks and records here, so keep it
+//                            on persistent storage (default ~/.config/miopen).
+//   MIOPEN_CUSTOM_CACHE_DIR  where compiled kernels are cached (default ~/.cache/miopen).
+//   MIOPEN_FIND_MODE         how miopenFindConvolution*Algorithm searches: NORMAL (1) benchmarks
+//                            every solver; FAST (2) takes the find-db entry or the immediate-mode
+//                            fallback, for quick start-up; HYBRID (3) and DYNAMIC_HYBRID (5, the
+//                            default) benchmark only on a find-db miss.
+// First calls can take seconds while MIOpen compiles kernels; later ones hit both caches, and the
+// algorithm chosen per shape is also cached in this process (convAlgoCache below).
+import { GpuError, ShapeError } from '../errors.ts';
+import type { BatchNormParams, ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../runtime/gpu.ts';
+import { HIP_ALIASES } from './hip.ts';
+import { MIOPEN_LIB, openLibrary, type LoadedLibrary } from './loader.ts';
+import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
+
+export const MIOPEN_ALIASES: readonly NativeAlias[] = [
+  { name: 'miopenStatus_t', c: 'miopenStatus_t', cls: 'enum' },
+  { name: 'miopenDataType_t', c: 'miopenDataType_t', cls: 'enum' },
+  { name: 'miopenConvolutionMode_t', c: 'miopenConvolutionMode_t', cls: 'enum' },
+  { name: 'miopenConvFwdAlgorithm_t', c: 'miopenConvFwdAlgorithm_t', cls: 'enum' },
+  { name: 'miopenPoolingMode_t', c: 'miopenPoolingMode_t', cls: 'enum' },
+  { name: 'miopenSoftmaxAlgorithm_t', c: 'miopenSoftmaxAlgorithm_t', cls: 'enum' },
+  { name: 'miopenSoftmaxMode_t', c: 'miopenSoftmaxMode_t', cls: 'enum' },
+  { name: 'miopenBatchNormMode_t', c: 'miopenBatchNormMode_t', cls: 'enum' },
+  { name: 'miopenHandle_t', c: 'miopenHandle_t', cls: 'pointer', handle: true },
+  { name: 'miopenTensorDescriptor_t', c: 'miopenTensorDescriptor_t', cls: 'pointer', handle: true },
+  { name: 'miopenConvolutionDescriptor_t', c: 'miopenConvolutionDescriptor_t', cls: 'pointer', handle: true },
+  { name: 'miopenPoolingDescriptor_t', c: 'miopenPoolingDescriptor_t', cls: 'pointer', handle: true },
+  { name: 'miopenAcceleratorQueue_t', c: 'miopenAcceleratorQueue_t', cls: 'pointer', handle: true },
+  // find results are read as raw bytes at checked offsets
+  { name: 'miopenConvAlgoPerf_p', c: 'miopenConvAlgoPerf_t *', cls: 'pointer', koffi: 'void *' },
+];
+
+export const MIOPEN_FUNCTIONS = {
+  miopenGetErrorString: { proto: 'const char *miopenGetErrorString(miopenStatus_t error)' },
+  miopenGetVersion: { proto: 'miopenStatus_t miopenGetVersion(_Out_ size_t *major, _Out_ size_t *minor, _Out_ size_t *patch)' },
+  miopenCreateWithStream: { proto: 'miopenStatus_t miopenCreateWithStream(_Out_ miopenHandle_t *handle, miopenAcceleratorQueue_t stream)' },
+  miopenSetStream: { proto: 'miopenStatus_t miopenSetStream(miopenHandle_t handle, miopenAcceleratorQueue_t streamID)' },
+  miopenDestroy: { proto: 'miopenStatus_t miopenDestroy(miopenHandle_t handle)' },
+  miopenCreateTensorDescriptor: { proto: 'miopenStatus_t miopenCreateTensorDescriptor(_Out_ miopenTensorDescriptor_t *tensorDesc)' },
+  miopenSet4dTensorDescriptor: {
+    proto: 'miopenStatus_t miopenSet4dTensorDescriptor(miopenTensorDescriptor_t tensorDesc, miopenDataType_t dataType, int n, int c, int h, int w)',
+  },
+  miopenDestroyTensorDescriptor: { proto: 'miopenStatus_t miopenDestroyTensorDescriptor(miopenTensorDescriptor_t tensorDesc)' },
+  miopenCreateConvolutionDescriptor: { proto: 'miopenStatus_t miopenCreateConvolutionDescriptor(_Out_ miopenConvolutionDescriptor_t *convDesc)' },
+  miopenInitConvolutionDescriptor: {
+    proto: 'miopenStatus_t miopenInitConvolutionDescriptor(miopenConvolutionDescriptor_t convDesc, miopenConvolutionMode_t c_mode, ' +
+      'int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w)',
+  },
+  miopenSetConvolutionGroupCount: { proto: 'miopenStatus_t miopenSetConvolutionGroupCount(miopenConvolutionDescriptor_t convDesc, int groupCount)' },
+  miopenSetTransposeConvOutputPadding: {
+    proto: 'miopenStatus_t miopenSetTransposeConvOutputPadding(miopenConvolutionDescriptor_t convDesc, int adj_h, int adj_w)',
+  },
+  miopenGetConvolutionForwardOutputDim: {
+    proto: 'miopenStatus_t miopenGetConvolutionForwardOutputDim(miopenConvolutionDescriptor_t convDesc, ' +
+      'miopenTensorDescriptor_t inputTensorDesc, miopenTensorDescriptor_t filterDesc, _Out_ int *n, _Out_ int *c, _Out_ int *h, _Out_ int *w)',
+  },
+  miopenDestroyConvolutionDescriptor: { proto: 'miopenStatus_t miopenDestroyConvolutionDescriptor(miopenConvolutionDescriptor_t convDesc)' },
+  miopenConvolutionForwardGetWorkSpaceSize: {
+    proto: 'miopenStatus_t miopenConvolutionForwardGetWorkSpaceSize(miopenHandle_t handle, miopenTensorDescriptor_t wDesc, ' +
+      'miopenTensorDescriptor_t xDesc, miopenConvolutionDescriptor_t convDesc, miopenTensorDescriptor_t yDesc, _Out_ size_t *workSpaceSize)',
+  },
+  miopenFindConvolutionForwardAlgorithm: {
+    proto: 'miopenStatus_t miopenFindConvolutionForwardAlgorithm(miopenHandle_t handle, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
+      'miopenTensorDescriptor_t wDesc, cdevptr_t w, miopenConvolutionDescriptor_t convDesc, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
+      'int requestAlgoCount, _Out_ int *returnedAlgoCount, miopenConvAlgoPerf_p perfResults, devptr_t workSpace, size_t workSpaceSize, ' +
+      'bool exhaustiveSearch)',
+  },
+  miopenConvolutionForward: {
+    proto: 'miopenStatus_t miopenConvolutionForward(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
+      'miopenTensorDescriptor_t wDesc, cdevptr_t w, miopenConvolutionDescriptor_t convDesc, miopenConvFwdAlgorithm_t algo, ' +
+      'const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, devptr_t workSpace, size_t workSpaceSize)',
+  },
+  miopenCreatePoolingDescriptor: { proto: 'miopenStatus_t miopenCreatePoolingDescriptor(_Out_ miopenPoolingDescriptor_t *poolDesc)' },
+  miopenSet2dPoolingDescriptor: {
+    proto: 'miopenStatus_t miopenSet2dPoolingDescriptor(miopenPoolingDescriptor_t poolDesc, miopenPoolingMode_t mode, ' +
+      'int windowHeight, int windowWidth, int pad_h, int pad_w, int stride_h, int stride_w)',
+  },
+  miopenGetPoolingForwardOutputDim: {
+    proto: 'miopenStatus_t miopenGetPoolingForwardOutputDim(miopenPoolingDescriptor_t poolDesc, miopenTensorDescriptor_t tensorDesc, ' +
+      '_Out_ int *n, _Out_ int *c, _Out_ int *h, _Out_ int *w)',
+  },
+  miopenPoolingForward: {
+    proto: 'miopenStatus_t miopenPoolingForward(miopenHandle_t handle, miopenPoolingDescriptor_t poolDesc, const void *alpha, ' +
+      'miopenTensorDescriptor_t xDesc, cdevptr_t x, const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
+      'bool do_backward, devptr_t workSpace, size_t workSpaceSize)',
+  },
+  miopenDestroyPoolingDescriptor: { proto: 'miopenStatus_t miopenDestroyPoolingDescriptor(miopenPoolingDescriptor_t poolDesc)' },
+  miopenSoftmaxForward_V2: {
+    proto: 'miopenStatus_t miopenSoftmaxForward_V2(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
+      'const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, miopenSoftmaxAlgorithm_t algorithm, miopenSoftmaxMode_t mode)',
+  },
+  miopenDeriveBNTensorDescriptor: {
+    proto: 'miopenStatus_t miopenDeriveBNTensorDescriptor(miopenTensorDescriptor_t derivedBnDesc, miopenTensorDescriptor_t xDesc, ' +
+      'miopenBatchNormMode_t bn_mode)',
+  },
+  miopenBatchNormalizationForwardInference: {
+    proto: 'miopenStatus_t miopenBatchNormalizationForwardInference(miopenHandle_t handle, miopenBatchNormMode_t bn_mode, void *alpha, ' +
+      'void *beta, miopenTensorDescriptor_t xDesc, cdevptr_t x, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
+      'miopenTensorDescriptor_t bnScaleBiasMeanVarDesc, devptr_t bnScale, devptr_t bnBias, devptr_t estimatedMean, ' +
+      'devptr_t estimatedVariance, double epsilon)',
+  },
+} as const satisfies NativeTable;
+
+export const MIOPEN_CONST = {
+  miopenStatusSuccess: 0,
+  miopenStatusAllocFailed: 4,
+  miopenHalf: 0,
+  miopenFloat: 1,
+  miopenBFloat16: 5,
+  miopenDouble: 6,
+  miopenConvolution: 0,
+  miopenTranspose: 1,
+  miopenPoolingMax: 0,
+  miopenPoolingAverage: 1,
+  miopenPoolingAverageInclusive: 2,
+  MIOPEN_SOFTMAX_ACCURATE: 1,
+  MIOPEN_SOFTMAX_LOG: 2,
+  MIOPEN_SOFTMAX_MODE_CHANNEL: 1,
+  miopenBNSpatial: 1,
+} as const;
+
+/** layout of one find result (the algorithm enum sits in a leading union) */
+export const MIOPEN_STRUCTS = {
+  miopenConvAlgoPerf_t: { size: 16, fields: { fwd_algo: 0, time: 4, memory: 8 } },
+} as const;
+
+type Ptr = bigint;
+type Status = number;
+type Out<T> = [T];
+export interface MiopenFns {
+  miopenGetErrorString(s: number): string | null;
+  miopenGetVersion(a: Out<number>, b: Out<number>, c: Out<number>): Status;
+  miopenCreateWithStream(h: Out<Ptr | null>, s: Ptr | null): Status;
+  miopenSetStream(h: Ptr, s: Ptr | null): Status;
+  miopenDestroy(h: Ptr): Status;
+  miopenCreateTensorDescriptor(d: Out<Ptr | null>): Status;
+  miopenSet4dTensorDescriptor(d: Ptr, t: number, n: number, c: number, h: number, w: number): Status;
+  miopenDestroyTensorDescriptor(d: Ptr): Status;
+  miopenCreateConvolutionDescriptor(d: Out<Ptr | null>): Status;
+  miopenInitConvolutionDescriptor(d: Ptr, mode: number, ph: number, pw: number, sh: number, sw: number, dh: number, dw: number): Status;
+  miopenSetConvolutionGroupCount(d: Ptr, g: number): Status;
+  miopenSetTransposeConvOutputPadding(d: Ptr, ah: number, aw: number): Status;
+  miopenGetConvolutionForwardOutputDim(d: Ptr, x: Ptr, w: Ptr, n: Out<number>, c: Out<number>, h: Out<number>, wd: Out<number>): Status;
+  miopenDestroyConvolutionDescriptor(d: Ptr): Status;
+  miopenConvolutionForwardGetWorkSpaceSize(h: Ptr, w: Ptr, x: Ptr, conv: Ptr, y: Ptr, size: Out<number>): Status;
+  miopenFindConvolutionForwardAlgorithm(h: Ptr, xd: Ptr, x: Ptr, wd: Ptr, w: Ptr, conv: Ptr, yd: Ptr, y: Ptr,
+    request: number, returned: Out<number>, perf: Uint8Array, ws: Ptr, wsSize: number, exhaustive: boolean): Status;
+  miopenConvolutionForward(h: Ptr, alpha: Float32Array, xd: Ptr, x: Ptr, wd: Ptr, w: Ptr, conv: Ptr, algo: number,
+    beta: Float32Array, yd: Ptr, y: Ptr, ws: Ptr, wsSize: number): Status;
+  miopenCreatePoolingDescriptor(d: Out<Ptr | null>): Status;
+  miopenSet2dPoolingDescriptor(d: Ptr, mode: number, kh: number, kw: number, ph: number, pw: number, sh: number, sw: number): Status;
+  miopenGetPoolingForwardOutputDim(d: Ptr, x: Ptr, n: Out<number>, c: Out<number>, h: Out<number>, w: Out<number>): Status;
+  miopenPoolingForward(h: Ptr, d: Ptr, alpha: Float32Array, xd: Ptr, x: Ptr, beta: Float32Array, yd: Ptr, y: Ptr,
+    back: boolean, ws: Ptr, wsSize: number): Status;
+  miopenDestroyPoolingDescriptor(d: Ptr): Status;
+  miopenSoftmaxForward_V2(h: Ptr, alpha: Float32Array, xd: Ptr, x: Ptr, beta: Float32Array, yd: Ptr, y: Ptr, algo: number, mode: number): Status;
+  miopenDeriveBNTensorDescriptor(d: Ptr, x: Ptr, mode: number): Status;
+  miopenBatchNormalizationForwardInference(h: Ptr, mode: number, alpha: Float32Array, beta: Float32Array, xd: Ptr, x: Ptr, yd: Ptr, y: Ptr,
+    bnd: Ptr, scale: Ptr, bias: Ptr, mean: Ptr, variance: Ptr, eps: number): Status;
+}
+const _sameKeys: [keyof typeof MIOPEN_FUNCTIONS, keyof MiopenFns] extends [keyof MiopenFns, keyof typeof MIOPEN_FUNCTIONS] ? true : never = true;
+void _sameKeys;
+
+export interface Miopen {
+  readonly loaded: LoadedLibrary;
+  readonly fn: MiopenFns;
+  readonly version: string;
+  check(status: number, call: string, args: readonly unknown[]): void;
+}
+
+let miopen: Miopen | null = null;
+
+export function loadMiopen(): Miopen {
+  if (miopen) return miopen;
+  const loaded = openLibrary(MIOPEN_LIB);
+  registerAliases(HIP_ALIASES);
+  registerAliases(MIOPEN_ALIASES);
+  const fn = Object.fromEntries(declareTable(loaded.lib, MIOPEN_FUNCTIONS, loaded.path)) as unknown as MiopenFns;
+  const check = (status: number, call: string, args: readonly unknown[]): void => {
+    if (status === MIOPEN_CONST.miopenStatusSuccess) return;
+    const text = fn.miopenGetErrorString(status) ?? `miopenStatus ${status}`;
+    throw new GpuError(`${call}(${fmtArgs(args)}) failed: ${text} (${status})`, status, call);
+  };
+  const v: [Out<number>, Out<number>, Out<number>] = [[0], [0], [0]];
+  check(fn.miopenGetVersion(v[0], v[1], v[2]), 'miopenGetVersion', []);
+  miopen = { loaded, fn, check, version: `${v[0][0]}.${v[1][0]}.${v[2][0]}` };
+  return miopen;
+}
+
+/** what the DNN layer needs from the HIP runtime that owns it */
+export interface DnnHost {
+  readonly device: number;
+  /** makes the device current on this thread */
+  activate(): void;
+  malloc(bytes: number): DevicePtr;
+  free(p: DevicePtr): void;
+  streamPtr(s: GpuStream): bigint | null;
+}
+
+const DTYPE: Record<DnnDType, number> = {
+  f32: MIOPEN_CONST.miopenFloat, f64: MIOPEN_CONST.miopenDouble,
+  f16: MIOPEN_CONST.miopenHalf, bf16: MIOPEN_CONST.miopenBFloat16,
+};
+
+// MIOpen reads alpha/beta as host floats for these ops
+const ONE = new Float32Array([1]);
+const ZERO = new Float32Array([0]);
+
+/** the chosen forward algorithm per problem, for the life of the process */
+const convAlgoCache = new Map<string, { algo: number; workspace: number }>();
+
+export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
+  const mi = loadMiopen();
+  const f = mi.fn;
+  const handles = new Map<string, bigint>();
+  let ws = { ptr: 0n, size: 0 };
+
+  const handleFor = (stream: GpuStream): bigint => {
+    const s = host.streamPtr(stream);
+    const key = (s ?? 0n).toString();
+    const hit = handles.get(key);
+    if (hit !== undefined) return hit;
+    host.activate();
+    const out: Out<Ptr | null> = [null];
+    mi.check(f.miopenCreateWithStream(out, s), 'miopenCreateWithStream', [s]);
+    const h = out[0] ?? 0n;
+    handles.set(key, h);
+    return h;
+  };
+
+  // one growable workspace per device; callers on one device share it, as MIOpen's own
+  // workspace contract assumes work on it is ordered (ops use one stream per device)
+  const workspace = (bytes: number): { ptr: bigint; size: number } => {
+    if (bytes <= ws.size) return ws;
+    if (ws.size > 0) host.free(ws.ptr as DevicePtr);
+    ws = { ptr: 0n, size: 0 };
+    const size = Math.max(bytes, 1 << 20);
+    ws = { ptr: host.malloc(size), size };
+    return ws;
+  };
+
+  const tensor = (dtype: number, n: number, c: number, h: number, w: number): bigint => {
+    const out: Out<Ptr | null> = [null];
+    mi.check(f.miopenCreateTensorDescriptor(out), 'miopenCreateTensorDescriptor', []);
+    const d = out[0] ?? 0n;
+    try {
+      mi.check(f.miopenSet4dTensorDescriptor(d, dtype, n, c, h, w), 'miopenSet4dTensorDescriptor', [d, dtype, n, c, h, w]);
+    } catch (e) {
+      f.miopenDestroyTensorDescriptor(d);
+      throw e;
+    }
+    return d;
+  };
+
+  /** runs body with descriptors that are always destroyed afterwards */
+  const withDescs = <T>(body: (own: (d: bigint, kind: 'tensor' | 'conv' | 'pool') => bigint) => T): T => {
+    const owned: { d: bigint; kind: 'tensor' | 'conv' | 'pool' }[] = [];
+    try {
+      return body((d, kind) => { owned.push({ d, kind }); return d; });
+    } finally {
+      for (const { d, kind } of owned.reverse()) {
+        if (kind === 'tensor') f.miopenDestroyTensorDescriptor(d);
+        else if (kind === 'conv') f.miopenDestroyConvolutionDescriptor(d);
+        else f.miopenDestroyPoolingDescriptor(d);
+      }
+    }
+  };
+
+  const conv = (p: ConvParams, stream: GpuStream, transpose: boolean): void => {
+    const op = transpose ? 'convTransposeForward' : 'convForward';
+    const dt = DTYPE[p.dtype];
+    const g = p.groups;
+    if (p.cIn % g !== 0 || p.cOut % g !== 0) {
+      throw new ShapeError(`${op}: channels cIn=${p.cIn}, cOut=${p.cOut} are not divisible by groups=${g}`);
+    }
+    const h = handleFor(stream);
+    host.activate();
+    withDescs((own) => {
+      const xd = own(tensor(dt, p.n, p.cIn, p.inH, p.inW), 'tensor');
+      const wd = own(transpose ? tensor(dt, p.cIn, p.cOut / g, p.kH, p.kW) : tensor(dt, p.cOut, p.cIn / g, p.kH, p.kW), 'tensor');
+      const yd = own(tensor(dt, p.n, p.cOut, p.outH, p.outW), 'tensor');
+      const cdOut: Out<Ptr | null> = [null];
+      mi.check(f.miopenCreateConvolutionDescriptor(cdOut), 'miopenCreateConvolutionDescriptor', []);
+      const cd = own(cdOut[0] ?? 0n, 'conv');
+      const mode = transpose ? MIOPEN_CONST.miopenTranspose : MIOPEN_CONST.miopenConvolution;
+      const initArgs = [cd, mode, p.padH, p.padW, p.strideH, p.strideW, p.dilationH, p.dilationW] as const;
+      mi.check(f.miopenInitConvolutionDescriptor(...initArgs), 'miopenInitConvolutionDescriptor', initArgs);
+      if (g !== 1) mi.check(f.miopenSetConvolutionGroupCount(cd, g), 'miopenSetConvolutionGroupCount', [cd, g]);
+      if (transpose) {
+        // output padding: what the requested size adds beyond the smallest transposed output
+        const adjH = p.outH - ((p.inH - 1) * p.strideH - 2 * p.padH + p.dilationH * (p.kH - 1) + 1);
+        const adjW = p.outW - ((p.inW - 1) * p.strideW - 2 * p.padW + p.dilationW * (p.kW - 1) + 1);
+        if (adjH < 0 || adjW < 0 || adjH >= Math.max(p.strideH, p.dilationH) || adjW >= Math.max(p.strideW, p.dilationW)) {
+          throw new ShapeError(`${op}: output [${p.outH}, ${p.outW}] is not reachable from input [${p.inH}, ${p.inW}] ` +
+            `with kernel [${p.kH}, ${p.kW}], stride [${p.strideH}, ${p.strideW}], padding [${p.padH}, ${p.padW}]`);
+        }
+        if (adjH || adjW) mi.check(f.miopenSetTransposeConvOutputPadding(cd, adjH, adjW), 'miopenSetTransposeConvOutputPadding', [cd, adjH, adjW]);
+      }
+      const dims: Out<number>[] = [[0], [0], [0], [0]];
+      mi.check(f.miopenGetConvolutionForwardOutputDim(cd, xd, wd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
+        'miopenGetConvolutionForwardOutputDim', [cd, xd, wd]);
+      const got = dims.map((d) => d[0]);
+      const want = [p.n, p.cOut, p.outH, p.outW];
+      if (got.some((v, i) => v !== want[i])) {
+        throw new ShapeError(`${op}: MIOpen computes output [${got.join(', ')}] but y is [${want.join(', ')}] ` +
+          `(x [${p.n}, ${p.cIn}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`);
+      }
+      const key = [op, p.dtype, p.n, p.cIn, p.inH, p.inW, p.cOut, p.kH, p.kW, p.outH, p.outW, p.padH, p.padW,
+        p.strideH, p.strideW, p.dilationH, p.dilationW, g, host.device].join(',');
+      let choice = convAlgoCache.get(key);
+      if (!choice) {
+        const need: Out<number> = [0];
+        mi.check(f.miopenConvolutionForwardGetWorkSpaceSize(h, wd, xd, cd, yd, need), 'miopenConvolutionForwardGetWorkSpaceSize', [h]);
+        const w = need[0] > 0 ? workspace(need[0]) : { ptr: 0n, size: 0 };
+        const perf = new Uint8Array(MIOPEN_STRUCTS.miopenConvAlgoPerf_t.size * 4);
+        const count: Out<number> = [0];
+        const findArgs = [h, xd, p.x, wd, p.w, cd, yd, p.y, 4, count, perf, w.ptr, need[0], false] as const;
+        mi.check(f.miopenFindConvolutionForwardAlgorithm(...findArgs), 'miopenFindConvolutionForwardAlgorithm', findArgs);
+        if (count[0] < 1) throw new GpuError(`miopenFindConvolutionForwardAlgorithm found no algorithm for ${key}`, -1, 'miopenFindConvolutionForwardAlgorithm');
+        const dv = new DataView(perf.buffer);
+        const fields = MIOPEN_STRUCTS.miopenConvAlgoPerf_t.fields;
+        choice = { algo: dv.getInt32(fields.fwd_algo, true), workspace: Number(dv.getBigUint64(fields.memory, true)) };
+        convAlgoCache.set(key, choice);
+      }
+      const w = choice.workspace > 0 ? workspace(choice.workspace) : { ptr: 0n, size: 0 };
+      const fwdArgs = [h, ONE, xd, p.x, wd, p.w, cd, choice.algo, ZERO, yd, p.y, w.ptr, w.size] as const;
+      mi.check(f.miopenConvolutionForward(...fwdArgs), 'miopenConvolutionForward', fwdArgs);
+    });
+  };
+
+  return {
+    name: 'MIOpen',
+    version: mi.version,
+    convForward: (p, s) => conv(p, s, false),
+    convTransposeForward: (p, s) => conv(p, s, true),
+    poolForward(p: PoolParams, stream: GpuStream): void {
+      const dt = DTYPE[p.dtype];
+      const mode = p.mode === 'max' ? MIOPEN_CONST.miopenPoolingMax
+        : p.countIncludePad ? MIOPEN_CONST.miopenPoolingAverageInclusive : MIOPEN_CONST.miopenPoolingAverage;
+      const h = handleFor(stream);
+      host.activate();
+      withDescs((own) => {
+        const xd = own(tensor(dt, p.n, p.c, p.inH, p.inW), 'tensor');
+        const yd = own(tensor(dt, p.n, p.c, p.outH, p.outW), 'tensor');
+        const pdOut: Out<Ptr | null> = [null];
+        mi.check(f.miopenCreatePoolingDescriptor(pdOut), 'miopenCreatePoolingDescriptor', []);
+        const pd = own(pdOut[0] ?? 0n, 'pool');
+        const setArgs = [pd, mode, p.kH, p.kW, p.padH, p.padW, p.strideH, p.strideW] as const;
+        mi.check(f.miopenSet2dPoolingDescriptor(...setArgs), 'miopenSet2dPoolingDescriptor', setArgs);
+        const dims: Out<number>[] = [[0], [0], [0], [0]];
+        mi.check(f.miopenGetPoolingForwardOutputDim(pd, xd, dims[0]!, dims[1]!, dims[2]!, dims[3]!), 'miopenGetPoolingForwardOutputDim', [pd, xd]);
+        if (dims[2]![0] !== p.outH || dims[3]![0] !== p.outW) {
+          throw new ShapeError(`poolForward: MIOpen computes output [${dims[2]![0]}, ${dims[3]![0]}] (floor mode) but y is ` +
+            `[${p.outH}, ${p.outW}] (x [${p.n}, ${p.c}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`);
+        }
+        const args = [h, pd, ONE, xd, p.x, ZERO, yd, p.y, false, 0n, 0] as const;
+        mi.check(f.miopenPoolingForward(...args), 'miopenPoolingForward', args);
+      });
+    },
+    softmaxForward(p: SoftmaxParams, stream: GpuStream): void {
+      const dt = DTYPE[p.dtype];
+      const h = handleFor(stream);
+      host.activate();
+      withDescs((own) => {
+        // [rows, cols, 1, 1] with channel mode: softmax over cols for every row
+        const d = own(tensor(dt, p.rows, p.cols, 1, 1), 'tensor');
+        const algo = p.log ? MIOPEN_CONST.MIOPEN_SOFTMAX_LOG : MIOPEN_CONST.MIOPEN_SOFTMAX_ACCURATE;
+        const args = [h, ONE, d, p.x, ZERO, d, p.y, algo, MIOPEN_CONST.MIOPEN_SOFTMAX_MODE_CHANNEL] as const;
+        mi.check(f.miopenSoftmaxForward_V2(...args), 'miopenSoftmaxForward_V2', args);
+      });
+    },
+    batchNormInference(p: BatchNormParams, stream: GpuStream): void {
+      const dt = DTYPE[p.dtype];
+      const h = handleFor(stream);
+      host.activate();
+      withDescs((own) => {
+        const xd = own(tensor(dt, p.n, p.c, p.h, p.w), 'tensor');
+        const bnOut: Out<Ptr | null> = [null];
+        mi.check(f.miopenCreateTensorDescriptor(bnOut), 'miopenCreateTensorDescriptor', []);
+        // derived: [1, C, 1, 1] in f32 for half inputs, the input dtype otherwise
+        const bd = own(bnOut[0] ?? 0n, 'tensor');
+        mi.check(f.miopenDeriveBNTensorDescriptor(bd, xd, MIOPEN_CONST.miopenBNSpatial), 'miopenDeriveBNTensorDescriptor', [bd, xd]);
+        const args = [h, MIOPEN_CONST.miopenBNSpatial, ONE, ZERO, xd, p.x, xd, p.y, bd, p.scale, p.bias, p.mean, p.variance, p.eps] as const;
+        mi.check(f.miopenBatchNormalizationForwardInference(...args), 'miopenBatchNormalizationForwardInference', args);
+      });
+    },
+    dispose(): void {
+      for (const hd of handles.values()) f.miopenDestroy(hd);
+      handles.clear();
+      if (ws.size > 0) host.free(ws.ptr as DevicePtr);
+      ws = { ptr: 0n, size: 0 };
+    },
+  };
+}

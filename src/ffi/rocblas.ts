@@ -1,0 +1,169 @@
+// rocBLAS through koffi: loaded on first use only. One strided-batched GEMM entry point covers
+// every dtype (f32/f64 natively, f16/bf16 with f32 accumulation). Scalars are passed in host
+// pointer mode from a koffi-owned cell, so no device round trip is needed for alpha/beta.
+import { GpuError, ShapeError } from '../errors.ts';
+import type { BlasApi, BlasDType, GemmParams, GpuStream } from '../runtime/gpu.ts';
+import { openLibrary, ROCBLAS_LIB, type LoadedLibrary } from './loader.ts';
+import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
+import { HIP_ALIASES } from './hip.ts';
+
+export const ROCBLAS_ALIASES: readonly NativeAlias[] = [
+  { name: 'rocblas_status', c: 'rocblas_status', cls: 'enum' },
+  { name: 'rocblas_operation', c: 'rocblas_operation', cls: 'enum' },
+  { name: 'rocblas_datatype', c: 'rocblas_datatype', cls: 'enum' },
+  { name: 'rocblas_gemm_algo', c: 'rocblas_gemm_algo', cls: 'enum' },
+  { name: 'rocblas_pointer_mode', c: 'rocblas_pointer_mode', cls: 'enum' },
+  { name: 'rocblas_int', c: 'rocblas_int', cls: 'int32', koffi: 'int32_t' },
+  { name: 'rocblas_stride', c: 'rocblas_stride', cls: 'int64', koffi: 'int64_t' },
+  { name: 'rocblas_handle', c: 'rocblas_handle', cls: 'pointer', handle: true },
+];
+
+export const ROCBLAS_FUNCTIONS = {
+  rocblas_initialize: { proto: 'void rocblas_initialize(void)' },
+  rocblas_status_to_string: { proto: 'const char *rocblas_status_to_string(rocblas_status status)' },
+  rocblas_get_version_string_size: { proto: 'rocblas_status rocblas_get_version_string_size(_Out_ size_t *len)' },
+  rocblas_get_version_string: { proto: 'rocblas_status rocblas_get_version_string(void *buf, size_t len)' },
+  rocblas_create_handle: { proto: 'rocblas_status rocblas_create_handle(_Out_ rocblas_handle *handle)' },
+  rocblas_destroy_handle: { proto: 'rocblas_status rocblas_destroy_handle(rocblas_handle handle)' },
+  rocblas_set_stream: { proto: 'rocblas_status rocblas_set_stream(rocblas_handle handle, hipStream_t stream)' },
+  rocblas_set_pointer_mode: { proto: 'rocblas_status rocblas_set_pointer_mode(rocblas_handle handle, rocblas_pointer_mode pointer_mode)' },
+  rocblas_gemm_strided_batched_ex: {
+    proto: 'rocblas_status rocblas_gemm_strided_batched_ex(rocblas_handle handle, rocblas_operation transA, ' +
+      'rocblas_operation transB, rocblas_int m, rocblas_int n, rocblas_int k, const void *alpha, ' +
+      'cdevptr_t a, rocblas_datatype a_type, rocblas_int lda, rocblas_stride stride_a, ' +
+      'cdevptr_t b, rocblas_datatype b_type, rocblas_int ldb, rocblas_stride stride_b, const void *beta, ' +
+      'cdevptr_t c, rocblas_datatype c_type, rocblas_int ldc, rocblas_stride stride_c, ' +
+      'devptr_t d, rocblas_datatype d_type, rocblas_int ldd, rocblas_stride stride_d, ' +
+      'rocblas_int batch_count, rocblas_datatype compute_type, rocblas_gemm_algo algo, ' +
+      'int32_t solution_index, uint32_t flags)',
+  },
+} as const satisfies NativeTable;
+
+export const ROCBLAS_CONST = {
+  rocblas_status_success: 0,
+  rocblas_status_memory_error: 5,
+  rocblas_operation_none: 111,
+  rocblas_operation_transpose: 112,
+  rocblas_datatype_f16_r: 150,
+  rocblas_datatype_f32_r: 151,
+  rocblas_datatype_f64_r: 152,
+  rocblas_datatype_bf16_r: 168,
+  rocblas_gemm_algo_standard: 0,
+  rocblas_pointer_mode_host: 0,
+} as const;
+
+type Ptr = bigint;
+type Status = number;
+export interface RocblasFns {
+  rocblas_initialize(): void;
+  rocblas_status_to_string(s: number): string | null;
+  rocblas_get_version_string_size(out: [number]): Status;
+  rocblas_get_version_string(buf: Uint8Array, len: number): Status;
+  rocblas_create_handle(out: [Ptr | null]): Status;
+  rocblas_destroy_handle(h: Ptr): Status;
+  rocblas_set_stream(h: Ptr, s: Ptr | null): Status;
+  rocblas_set_pointer_mode(h: Ptr, mode: number): Status;
+  rocblas_gemm_strided_batched_ex(h: Ptr, ta: number, tb: number, m: number, n: number, k: number,
+    alpha: ArrayBufferView, a: Ptr, at: number, lda: number, sa: number,
+    b: Ptr, bt: number, ldb: number, sb: number, beta: ArrayBufferView,
+    c: Ptr, ct: number, ldc: number, sc: number, d: Ptr, dt: number, ldd: number, sd: number,
+    batch: number, compute: number, algo: number, solution: number, flags: number): Status;
+}
+const _sameKeys: [keyof typeof ROCBLAS_FUNCTIONS, keyof RocblasFns] extends [keyof RocblasFns, keyof typeof ROCBLAS_FUNCTIONS] ? true : never = true;
+void _sameKeys;
+
+export interface Rocblas {
+  readonly loaded: LoadedLibrary;
+  readonly fn: RocblasFns;
+  readonly version: string;
+  check(status: number, call: string, args: readonly unknown[]): void;
+}
+
+let rocblas: Rocblas | null = null;
+
+export function loadRocblas(): Rocblas {
+  if (rocblas) return rocblas;
+  const loaded = openLibrary(ROCBLAS_LIB);
+  registerAliases(HIP_ALIASES);
+  registerAliases(ROCBLAS_ALIASES);
+  const fn = Object.fromEntries(declareTable(loaded.lib, ROCBLAS_FUNCTIONS, loaded.path)) as unknown as RocblasFns;
+  const check = (status: number, call: string, args: readonly unknown[]): void => {
+    if (status === ROCBLAS_CONST.rocblas_status_success) return;
+    const text = fn.rocblas_status_to_string(status) ?? `rocblas_status ${status}`;
+    throw new GpuError(`${call}(${fmtArgs(args)}) failed: ${text} (${status})`, status, call);
+  };
+  const len: [number] = [0];
+  check(fn.rocblas_get_version_string_size(len), 'rocblas_get_version_string_size', []);
+  const buf = new Uint8Array(Math.max(len[0], 1));
+  check(fn.rocblas_get_version_string(buf, buf.length), 'rocblas_get_version_string', [buf.length]);
+  const nul = buf.indexOf(0);
+  const version = new TextDecoder().decode(buf.subarray(0, nul < 0 ? buf.length : nul));
+  rocblas = { loaded, fn, version, check };
+  return rocblas;
+}
+
+/** what the BLAS layer needs from the HIP runtime that owns it */
+export interface BlasHost {
+  readonly device: number;
+  activate(): void;
+  streamPtr(s: GpuStream): bigint | null;
+}
+
+const BLAS_TYPE: Record<BlasDType, number> = {
+  f32: ROCBLAS_CONST.rocblas_datatype_f32_r, f64: ROCBLAS_CONST.rocblas_datatype_f64_r,
+  f16: ROCBLAS_CONST.rocblas_datatype_f16_r, bf16: ROCBLAS_CONST.rocblas_datatype_bf16_r,
+};
+
+const I32_MAX = 2 ** 31 - 1;
+
+/** one rocBLAS handle per device, pointed at each call's stream before the call */
+export function createRocblasBlas(host: BlasHost): BlasApi & { dispose(): void } {
+  const rb = loadRocblas();
+  const f = rb.fn;
+  let handle: bigint | null = null;
+  // host-pointer-mode scalars: f64 gemm reads doubles, every other type (f32 compute) floats
+  const alpha32 = new Float32Array(1), beta32 = new Float32Array(1);
+  const alpha64 = new Float64Array(1), beta64 = new Float64Array(1);
+
+  const get = (): bigint => {
+    if (handle !== null) return handle;
+    host.activate();
+    const out: [bigint | null] = [null];
+    rb.check(f.rocblas_create_handle(out), 'rocblas_create_handle', [host.device]);
+    handle = out[0] ?? 0n;
+    rb.check(f.rocblas_set_pointer_mode(handle, ROCBLAS_CONST.rocblas_pointer_mode_host), 'rocblas_set_pointer_mode', [handle]);
+    return handle;
+  };
+
+  return {
+    name: 'rocBLAS',
+    version: rb.version,
+    gemmStridedBatched(p: GemmParams, stream: GpuStream): void {
+      for (const [k, v] of [['m', p.m], ['n', p.n], ['k', p.k], ['lda', p.lda], ['ldb', p.ldb], ['ldc', p.ldc], ['batch', p.batch]] as const) {
+        if (!Number.isInteger(v) || v < 0 || v > I32_MAX) {
+          throw new ShapeError(`gemmStridedBatched: ${k}=${v} does not fit rocblas_int (m=${p.m}, n=${p.n}, k=${p.k}, ${p.dtype})`);
+        }
+      }
+      const h = get();
+      host.activate();
+      const s = host.streamPtr(stream);
+      rb.check(f.rocblas_set_stream(h, s), 'rocblas_set_stream', [h, s]);
+      const t = BLAS_TYPE[p.dtype];
+      const compute = p.dtype === 'f64' ? ROCBLAS_CONST.rocblas_datatype_f64_r : ROCBLAS_CONST.rocblas_datatype_f32_r;
+      let alpha: Float32Array | Float64Array, beta: Float32Array | Float64Array;
+      if (p.dtype === 'f64') { alpha64[0] = p.alpha; beta64[0] = p.beta; alpha = alpha64; beta = beta64; }
+      else { alpha32[0] = p.alpha; beta32[0] = p.beta; alpha = alpha32; beta = beta32; }
+      const opA = p.transA ? ROCBLAS_CONST.rocblas_operation_transpose : ROCBLAS_CONST.rocblas_operation_none;
+      const opB = p.transB ? ROCBLAS_CONST.rocblas_operation_transpose : ROCBLAS_CONST.rocblas_operation_none;
+      // D aliases C: rocBLAS allows c == d when ldc == ldd and the strides match
+      const args = [h, opA, opB, p.m, p.n, p.k, alpha, p.a, t, p.lda, p.strideA, p.b, t, p.ldb, p.strideB, beta,
+        p.c, t, p.ldc, p.strideC, p.c, t, p.ldc, p.strideC, p.batch, compute,
+        ROCBLAS_CONST.rocblas_gemm_algo_standard, 0, 0] as const;
+      rb.check(f.rocblas_gemm_strided_batched_ex(...args), 'rocblas_gemm_strided_batched_ex', args);
+    },
+    dispose(): void {
+      if (handle !== null) f.rocblas_destroy_handle(handle);
+      handle = null;
+    },
+  };
+}

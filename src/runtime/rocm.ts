@@ -1,0 +1,344 @@
+// The ROCm implementation of the GPU runtime interface: HIP for memory, copies, streams, events,
+// modules and launches; rocBLAS and MIOpen on first use. Handles cross the interface as
+// branded bigints; nothing here synchronizes unless the method says so.
+import koffi from 'koffi';
+import { GpuError, LibraryNotFoundError, OutOfMemoryError, ShapeError } from '../errors.ts';
+import { HIP_CONST, HIP_NAME_LEN, HIP_STRUCTS, hipCall, loadHip, type Hip } from '../ffi/hip.ts';
+import { createMiopenDnn } from '../ffi/miopen.ts';
+import { ptrOf, readCString } from '../ffi/native.ts';
+import { createRocblasBlas } from '../ffi/rocblas.ts';
+import {
+  asDevicePtr, type BlasApi, type DevicePtr, type DeviceInfo, type DnnApi, type GpuEvent, type GpuFunction, type GpuModule,
+  type GpuRuntime, type GpuStream, type KernelParam, type PinnedBuffer,
+} from './gpu.ts';
+
+/** HIP_VERSION-style integer (major * 1e7 + minor * 1e5 + patch) as text */
+function fmtHipVersion(v: number): string {
+  return `${Math.floor(v / 1e7)}.${Math.floor(v / 1e5) % 100}.${v % 1e5}`;
+}
+
+/** 'gfx942:sramecc+:xnack-' -> 'gfx942': code objects are keyed by the processor alone */
+export function archKey(archFull: string): string {
+  return archFull.split(':')[0]!.trim();
+}
+
+export interface RocmProbe {
+  readonly count: number;
+  /** why there is no device: a missing library or the runtime's own error, empty when count > 0 */
+  readonly reason: string;
+  /** the HIP status of hipGetDeviceCount when the library loaded */
+  readonly code: number | null;
+}
+
+/** never throws: a missing library or a runtime without devices is a count of 0 with a reason */
+export function rocmProbe(): RocmProbe {
+  let h: Hip;
+  try {
+    h = loadHip();
+  } catch (e) {
+    if (e instanceof LibraryNotFoundError) return { count: 0, reason: e.message, code: null };
+    return { count: 0, reason: `loading HIP failed: ${(e as Error).message}`, code: null };
+  }
+  const init = h.fn.hipInit(0);
+  const out: [number] = [0];
+  const code = h.fn.hipGetDeviceCount(out);
+  if (code !== HIP_CONST.hipSuccess) {
+    const initText = init !== HIP_CONST.hipSuccess ? `hipInit: ${h.errorText(init)}; ` : '';
+    return { count: 0, reason: `${initText}hipGetDeviceCount: ${h.errorText(code)} (${h.loaded.path})`, code };
+  }
+  return { count: out[0], reason: out[0] > 0 ? '' : `no ROCm device (${h.loaded.path})`, code };
+}
+
+export function rocmDeviceCount(): number { return rocmProbe().count; }
+
+// the current device is per host thread; all our calls come from the JS thread
+let currentDevice = -1;
+
+const asHandle = <T>(p: bigint): T => p as unknown as T;
+const raw = (h: GpuStream | GpuEvent | GpuModule | GpuFunction): bigint => h as unknown as bigint;
+
+function readDeviceInfo(h: Hip, index: number): DeviceInfo {
+  const rt: [number] = [0], drv: [number] = [0];
+  hipCall(h, 'hipRuntimeGetVersion', rt);
+  hipCall(h, 'hipDriverGetVersion', drv);
+  const attr = (id: number, name: string): number => {
+    const out: [number] = [0];
+    h.check(h.fn.hipDeviceGetAttribute(out, id, index), 'hipDeviceGetAttribute', [name, index]);
+    return out[0];
+  };
+  // ROCm 6 changed hipDeviceProp_t; the runtime's major version says which symbol fills which layout
+  const r0600 = rt[0] >= 60000000 && h.fn.hipGetDevicePropertiesR0600 !== undefined;
+  const layout = r0600 ? HIP_STRUCTS.hipDeviceProp_tR0600 : HIP_STRUCTS.hipDeviceProp_tR0000;
+  const prop = koffi.alloc('uint8_t', layout.size + 256) as bigint;
+  let name: string, archFull: string;
+  try {
+    if (r0600) hipCall(h, 'hipGetDevicePropertiesR0600', prop, index);
+    else hipCall(h, 'hipGetDeviceProperties', prop, index);
+    name = readCString(prop, layout.fields.name, HIP_NAME_LEN);
+    archFull = readCString(prop, layout.fields.gcnArchName, HIP_NAME_LEN);
+  } finally {
+    koffi.free(prop);
+  }
+  const total: [number] = [0];
+  hipCall(h, 'hipDeviceTotalMem', total, index);
+  return {
+    vendor: 'rocm',
+    index,
+    name,
+    arch: archKey(archFull),
+    archFull,
+    totalMemory: total[0],
+    multiprocessors: attr(HIP_CONST.hipDeviceAttributeMultiprocessorCount, 'hipDeviceAttributeMultiprocessorCount'),
+    warpSize: attr(HIP_CONST.hipDeviceAttributeWarpSize, 'hipDeviceAttributeWarpSize'),
+    maxThreadsPerBlock: attr(HIP_CONST.hipDeviceAttributeMaxThreadsPerBlock, 'hipDeviceAttributeMaxThreadsPerBlock'),
+    maxSharedMemoryPerBlock: attr(HIP_CONST.hipDeviceAttributeMaxSharedMemoryPerBlock, 'hipDeviceAttributeMaxSharedMemoryPerBlock'),
+    maxGridDim: [
+      attr(HIP_CONST.hipDeviceAttributeMaxGridDimX, 'hipDeviceAttributeMaxGridDimX'),
+      attr(HIP_CONST.hipDeviceAttributeMaxGridDimY, 'hipDeviceAttributeMaxGridDimY'),
+      attr(HIP_CONST.hipDeviceAttributeMaxGridDimZ, 'hipDeviceAttributeMaxGridDimZ'),
+    ],
+    runtimeVersion: fmtHipVersion(rt[0]),
+    driverVersion: fmtHipVersion(drv[0]),
+  };
+}
+
+/**
+ * The packed-argument launch path: `extra` = {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}.
+ * The array, the size cell and the argument buffer are koffi allocations made once (the buffer
+ * grows on demand); HIP copies the arguments during hipModuleLaunchKernel, so reuse is safe.
+ */
+class LaunchBlock {
+  readonly extra = koffi.alloc('uint64_t', 5) as bigint;
+  private readonly sizeCell = koffi.alloc('uint64_t', 1) as bigint;
+  private buf = 0n;
+  private bufView = new Uint8Array(0);
+
+  constructor() {
+    this.grow(256);
+    koffi.encode(this.extra, 0, 'uint64_t', BigInt(HIP_CONST.HIP_LAUNCH_PARAM_BUFFER_POINTER));
+    koffi.encode(this.extra, 16, 'uint64_t', BigInt(HIP_CONST.HIP_LAUNCH_PARAM_BUFFER_SIZE));
+    koffi.encode(this.extra, 24, 'uint64_t', this.sizeCell);
+    koffi.encode(this.extra, 32, 'uint64_t', BigInt(HIP_CONST.HIP_LAUNCH_PARAM_END));
+  }
+
+  private grow(bytes: number): void {
+    if (this.buf !== 0n) koffi.free(this.buf);
+    this.buf = koffi.alloc('uint8_t', bytes) as bigint;
+    this.bufView = new Uint8Array(koffi.view(this.buf, bytes));
+    koffi.encode(this.extra, 8, 'uint64_t', this.buf);
+  }
+
+  pack(args: Uint8Array): void {
+    if (args.length > this.bufView.length) this.grow(Math.max(args.length, this.bufView.length * 2));
+    this.bufView.set(args);
+    koffi.encode(this.sizeCell, 0, 'uint64_t', BigInt(args.length));
+  }
+}
+
+export function openRocm(index: number): GpuRuntime {
+  const h = loadHip();
+  const init = h.fn.hipInit(0);
+  const count: [number] = [0];
+  const countCode = h.fn.hipGetDeviceCount(count);
+  if (countCode !== HIP_CONST.hipSuccess) {
+    const initText = init !== HIP_CONST.hipSuccess ? `hipInit: ${h.errorText(init)}; ` : '';
+    throw new GpuError(`openRocm(${index}): ${initText}hipGetDeviceCount: ${h.errorText(countCode)} (${h.loaded.path})`, countCode, 'hipGetDeviceCount');
+  }
+  if (!Number.isInteger(index) || index < 0 || index >= count[0]) {
+    throw new GpuError(`openRocm(${index}): device index out of range, ${count[0]} ROCm device(s) visible`,
+      HIP_CONST.hipErrorInvalidDevice, 'openRocm');
+  }
+  const activate = (): void => {
+    if (currentDevice === index) return;
+    hipCall(h, 'hipSetDevice', index);
+    currentDevice = index;
+  };
+  activate();
+  const info = readDeviceInfo(h, index);
+  const sOut: [bigint | null] = [null];
+  hipCall(h, 'hipStreamCreate', sOut);
+  const defaultStream = asHandle<GpuStream>(ptrOf(sOut[0]));
+  const pinned = new WeakMap<PinnedBuffer, bigint>();
+  const images = new Map<bigint, Uint8Array>();
+  const launchBlock = new LaunchBlock();
+  let blas: (BlasApi & { dispose(): void }) | null = null;
+  let dnn: (DnnApi & { dispose(): void }) | null = null;
+
+  const memGetInfo = (): { free: number; total: number } => {
+    activate();
+    const free: [number] = [0], total: [number] = [0];
+    hipCall(h, 'hipMemGetInfo', free, total);
+    return { free: free[0], total: total[0] };
+  };
+
+  const malloc = (bytes: number): DevicePtr => {
+    if (!Number.isInteger(bytes) || bytes < 0) throw new ShapeError(`malloc(${bytes}): size must be a non-negative integer`);
+    activate();
+    const out: [bigint | null] = [null];
+    const code = h.fn.hipMalloc(out, Math.max(bytes, 1));
+    if (code === HIP_CONST.hipErrorOutOfMemory) {
+      const m = memGetInfo();
+      throw new OutOfMemoryError(`hipMalloc(${bytes}) on rocm:${index} (${info.name}) failed: ${h.errorText(code)}; ` +
+        `${m.free} of ${m.total} bytes free`, code, 'hipMalloc');
+    }
+    h.check(code, 'hipMalloc', [bytes]);
+    return asDevicePtr(ptrOf(out[0]));
+  };
+
+  const pinnedPtr = (b: PinnedBuffer, call: string, off: number, bytes: number): bigint => {
+    const p = pinned.get(b);
+    if (p === undefined) throw new GpuError(`${call}: host buffer is not pinned memory from hostAlloc on rocm:${index}`, -1, call);
+    if (!Number.isInteger(off) || !Number.isInteger(bytes) || off < 0 || bytes < 0 || off + bytes > b.size) {
+      throw new ShapeError(`${call}: range [${off}, ${off + bytes}) is outside the pinned buffer of ${b.size} bytes`);
+    }
+    return p + BigInt(off);
+  };
+
+  const bytesOf = (v: ArrayBufferView): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+
+  const rt: GpuRuntime = {
+    vendor: 'rocm',
+    index,
+    info,
+    defaultStream,
+    memGetInfo,
+    malloc,
+    free(ptr: DevicePtr): void {
+      activate();
+      hipCall(h, 'hipFree', ptr);
+    },
+    hostAlloc(bytes: number): PinnedBuffer {
+      if (!Number.isInteger(bytes) || bytes < 0) throw new ShapeError(`hostAlloc(${bytes}): size must be a non-negative integer`);
+      activate();
+      const out: [bigint | null] = [null];
+      const code = h.fn.hipHostMalloc(out, Math.max(bytes, 1), HIP_CONST.hipHostMallocDefault);
+      if (code === HIP_CONST.hipErrorOutOfMemory) {
+        throw new OutOfMemoryError(`hipHostMalloc(${bytes}) failed: ${h.errorText(code)}`, code, 'hipHostMalloc');
+      }
+      h.check(code, 'hipHostMalloc', [bytes, HIP_CONST.hipHostMallocDefault]);
+      const p = ptrOf(out[0]);
+      const buf: PinnedBuffer = { size: bytes, bytes: new Uint8Array(koffi.view(p, Math.max(bytes, 1)), 0, bytes) };
+      pinned.set(buf, p);
+      return buf;
+    },
+    hostFree(buf: PinnedBuffer): void {
+      const p = pinned.get(buf);
+      if (p === undefined) throw new GpuError('hostFree: buffer is not live pinned memory from hostAlloc', -1, 'hostFree');
+      pinned.delete(buf);
+      hipCall(h, 'hipHostFree', p);
+    },
+    copyHtoD(dst: DevicePtr, src: ArrayBufferView): void {
+      if (src.byteLength === 0) return;
+      activate();
+      hipCall(h, 'hipMemcpyHtoD', dst, bytesOf(src), src.byteLength);
+    },
+    copyDtoH(dst: ArrayBufferView, src: DevicePtr): void {
+      if (dst.byteLength === 0) return;
+      activate();
+      hipCall(h, 'hipMemcpyDtoH', bytesOf(dst), src, dst.byteLength);
+    },
+    copyHtoDAsync(dst, src, srcOffset, bytes, stream): void {
+      const p = pinnedPtr(src, 'copyHtoDAsync', srcOffset, bytes);
+      if (bytes === 0) return;
+      activate();
+      hipCall(h, 'hipMemcpyHtoDAsync', dst, p, bytes, raw(stream));
+    },
+    copyDtoHAsync(dst, dstOffset, src, bytes, stream): void {
+      const p = pinnedPtr(dst, 'copyDtoHAsync', dstOffset, bytes);
+      if (bytes === 0) return;
+      activate();
+      hipCall(h, 'hipMemcpyDtoHAsync', p, src, bytes, raw(stream));
+    },
+    copyDtoDAsync(dst, src, bytes, stream): void {
+      if (bytes === 0) return;
+      activate();
+      hipCall(h, 'hipMemcpyDtoDAsync', dst, src, bytes, raw(stream));
+    },
+    memsetAsync(dst, byte, bytes, stream): void {
+      if (bytes === 0) return;
+      activate();
+      hipCall(h, 'hipMemsetD8Async', dst, byte & 0xff, bytes, raw(stream));
+    },
+
+    streamCreate(): GpuStream {
+      activate();
+      const out: [bigint | null] = [null];
+      hipCall(h, 'hipStreamCreate', out);
+      return asHandle<GpuStream>(ptrOf(out[0]));
+    },
+    streamDestroy(s: GpuStream): void {
+      if (s === defaultStream) throw new GpuError(`streamDestroy: rocm:${index}'s default stream is owned by the runtime`, -1, 'hipStreamDestroy');
+      activate();
+      hipCall(h, 'hipStreamDestroy', raw(s));
+    },
+    streamSynchronize(s: GpuStream): void { activate(); hipCall(h, 'hipStreamSynchronize', raw(s)); },
+    streamWaitEvent(s: GpuStream, e: GpuEvent): void { activate(); hipCall(h, 'hipStreamWaitEvent', raw(s), raw(e), 0); },
+    eventCreate(timing = false): GpuEvent {
+      activate();
+      const out: [bigint | null] = [null];
+      hipCall(h, 'hipEventCreateWithFlags', out, timing ? HIP_CONST.hipEventDefault : HIP_CONST.hipEventDisableTiming);
+      return asHandle<GpuEvent>(ptrOf(out[0]));
+    },
+    eventRecord(e: GpuEvent, s: GpuStream): void { activate(); hipCall(h, 'hipEventRecord', raw(e), raw(s)); },
+    eventSynchronize(e: GpuEvent): void { hipCall(h, 'hipEventSynchronize', raw(e)); },
+    eventQuery(e: GpuEvent): boolean {
+      const code = h.fn.hipEventQuery(raw(e));
+      if (code === HIP_CONST.hipErrorNotReady) return false;
+      h.check(code, 'hipEventQuery', [raw(e)]);
+      return true;
+    },
+    eventElapsedMs(start: GpuEvent, end: GpuEvent): number {
+      const ms: [number] = [0];
+      hipCall(h, 'hipEventElapsedTime', ms, raw(start), raw(end));
+      return ms[0];
+    },
+    eventDestroy(e: GpuEvent): void { hipCall(h, 'hipEventDestroy', raw(e)); },
+    synchronize(): void { activate(); hipCall(h, 'hipDeviceSynchronize'); },
+
+    moduleLoad(image: Uint8Array): GpuModule {
+      activate();
+      const out: [bigint | null] = [null];
+      const code = h.fn.hipModuleLoadData(out, image);
+      h.check(code, 'hipModuleLoadData', [`<code object ${image.length} bytes>`, `arch ${info.archFull}`]);
+      const m = ptrOf(out[0]);
+      // keep the image alive as long as the module, whatever the runtime does with the pointer
+      images.set(m, image);
+      return asHandle<GpuModule>(m);
+    },
+    moduleGetFunction(m: GpuModule, name: string): GpuFunction {
+      activate();
+      const out: [bigint | null] = [null];
+      hipCall(h, 'hipModuleGetFunction', out, raw(m), name);
+      return asHandle<GpuFunction>(ptrOf(out[0]));
+    },
+    moduleUnload(m: GpuModule): void {
+      activate();
+      hipCall(h, 'hipModuleUnload', raw(m));
+      images.delete(raw(m));
+    },
+    functionParams(): KernelParam[] | null { return null; },
+    launch(f, grid, block, sharedBytes, stream, args): void {
+      for (const v of [...grid, ...block, sharedBytes]) {
+        if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
+          throw new ShapeError(`launch: grid [${grid.join(', ')}], block [${block.join(', ')}], shared ${sharedBytes} must be 32-bit unsigned integers`);
+        }
+      }
+      activate();
+      launchBlock.pack(args);
+      const code = h.fn.hipModuleLaunchKernel(raw(f), grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes,
+        raw(stream), null, launchBlock.extra);
+      h.check(code, 'hipModuleLaunchKernel', [raw(f), `grid [${grid.join(', ')}]`, `block [${block.join(', ')}]`,
+        `shared ${sharedBytes}`, raw(stream), `args ${args.length} bytes`]);
+    },
+
+    blas(): BlasApi {
+      blas ??= createRocblasBlas({ device: index, activate, streamPtr: raw });
+      return blas;
+    },
+    dnn(): DnnApi {
+      dnn ??= createMiopenDnn({ device: index, activate, malloc, free: (p) => rt.free(p), streamPtr: raw });
+      return dnn;
+    },
+  };
+  return rt;
+}
