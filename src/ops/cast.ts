@@ -1,4 +1,15 @@
-// placeholder signatures: replaced by the family's real dispatcher
+// toDtype: casts between every pair of the seven dtypes.
+import { isDType, type DType } from '../dtype.ts';
+import { DTypeError } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
-import type { DType } from '../dtype.ts';
-export function cast(_x: Tensor, _d: DType): Tensor { throw new Error('not written yet'); }
+import { sig } from './dispatch.ts';
+import * as cpu from './cpu/cast.ts';
+import * as gpu from './gpu/cast.ts';
+
+/** the same dtype gives a new view of x (no copy), like torch's .to() returning self */
+export function cast(x: Tensor, dtype: DType): Tensor {
+  x.check('toDtype');
+  if (!isDType(dtype)) throw new DTypeError(`toDtype: unknown dtype '${String(dtype)}' (tensor ${sig(x)})`);
+  if (dtype === x.dtype) return x.view(x.layout);
+  return x.device.isCpu ? cpu.cast(x, dtype) : gpu.cast(x, dtype);
+}

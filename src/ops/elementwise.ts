@@ -1,8 +1,77 @@
-// placeholder signatures: replaced by the family's real dispatcher
-import type { Tensor } from '../tensor.ts';
-import type { UnaryOp, ParamUnary, BinaryOp, CmpOp } from './types.ts';
-export function unary(_x: Tensor, _op: UnaryOp): Tensor { throw new Error('not written yet'); }
-export function paramUnary(_x: Tensor, _p: ParamUnary): Tensor { throw new Error('not written yet'); }
-export function binary(_op: BinaryOp, _a: Tensor, _b: Tensor | number): Tensor { throw new Error('not written yet'); }
-export function compare(_op: CmpOp, _a: Tensor, _b: Tensor | number): Tensor { throw new Error('not written yet'); }
-export function where(_c: Tensor, _a: Tensor | number, _b: Tensor | number): Tensor { throw new Error('not written yet'); }
+// Element-wise ops: unary (float dtypes only), unary with scalar parameters (float only),
+// broadcasting binary arithmetic and comparisons (every dtype), and where.
+import { roundTo, type DType } from '../dtype.ts';
+import { DTypeError, TensorError } from '../errors.ts';
+import { broadcastShapes, type Shape } from '../layout.ts';
+import { Tensor } from '../tensor.ts';
+import { ALL_DTYPES, FLOATS, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from './types.ts';
+import * as cpu from './cpu/elementwise.ts';
+import * as gpu from './gpu/elementwise.ts';
+
+export function unary(x: Tensor, op: UnaryOp): Tensor {
+  if (!(UNARY_OPS as readonly string[]).includes(op)) throw new TensorError(`unary: unknown op '${String(op)}' (tensor ${sig(x)})`);
+  x.check(op);
+  dtypeIn(op, x, FLOATS);
+  return x.device.isCpu ? cpu.unary(x, op) : gpu.unary(x, op);
+}
+
+export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
+  if (!(PARAM_UNARY_OPS as readonly string[]).includes(p.op)) throw new TensorError(`paramUnary: unknown op '${String(p.op)}' (tensor ${sig(x)})`);
+  x.check(p.op);
+  if (typeof p.a !== 'number' || typeof p.b !== 'number') {
+    throw new TypeError(`${p.op}: parameters must be numbers, got ${typeof p.a} and ${typeof p.b} (tensor ${sig(x)})`);
+  }
+  dtypeIn(p.op, x, FLOATS);
+  return x.device.isCpu ? cpu.paramUnary(x, p) : gpu.paramUnary(x, p);
+}
+
+/** the second operand checked against a: same device and dtype, or a number rounded to a's dtype */
+function operand(op: string, a: Tensor, b: Tensor | number): { b: Tensor | number; shape: Shape } {
+  if (typeof b === 'number') return { b: roundTo(a.dtype, b), shape: a.layout.shape };
+  if (!(b instanceof Tensor)) throw new TypeError(`${op}: the other operand must be a Tensor or a number, got ${typeof b} (tensor ${sig(a)})`);
+  b.check(op);
+  sameDevice(op, a, b);
+  sameDType(op, a, b);
+  return { b, shape: broadcastShapes(op, a.layout.shape, b.layout.shape) };
+}
+
+/** integer div truncates toward zero and x/0 is 0; u8/u32 wrap; i64 wraps at 64 bits */
+export function binary(op: BinaryOp, a: Tensor, b: Tensor | number): Tensor {
+  if (!(BINARY_OPS as readonly string[]).includes(op)) throw new TensorError(`binary: unknown op '${String(op)}' (tensor ${sig(a)})`);
+  a.check(op);
+  dtypeIn(op, a, ALL_DTYPES);
+  const o = operand(op, a, b);
+  return a.device.isCpu ? cpu.binary(op, a, o.b, o.shape) : gpu.binary(op, a, o.b, o.shape);
+}
+
+/** u8 result, 1 where the comparison holds (NaN compares unequal to everything) */
+export function compare(op: CmpOp, a: Tensor, b: Tensor | number): Tensor {
+  if (!(CMP_OPS as readonly string[]).includes(op)) throw new TensorError(`compare: unknown op '${String(op)}' (tensor ${sig(a)})`);
+  a.check(op);
+  dtypeIn(op, a, ALL_DTYPES);
+  const o = operand(op, a, b);
+  return a.device.isCpu ? cpu.compare(op, a, o.b, o.shape) : gpu.compare(op, a, o.b, o.shape);
+}
+
+/** cond ? a : b; a number takes the other operand's dtype, two numbers give f32 */
+export function where(cond: Tensor, a: Tensor | number, b: Tensor | number): Tensor {
+  cond.check('where');
+  if (!(cond instanceof Tensor)) throw new TypeError('where: cond must be a Tensor');
+  for (const v of [a, b]) {
+    if (typeof v !== 'number' && !(v instanceof Tensor)) throw new TypeError(`where: a and b must be Tensors or numbers, got ${typeof v} (cond ${sig(cond)})`);
+  }
+  if (!INDEX_DTYPES.includes(cond.dtype)) {
+    throw new DTypeError(`where: cond dtype ${cond.dtype} not supported (cond ${sig(cond)}; supported: ${INDEX_DTYPES.join(', ')})`);
+  }
+  const ts = [a, b].filter((v): v is Tensor => v instanceof Tensor);
+  for (const t of ts) t.check('where');
+  sameDevice('where', cond, ...ts);
+  if (ts.length === 2) sameDType('where', ts[0]!, ts[1]!);
+  const dtype: DType = ts[0]?.dtype ?? 'f32';
+  let shape: Shape = cond.layout.shape;
+  for (const t of ts) shape = broadcastShapes('where', shape, t.layout.shape);
+  const av = typeof a === 'number' ? roundTo(dtype, a) : a;
+  const bv = typeof b === 'number' ? roundTo(dtype, b) : b;
+  return cond.device.isCpu ? cpu.where(cond, av, bv, shape, dtype) : gpu.where(cond, av, bv, shape, dtype);
+}
