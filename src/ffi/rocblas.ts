@@ -16,13 +16,15 @@ export const ROCBLAS_ALIASES: readonly NativeAlias[] = [
   { name: 'rocblas_int', c: 'rocblas_int', cls: 'int32', koffi: 'int32_t' },
   { name: 'rocblas_stride', c: 'rocblas_stride', cls: 'int64', koffi: 'int64_t' },
   { name: 'rocblas_handle', c: 'rocblas_handle', cls: 'pointer', handle: true },
+  // a writable byte buffer: koffi's `char *` would be an input string
+  { name: 'rocblas_charbuf_p', c: 'char *', cls: 'pointer', koffi: 'uint8_t *' },
 ];
 
 export const ROCBLAS_FUNCTIONS = {
   rocblas_initialize: { proto: 'void rocblas_initialize(void)' },
   rocblas_status_to_string: { proto: 'const char *rocblas_status_to_string(rocblas_status status)' },
   rocblas_get_version_string_size: { proto: 'rocblas_status rocblas_get_version_string_size(_Out_ size_t *len)' },
-  rocblas_get_version_string: { proto: 'rocblas_status rocblas_get_version_string(void *buf, size_t len)' },
+  rocblas_get_version_string: { proto: 'rocblas_status rocblas_get_version_string(rocblas_charbuf_p buf, size_t len)' },
   rocblas_create_handle: { proto: 'rocblas_status rocblas_create_handle(_Out_ rocblas_handle *handle)' },
   rocblas_destroy_handle: { proto: 'rocblas_status rocblas_destroy_handle(rocblas_handle handle)' },
   rocblas_set_stream: { proto: 'rocblas_status rocblas_set_stream(rocblas_handle handle, hipStream_t stream)' },
