@@ -1,8 +1,81 @@
-// placeholder signatures: replaced by the family's real dispatcher
+// Indexing ops: indexSelect, gather, scatter / scatterAdd, indexAdd, embedding. Each returns a
+// new tensor (inputs unchanged). Ids are u8, u32 or i64; an id outside its dim is an IndexError.
+import { normDim } from '../layout.ts';
+import { ShapeError, fmtShape } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
+import { ALL_DTYPES, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import * as cpu from './cpu/indexing.ts';
+import * as gpu from './gpu/indexing.ts';
 
-export function indexSelect(_x: Tensor, _i: Tensor, _d: number): Tensor { throw new Error('not written yet'); }
-export function gather(_x: Tensor, _i: Tensor, _d: number): Tensor { throw new Error('not written yet'); }
-export function scatter(_x: Tensor, _i: Tensor, _s: Tensor, _d: number, _add: boolean): Tensor { throw new Error('not written yet'); }
-export function indexAdd(_x: Tensor, _i: Tensor, _s: Tensor, _d: number): Tensor { throw new Error('not written yet'); }
-export function embedding(_i: Tensor, _t: Tensor): Tensor { throw new Error('not written yet'); }
+function checkIds(op: string, ids: Tensor): void { dtypeIn(op, ids, INDEX_DTYPES); }
+
+function oneDim(op: string, ids: Tensor, x: Tensor): void {
+  if (ids.rank !== 1) throw new ShapeError(`${op}: ids must be 1-d, got ids ${sig(ids)} (x ${sig(x)})`);
+}
+
+export function indexSelect(x: Tensor, ids: Tensor, dim: number): Tensor {
+  const op = 'indexSelect';
+  sameDevice(op, x, ids);
+  dtypeIn(op, x, ALL_DTYPES);
+  checkIds(op, ids);
+  oneDim(op, ids, x);
+  const d = normDim(op, dim, x.rank);
+  const outShape = [...x.layout.shape];
+  outShape[d] = ids.layout.shape[0]!;
+  return x.device.isCpu ? cpu.indexSelect(x, ids, d, outShape) : gpu.indexSelect(x, ids, d, outShape);
+}
+
+export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
+  const op = 'gather';
+  sameDevice(op, x, ids);
+  dtypeIn(op, x, ALL_DTYPES);
+  checkIds(op, ids);
+  const d = normDim(op, dim, x.rank);
+  const fits = ids.rank === x.rank && ids.layout.shape.every((n, i) => i === d || n <= x.layout.shape[i]!);
+  if (!fits) {
+    throw new ShapeError(`${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and no larger size outside dim ${d}`);
+  }
+  return x.device.isCpu ? cpu.gather(x, ids, d) : gpu.gather(x, ids, d);
+}
+
+export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: boolean): Tensor {
+  const op = add ? 'scatterAdd' : 'scatter';
+  sameDevice(op, x, ids, src);
+  dtypeIn(op, x, ALL_DTYPES);
+  sameDType(op, x, src);
+  checkIds(op, ids);
+  const d = normDim(op, dim, x.rank);
+  const is = ids.layout.shape;
+  const fits = ids.rank === x.rank && src.rank === x.rank
+    && is.every((n, i) => n <= src.layout.shape[i]! && (i === d || n <= x.layout.shape[i]!));
+  if (!fits) {
+    throw new ShapeError(`${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and src ${sig(src)}, be no larger than src in any dim and no larger than x outside dim ${d}`);
+  }
+  return x.device.isCpu ? cpu.scatter(x, ids, src, d, add) : gpu.scatter(x, ids, src, d, add);
+}
+
+export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
+  const op = 'indexAdd';
+  sameDevice(op, x, ids, src);
+  dtypeIn(op, x, ALL_DTYPES);
+  sameDType(op, x, src);
+  checkIds(op, ids);
+  oneDim(op, ids, x);
+  const d = normDim(op, dim, x.rank);
+  const want = [...x.layout.shape];
+  want[d] = ids.layout.shape[0]!;
+  if (src.rank !== x.rank || !src.layout.shape.every((n, i) => n === want[i])) {
+    throw new ShapeError(`${op}: src ${sig(src)} must have shape ${fmtShape(want)} (x ${sig(x)} with dim ${d} the length of ids ${sig(ids)})`);
+  }
+  return x.device.isCpu ? cpu.indexAdd(x, ids, src, d) : gpu.indexAdd(x, ids, src, d);
+}
+
+export function embedding(ids: Tensor, table: Tensor): Tensor {
+  const op = 'embedding';
+  sameDevice(op, ids, table);
+  dtypeIn(op, table, ALL_DTYPES);
+  checkIds(op, ids);
+  if (table.rank !== 2) throw new ShapeError(`${op}: table must be [vocab, hidden], got table ${sig(table)} (ids ${sig(ids)})`);
+  const outShape = [...ids.layout.shape, table.layout.shape[1]!];
+  return table.device.isCpu ? cpu.embedding(ids, table, outShape) : gpu.embedding(ids, table, outShape);
+}
