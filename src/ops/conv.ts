@@ -1,7 +1,150 @@
-// placeholder signatures: replaced by the family's real dispatcher
+// conv1d / conv2d and their transposes. Everything is checked here on the caller's shapes and
+// then run as a 4-d [n, c, h, w] problem: 1-d ops become h = 1 views, an unbatched input gets a
+// batch dim of 1 (views, no copies), so the CPU and GPU paths only implement the 2-d forms.
+import { ShapeError, TensorError, fmtShape } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
-import type { ConvOptions, ConvTransposeOptions } from './options.ts';
-export function conv1d(_x: Tensor, _w: Tensor, _o: ConvOptions): Tensor { throw new Error('not written yet'); }
-export function conv2d(_x: Tensor, _w: Tensor, _o: ConvOptions): Tensor { throw new Error('not written yet'); }
-export function convTranspose1d(_x: Tensor, _w: Tensor, _o: ConvTransposeOptions): Tensor { throw new Error('not written yet'); }
-export function convTranspose2d(_x: Tensor, _w: Tensor, _o: ConvTransposeOptions): Tensor { throw new Error('not written yet'); }
+import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import { pair, type ConvOptions, type ConvTransposeOptions, type Pair } from './options.ts';
+import type { Conv2dParams, ConvTranspose2dParams } from './types.ts';
+import * as cpu from './cpu/conv.ts';
+import * as gpu from './gpu/conv.ts';
+
+type Two = [number, number];
+
+/** 1-d ops take plain numbers; 2-d ops a number or a pair (mapped onto [h, w] = [1, l]) */
+function opt(op: string, name: string, v: Pair | undefined, spatial: 1 | 2, dflt: number, min: number, pad1d: number): Two {
+  if (spatial === 2) return pair(op, name, v, dflt, min);
+  if (v !== undefined && typeof v !== 'number') throw new RangeError(`${op}: ${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+  return [pad1d, pair(op, name, v, dflt, min)[0]];
+}
+
+interface Prepared { x4: Tensor; w4: Tensor; owned: Tensor[]; unbatched: boolean }
+
+function prepare(op: string, x: Tensor, w: Tensor, bias: Tensor | null, spatial: 1 | 2): Prepared {
+  if (bias) bias.check(op);
+  const ts = bias ? [x, w, bias] : [x, w];
+  sameDevice(op, ...ts);
+  dtypeIn(op, x, FLOATS);
+  sameDType(op, ...ts);
+  const dims = spatial === 1 ? '[n, c, l] or [c, l]' : '[n, c, h, w] or [c, h, w]';
+  if (x.rank !== spatial + 2 && x.rank !== spatial + 1) throw new ShapeError(`${op}: input must be ${dims}, got ${sig(x)}`);
+  if (w.rank !== spatial + 2) throw new ShapeError(`${op}: weight must have rank ${spatial + 2}, got ${sig(w)} (input ${sig(x)})`);
+  const owned: Tensor[] = [];
+  const unbatched = x.rank === spatial + 1;
+  let x4 = x, w4 = w;
+  if (unbatched) { x4 = x4.unsqueeze(0); owned.push(x4); }
+  if (spatial === 1) {
+    x4 = x4.unsqueeze(2); owned.push(x4);
+    w4 = w4.unsqueeze(2); owned.push(w4);
+  }
+  return { x4, w4, owned, unbatched };
+}
+
+function finish(out4: Tensor, spatial: 1 | 2, unbatched: boolean): Tensor {
+  if (spatial === 2 && !unbatched) return out4;
+  let l = out4.layout;
+  if (spatial === 1) l = l.squeeze(2);
+  if (unbatched) l = l.squeeze(0);
+  const out = out4.view(l);
+  out4.dispose();
+  return out;
+}
+
+function checkBias(op: string, bias: Tensor | null, cOut: number, x: Tensor, w: Tensor): void {
+  if (bias && (bias.rank !== 1 || bias.layout.shape[0] !== cOut)) {
+    throw new ShapeError(`${op}: bias must be [${cOut}], got ${sig(bias)} (input ${sig(x)}, weight ${sig(w)})`);
+  }
+}
+
+function checkGroups(op: string, groups: number): void {
+  if (!Number.isInteger(groups) || groups < 1) throw new RangeError(`${op}: groups must be an integer >= 1, got ${groups}`);
+}
+
+function convNd(op: string, x: Tensor, w: Tensor, o: ConvOptions, spatial: 1 | 2): Tensor {
+  if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options must be an object, got ${String(o)}`);
+  const bias = o.bias ?? null;
+  const p = prepare(op, x, w, bias, spatial);
+  try {
+    const groups = o.groups ?? 1;
+    checkGroups(op, groups);
+    const params: Conv2dParams = {
+      padding: opt(op, 'padding', o.padding, spatial, 0, 0, 0),
+      stride: opt(op, 'stride', o.stride, spatial, 1, 1, 1),
+      dilation: opt(op, 'dilation', o.dilation, spatial, 1, 1, 1),
+      groups,
+    };
+    const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
+    const [cOut, cPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
+    const what = `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
+    const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
+    if (cIn % groups !== 0 || cOut % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} and output channels ${cOut} must both be divisible by groups ${what}`);
+    if (cPerGroup * groups !== cIn) throw new ShapeError(`${op}: weight expects ${cPerGroup * groups} input channels (${cPerGroup} per group), input has ${cIn} ${what}`);
+    if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what}`);
+    checkBias(op, bias, cOut, x, w);
+    const size = (i: number, k: number, d: 0 | 1) =>
+      Math.floor((i + 2 * params.padding[d] - params.dilation[d] * (k - 1) - 1) / params.stride[d]) + 1;
+    const oh = size(h, kh, 0), ow = size(wd, kw, 1);
+    if (oh < 1 || ow < 1) {
+      const sp = spatial === 1 ? `${ow}` : `${oh}x${ow}`;
+      throw new ShapeError(`${op}: output size ${sp} is too small ${geom()}`);
+    }
+    const outShape = [n, cOut, oh, ow];
+    const out4 = x.device.isCpu ? cpu.conv2d(p.x4, p.w4, bias, params, outShape) : gpu.conv2d(p.x4, p.w4, bias, params, outShape);
+    return finish(out4, spatial, p.unbatched);
+  } finally {
+    for (const t of p.owned) t.dispose();
+  }
+}
+
+function convTransposeNd(op: string, x: Tensor, w: Tensor, o: ConvTransposeOptions, spatial: 1 | 2): Tensor {
+  if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options must be an object, got ${String(o)}`);
+  const bias = o.bias ?? null;
+  const p = prepare(op, x, w, bias, spatial);
+  try {
+    const groups = o.groups ?? 1;
+    checkGroups(op, groups);
+    const params: ConvTranspose2dParams = {
+      padding: opt(op, 'padding', o.padding, spatial, 0, 0, 0),
+      stride: opt(op, 'stride', o.stride, spatial, 1, 1, 1),
+      dilation: opt(op, 'dilation', o.dilation, spatial, 1, 1, 1),
+      outputPadding: opt(op, 'outputPadding', o.outputPadding, spatial, 0, 0, 0),
+      groups,
+    };
+    const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
+    const [wIn, cOutPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
+    const cOut = cOutPerGroup * groups;
+    const what = `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
+    const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
+    if (cIn % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} must be divisible by groups ${what}`);
+    if (wIn !== cIn) throw new ShapeError(`${op}: weight dim 0 must equal the input channels ${cIn}, got ${wIn} ${what}`);
+    if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what}`);
+    for (const d of [0, 1] as const) {
+      const op_ = params.outputPadding[d];
+      if (op_ >= params.stride[d] && op_ >= params.dilation[d]) {
+        throw new ShapeError(`${op}: outputPadding ${fmtPair(params.outputPadding, spatial)} must be smaller than stride ${fmtPair(params.stride, spatial)} or dilation ${fmtPair(params.dilation, spatial)} ${what}`);
+      }
+    }
+    checkBias(op, bias, cOut, x, w);
+    const size = (i: number, k: number, d: 0 | 1) =>
+      (i - 1) * params.stride[d] - 2 * params.padding[d] + params.dilation[d] * (k - 1) + params.outputPadding[d] + 1;
+    const oh = size(h, kh, 0), ow = size(wd, kw, 1);
+    if (oh < 1 || ow < 1) {
+      const sp = spatial === 1 ? `${ow}` : `${oh}x${ow}`;
+      throw new ShapeError(`${op}: output size ${sp} is too small ${geom()}`);
+    }
+    const outShape = [n, cOut, oh, ow];
+    const out4 = x.device.isCpu ? cpu.convTranspose2d(p.x4, p.w4, bias, params, outShape) : gpu.convTranspose2d(p.x4, p.w4, bias, params, outShape);
+    return finish(out4, spatial, p.unbatched);
+  } finally {
+    for (const t of p.owned) t.dispose();
+  }
+}
+
+function fmtPair(v: readonly [number, number], spatial: 1 | 2): string {
+  return spatial === 1 ? `${v[1]}` : fmtShape(v);
+}
+
+export function conv1d(x: Tensor, w: Tensor, o: ConvOptions): Tensor { return convNd('conv1d', x, w, o, 1); }
+export function conv2d(x: Tensor, w: Tensor, o: ConvOptions): Tensor { return convNd('conv2d', x, w, o, 2); }
+export function convTranspose1d(x: Tensor, w: Tensor, o: ConvTransposeOptions): Tensor { return convTransposeNd('convTranspose1d', x, w, o, 1); }
+export function convTranspose2d(x: Tensor, w: Tensor, o: ConvTransposeOptions): Tensor { return convTransposeNd('convTranspose2d', x, w, o, 2); }

@@ -1,4 +1,40 @@
-// placeholder signatures: replaced by the family's real dispatcher
+// matmul: PyTorch's rules. Rank >= 2 operands multiply their last two dims and broadcast the
+// batch dims; a 1-d left operand is a row ([k] -> [1, k]) and a 1-d right operand a column
+// ([k] -> [k, 1]), the added dim dropped from the result.
+import { broadcastShapes } from '../layout.ts';
+import { ShapeError } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
+import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import * as cpu from './cpu/matmul.ts';
+import * as gpu from './gpu/matmul.ts';
 
-export function matmul(_a: Tensor, _b: Tensor): Tensor { throw new Error('not written yet'); }
+export function matmul(a: Tensor, b: Tensor): Tensor {
+  const op = 'matmul';
+  sameDevice(op, a, b);
+  dtypeIn(op, a, FLOATS);
+  sameDType(op, a, b);
+  if (a.rank === 0 || b.rank === 0) throw new ShapeError(`${op}: operands must have rank >= 1 (${sig(a)} x ${sig(b)})`);
+  // views only: the GPU path maps these strides onto BLAS without copies
+  const a2 = a.rank === 1 ? a.unsqueeze(0) : a;
+  const b2 = b.rank === 1 ? b.unsqueeze(1) : b;
+  try {
+    const sa = a2.layout.shape, sb = b2.layout.shape;
+    const m = sa[sa.length - 2]!, k = sa[sa.length - 1]!, kb = sb[sb.length - 2]!, n = sb[sb.length - 1]!;
+    if (k !== kb) throw new ShapeError(`${op}: inner dims differ (${sig(a)} x ${sig(b)}: ${k} vs ${kb})`);
+    let batch: number[];
+    try { batch = broadcastShapes(op, sa.slice(0, -2), sb.slice(0, -2)); }
+    catch { throw new ShapeError(`${op}: batch dims cannot be broadcast (${sig(a)} x ${sig(b)})`); }
+    const outShape = [...batch, m, n];
+    const full = a.device.isCpu ? cpu.matmul(a2, b2, outShape) : gpu.matmul(a2, b2, outShape);
+    if (a.rank > 1 && b.rank > 1) return full;
+    let l = full.layout;
+    if (b.rank === 1) l = l.squeeze(l.rank - 1);
+    if (a.rank === 1) l = l.squeeze(l.rank - (b.rank === 1 ? 1 : 2));
+    const out = full.view(l);
+    full.dispose();
+    return out;
+  } finally {
+    if (a2 !== a) a2.dispose();
+    if (b2 !== b) b2.dispose();
+  }
+}
