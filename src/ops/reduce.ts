@@ -1,4 +1,44 @@
-// placeholder signatures: replaced by the family's real dispatcher
+// Reductions over any set of dims: sum, mean, min, max, and argmin/argmax over one dim.
+import { normDim, numel } from '../layout.ts';
+import { DTypeError, ShapeError, TensorError, fmtShape } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
-import type { ReduceOp } from './types.ts';
-export function reduce(_op: ReduceOp, _x: Tensor, _dims: number | readonly number[] | undefined, _keepdim: boolean): Tensor { throw new Error('not written yet'); }
+import { ALL_DTYPES, FLOATS, dtypeIn, sig } from './dispatch.ts';
+import { REDUCE_OPS, type ReduceOp } from './types.ts';
+import * as cpu from './cpu/reduce.ts';
+import * as gpu from './gpu/reduce.ts';
+
+/**
+ * dims undefined = every dim; an empty array reduces nothing (numpy's axis=()). sum/min/max keep
+ * the dtype (integer sums wrap), mean is float only, argmin/argmax give u32 over exactly one dim.
+ */
+export function reduce(op: ReduceOp, x: Tensor, dims: number | readonly number[] | undefined, keepdim: boolean): Tensor {
+  if (!(REDUCE_OPS as readonly string[]).includes(op)) throw new TensorError(`reduce: unknown op '${String(op)}' (tensor ${sig(x)})`);
+  x.check(op);
+  if (op === 'mean' && !FLOATS.includes(x.dtype)) {
+    throw new DTypeError(`mean: dtype ${x.dtype} not supported (tensor ${sig(x)}; supported: ${FLOATS.join(', ')}); cast to a float dtype first`);
+  }
+  dtypeIn(op, x, ALL_DTYPES);
+  if (typeof keepdim !== 'boolean') throw new TypeError(`${op}: keepdim must be a boolean, got ${typeof keepdim} (tensor ${sig(x)})`);
+  const shape = x.layout.shape, rank = x.rank;
+  const isArg = op === 'argmin' || op === 'argmax';
+  let given: readonly number[];
+  if (dims === undefined) {
+    if (isArg) throw new ShapeError(`${op}: needs exactly one dim (tensor ${sig(x)})`);
+    given = shape.map((_, i) => i);
+  } else if (typeof dims === 'number') given = [dims];
+  else if (Array.isArray(dims)) given = dims;
+  else throw new TypeError(`${op}: dims must be a number or an array of numbers (tensor ${sig(x)})`);
+  if (isArg && given.length !== 1) throw new ShapeError(`${op}: needs exactly one dim, got [${given.join(', ')}] (tensor ${sig(x)})`);
+  const ds = given.map((d) => {
+    if (typeof d !== 'number') throw new TypeError(`${op}: dims must be numbers, got [${given.join(', ')}] (tensor ${sig(x)})`);
+    return normDim(op, d, rank);
+  });
+  if (new Set(ds).size !== ds.length) throw new ShapeError(`${op}: dim repeated in [${given.join(', ')}] (tensor ${sig(x)})`);
+  ds.sort((a, b) => a - b);
+  const reducedSize = numel(ds.map((d) => shape[d]!));
+  if (reducedSize === 0 && op !== 'sum' && op !== 'mean') {
+    throw new ShapeError(`${op}: cannot reduce over an empty extent (dims [${ds.join(', ')}] of shape ${fmtShape(shape)}, ${x.dtype})`);
+  }
+  const outShape = keepdim ? shape.map((n, i) => (ds.includes(i) ? 1 : n)) : shape.filter((_, i) => !ds.includes(i));
+  return x.device.isCpu ? cpu.reduce(op, x, ds, keepdim, outShape) : gpu.reduce(op, x, ds, keepdim, outShape);
+}
