@@ -5,7 +5,8 @@
 # Prints the root's path on stdout. Fails loudly on any download error (never skips).
 #
 #   ROCM_TENSOR_CACHE  cache folder (default ~/.cache/rocm-tensor)
-#   ROCM_ROOT_PARTS    "headers" (default: headers + compiler) or "all" (adds shared objects)
+#   ROCM_ROOT_PARTS    "headers" (default: headers + compiler) or "all" (adds the shared objects
+#                      for symbol checks and an installed libamdhip64-6 for the no-device check)
 set -euo pipefail
 cache=${ROCM_TENSOR_CACHE:-$HOME/.cache/rocm-tensor}
 root=$cache/sid-root
@@ -35,5 +36,12 @@ if [ "$parts" = all ] && [ ! -f "$root/.stage-libs" ]; then
   log "downloading libamdhip64-6, libmiopen1, librocblas4 (symbol tables)"
   chroot "$root" sh -ec 'mkdir -p /tmp/libdebs && cd /tmp/libdebs && apt-get -o Acquire::Check-Valid-Until=false -o APT::Sandbox::User=root -q download libamdhip64-6 libmiopen1 librocblas4 && mkdir -p /opt/rocm-sos && for d in *.deb; do dpkg-deb --fsys-tarfile $d | tar -x -C /opt/rocm-sos --wildcards "*.so*"; done && rm -f *.deb' >&2
   touch "$root/.stage-libs"
+fi
+if [ "$parts" = all ] && [ ! -f "$root/.stage-runtime" ]; then
+  # The no-device check dlopens the real libamdhip64 inside the root, so it needs the runtime
+  # installed with its dependencies (HSA runtime, comgr, libdrm, libnuma...), not just extracted.
+  log "installing libamdhip64-6 and its dependencies"
+  chroot "$root" apt-get "${apt_opts[@]}" install -y --no-install-recommends libamdhip64-6 >&2
+  touch "$root/.stage-runtime"
 fi
 echo "$root"

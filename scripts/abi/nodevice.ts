@@ -1,0 +1,24 @@
+// Puts the host's node binary, koffi and a bundle of scripts/abi/nodevice-probe.ts into the ROCm
+// root and runs it there with a time limit: the host glibc is too old for sid's libamdhip64.
+import { cpSync, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { runInRoot, writeInRoot, type RootRun } from './root.ts';
+
+const repo = new URL('../..', import.meta.url).pathname;
+const inner = '/tmp/rocm-tensor-abi/probe';
+
+export function runNoDeviceProbe(root: string, timeoutMs = 60_000): RootRun {
+  const dir = join(root, inner);
+  const node = join(dir, 'node');
+  if (!existsSync(node) || statSync(node).size !== statSync(process.execPath).size) cpSync(process.execPath, node);
+  for (const pkg of ['koffi', '@koromix/koffi-linux-x64']) {
+    cpSync(join(repo, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true });
+  }
+  const bundle = buildSync({
+    entryPoints: [join(repo, 'scripts/abi/nodevice-probe.ts')], bundle: true, platform: 'node', format: 'esm',
+    target: 'node20', external: ['koffi'], write: false, logLevel: 'silent',
+  });
+  writeInRoot(root, `${inner}/probe.mjs`, bundle.outputFiles[0]!.contents);
+  return runInRoot(root, [`${inner}/node`, `${inner}/probe.mjs`], timeoutMs);
+}
