@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// rocm-tensor's command line: `info` (devices and libraries), `selftest` (every op on a device
+// against the CPU reference), `model` (the tiny CNN), `all` (what `npm start` runs), `bench`.
+import { Command } from 'commander';
+import Table from 'cli-table3';
+import cliProgress from 'cli-progress';
+import { Device } from './device.ts';
+import { deviceReport } from './report.ts';
+import { runSelftest, type Row } from './selftest.ts';
+import { runTinyCnn } from './model.ts';
+
+function pickDevice(spec: string | undefined): Device {
+  return spec ? Device.parse(spec) : Device.best();
+}
+
+function printInfo(): void {
+  const r = deviceReport();
+  console.log('rocm-tensor device report');
+  console.log(`  ROCm devices: ${r.rocm.count}${r.rocm.error ? ` (${r.rocm.error})` : ''}`);
+  console.log(`  CUDA devices: ${r.cuda.count}${r.cuda.error ? ` (${r.cuda.error})` : ''}`);
+  if (r.devices.length) {
+    const t = new Table({ head: ['device', 'name', 'arch', 'memory GiB', 'CUs/SMs', 'wave', 'runtime', 'driver'] });
+    for (const d of r.devices) t.push([d.id, d.name, d.arch, d.memoryGiB, d.multiprocessors, d.warpSize, d.runtime, d.driver]);
+    console.log(t.toString());
+  }
+  for (const l of r.libraries) console.log(`  ${l.name}: ${l.status}`);
+  console.log(`  chosen device: ${r.chosen}`);
+}
+
+async function selftest(device: Device, filter?: string): Promise<Row[]> {
+  console.log(`\nself-test on ${device}${device.isCpu ? ' (reference: the same ops in f64)' : ' (reference: the CPU backend)'}`);
+  const bar = process.stdout.isTTY ? new cliProgress.SingleBar({ format: '  {bar} {value}/{total} {op}', hideCursor: true }, cliProgress.Presets.shades_classic) : null;
+  let started = false;
+  const rows = await runSelftest(device, (row, i, total) => {
+    if (bar && !started) { bar.start(total, 0, { op: '' }); started = true; }
+    bar?.update(i, { op: `${row.op} ${row.dtype}` });
+  }, filter ? new RegExp(filter) : undefined);
+  bar?.stop();
+  const t = new Table({ head: ['op', 'dtype', 'max error', 'result'] });
+  for (const r of rows) t.push([r.op, r.dtype, Number.isNaN(r.maxErr) ? '-' : r.maxErr.toExponential(2), r.status + (r.detail ? `: ${r.detail.slice(0, 60)}` : '')]);
+  console.log(t.toString());
+  const count = (s: Row['status']) => rows.filter((r) => r.status === s).length;
+  console.log(`self-test: ${count('pass')} pass, ${count('FAIL')} FAIL, ${count('error')} error, ${count('not on this device yet')} not on this device yet`);
+  return rows;
+}
+
+async function model(device: Device): Promise<void> {
+  const r = await runTinyCnn(device);
+  console.log(`\ntiny CNN forward (conv2d, relu, maxPool2d, matmul, softmax) on ${r.device}: ${r.ms.toFixed(2)} ms for 4 images`);
+  if (r.fellBackToCpu) console.log(`  ran on the CPU: ${device} cannot run it yet (${r.reason ?? 'unknown'})`);
+  if (r.maxDiffVsCpu !== null) console.log(`  max |p - p_cpu| = ${r.maxDiffVsCpu.toExponential(2)}`);
+  r.probs.forEach((p, i) => console.log(`  image ${i}: class ${p.indexOf(Math.max(...p))} (p=${Math.max(...p).toFixed(3)})`));
+}
+
+const program = new Command().name('rocm-tensor').description('GPU tensors for Node.js and Bun on AMD ROCm');
+program.command('info').description('devices, architectures, memory and libraries found').action(() => printInfo());
+program.command('selftest').description('every op on a device against the CPU reference')
+  .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')
+  .option('-f, --filter <regex>', 'only ops matching')
+  .action(async (o: { device?: string; filter?: string }) => {
+    const rows = await selftest(pickDevice(o.device), o.filter);
+    if (rows.some((r) => r.status === 'FAIL' || r.status === 'error')) process.exitCode = 1;
+  });
+program.command('model').description('the tiny CNN forward pass').option('-d, --device <spec>').action(async (o: { device?: string }) => model(pickDevice(o.device)));
+program.command('all', { isDefault: true }).description('info, selftest and model on the best device (npm start)')
+  .option('-d, --device <spec>').action(async (o: { device?: string }) => {
+    printInfo();
+    const d = pickDevice(o.device);
+    const rows = await selftest(d);
+    await model(d);
+    if (rows.some((r) => r.status === 'FAIL' || r.status === 'error')) process.exitCode = 1;
+  });
+program.command('bench').description('micro-benchmarks (from a source checkout: npm run bench)')
+  .allowUnknownOption(true).action(async () => {
+    const { pathToFileURL } = await import('node:url');
+    const { existsSync } = await import('node:fs');
+    const path = new URL('../bench/run.ts', import.meta.url);
+    if (!existsSync(path)) { console.error('bench: the benchmarks ship with the source checkout; run `npm run bench` there'); process.exitCode = 1; return; }
+    await import(pathToFileURL(path.pathname).href);
+  });
+await program.parseAsync(process.argv);
