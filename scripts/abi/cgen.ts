@@ -2,7 +2,7 @@
 // _Static_assert per function (whole function type, after macro expansion) and per parameter
 // (koffi's own reading of each type against C's size and class), one per alias, and a program
 // that prints every enum value, macro, struct offset and size we rely on.
-import koffi from 'koffi';
+import koffi, { type TypeObject } from 'koffi';
 import { registerAliases, type NativeAlias } from '../../src/ffi/native.ts';
 import { ABI_ALIASES, ABI_LIBRARIES, C_PRELUDE } from './tables.ts';
 
@@ -47,8 +47,8 @@ function koffiClass(primitive: string): 'int' | 'pointer' | 'real' | 'void' {
 }
 
 // koffi 3 reports arguments as { type, direction } (its .d.ts says TypeObject)
-function typeOf(x: unknown): koffi.TypeObject {
-  const o = x as { type?: koffi.TypeObject } & koffi.TypeObject;
+function typeOf(x: unknown): TypeObject {
+  const o = x as { type?: TypeObject } & TypeObject;
   return o.type && typeof o.type === 'object' ? o.type : o;
 }
 

@@ -107,7 +107,7 @@ function readDeviceInfo(h: Hip, index: number): DeviceInfo {
  * The array, the size cell and the argument buffer are koffi allocations made once (the buffer
  * grows on demand); HIP copies the arguments during hipModuleLaunchKernel, so reuse is safe.
  */
-class LaunchBlock {
+export class LaunchBlock {
   readonly extra = koffi.alloc('uint64_t', 5) as bigint;
   private readonly sizeCell = koffi.alloc('uint64_t', 1) as bigint;
   private buf = 0n;

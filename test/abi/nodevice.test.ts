@@ -8,7 +8,7 @@ import { rocmRoot } from '../../scripts/abi/root.ts';
 
 interface ProbeOut {
   path: string; init: number; initName: string; code: number; name: string; text: string; count: number;
-  probe: { count: number; reason: string; code: number | null }; deviceCount: number;
+  probe: { count: number; reason: string; code: number | null }; deviceCount: number; openError: string;
 }
 
 test('real libamdhip64 reports no device, cleanly', () => {
@@ -26,6 +26,8 @@ test('real libamdhip64 reports no device, cleanly', () => {
   assert.is(out.deviceCount, 0);
   assert.is(out.probe.count, 0);
   assert.match(out.probe.reason, /hipErrorNoDevice/);
+  // opening a device is a GpuError that carries HIP's own words
+  assert.match(out.openError, /^GpuError: openRocm\(0\): .*hipErrorNoDevice/);
 });
 
 test.run();
