@@ -7,6 +7,14 @@ import { ALL_DTYPES, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from '.
 import * as cpu from './cpu/indexing.ts';
 import * as gpu from './gpu/indexing.ts';
 
+/** normDim, with the tensor named in the error */
+function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {
+  try { return normDim(op, dim, rank); } catch (e) {
+    if (e instanceof ShapeError) throw new ShapeError(`${e.message} (x ${sig(x)})`);
+    throw e;
+  }
+}
+
 function checkIds(op: string, ids: Tensor): void { dtypeIn(op, ids, INDEX_DTYPES); }
 
 function oneDim(op: string, ids: Tensor, x: Tensor): void {
@@ -19,7 +27,7 @@ export function indexSelect(x: Tensor, ids: Tensor, dim: number): Tensor {
   dtypeIn(op, x, ALL_DTYPES);
   checkIds(op, ids);
   oneDim(op, ids, x);
-  const d = normDim(op, dim, x.rank);
+  const d = dimOf(op, dim, x);
   const outShape = [...x.layout.shape];
   outShape[d] = ids.layout.shape[0]!;
   return x.device.isCpu ? cpu.indexSelect(x, ids, d, outShape) : gpu.indexSelect(x, ids, d, outShape);
@@ -30,7 +38,7 @@ export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
   sameDevice(op, x, ids);
   dtypeIn(op, x, ALL_DTYPES);
   checkIds(op, ids);
-  const d = normDim(op, dim, x.rank);
+  const d = dimOf(op, dim, x);
   const fits = ids.rank === x.rank && ids.layout.shape.every((n, i) => i === d || n <= x.layout.shape[i]!);
   if (!fits) {
     throw new ShapeError(`${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and no larger size outside dim ${d}`);
@@ -44,7 +52,7 @@ export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: b
   dtypeIn(op, x, ALL_DTYPES);
   sameDType(op, x, src);
   checkIds(op, ids);
-  const d = normDim(op, dim, x.rank);
+  const d = dimOf(op, dim, x);
   const is = ids.layout.shape;
   const fits = ids.rank === x.rank && src.rank === x.rank
     && is.every((n, i) => n <= src.layout.shape[i]! && (i === d || n <= x.layout.shape[i]!));
@@ -61,7 +69,7 @@ export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tens
   sameDType(op, x, src);
   checkIds(op, ids);
   oneDim(op, ids, x);
-  const d = normDim(op, dim, x.rank);
+  const d = dimOf(op, dim, x);
   const want = [...x.layout.shape];
   want[d] = ids.layout.shape[0]!;
   if (src.rank !== x.rank || !src.layout.shape.every((n, i) => n === want[i])) {

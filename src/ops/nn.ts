@@ -10,6 +10,14 @@ import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
 import * as cpu from './cpu/nn.ts';
 import * as gpu from './gpu/nn.ts';
 
+/** normDim, with the tensor named in the error */
+function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {
+  try { return normDim(op, dim, rank); } catch (e) {
+    if (e instanceof ShapeError) throw new ShapeError(`${e.message} (x ${sig(x)})`);
+    throw e;
+  }
+}
+
 type RopeLayout = cpu.RopeLayout;
 
 function floats(op: string, ...ts: Tensor[]): void {
@@ -31,7 +39,7 @@ export function softmax(x: Tensor, dim: number, log: boolean): Tensor {
   const op = log ? 'logSoftmax' : 'softmax';
   floats(op, x);
   // a 0-d tensor is one element along dim 0 (or -1), like PyTorch
-  const d = normDim(op, dim, Math.max(x.rank, 1));
+  const d = dimOf(op, dim, x, Math.max(x.rank, 1));
   return x.device.isCpu ? cpu.softmax(x, d, log) : gpu.softmax(x, d, log);
 }
 
