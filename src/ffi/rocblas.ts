@@ -94,6 +94,9 @@ export function loadRocblas(): Rocblas {
     const text = fn.rocblas_status_to_string(status) ?? `rocblas_status ${status}`;
     throw new GpuError(`${call}(${fmtArgs(args)}) failed: ${text} (${status})`, status, call);
   };
+  // rocblas_initialize loads every Tensile kernel for the visible devices up front (seconds);
+  // opt-in, since lazy loading per kernel is what most short-lived processes want
+  if (process.env.ROCM_TENSOR_ROCBLAS_PRELOAD === '1') fn.rocblas_initialize();
   const len: [number] = [0];
   check(fn.rocblas_get_version_string_size(len), 'rocblas_get_version_string_size', []);
   const buf = new Uint8Array(Math.max(len[0], 1));
