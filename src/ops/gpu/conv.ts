@@ -1,18 +1,41 @@
-// GPU convolutions: replaced by the GPU agents.
+// GPU convolutions on MIOpen / cuDNN (through runtime.dnn()): NCHW, contiguous operands, the
+// library picks and caches the algorithm per shape. Bias is a broadcast add afterwards.
 import type { Shape } from '../../layout.ts';
-import type { Tensor } from '../../tensor.ts';
+import { Tensor } from '../../tensor.ts';
+import type { ConvParams } from '../../runtime/gpu.ts';
 import type { Conv2dParams, ConvTranspose2dParams } from '../types.ts';
-import { notOnDevice } from '../dispatch.ts';
+import { addChannelBias, dense, dnnDType, release } from './dnn-util.ts';
 
-/**
- * x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw], bias [cOut] or null, all the same dtype and
- * device, any strides; params normalized and outShape [n, cOut, oh, ow] computed by the
- * dispatcher (1-d convs arrive as h = 1).
- */
-export function conv2d(x: Tensor, _w: Tensor, _bias: Tensor | null, _p: Conv2dParams, _outShape: Shape): Tensor {
-  return notOnDevice('conv2d', x);
+function params(x: Tensor, w: Tensor, y: Tensor, p: Conv2dParams, cIn: number, cOut: number): ConvParams {
+  const [n, , inH, inW] = x.layout.shape as [number, number, number, number];
+  return {
+    dtype: dnnDType(x), n, cIn, inH, inW, cOut,
+    kH: w.layout.shape[2]!, kW: w.layout.shape[3]!,
+    outH: y.layout.shape[2]!, outW: y.layout.shape[3]!,
+    padH: p.padding[0], padW: p.padding[1], strideH: p.stride[0], strideW: p.stride[1],
+    dilationH: p.dilation[0], dilationW: p.dilation[1], groups: p.groups,
+    x: x.storage.ptrAt(x.layout.offset), w: w.storage.ptrAt(w.layout.offset), y: y.storage.ptrAt(0),
+  };
 }
-/** x [n, cIn, h, w], w [cIn, cOut/groups, kh, kw], bias [cOut] or null; as conv2d */
-export function convTranspose2d(x: Tensor, _w: Tensor, _bias: Tensor | null, _p: ConvTranspose2dParams, _outShape: Shape): Tensor {
-  return notOnDevice('convTranspose2d', x);
+
+/** x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw] */
+export function conv2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Conv2dParams, outShape: Shape): Tensor {
+  const y = Tensor.empty(outShape, x.dtype, x.device);
+  if (y.numel === 0) return y;
+  const X = dense(x), W = dense(w);
+  try {
+    x.device.runtime.dnn().convForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
+  } finally { release(X, W); }
+  return addChannelBias(y, bias);
+}
+
+/** x [n, cIn, h, w], w [cIn, cOut/groups, kh, kw]; output padding is in outShape */
+export function convTranspose2d(x: Tensor, w: Tensor, bias: Tensor | null, p: ConvTranspose2dParams, outShape: Shape): Tensor {
+  const y = Tensor.empty(outShape, x.dtype, x.device);
+  if (y.numel === 0) return y;
+  const X = dense(x), W = dense(w);
+  try {
+    x.device.runtime.dnn().convTransposeForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
+  } finally { release(X, W); }
+  return addChannelBias(y, bias);
 }

@@ -1,9 +1,25 @@
-// GPU pooling: replaced by the GPU agents.
+// GPU pooling on MIOpen / cuDNN: NCHW, contiguous input.
 import type { Shape } from '../../layout.ts';
-import type { Tensor } from '../../tensor.ts';
+import { Tensor } from '../../tensor.ts';
 import type { Pool2dParams } from '../types.ts';
-import { notOnDevice } from '../dispatch.ts';
+import { dense, dnnDType, release } from './dnn-util.ts';
 
-/** x [n, c, h, w] any strides; params normalized and outShape [n, c, oh, ow] computed by the dispatcher */
-export function avgPool2d(x: Tensor, _p: Pool2dParams, _outShape: Shape): Tensor { return notOnDevice('avgPool2d', x); }
-export function maxPool2d(x: Tensor, _p: Pool2dParams, _outShape: Shape): Tensor { return notOnDevice('maxPool2d', x); }
+function pool(mode: 'max' | 'avg', x: Tensor, p: Pool2dParams, outShape: Shape): Tensor {
+  const y = Tensor.empty(outShape, x.dtype, x.device);
+  if (y.numel === 0) return y;
+  const X = dense(x);
+  try {
+    const [n, c, inH, inW] = x.layout.shape as [number, number, number, number];
+    x.device.runtime.dnn().poolForward({
+      dtype: dnnDType(x), mode, countIncludePad: p.countIncludePad,
+      n, c, inH, inW, outH: outShape[2]!, outW: outShape[3]!,
+      kH: p.kernel[0], kW: p.kernel[1], padH: p.padding[0], padW: p.padding[1],
+      strideH: p.stride[0], strideW: p.stride[1],
+      x: X.t.storage.ptrAt(X.t.layout.offset), y: y.storage.ptrAt(0),
+    }, x.device.stream);
+  } finally { release(X); }
+  return y;
+}
+
+export function avgPool2d(x: Tensor, p: Pool2dParams, outShape: Shape): Tensor { return pool('avg', x, p, outShape); }
+export function maxPool2d(x: Tensor, p: Pool2dParams, outShape: Shape): Tensor { return pool('max', x, p, outShape); }
