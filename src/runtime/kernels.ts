@@ -145,6 +145,21 @@ export function objectKeyFor(vendor: 'rocm' | 'cuda', arch: string): string | nu
   return m && Number(m[1]) >= 80 ? 'ptx' : null;
 }
 
+/** every kernel's layout in one code object ('ptx' or a gfx arch), as launches check it */
+export function layoutsFromImage(key: string, file: string, image: Uint8Array): Map<string, KernelLayout> {
+  const layouts = new Map<string, KernelLayout>();
+  if (key === 'ptx') {
+    for (const k of parsePtxEntries(new TextDecoder().decode(image))) {
+      layouts.set(k.name, { name: k.name, file, params: k.params, exactKinds: k.params.some((p) => p.kind === 'pointer'), bytes: k.paramBytes });
+    }
+  } else {
+    for (const k of parseAmdCodeObject(image).kernels) {
+      layouts.set(k.name, { name: k.name, file, params: k.params, exactKinds: true, bytes: endOf(k.params) });
+    }
+  }
+  return layouts;
+}
+
 // ---- the launcher ---------------------------------------------------------------------------
 
 interface LoadedKernel {
@@ -215,19 +230,12 @@ export class Kernels {
     const obj = entry.objects[key];
     if (!obj) throw new NoKernelForArchError(`kernels: ${file} has no code object for ${key} (has ${Object.keys(entry.objects).join(', ')})`);
     let image = readCodeObject(this.dir, obj.path);
-    const layouts = new Map<string, KernelLayout>();
-    if (key === 'ptx') {
-      for (const k of parsePtxEntries(new TextDecoder().decode(image))) {
-        layouts.set(k.name, { name: k.name, file, params: k.params, exactKinds: k.params.some((p) => p.kind === 'pointer'), bytes: k.paramBytes });
-      }
+    const layouts = layoutsFromImage(key, file, image);
+    if (key === 'ptx' && image[image.length - 1] !== 0) {
       // cuModuleLoadData reads PTX as a NUL-terminated string
       const z = new Uint8Array(image.length + 1);
       z.set(image);
       image = z;
-    } else {
-      for (const k of parseAmdCodeObject(image).kernels) {
-        layouts.set(k.name, { name: k.name, file, params: k.params, exactKinds: true, bytes: endOf(k.params) });
-      }
     }
     const loaded: LoadedFile = { module: this.rt.moduleLoad(image), layouts, kernels: new Map() };
     this.files.set(file, loaded);

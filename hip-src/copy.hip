@@ -1,0 +1,65 @@
+// copy.hip: fill, strided copy and 2-D copy. Copies move bits, so they go by element width:
+// b1 (u8), b2 (f16 bf16), b4 (f32 u32), b8 (f64 i64). A contiguous copy needs no kernel: use
+// the runtime's device-to-device memcpy.
+//
+// Kernels:
+//   fill_<DT>(T* y, i64 yOff, u64 n, V value)
+//   fill_<DT>_strided(T* y, Geom g, V value)                          operand 0 = y
+//       V: float for f32, double for f64, i64 for i64, u32 otherwise (f16/bf16: the 16-bit
+//       pattern in the low bits; u8: the low 8 bits).
+//   copy_strided_<W>(E* y, const E* x, Geom g)                       operands y, x
+//       any layout on both sides (a strided destination writes into a view).
+//   copy2d_<W>(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 cols, i64 yRowStride, i64 xRowStride)
+//       y[yOff + r*yRowStride + c] = x[xOff + r*xRowStride + c]; rows of `cols` contiguous
+//       elements (narrow, cat, pad). Strides and offsets in elements.
+#include "elementwise.h"
+
+template <class T>
+RT_DEVICE void fill_contig(T* y, u64 n, T v) {
+  if (aligned16(y)) {
+    typedef Vec16<T> V;
+    V r;
+#pragma unroll
+    for (int k = 0; k < V::N; k++) r.v[k] = v;
+    const u64 nv = n / V::N;
+    grid_loop(nv, [&](auto i) { reinterpret_cast<V*>(y)[i] = r; });
+    const u64 t = nv * V::N + global_thread();
+    if (t < n) y[t] = v;
+  } else {
+    grid_loop(n, [&](auto i) { y[i] = v; });
+  }
+}
+template <class T>
+RT_DEVICE void fill_strided(T* y, const Geom& g, T v) {
+  grid_loop((u64)g.numel, [&](auto i) {
+    i64 off[1];
+    geom_offsets<1>(g, i, off);
+    y[off[0]] = v;
+  });
+}
+
+#define FILL(DT, T, V, MAKE) \
+  RT_KERNEL void fill_##DT(T* y, i64 yOff, u64 n, V value) { fill_contig(y + yOff, n, MAKE); } \
+  RT_KERNEL void fill_##DT##_strided(T* y, Geom g, V value) { fill_strided(y, g, MAKE); }
+
+FILL(f32, float, float, value)
+FILL(f64, double, double, value)
+FILL(f16, f16, u32, (f16{ (u16)value }))
+FILL(bf16, bf16, u32, (bf16{ (u16)value }))
+FILL(u8, u8, u32, ((u8)value))
+FILL(u32, u32, u32, value)
+FILL(i64, i64, i64, value)
+
+#define COPY(W, E) \
+  RT_KERNEL void copy_strided_##W(E* y, const E* x, Geom g) { \
+    map1_strided(y, x, g, [](E v) { return v; }); } \
+  RT_KERNEL void copy2d_##W(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 cols, i64 yRowStride, i64 xRowStride) { \
+    y += yOff; x += xOff; \
+    grid_loop(rows * cols, [&](auto i) { \
+      const auto r = i / (decltype(i))cols, c = i - r * (decltype(i))cols; \
+      y[(i64)r * yRowStride + (i64)c] = x[(i64)r * xRowStride + (i64)c]; }); }
+
+COPY(b1, u8)
+COPY(b2, u16)
+COPY(b4, u32)
+COPY(b8, u64)
