@@ -205,4 +205,30 @@ test('bad inputs', () => {
   throwsLike(() => x.conv2d(w, { bias: gone }), DisposedError, ['conv2d']);
 });
 
+test('the npm start CNN: conv2d -> maxPool2d -> relu -> matmul -> softmax, checked by plain JS', () => {
+  const x = randT([2, 1, 6, 6], 'f64'), w = randT([3, 1, 3, 3], 'f64'), b = randT([3], 'f64'), fc = randT([12, 4], 'f64');
+  const feat = x.conv2d(w, { padding: 1, bias: b }).maxPool2d({ kernel: 3, stride: 3 }).relu();
+  assert.equal(feat.shape, [2, 3, 2, 2]);
+  const probs = feat.reshape([2, 12]).matmul(fc).softmax(-1);
+  const xv = nums(x), wv = nums(w), bv = nums(b), fv = nums(fc);
+  const at = (n: number, y: number, i: number) => (y < 0 || y > 5 || i < 0 || i > 5 ? 0 : xv[n * 36 + y * 6 + i]!);
+  const want: number[] = [];
+  for (let n = 0; n < 2; n++) {
+    const f: number[] = [];
+    for (let o = 0; o < 3; o++) for (let py = 0; py < 2; py++) for (let px = 0; px < 2; px++) {
+      let m = -Infinity;
+      for (let y = py * 3; y < py * 3 + 3; y++) for (let i = px * 3; i < px * 3 + 3; i++) {
+        let s = bv[o]!;
+        for (let a = 0; a < 3; a++) for (let c = 0; c < 3; c++) s += at(n, y + a - 1, i + c - 1) * wv[o * 9 + a * 3 + c]!;
+        m = Math.max(m, s);
+      }
+      f.push(Math.max(m, 0));
+    }
+    const logits = [0, 1, 2, 3].map((j) => f.reduce((s, v, k) => s + v * fv[k * 4 + j]!, 0));
+    const mx = Math.max(...logits), e = logits.map((l) => Math.exp(l - mx)), z = e.reduce((s, v) => s + v, 0);
+    want.push(...e.map((v) => v / z));
+  }
+  assertClose(nums(probs), want, 1e-12, 1e-12, 'cnn');
+});
+
 test.run();
