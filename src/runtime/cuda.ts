@@ -111,7 +111,7 @@ class CudaRuntime implements GpuRuntime {
   private readonly f: CudaDriver['fn'];
   private readonly dev: number;
   private readonly ctx: bigint;
-  private readonly label: string;
+  private label: string;
   private readonly launchBlock = new LaunchBlock();
   private readonly out = new BigUint64Array(2);
   private readonly outInt = new Int32Array(1);
@@ -120,6 +120,7 @@ class CudaRuntime implements GpuRuntime {
   private closed = false;
 
   constructor(readonly index: number) {
+    this.label = `cuda:${index}`;
     this.d = loadCudaDriver();
     this.f = this.d.fn;
     this.d.check(this.f.cuInit(0), 'cuInit', [0]);
