@@ -368,13 +368,16 @@ export class CudnnApi implements DnnApi {
     const dv = new DataView(this.perf.buffer, this.perf.byteOffset, this.perf.byteLength);
     const f = CUDNN_PERF.fields;
     const tried: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const at = i * CUDNN_PERF.size;
+    // second pass (f32/f64 only): an algorithm ranked with tensor-op math still runs, on FMA
+    // kernels, when the descriptor keeps FMA math
+    for (let i = 0; i < 2 * count; i++) {
+      const strict = i < count;
+      const at = (i % count) * CUDNN_PERF.size;
       const algo = dv.getInt32(at + f.algo, true);
       const status = dv.getInt32(at + f.status, true);
       const mathType = dv.getInt32(at + f.mathType, true);
-      tried.push(`algo ${algo} status ${status} math ${mathType}`);
-      if (status !== CUDNN_CONST.CUDNN_STATUS_SUCCESS || !mathAllowed(p.dtype, mathType)) continue;
+      if (strict) tried.push(`algo ${algo} status ${status} math ${mathType}`);
+      if (status !== CUDNN_CONST.CUDNN_STATUS_SUCCESS || (strict && !mathAllowed(p.dtype, mathType))) continue;
       const math = isHalf(p.dtype) ? mathType : baseMath(p.dtype);
       this.ok(this.lib.fn.cudnnSetConvolutionMathType(conv, math), 'cudnnSetConvolutionMathType', [math]);
       this.out64[0] = 0n;
