@@ -205,7 +205,10 @@ test('dispose, views keep storage alive, tidy and keep', async () => {
   assert.equal(nums(out.a), [2, 2]);
   out.a.dispose(); out.list[0]!.dispose(); kept!.dispose();
   assert.is(liveTensors().length, before);
-  await assert.not.throws(async () => { await tidy(async () => { throw new Error('boom'); }).catch(() => undefined); });
+  let leaked: Tensor | null = null;
+  const err = await tidy(async () => { leaked = Tensor.ones([1]); throw new Error('boom'); }).then(() => null, (e: Error) => e);
+  assert.is(err?.message, 'boom');
+  assert.ok(leaked!.isDisposed, 'a rejected tidy still disposes');
 });
 
 test.run();
