@@ -20,7 +20,7 @@ function anyRand(shape: number[], dtype: DType): Tensor {
   return randT(shape, dtype);
 }
 /** bit-exact element list: strings so bigints and raw half bits compare alike */
-async function bits(t: Tensor): Promise<string[]> { return Array.from(await t.toRawArray(), (v) => String(v)); }
+async function bits(t: Tensor): Promise<string[]> { return Array.from(await t.toRawArray() as ArrayLike<number | bigint>, (v) => String(v)); }
 const ids = (v: number[], dtype: DType = 'u32', shape?: number[]) => Tensor.from(v, { dtype, shape });
 function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: (string | RegExp)[]): void {
   try { fn(); } catch (e) {
@@ -87,6 +87,7 @@ test('indexSelect: errors name the op, the id, its position, the range, shapes a
   throwsWith(() => x.indexSelect(ids([0, 3]), 1), IndexError, 'indexSelect', 'id 3', 'position [1]', '[0, 3)', '[2, 3] f32', '[2] u32');
   throwsWith(() => x.indexSelect(ids([2], 'u8'), 0), IndexError, 'indexSelect', 'id 2', '[0, 2)');
   throwsWith(() => x.indexSelect(Tensor.from(new BigInt64Array([0n, 1n, -1n])), 1), IndexError, 'indexSelect', 'id -1', 'position [2]', 'i64');
+  throwsWith(() => x.indexSelect(Tensor.from(new BigInt64Array([2n, 3n])), 1), IndexError, 'indexSelect', 'id 3', 'position [1]', '[0, 3)');
   throwsWith(() => x.indexSelect(Tensor.from(new BigInt64Array([2n ** 60n])), 1), IndexError, 'indexSelect', `id ${2n ** 60n}`);
   throwsWith(() => x.indexSelect(ids([0], 'f32'), 1), DTypeError, 'indexSelect', 'f32', 'u8, u32, i64');
   throwsWith(() => x.indexSelect(ids([0, 1], 'u32', [1, 2]), 1), ShapeError, 'indexSelect', '1-d', '[1, 2] u32', '[2, 3] f32');
