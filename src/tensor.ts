@@ -376,6 +376,7 @@ function inferShape(op: string, shape: Shape, n: number, from: Shape): number[] 
   const holes = shape.filter((x) => x === -1).length;
   if (holes > 1) throw new ShapeError(`${op}: at most one -1 in ${fmtShape(shape)}`);
   const known = shape.reduce((a, b) => (b === -1 ? a : a * b), 1);
+  if (holes === 1 && known !== 0 && n % known !== 0) throw new ShapeError(`${op}: cannot reshape ${fmtShape(from)} (${n} elements) to ${fmtShape(shape)}`);
   const out = shape.map((x) => (x === -1 ? (known === 0 ? 0 : n / known) : x));
   checkShape(op, out);
   if (numel(out) !== n) throw new ShapeError(`${op}: cannot reshape ${fmtShape(from)} (${n} elements) to ${fmtShape(shape)}`);
