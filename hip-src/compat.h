@@ -8,8 +8,8 @@
 //  - pointers come first, then element offsets (int64, in elements, added to the pointer in the
 //    kernel, so the host never does pointer arithmetic), then counts, then scalar parameters.
 //  - every kernel loops grid-stride, so any grid size is correct; the host may cap the grid.
-//  - indexing is 32-bit when the element count fits and 64-bit otherwise (picked in-kernel, a
-//    uniform branch), so tensors over 2^31 elements work.
+//  - tensors over 2^31 elements work: contiguous loops index in 64 bits; strided loops index
+//    in 32 bits when the element count fits and in 64 bits otherwise (a uniform branch).
 //  - f16 and bf16 are stored as raw 16-bit patterns; arithmetic runs in f32 and results are
 //    rounded to nearest even on store. The conversions are written in software so both vendors
 //    give bit-identical results and match src/dtype.ts (NaN -> 0x7e00 / 0x7fc0).
@@ -198,7 +198,16 @@ template <class T> struct alignas(16) Vec16 {
 
 RT_DEVICE bool aligned16(const void* p) { return ((u64)p & 15u) == 0; }
 
-// Runs body(i) for every i in [0, n) across the grid, with a 32-bit index where n allows.
+// Runs body(i) for every i in [0, n) across the grid with a 64-bit index: contiguous loops only
+// add and compare, so one 64-bit form serves every size and keeps the code small.
+template <class F>
+RT_DEVICE void grid_loop64(u64 n, F body) {
+  const u64 stride = grid_threads();
+  for (u64 i = global_thread(); i < n; i += stride) body(i);
+}
+
+// Runs body(i) for every i in [0, n) across the grid, with a 32-bit index where n allows: for
+// strided loops, whose index divisions are much cheaper in 32 bits.
 template <class F>
 RT_DEVICE void grid_loop(u64 n, F body) {
   if (n <= 0x7fffffffull) {

@@ -22,11 +22,11 @@ RT_DEVICE void fill_contig(T* y, u64 n, T v) {
 #pragma unroll
     for (int k = 0; k < V::N; k++) r.v[k] = v;
     const u64 nv = n / V::N;
-    grid_loop(nv, [&](auto i) { reinterpret_cast<V*>(y)[i] = r; });
+    grid_loop64(nv, [&](u64 i) { reinterpret_cast<V*>(y)[i] = r; });
     const u64 t = nv * V::N + global_thread();
     if (t < n) y[t] = v;
   } else {
-    grid_loop(n, [&](auto i) { y[i] = v; });
+    grid_loop64(n, [&](u64 i) { y[i] = v; });
   }
 }
 template <class T>

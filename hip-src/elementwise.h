@@ -13,7 +13,7 @@ RT_DEVICE void map1_contig(TY* y, const TX* x, u64 n, F f) {
     const u64 nv = n / N;
     typedef Vec16<TX> VX;
     typedef Vec16<TY> VY;
-    grid_loop(nv, [&](auto i) {
+    grid_loop64(nv, [&](auto i) {
       const VX a = reinterpret_cast<const VX*>(x)[i];
       VY r;
 #pragma unroll
@@ -23,7 +23,7 @@ RT_DEVICE void map1_contig(TY* y, const TX* x, u64 n, F f) {
     const u64 t = nv * N + global_thread();
     if (t < n) y[t] = f(x[t]);
   } else {
-    grid_loop(n, [&](auto i) { y[i] = f(x[i]); });
+    grid_loop64(n, [&](auto i) { y[i] = f(x[i]); });
   }
 }
 
@@ -35,7 +35,7 @@ RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
     typedef Vec16<TA> VA;
     typedef Vec16<TB> VB;
     typedef Vec16<TY> VY;
-    grid_loop(nv, [&](auto i) {
+    grid_loop64(nv, [&](auto i) {
       const VA va = reinterpret_cast<const VA*>(a)[i];
       const VB vb = reinterpret_cast<const VB*>(b)[i];
       VY r;
@@ -46,7 +46,7 @@ RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
     const u64 t = nv * N + global_thread();
     if (t < n) y[t] = f(a[t], b[t]);
   } else {
-    grid_loop(n, [&](auto i) { y[i] = f(a[i], b[i]); });
+    grid_loop64(n, [&](auto i) { y[i] = f(a[i], b[i]); });
   }
 }
 
@@ -54,7 +54,7 @@ RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
 // with 32/64-bit indexing is used; the loads still coalesce.
 template <class TY, class TC, class TA, class TB, class F>
 RT_DEVICE void map3_contig(TY* y, const TC* c, const TA* a, const TB* b, u64 n, F f) {
-  grid_loop(n, [&](auto i) { y[i] = f(c[i], a[i], b[i]); });
+  grid_loop64(n, [&](auto i) { y[i] = f(c[i], a[i], b[i]); });
 }
 
 // Strided forms: g describes the output (operand 0) and inputs 1..K-1.

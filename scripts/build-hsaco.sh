@@ -21,6 +21,9 @@ if [ -z "${KERNEL_CLANG:-}" ]; then
   root=$("$here/rocm-root.sh")
   export KERNEL_CLANG=clang++-21 KERNEL_CHROOT="$root"
 fi
+# one build at a time on this machine: concurrent builds would interleave kernels/manifest.json
+exec 9>"${TMPDIR:-/tmp}/rocm-tensor-build-kernels.lock"
+flock 9
 # hipcc-style platform guess must not pick NVIDIA because nvcc is on PATH
 export HIP_PLATFORM=amd
 exec npx tsx "$here/build-kernels.ts"

@@ -8,7 +8,7 @@
 //   KERNEL_ONLY    comma list of sources to rebuild (others keep their manifest entries)
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -89,36 +89,39 @@ async function main(): Promise<void> {
   jobs.sort((a, b) => weight(b.f) - weight(a.f) || (a.k === 'ptx' ? -1 : 0));
   let done = 0;
   const limit = pLimit(Math.max(1, JOBS));
-  await Promise.all(jobs.map(({ f, k }) => limit(async () => {
-    const t = Date.now();
-    const src = join(stage, 'src', f);
-    const obj = join(stage, 'out', `${basename(f, '.hip')}.${k}`);
-    if (k === 'ptx') {
-      await sh(NVCC, [...PTX_FLAGS, src, '-o', obj]);
-      const text = readFileSync(obj);
-      const entries = Object.fromEntries(parsePtxEntries(text.toString('utf8')).map((e) => [e.name, { paramBytes: e.paramBytes, params: e.params.length }]));
-      files[f]!.objects['ptx'] = store('ptx', f, 'ptx', text, entries);
-    } else {
-      const log = await clang([...AMD_FLAGS, `--offload-arch=${k}`, '-c', inRoot(src), '-o', inRoot(obj)]);
-      if (log.trim()) process.stderr.write(log);
-      const image = new Uint8Array(readFileSync(obj));
-      const co = parseAmdCodeObject(image);
-      if (co.arch !== k) throw new Error(`${f}: built for ${k} but the code object says ${co.target}`);
-      const entries: Record<string, AmdKernelEntry> = {};
-      for (const kn of co.kernels) {
-        entries[kn.name] = {
-          kernarg: kn.kernargSegmentSize, params: kn.params.length, wave: kn.wavefrontSize,
-          sgpr: kn.sgprCount, vgpr: kn.vgprCount, agpr: kn.agprCount,
-          sgprSpill: kn.sgprSpillCount, vgprSpill: kn.vgprSpillCount,
-          scratch: kn.privateSegmentSize, lds: kn.groupSegmentSize,
-        };
+  try {
+    await Promise.all(jobs.map(({ f, k }) => limit(async () => {
+      const t = Date.now();
+      const src = join(stage, 'src', f);
+      const obj = join(stage, 'out', `${basename(f, '.hip')}.${k}`);
+      if (k === 'ptx') {
+        await sh(NVCC, [...PTX_FLAGS, src, '-o', obj]);
+        const text = readFileSync(obj);
+        const entries = Object.fromEntries(parsePtxEntries(text.toString('utf8')).map((e) => [e.name, { paramBytes: e.paramBytes, params: e.params.length }]));
+        files[f]!.objects['ptx'] = store('ptx', f, 'ptx', text, entries);
+      } else {
+        const log = await clang([...AMD_FLAGS, `--offload-arch=${k}`, '-c', inRoot(src), '-o', inRoot(obj)]);
+        if (log.trim()) process.stderr.write(log);
+        const image = new Uint8Array(readFileSync(obj));
+        const co = parseAmdCodeObject(image);
+        if (co.arch !== k) throw new Error(`${f}: built for ${k} but the code object says ${co.target}`);
+        const entries: Record<string, AmdKernelEntry> = {};
+        for (const kn of co.kernels) {
+          entries[kn.name] = {
+            kernarg: kn.kernargSegmentSize, params: kn.params.length, wave: kn.wavefrontSize,
+            sgpr: kn.sgprCount, vgpr: kn.vgprCount, agpr: kn.agprCount,
+            sgprSpill: kn.sgprSpillCount, vgprSpill: kn.vgprSpillCount,
+            scratch: kn.privateSegmentSize, lds: kn.groupSegmentSize,
+          };
+        }
+        files[f]!.objects[k] = store(k, f, 'hsaco', image, entries);
       }
-      files[f]!.objects[k] = store(k, f, 'hsaco', image, entries);
-    }
-    done++;
-    process.stderr.write(`[${String(done).padStart(3)}/${jobs.length}] ${k.padEnd(7)} ${f.padEnd(14)} ${((Date.now() - t) / 1000).toFixed(1)}s\n`);
-  })));
-  rmSync(stage, { recursive: true, force: true });
+      done++;
+      process.stderr.write(`[${String(done).padStart(3)}/${jobs.length}] ${k.padEnd(7)} ${f.padEnd(14)} ${((Date.now() - t) / 1000).toFixed(1)}s\n`);
+    })));
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
 
   // keep entries of sources not rebuilt this time (KERNEL_ONLY); drop sources that are gone
   for (const f of all) if (!files[f] && old?.files[f]) files[f] = old.files[f]!;
@@ -140,7 +143,13 @@ async function main(): Promise<void> {
   manifest.totals = { files: Object.keys(manifest.files).length, kernelsPerArch: perArch, bytes };
   writeFileSync(join(OUT, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
-  process.stderr.write(`kernels: ${manifest.totals && Object.keys(manifest.files).length} files, kernels per arch ${JSON.stringify(perArch)}, ${(bytes / 1048576).toFixed(2)} MiB compressed, ${secs}s\n`);
+  // objects no manifest entry points at (a renamed or deleted source) would only ship dead weight
+  const wanted = new Set(Object.values(manifest.files).flatMap((e) => Object.values(e.objects).map((o) => o.path)));
+  for (const d of readdirSync(OUT, { withFileTypes: true })) {
+    if (!d.isDirectory()) continue;
+    for (const n of readdirSync(join(OUT, d.name))) if (!wanted.has(`${d.name}/${n}`)) rmSync(join(OUT, d.name, n));
+  }
+  process.stderr.write(`kernels: ${Object.keys(manifest.files).length} files, kernels per arch ${JSON.stringify(perArch)}, ${(bytes / 1048576).toFixed(2)} MiB compressed, ${secs}s\n`);
 }
 
 main().catch((e: unknown) => {

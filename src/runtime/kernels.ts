@@ -299,3 +299,11 @@ export class Kernels {
 function endOf(params: readonly KernelParam[]): number {
   return params.reduce((e, p) => Math.max(e, p.offset + p.size), 0);
 }
+
+const perRuntime = new WeakMap<GpuRuntime, Kernels>();
+/** the one Kernels of a runtime, so each module loads once per device however many ops ask */
+export function kernelsFor(rt: GpuRuntime): Kernels {
+  let k = perRuntime.get(rt);
+  if (!k) { k = new Kernels(rt); perRuntime.set(rt, k); }
+  return k;
+}
