@@ -4,6 +4,7 @@
 import type { GpuRuntime, GpuStream, GpuEvent } from './runtime/gpu.ts';
 import { CachingAllocator, type MemoryStats } from './runtime/allocator.ts';
 import { Kernels } from './runtime/kernels.ts';
+import { StagingPool } from './runtime/staging.ts';
 import { openRocm, rocmDeviceCount } from './runtime/rocm.ts';
 import { openCuda, cudaDeviceCount } from './runtime/cuda.ts';
 import { TensorError } from './errors.ts';
@@ -32,6 +33,7 @@ export class Device {
   private rt: GpuRuntime | null = null;
   private kern: Kernels | null = null;
   private alloc_: CachingAllocator | null = null;
+  private staging_: StagingPool | null = null;
   private streamStack: GpuStream[] = [];
 
   private constructor(readonly kind: DeviceKind, readonly index: number) {}
@@ -111,12 +113,15 @@ export class Device {
   memoryStats(): MemoryStats | null { return this.kind === 'cpu' ? null : this.allocator.stats(); }
   emptyCache(): void { if (this.kind !== 'cpu') { this.synchronize(); this.allocator.emptyCache(); } }
 
-  /** host array -> device memory, ordered on the current stream */
+  /** host array -> device memory, queued on the current stream (staged through pinned memory,
+   *  so the caller may reuse `data` at once and the host does not wait for the device) */
   upload(dst: DevicePtr, data: HostArray): void {
-    const rt = this.runtime;
-    // ordered after earlier work on the stream, because the copy is synchronous on the host
-    rt.streamSynchronize(this.stream);
-    rt.copyHtoD(dst, data);
+    const rt = this.runtime, n = data.byteLength;
+    if (n === 0) return;
+    const buf = this.staging.acquire(n);
+    buf.bytes.set(new Uint8Array(data.buffer, data.byteOffset, n));
+    rt.copyHtoDAsync(dst, buf, 0, n, this.stream);
+    this.staging.releaseAfter(buf, this.stream);
   }
 
   /** device memory -> host, without blocking the event loop while the GPU works */
@@ -124,30 +129,40 @@ export class Device {
     const rt = this.runtime;
     const out = new Uint8Array(bytes);
     if (bytes === 0) return out;
-    const pinned = rt.hostAlloc(bytes);
+    const buf = this.staging.acquire(bytes);
     const ev: GpuEvent = rt.eventCreate(false);
     try {
-      rt.copyDtoHAsync(pinned, 0, src, bytes, this.stream);
+      rt.copyDtoHAsync(buf, 0, src, bytes, this.stream);
       rt.eventRecord(ev, this.stream);
-      // poll with backoff: koffi async calls would tie up a libuv thread per readback
+      // poll with backoff rather than a blocking call on a worker thread: readbacks are often
+      // many and small, and a blocked libuv thread per readback would starve file I/O
       let wait = 0;
       while (!rt.eventQuery(ev)) {
         await new Promise((r) => setTimeout(r, wait));
         wait = Math.min(wait + 1, 4);
       }
-      out.set(pinned.bytes.subarray(0, bytes));
+      out.set(buf.bytes.subarray(0, bytes));
     } finally {
       rt.eventDestroy(ev);
-      rt.hostFree(pinned);
+      this.staging.release(buf);
     }
     return out;
   }
 
+  /** like download(), blocking the thread until the copy is done */
   downloadSync(src: DevicePtr, bytes: number): Uint8Array {
     const out = new Uint8Array(bytes);
     if (bytes === 0) return out;
-    this.runtime.streamSynchronize(this.stream);
-    this.runtime.copyDtoH(out, src);
+    const rt = this.runtime, buf = this.staging.acquire(bytes);
+    try {
+      rt.copyDtoHAsync(buf, 0, src, bytes, this.stream);
+      rt.streamSynchronize(this.stream);
+      out.set(buf.bytes.subarray(0, bytes));
+    } finally {
+      this.staging.release(buf);
+    }
     return out;
   }
+
+  private get staging(): StagingPool { this.staging_ ??= new StagingPool(this.runtime); return this.staging_; }
 }
