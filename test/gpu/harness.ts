@@ -12,6 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Device, Tensor, NotOnDeviceError, TensorError, tidy, type DType } from '../../src/index.ts';
 import { rocmProbe } from '../../src/runtime/rocm.ts';
+import { cudaProbe } from '../../src/runtime/cuda.ts';
 import { withLayout, type LayoutKind } from '../helpers.ts';
 
 export { LAYOUTS, type LayoutKind } from '../helpers.ts';
@@ -48,8 +49,8 @@ let current: Device | null = null;
 
 /** why there is no GPU, in one line */
 function noGpuReason(): string {
-  const rocm = rocmProbe();
-  return `no ROCm or CUDA device found (ROCm: ${rocm.reason || 'none'}; CUDA: no device)`;
+  const short = (r: string) => (r ? r.split(';')[0]! : 'none');
+  return `no ROCm or CUDA device found (ROCm: ${short(rocmProbe().reason)}; CUDA: ${short(cudaProbe().reason)})`;
 }
 
 /**
