@@ -1,0 +1,115 @@
+// The benchmark cases, defined once: bench/run.ts times them here and hands the same list (as
+// JSON) to bench/compare-torch.py, so both sides run the same ops, shapes, dtypes, rotation
+// and iteration rules.
+import { DTYPE_INFO, type DType } from '../src/index.ts';
+
+export type BenchOp =
+  | 'copy' | 'gemm'
+  | 'add' | 'mul' | 'exp' | 'gelu' | 'cast' | 'where'
+  | 'sum' | 'max' | 'softmax' | 'layerNorm' | 'rmsNorm'
+  | 'matmul' | 'tinyAdd';
+
+/** what the throughput column measures: bytes moved, flops, or host time per op */
+export type BenchKind = 'ceiling-memory' | 'ceiling-compute' | 'memory' | 'compute' | 'host';
+
+export interface BenchCase {
+  readonly id: string;
+  readonly op: BenchOp;
+  readonly kind: BenchKind;
+  /** the main input's shape (matmul: A; gemm: [m, n, k]) */
+  readonly shape: readonly number[];
+  /** matmul: B's shape */
+  readonly shapeB?: readonly number[];
+  readonly dtype: DType;
+  /** cast: the target dtype */
+  readonly to?: DType;
+  /** bytes read + written by one op (memory kinds) */
+  readonly bytes: number;
+  /** floating-point operations of one op (compute kinds) */
+  readonly flops: number;
+  /** input sets the timed loop rotates through, so inputs come from memory, not from cache */
+  readonly sets: number;
+}
+
+export interface TimingRules {
+  readonly warmup: number;
+  /** the timed loop aims at this much GPU time, within [minIters, maxIters] */
+  readonly targetMs: number;
+  readonly minIters: number;
+  readonly maxIters: number;
+  /** tinyAdd: ops per timed batch, and batches */
+  readonly tinyOps: number;
+  readonly tinyReps: number;
+}
+
+/** larger than any current GPU's last-level cache (MI300X: 256 MB Infinity Cache; H100: 50 MB) */
+export const ROTATE_BYTES = 1 << 30;
+const MAX_SETS = 16;
+
+export function setsFor(inputBytes: number): number {
+  return Math.max(2, Math.min(MAX_SETS, Math.ceil(ROTATE_BYTES / Math.max(1, inputBytes))));
+}
+
+const prod = (s: readonly number[]) => s.reduce((a, b) => a * b, 1);
+const size = (d: DType) => DTYPE_INFO[d].size;
+const fmt = (s: readonly number[]) => `[${s.join(', ')}]`;
+
+function mem(op: BenchOp, shape: number[], dtype: DType, inputBytes: number, bytes: number, extra: Partial<BenchCase> = {}): BenchCase {
+  const id = `${op}${extra.to ? `->${extra.to}` : ''} ${fmt(shape)} ${dtype}`;
+  return { id, op, kind: 'memory', shape, dtype, bytes, flops: 0, sets: setsFor(inputBytes), ...extra };
+}
+
+export function benchCases(quick: boolean): BenchCase[] {
+  const out: BenchCase[] = [];
+  // ceilings, measured in the same run
+  const GiB = 1 << 30;
+  out.push({ id: 'ceiling: device copy 1 GiB', op: 'copy', kind: 'ceiling-memory', shape: [GiB], dtype: 'u8', bytes: 2 * GiB, flops: 0, sets: 1 });
+  for (const d of ['bf16', 'f16', 'f32'] as const) {
+    const n = 8192;
+    out.push({ id: `ceiling: library gemm ${n}^3 ${d}`, op: 'gemm', kind: 'ceiling-compute', shape: [n, n, n], dtype: d, bytes: 0, flops: 2 * n ** 3, sets: 1 });
+  }
+  // elementwise at 2^26 and 2^28 elements
+  for (const n of quick ? [2 ** 26] : [2 ** 26, 2 ** 28]) {
+    for (const d of ['f32', 'bf16'] as const) {
+      const s = size(d);
+      out.push(mem('add', [n], d, 2 * n * s, 3 * n * s));
+      out.push(mem('mul', [n], d, 2 * n * s, 3 * n * s));
+      out.push(mem('exp', [n], d, n * s, 2 * n * s));
+      out.push(mem('gelu', [n], d, n * s, 2 * n * s));
+      const to: DType = d === 'f32' ? 'bf16' : 'f32';
+      out.push(mem('cast', [n], d, n * s, n * (s + size(to)), { to }));
+      // cond is u8 (torch: bool, also one byte)
+      out.push(mem('where', [n], d, n * (1 + 2 * s), n * (1 + 3 * s)));
+    }
+  }
+  // reductions and normalizations over the last dim of [8192, 4096]
+  const rows = 8192, cols = 4096;
+  for (const d of ['f32', 'bf16'] as const) {
+    const s = size(d), n = rows * cols;
+    out.push(mem('sum', [rows, cols], d, n * s, n * s + rows * s));
+    out.push(mem('max', [rows, cols], d, n * s, n * s + rows * s));
+    out.push(mem('softmax', [rows, cols], d, n * s, 2 * n * s));
+    out.push(mem('layerNorm', [rows, cols], d, n * s, 2 * n * s + 2 * cols * s));
+    out.push(mem('rmsNorm', [rows, cols], d, n * s, 2 * n * s + cols * s));
+  }
+  // matmul
+  for (const d of ['f32', 'bf16', 'f16'] as const) {
+    const m = 4096;
+    out.push({ id: `matmul [${m}, ${m}] x [${m}, ${m}] ${d}`, op: 'matmul', kind: 'compute', shape: [m, m], shapeB: [m, m], dtype: d, bytes: 0, flops: 2 * m ** 3, sets: setsFor(2 * m * m * size(d)) });
+  }
+  {
+    const b = 32, m = 1024;
+    out.push({ id: `matmul [${b}, ${m}, ${m}] x [${b}, ${m}, ${m}] bf16`, op: 'matmul', kind: 'compute', shape: [b, m, m], shapeB: [b, m, m], dtype: 'bf16', bytes: 0, flops: 2 * b * m ** 3, sets: setsFor(2 * b * m * m * 2) });
+  }
+  // the host cost of one tiny async op
+  out.push({ id: 'tiny add [4] f32 (host time per op)', op: 'tinyAdd', kind: 'host', shape: [4], dtype: 'f32', bytes: 0, flops: 0, sets: 1 });
+  return out;
+}
+
+export function timingRules(quick: boolean): TimingRules {
+  return quick
+    ? { warmup: 2, targetMs: 60, minIters: 5, maxIters: 30, tinyOps: 2000, tinyReps: 3 }
+    : { warmup: 5, targetMs: 400, minIters: 15, maxIters: 200, tinyOps: 10_000, tinyReps: 7 };
+}
+
+export function numelOf(c: BenchCase): number { return prod(c.shape); }
