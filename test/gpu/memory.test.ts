@@ -250,6 +250,8 @@ s.test('ops on a user stream (withStream), ordered back to the default stream', 
   try {
     const a = randT([256, 1024], 'f32', -1, 1, dev);
     const want = num(a.toArraySync()).map((x) => x * 2 + 1);
+    // a was uploaded on the default stream: the user stream waits for that first
+    st.waitFor(dev.defaultStream);
     const r = dev.withStream(st, () => { const m = a.mul(2); const out = m.add(1); m.dispose(); return out; });
     dev.defaultStream.waitFor(st);
     const got = await r.toArray();
