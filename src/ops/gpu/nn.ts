@@ -1,14 +1,94 @@
-// GPU path of the nn family: not written yet. The dispatcher hands these fully validated
-// parameters (normalized dim, eps, scale, output shape).
+// GPU path of the nn family. The dispatcher hands these fully validated parameters
+// (normalized dim, eps, scale, output shape).
 import type { Shape } from '../../layout.ts';
-import type { Tensor } from '../../tensor.ts';
-import { notOnDevice } from '../dispatch.ts';
+import { Tensor } from '../../tensor.ts';
+import { ShapeError } from '../../errors.ts';
+import { notOnDevice, sig } from '../dispatch.ts';
 import type { RopeLayout } from '../cpu/nn.ts';
+import { arg, type KernelArg } from '../../runtime/kernels.ts';
+import { contiguous } from '../copy.ts';
+import { base, offsetOf, rowLaunch } from './reduce.ts';
 
-export function softmax(x: Tensor, _dim: number, log: boolean): Tensor { return notOnDevice(log ? 'logSoftmax' : 'softmax', x); }
-export function layerNorm(x: Tensor, _w: Tensor, _b: Tensor | null, _eps: number): Tensor { return notOnDevice('layerNorm', x); }
-export function rmsNorm(x: Tensor, _w: Tensor, _eps: number): Tensor { return notOnDevice('rmsNorm', x); }
-export function rope(x: Tensor, _cos: Tensor, _sin: Tensor, _layout: RopeLayout): Tensor { return notOnDevice('rope', x); }
+// ---- softmax, layerNorm, rmsNorm, rope: hip-src/softmax.hip, norm.hip, rope.hip ------------
+// The kernels take contiguous rows; other layouts are copied first (the copy is disposed once
+// the kernel is queued: the allocator is stream-ordered).
+
+/** the eps argument: f64 for f64 data, f32 otherwise */
+const computeArg = (t: Tensor, v: number): KernelArg => (t.dtype === 'f64' ? arg.f64(v) : arg.f32(v));
+
+/** the row kernels index within a row with 32 bits */
+function checkCols(op: string, x: Tensor, cols: number): void {
+  if (cols > 0xffffffff) throw new ShapeError(`${op}: rows of ${cols} elements are too long for the GPU kernels (x ${sig(x)})`);
+}
+
+/** dim moved last (a view), made contiguous; the result comes back as the inverse view */
+export function softmax(x: Tensor, dim: number, log: boolean): Tensor {
+  const op = log ? 'logSoftmax' : 'softmax';
+  const dev = x.device;
+  const last = Math.max(x.rank - 1, 0);
+  const moved = dim === last || x.rank === 0 ? x.view(x.layout) : x.transpose(dim, last);
+  const c = contiguous(moved);
+  moved.dispose();
+  const y = Tensor.empty(c.layout.shape, x.dtype, dev);
+  const cols = x.rank === 0 ? 1 : c.layout.shape[last]!;
+  const rows = cols === 0 ? 0 : c.numel / cols;
+  try {
+    checkCols(op, x, cols);
+    if (rows > 0) {
+      const { grid, block } = rowLaunch(dev, rows, cols);
+      dev.kernels.launch('softmax.hip', `${log ? 'logsoftmax' : 'softmax'}_${x.dtype}`, grid, block, 0, dev.stream,
+        [base(y), base(c), offsetOf(y), offsetOf(c), arg.u64(rows), arg.u64(cols)]);
+    }
+  } catch (e) { y.dispose(); throw e; } finally { c.dispose(); }
+  if (dim === last || x.rank === 0) return y;
+  const back = y.transpose(dim, last);
+  y.dispose();
+  return back;
+}
+export function layerNorm(x: Tensor, w: Tensor, b: Tensor | null, eps: number): Tensor {
+  return lastDimNorm('layerNorm', x, w, b, eps);
+}
+export function rmsNorm(x: Tensor, w: Tensor, eps: number): Tensor {
+  return lastDimNorm('rmsNorm', x, w, null, eps);
+}
+
+function lastDimNorm(op: 'layerNorm' | 'rmsNorm', x: Tensor, w: Tensor, b: Tensor | null, eps: number): Tensor {
+  const dev = x.device;
+  const cols = x.layout.shape[x.rank - 1]!;
+  const y = Tensor.empty(x.layout.shape, x.dtype, dev);
+  const rows = cols === 0 ? 0 : x.numel / cols;
+  if (rows === 0) return y;
+  const xc = contiguous(x), wc = contiguous(w), bc = b ? contiguous(b) : null;
+  try {
+    checkCols(op, x, cols);
+    const { grid, block } = rowLaunch(dev, rows, cols);
+    const k = dev.kernels;
+    if (op === 'layerNorm') {
+      k.launch('norm.hip', `layernorm_${x.dtype}`, grid, block, 0, dev.stream, [
+        base(y), base(xc), base(wc), bc ? base(bc) : base(wc), offsetOf(y), offsetOf(xc), offsetOf(wc),
+        bc ? offsetOf(bc) : arg.i64(0), arg.u64(rows), arg.u64(cols), computeArg(x, eps), arg.u32(bc ? 1 : 0)]);
+    } else {
+      k.launch('norm.hip', `rmsnorm_${x.dtype}`, grid, block, 0, dev.stream, [
+        base(y), base(xc), base(wc), offsetOf(y), offsetOf(xc), offsetOf(wc), arg.u64(rows), arg.u64(cols), computeArg(x, eps)]);
+    }
+  } catch (e) { y.dispose(); throw e; } finally { xc.dispose(); wc.dispose(); bc?.dispose(); }
+  return y;
+}
+/** x [b, s1, s2, d] (s1, s2 = h, t; t, h for 'thd'), cos/sin [t, d/2] */
+export function rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout): Tensor {
+  const dev = x.device;
+  const [, s1, s2, d] = x.layout.shape as [number, number, number, number];
+  const y = Tensor.empty(x.layout.shape, x.dtype, dev);
+  const pairs = x.numel / 2;
+  if (pairs === 0) return y;
+  const xc = contiguous(x), cc = contiguous(cos), sc = contiguous(sin);
+  try {
+    dev.kernels.launch1d('rope.hip', `rope_${layout}_${x.dtype}`, pairs, dev.stream, [
+      base(y), base(xc), base(cc), base(sc), offsetOf(y), offsetOf(xc), offsetOf(cc), offsetOf(sc),
+      arg.u64(pairs), arg.u64(s1), arg.u64(s2), arg.u64(d / 2)]);
+  } catch (e) { y.dispose(); throw e; } finally { xc.dispose(); cc.dispose(); sc.dispose(); }
+  return y;
+}
 export function batchNorm(x: Tensor, _mean: Tensor, _variance: Tensor, _weight: Tensor | null, _bias: Tensor | null, _eps: number): Tensor {
   return notOnDevice('batchNorm', x);
 }

@@ -1,13 +1,164 @@
-// GPU path for reductions: not written yet (the GPU agents replace this body).
-import type { Shape } from '../../layout.ts';
-import type { Tensor } from '../../tensor.ts';
+// GPU path for reductions (hip-src/reduce.hip). The input is viewed with the kept dims first
+// and the reduced dims last, as [outer, inner]: a contiguous view goes to the _rows kernel (16-byte
+// loads), anything else to _strided with the permuted shape and strides in a Geom record. Few
+// long runs are split into segments so the whole GPU works on them, and a second kernel folds
+// the per-segment partials. Also home of rowLaunch(), the launch shape of the row kernels.
+import type { DType } from '../../dtype.ts';
+import { ShapeError, fmtShape } from '../../errors.ts';
+import { numel, type Layout, type Shape } from '../../layout.ts';
+import { Tensor } from '../../tensor.ts';
+import type { Device } from '../../device.ts';
+import { asDevicePtr, type DevicePtr } from '../../runtime/gpu.ts';
+import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
+import { packGeom } from '../../runtime/kernel-sigs.ts';
 import type { ReduceOp } from '../types.ts';
-import { notOnDevice } from '../dispatch.ts';
+import { contiguous } from '../copy.ts';
+
+const FILE = 'reduce.hip';
+const NULL_PTR: DevicePtr = asDevicePtr(0n);
+/** RT_WARP_ROW_MAX in hip-src/rowreduce.h: longer rows take a block each */
+export const WARP_ROW_MAX = 1024;
+/** a segment's length must fit the kernels' 32-bit in-row index */
+const MAX_SEG = 2 ** 31;
+
+/** grid and block of a row kernel (softmax, norms): one warp a row up to WARP_ROW_MAX
+ *  elements, else one block a row; the kernels loop grid-stride, so the grid is capped */
+export function rowLaunch(dev: Device, rows: number, cols: number): { grid: Dim3; block: Dim3 } {
+  const k = dev.kernels, info = dev.runtime.info;
+  const block = k.preferredBlockSize;
+  const perBlock = cols > WARP_ROW_MAX ? 1 : Math.max(1, Math.floor(block / info.warpSize));
+  const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * 32);
+  return { grid: [Math.max(1, Math.min(cap, Math.ceil(rows / perBlock))), 1, 1], block: [block, 1, 1] };
+}
+
+/** element offset of a tensor's first element, for kernels that take base pointer + offset */
+export const base = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
+export const offsetOf = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
+
+/** mode 0 one thread a task, 1 one warp, 2 one block (reduce.hip) */
+type Mode = 0 | 1 | 2;
+interface Plan { readonly mode: Mode; readonly segLen: number; readonly segs: number; readonly grid: Dim3; readonly block: Dim3 }
+
+/**
+ * How to spread `outer` runs of `inner` elements: `threadFriendly` when neighbouring outputs
+ * are neighbours in memory and the run is not (a column reduction), so one thread per output
+ * gives coalesced loads. Runs are split into segments until there is work for every SM.
+ */
+function plan(dev: Device, outer: number, inner: number, threadFriendly: boolean): Plan {
+  const info = dev.runtime.info;
+  const sms = Math.max(1, info.multiprocessors);
+  const block = dev.kernels.preferredBlockSize;
+  let mode: Mode, segs = 1;
+  if (threadFriendly || inner <= 16) {
+    mode = 0;
+    const want = sms * 1024;
+    if (outer < want && inner > 256) segs = Math.min(Math.ceil(want / outer), Math.ceil(inner / 64));
+  } else if (inner <= WARP_ROW_MAX) {
+    mode = 1;
+  } else {
+    mode = 2;
+    const want = sms * 8;
+    if (outer < want) segs = Math.min(Math.ceil(want / outer), Math.ceil(inner / 2048));
+  }
+  segs = Math.max(segs, Math.ceil(inner / MAX_SEG), 1);
+  // whole 16-element multiples keep every segment at the same 16-byte phase
+  let segLen = Math.max(1, Math.ceil(inner / segs));
+  if (segs > 1) segLen = Math.min(MAX_SEG, Math.ceil(segLen / 16) * 16);
+  segs = inner === 0 ? 1 : Math.ceil(inner / segLen);
+  const tasks = outer * segs;
+  const perBlock = mode === 0 ? block : mode === 1 ? Math.max(1, Math.floor(block / info.warpSize)) : 1;
+  const cap = Math.min(info.maxGridDim[0], sms * 32);
+  return { mode, segLen, segs, grid: [Math.max(1, Math.min(cap, Math.ceil(tasks / perBlock))), 1, 1], block: [block, 1, 1] };
+}
+
+/** the dtype of the partial results: the kernels' accumulator A (i64 sums run in u64, same bits) */
+function accDType(d: DType): DType {
+  switch (d) {
+    case 'f64': case 'i64': return d;
+    case 'u8': case 'u32': return 'u32';
+    default: return 'f32';
+  }
+}
+
+/** true when the last kept dim is unit-stride and the innermost reduced dim is not */
+function columnLike(l: Layout, nKept: number): boolean {
+  const sizeOk = (i: number) => l.shape[i]! > 1;
+  let lastKept = -1, lastRed = -1;
+  for (let i = 0; i < l.rank; i++) if (sizeOk(i)) { if (i < nKept) lastKept = i; else lastRed = i; }
+  if (lastKept < 0 || lastRed < 0) return false;
+  return Math.abs(l.strides[lastKept]!) === 1 && Math.abs(l.strides[lastRed]!) !== 1;
+}
 
 /**
  * dims: sorted, distinct, in range (may be empty: nothing reduced); outShape has keepdim applied.
  * min/max/argmin/argmax are never called with an empty reduced extent.
  */
-export function reduce(op: ReduceOp, x: Tensor, _dims: readonly number[], _keepdim: boolean, _outShape: Shape): Tensor {
-  return notOnDevice(op, x);
+export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdim: boolean, outShape: Shape): Tensor {
+  const dev = x.device;
+  const isArg = op === 'argmin' || op === 'argmax';
+  const shape = x.layout.shape;
+  const inner = numel(dims.map((d) => shape[d]!));
+  if (isArg && inner > 0xffffffff) {
+    throw new ShapeError(`${op}: the reduced extent ${inner} (dims [${dims.join(', ')}] of ${fmtShape(shape)} ${x.dtype}) does not fit the u32 index`);
+  }
+  const out = Tensor.empty(outShape, isArg ? 'u32' : x.dtype, dev);
+  const outer = out.numel;
+  if (outer === 0) return out;
+  const kept = shape.map((_, i) => i).filter((i) => !dims.includes(i));
+  const permuted = x.layout.permute([...kept, ...dims]);
+
+  let src = x, geom: Uint8Array | null = null, p: Plan;
+  if (permuted.isContiguous()) {
+    p = plan(dev, outer, inner, false);
+  } else {
+    try {
+      geom = packGeom(op, permuted.shape, [{ strides: permuted.strides, offset: permuted.offset }]);
+      p = plan(dev, outer, inner, columnLike(permuted, kept.length));
+    } catch (e) {
+      // more than the Geom's 8 dims after merging: reduce a contiguous copy of the permuted view
+      if (!(e instanceof ShapeError)) throw e;
+      const view = x.view(permuted);
+      src = contiguous(view);
+      view.dispose();
+      p = plan(dev, outer, inner, false);
+    }
+  }
+
+  const k = dev.kernels, stream = dev.stream;
+  const split = p.segs > 1;
+  const pv = split ? Tensor.empty([p.segs * outer], accDType(x.dtype), dev) : null;
+  const pi = split && isArg ? Tensor.empty([p.segs * outer], 'u32', dev) : null;
+  const pvArg = pv ? base(pv) : arg.ptr(NULL_PTR);
+  const piArg = pi ? base(pi) : arg.ptr(NULL_PTR);
+  const tail = [arg.u64(outer), arg.u64(inner), arg.u64(p.segLen), arg.u32(p.mode)];
+  try {
+    if (geom) {
+      k.launch(FILE, `reduce_${op}_${x.dtype}_strided`, p.grid, p.block, 0, stream,
+        [base(out), pvArg, piArg, base(src), offsetOf(out), arg.bytes(geom), ...tail]);
+    } else {
+      k.launch(FILE, `reduce_${op}_${x.dtype}_rows`, p.grid, p.block, 0, stream,
+        [base(out), pvArg, piArg, base(src), offsetOf(out), offsetOf(src), ...tail]);
+    }
+    if (split) {
+      const f = finalPlan(dev, outer, p.segs);
+      k.launch(FILE, `reduce_${op}_${x.dtype}_final`, f.grid, f.block, 0, stream,
+        [base(out), pvArg, piArg, offsetOf(out), arg.u64(outer), arg.u64(p.segs), arg.u64(inner), arg.u32(f.mode)]);
+    }
+  } finally {
+    // the allocator is stream-ordered: freed now, reused only by work queued after these kernels
+    pv?.dispose();
+    pi?.dispose();
+    if (src !== x) src.dispose();
+  }
+  return out;
+}
+
+/** the fold of the partials: a thread per output when there are many, else a warp or block */
+function finalPlan(dev: Device, outer: number, segs: number): { mode: Mode; grid: Dim3; block: Dim3 } {
+  const info = dev.runtime.info;
+  const block = dev.kernels.preferredBlockSize;
+  const mode: Mode = outer >= Math.max(1, info.multiprocessors) * 64 ? 0 : segs <= 4 * info.warpSize ? 1 : 2;
+  const perBlock = mode === 0 ? block : mode === 1 ? Math.max(1, Math.floor(block / info.warpSize)) : 1;
+  const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * 32);
+  return { mode, grid: [Math.max(1, Math.min(cap, Math.ceil(outer / perBlock))), 1, 1], block: [block, 1, 1] };
 }

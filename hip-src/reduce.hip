@@ -1,0 +1,191 @@
+// reduce.hip: sum, mean, min, max, argmin, argmax. The host views the input as [outer, inner]
+// with the reduced dims last (permuted there, src/ops/gpu/reduce.ts); each output reduces one
+// run of `inner` elements. Long runs split into segments of `segLen` whose partial results go
+// to a workspace (pv values, pi indices) and a second kernel (_final) folds them.
+//
+// Kernels (OP in sum min max mean argmin argmax; DT in f32 f64 f16 bf16 u8 u32 i64, mean floats
+// only; T storage type; Y = T, or u32 for argmin/argmax; A the accumulator: float for
+// f32/f16/bf16, double for f64, u32 for u8/u32, i64 for i64):
+//   reduce_<OP>_<DT>_rows(Y* y, A* pv, u32* pi, const T* x, i64 yOff, i64 xOff,
+//                          u64 outer, u64 inner, u64 segLen, u32 mode)
+//       x contiguous from xOff: output o reduces x[o*inner, (o+1)*inner).
+//   reduce_<OP>_<DT>_strided(Y* y, A* pv, u32* pi, const T* x, i64 yOff, Geom g,
+//                          u64 outer, u64 inner, u64 segLen, u32 mode)
+//       g describes x alone (operand 0 = x, over the permuted shape): element r of output o is
+//       logical element o*inner + r of g.
+//   reduce_<OP>_<DT>_final(Y* y, const A* pv, const u32* pi, i64 yOff, u64 outer, u64 segs,
+//                          u64 count, u32 mode)
+//       output o folds pv[s*outer + o] (and pi) for s < segs; mean divides by count.
+// With segs = ceil(inner / segLen) == 1 the first two write y directly; otherwise they write
+// pv[s*outer + o] (and pi[...] for argmin/argmax) for every segment s. Unused pointers may be 0.
+// mode: 0 one thread per (output, segment), 1 one warp, 2 one block; any grid is correct.
+// Semantics: min/max propagate NaN; argmin/argmax take NaN as the extreme and the first index
+// among equals; integer sums wrap; half types accumulate in f32.
+#include "rowreduce.h"
+
+// ---- per-op state, combine, identity, finish ----------------------------------------------
+template <class A> struct ArgState { A v; u32 i; };
+
+// Sums: floats in float/double; integers in unsigned arithmetic so overflow wraps (defined).
+template <class T> struct SumAcc { typedef typename Elem<T>::C A; };
+template <> struct SumAcc<i64> { typedef u64 A; };
+
+template <class T, class A> struct SumR {
+  typedef A S; typedef T Out;
+  static RT_DEVICE S init() { return S(0); }
+  static RT_DEVICE S elem(typename Elem<T>::C v, u64) { return (S)v; }
+  static RT_DEVICE S combine(S a, S b) { return a + b; }
+  static RT_DEVICE S shfl(S v, int m) { return shfl_xor(v, m); }
+  static RT_DEVICE Out finish(S s, u64) { return Elem<T>::store((typename Elem<T>::C)s); }
+  static RT_DEVICE void park(S s, A* pv, u32*, u64 at) { pv[at] = s; }
+  static RT_DEVICE S fetch(const A* pv, const u32*, u64 at) { return pv[at]; }
+};
+template <class T, class A> struct MeanR : SumR<T, A> {
+  static RT_DEVICE T finish(A s, u64 count) { return Elem<T>::store(s / (A)count); }
+};
+template <class T, bool MAX> struct ExtR {
+  typedef typename Elem<T>::C A;
+  typedef A S; typedef T Out;
+  static RT_DEVICE S init() { return MAX ? lowest<A>() : highest<A>(); }
+  static RT_DEVICE S elem(A v, u64) { return v; }
+  static RT_DEVICE S combine(S a, S b) { return MAX ? MaxOp<A>()(a, b) : MinOp<A>()(a, b); }
+  static RT_DEVICE S shfl(S v, int m) { return shfl_xor(v, m); }
+  static RT_DEVICE Out finish(S s, u64) { return Elem<T>::store(s); }
+  static RT_DEVICE void park(S s, A* pv, u32*, u64 at) { pv[at] = s; }
+  static RT_DEVICE S fetch(const A* pv, const u32*, u64 at) { return pv[at]; }
+};
+template <class T, bool MAX> struct ArgR {
+  typedef typename Elem<T>::C A;
+  typedef ArgState<A> S; typedef u32 Out;
+  // index 0xffffffff loses every tie, so the identity never wins over a real element
+  static RT_DEVICE S init() { return S{ MAX ? lowest<A>() : highest<A>(), 0xffffffffu }; }
+  static RT_DEVICE S elem(A v, u64 k) { return S{ v, (u32)k }; }
+  static RT_DEVICE S combine(S a, S b) {
+    const bool an = a.v != a.v, bn = b.v != b.v;
+    bool takeB;
+    if (an != bn) takeB = bn;                        // NaN is the extreme
+    else if (!an && a.v != b.v) takeB = MAX ? b.v > a.v : b.v < a.v;
+    else takeB = b.i < a.i;                          // equal: the first index wins
+    return takeB ? b : a;
+  }
+  static RT_DEVICE S shfl(S s, int m) { return S{ shfl_xor(s.v, m), shfl_xor(s.i, m) }; }
+  static RT_DEVICE Out finish(S s, u64) { return s.i; }
+  static RT_DEVICE void park(S s, A* pv, u32* pi, u64 at) { pv[at] = s.v; pi[at] = s.i; }
+  static RT_DEVICE S fetch(const A* pv, const u32* pi, u64 at) { return S{ pv[at], pi[at] }; }
+};
+
+template <class R> struct ROp {
+  RT_DEVICE typename R::S operator()(typename R::S a, typename R::S b) const { return R::combine(a, b); }
+  RT_DEVICE typename R::S shfl(typename R::S v, int m) const { return R::shfl(v, m); }
+};
+
+// ---- the shared driver -------------------------------------------------------------------
+// Which tasks this thread works on: mode 0 one thread a task, 1 one warp, 2 one block.
+struct Tasks {
+  u32 l, G;
+  u64 first, step;
+  RT_DEVICE explicit Tasks(u32 mode) {
+    if (mode == 0) { l = 0; G = 1; first = global_thread(); step = grid_threads(); }
+    else if (mode == 1) {
+      const u32 per = blockDim.x / warpSize;
+      l = threadIdx.x % warpSize; G = warpSize;
+      first = (u64)blockIdx.x * per + threadIdx.x / warpSize; step = (u64)gridDim.x * per;
+    } else { l = threadIdx.x; G = blockDim.x; first = blockIdx.x; step = gridDim.x; }
+  }
+};
+
+template <class R>
+RT_DEVICE typename R::S group_fold(typename R::S v, u32 mode) {
+  if (mode == 1) return warp_all(v, ROp<R>());
+  if (mode == 2) return block_all(v, ROp<R>());
+  return v;
+}
+
+// Hands (output, segment) tasks out; task t is segment t / outer of output t % outer, so with
+// mode 0 neighbouring threads take neighbouring outputs. `fold(o, lo, hi, l, G)` reduces
+// elements [lo, hi) of output o on lane l of a group of G and returns the lane's state.
+template <class R, class A, class Fold>
+RT_DEVICE void reduce_tasks(typename R::Out* y, A* pv, u32* pi, u64 outer, u64 inner, u64 segLen, u32 mode, Fold fold) {
+  if (segLen == 0 || segLen > inner) segLen = inner > 0 ? inner : 1;
+  const u64 segs = inner == 0 ? 1 : (inner + segLen - 1) / segLen;
+  const u64 tasks = outer * segs;
+  const Tasks w(mode);
+  for (u64 t = w.first; t < tasks; t += w.step) {
+    const u64 o = t % outer, s = t / outer;
+    const u64 lo = s * segLen, hi = lo + segLen < inner ? lo + segLen : inner;
+    const typename R::S v = group_fold<R>(fold(o, lo, hi, w.l, w.G), mode);
+    if (w.l == 0) {
+      if (segs == 1) y[o] = R::finish(v, inner);
+      else R::park(v, pv, pi, t);
+    }
+  }
+}
+
+template <class R, class T, class A>
+RT_DEVICE void reduce_rows(typename R::Out* y, A* pv, u32* pi, const T* x, u64 outer, u64 inner, u64 segLen, u32 mode) {
+  typedef typename R::S S;
+  reduce_tasks<R>(y, pv, pi, outer, inner, segLen, mode, [&](u64 o, u64 lo, u64 hi, u32 l, u32 G) {
+    S acc = R::init();
+    RowCache<T, 0> none;
+    // a segment is below 2^32 elements (the host caps segLen)
+    row_pass<true, 0>(x + o * inner + lo, (u32)(hi - lo), l, G, none,
+      [&](u32 k, typename Elem<T>::C v) { acc = R::combine(acc, R::elem(v, lo + k)); });
+    return acc;
+  });
+}
+
+template <class R, class T, class A>
+RT_DEVICE void reduce_strided(typename R::Out* y, A* pv, u32* pi, const T* x, const Geom& g, u64 outer, u64 inner, u64 segLen, u32 mode) {
+  typedef typename R::S S;
+  reduce_tasks<R>(y, pv, pi, outer, inner, segLen, mode, [&](u64 o, u64 lo, u64 hi, u32 l, u32 G) {
+    S acc = R::init();
+    for (u64 r = lo + l; r < hi; r += G) {
+      i64 off[1];
+      geom_offsets<1>(g, o * inner + r, off);
+      acc = R::combine(acc, R::elem(Elem<T>::load(x[off[0]]), r));
+    }
+    return acc;
+  });
+}
+
+// The partials of output o sit `outer` apart (pv[s*outer + o]); count is what mean divides by.
+template <class R, class A>
+RT_DEVICE void reduce_final(typename R::Out* y, const A* pv, const u32* pi, u64 outer, u64 segs, u64 count, u32 mode) {
+  typedef typename R::S S;
+  const Tasks w(mode);
+  for (u64 o = w.first; o < outer; o += w.step) {
+    S acc = R::init();
+    for (u64 s = w.l; s < segs; s += w.G) acc = R::combine(acc, R::fetch(pv, pi, s * outer + o));
+    acc = group_fold<R>(acc, mode);
+    if (w.l == 0) y[o] = R::finish(acc, count);
+  }
+}
+
+// ---- instantiation -------------------------------------------------------------------------
+#define REDUCE_KERNELS(OP, DT, T, R, A) \
+  RT_KERNEL void reduce_##OP##_##DT##_rows(R::Out* y, A* pv, u32* pi, const T* x, i64 yOff, i64 xOff, \
+      u64 outer, u64 inner, u64 segLen, u32 mode) { \
+    reduce_rows<R>(y + yOff, pv, pi, x + xOff, outer, inner, segLen, mode); } \
+  RT_KERNEL void reduce_##OP##_##DT##_strided(R::Out* y, A* pv, u32* pi, const T* x, i64 yOff, Geom g, \
+      u64 outer, u64 inner, u64 segLen, u32 mode) { \
+    reduce_strided<R>(y + yOff, pv, pi, x, g, outer, inner, segLen, mode); } \
+  RT_KERNEL void reduce_##OP##_##DT##_final(R::Out* y, const A* pv, const u32* pi, i64 yOff, u64 outer, \
+      u64 segs, u64 count, u32 mode) { \
+    reduce_final<R>(y + yOff, pv, pi, outer, segs, count, mode); }
+
+// template arguments with commas go through typedefs
+#define REDUCE_DT(DT, T) \
+  typedef SumR<T, SumAcc<T>::A> Sum_##DT; typedef ExtR<T, false> Min_##DT; typedef ExtR<T, true> Max_##DT; \
+  typedef ArgR<T, false> ArgMin_##DT; typedef ArgR<T, true> ArgMax_##DT; \
+  REDUCE_KERNELS(sum, DT, T, Sum_##DT, SumAcc<T>::A) \
+  REDUCE_KERNELS(min, DT, T, Min_##DT, Elem<T>::C) \
+  REDUCE_KERNELS(max, DT, T, Max_##DT, Elem<T>::C) \
+  REDUCE_KERNELS(argmin, DT, T, ArgMin_##DT, Elem<T>::C) \
+  REDUCE_KERNELS(argmax, DT, T, ArgMax_##DT, Elem<T>::C)
+#define REDUCE_MEAN(DT, T) \
+  typedef MeanR<T, SumAcc<T>::A> Mean_##DT; \
+  REDUCE_KERNELS(mean, DT, T, Mean_##DT, SumAcc<T>::A)
+
+REDUCE_DT(f32, float) REDUCE_DT(f64, double) REDUCE_DT(f16, f16) REDUCE_DT(bf16, bf16)
+REDUCE_DT(u8, u8) REDUCE_DT(u32, u32) REDUCE_DT(i64, i64)
+REDUCE_MEAN(f32, float) REDUCE_MEAN(f64, double) REDUCE_MEAN(f16, f16) REDUCE_MEAN(bf16, bf16)

@@ -1,0 +1,80 @@
+// Signatures of the row-wise kernel families (hip-src/reduce.hip, softmax.hip, norm.hip,
+// rope.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the same ABI test checks
+// them against every arch's code-object metadata and the PTX.
+// It imports only types from kernel-sigs.ts, so that file can spread ROW_KERNEL_SIGNATURES
+// into KERNEL_SIGNATURES without an import cycle.
+import { DTYPES, type DType } from '../dtype.ts';
+import { REDUCE_OPS, type ReduceOp } from '../ops/types.ts';
+import type { ArgSpec } from './kernel-sigs.ts';
+
+const FLOAT_DTYPES: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
+const ALL_DTYPES: readonly DType[] = DTYPES;
+/** the eps parameter: f64 for f64 data, f32 otherwise (computeSpec in kernel-sigs.ts) */
+const computeSpec = (d: DType): 'f32' | 'f64' => (d === 'f64' ? 'f64' : 'f32');
+
+/** the reduce ops a dtype has kernels for: mean is float only */
+export function reduceOpsFor(d: DType): readonly ReduceOp[] {
+  return REDUCE_OPS.filter((op) => op !== 'mean' || FLOAT_DTYPES.includes(d));
+}
+
+/** y, pv, pi, x, yOff, xOff, outer, inner, segLen, mode */
+export const REDUCE_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u64', 'u32'];
+/** y, pv, pi, x, yOff, g (operand 0 = x), outer, inner, segLen, mode */
+export const REDUCE_STRIDED_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'geom', 'u64', 'u64', 'u64', 'u32'];
+/** y, pv, pi, yOff, outer, segs, count, mode */
+export const REDUCE_FINAL_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u32'];
+
+function reduceSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of ALL_DTYPES) {
+    for (const op of reduceOpsFor(d)) {
+      m.set(`reduce_${op}_${d}_rows`, REDUCE_ROWS_SIG);
+      m.set(`reduce_${op}_${d}_strided`, REDUCE_STRIDED_SIG);
+      m.set(`reduce_${op}_${d}_final`, REDUCE_FINAL_SIG);
+    }
+  }
+  return m;
+}
+
+function softmaxSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of FLOAT_DTYPES) {
+    // y, x, yOff, xOff, rows, cols
+    m.set(`softmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64']);
+    m.set(`logsoftmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64']);
+  }
+  return m;
+}
+
+function normSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of FLOAT_DTYPES) {
+    const c = computeSpec(d);
+    // y, x, w, b, yOff, xOff, wOff, bOff, rows, cols, eps, hasBias
+    m.set(`layernorm_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', c, 'u32']);
+    // y, x, w, yOff, xOff, wOff, rows, cols, eps
+    m.set(`rmsnorm_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', c]);
+  }
+  return m;
+}
+
+export const ROPE_KERNEL_LAYOUTS = ['halves', 'interleaved', 'thd'] as const;
+
+function ropeSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of FLOAT_DTYPES) {
+    for (const l of ROPE_KERNEL_LAYOUTS) {
+      // y, x, cos, sin, yOff, xOff, cOff, sOff, pairs, s1, s2, half
+      m.set(`rope_${l}_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'u64']);
+    }
+  }
+  return m;
+}
+
+/** merge into KERNEL_SIGNATURES (kernel-sigs.ts) or check beside it */
+export const ROW_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
+  'reduce.hip': reduceSigs,
+  'softmax.hip': softmaxSigs,
+  'norm.hip': normSigs,
+  'rope.hip': ropeSigs,
+};
