@@ -12,6 +12,12 @@
 //       b is ignored where the op has one parameter.
 // Semantics: gelu is the tanh form, geluErf the erf form; round is half to even; sign(0) = 0
 // (sign keeps -0 and NaN); relu and clamp propagate NaN; recip(0) = inf.
+//
+// Build: LLVM's machine-level LICM hoists every f64 polynomial constant of erf/geluErf out of
+// the grid-stride loop into SGPRs, which spills SGPRs on RDNA (106 of them); with it off
+// those kernels use 26. The constants are rematerialized by scalar moves, which cost nothing
+// next to the loads. scripts/build-kernels.ts reads the line below.
+// amd-flags: -mllvm -disable-machine-licm
 #include "elementwise.h"
 
 template <class T, class F>

@@ -37,7 +37,13 @@ interface AmdKernelEntry {
   sgprSpill: number; vgprSpill: number; scratch: number; lds: number;
 }
 interface ObjectEntry { path: string; bytes: number; rawBytes: number; sha256: string; kernels: Record<string, unknown> }
-interface FileEntry { hash: string; includes: string[]; objects: Record<string, ObjectEntry> }
+interface FileEntry { hash: string; includes: string[]; amdFlags: string[]; objects: Record<string, ObjectEntry> }
+
+/** extra AMD flags a source asks for with a `// amd-flags: ...` line (the reason sits beside it) */
+function sourceAmdFlags(f: string): string[] {
+  const m = /^\/\/ amd-flags:(.*)$/m.exec(readFileSync(join(HIP_SRC, f), 'utf8'));
+  return m ? m[1]!.trim().split(/\s+/).filter(Boolean) : [];
+}
 interface Manifest {
   version: 1;
   archs: string[];
@@ -81,7 +87,7 @@ async function main(): Promise<void> {
   mkdirSync(join(stage, 'out'));
 
   const files: Record<string, FileEntry> = {};
-  for (const f of sources) files[f] = { hash: sourceHash(f), includes: localIncludes(f), objects: {} };
+  for (const f of sources) files[f] = { hash: sourceHash(f), includes: localIncludes(f), amdFlags: sourceAmdFlags(f), objects: {} };
   const keys = [...AMD_ARCHS, ...(withPtx ? ['ptx'] : [])];
   const jobs = sources.flatMap((f) => keys.map((k) => ({ f, k })));
   // biggest first so the last jobs to finish are short ones
@@ -100,7 +106,7 @@ async function main(): Promise<void> {
         const entries = Object.fromEntries(parsePtxEntries(text.toString('utf8')).map((e) => [e.name, { paramBytes: e.paramBytes, params: e.params.length }]));
         files[f]!.objects['ptx'] = store('ptx', f, 'ptx', text, entries);
       } else {
-        const log = await clang([...AMD_FLAGS, `--offload-arch=${k}`, '-c', inRoot(src), '-o', inRoot(obj)]);
+        const log = await clang([...AMD_FLAGS, ...files[f]!.amdFlags, `--offload-arch=${k}`, '-c', inRoot(src), '-o', inRoot(obj)]);
         if (log.trim()) process.stderr.write(log);
         const image = new Uint8Array(readFileSync(obj));
         const co = parseAmdCodeObject(image);

@@ -6,6 +6,7 @@ import { DTYPES } from '../dtype.ts';
 import { ShapeError, fmtShape } from '../errors.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS } from '../ops/types.ts';
 import type { KernelArgKind } from './kernels.ts';
+import { ROW_KERNEL_SIGNATURES } from './kernel-sigs-reduce.ts';
 
 /** a parameter as ops pass it: a KernelArg kind, or 'geom' for the 368-byte Geom record */
 export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom';
@@ -159,4 +160,5 @@ export const KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string
   'binary.hip': binarySigs,
   'cast.hip': castSigs,
   'copy.hip': copySigs,
+  ...ROW_KERNEL_SIGNATURES,
 };
