@@ -137,12 +137,22 @@ RT_DEVICE void reduce_rows(typename R::Out* y, A* pv, u32* pi, const T* x, u64 o
 template <class R, class T, class A>
 RT_DEVICE void reduce_strided(typename R::Out* y, A* pv, u32* pi, const T* x, const Geom& g, u64 outer, u64 inner, u64 segLen, u32 mode) {
   typedef typename R::S S;
+  // 32-bit logical indices make the per-element divisions of geom_offsets much cheaper
+  const bool narrow = outer * inner <= 0x7fffffffull;
   reduce_tasks<R>(y, pv, pi, outer, inner, segLen, mode, [&](u64 o, u64 lo, u64 hi, u32 l, u32 G) {
     S acc = R::init();
-    for (u64 r = lo + l; r < hi; r += G) {
-      i64 off[1];
-      geom_offsets<1>(g, o * inner + r, off);
-      acc = R::combine(acc, R::elem(Elem<T>::load(x[off[0]]), r));
+    i64 off[1];
+    if (narrow) {
+      const u32 at = (u32)(o * inner);
+      for (u32 r = (u32)lo + l; r < (u32)hi; r += G) {
+        geom_offsets<1>(g, at + r, off);
+        acc = R::combine(acc, R::elem(Elem<T>::load(x[off[0]]), r));
+      }
+    } else {
+      for (u64 r = lo + l; r < hi; r += G) {
+        geom_offsets<1>(g, o * inner + r, off);
+        acc = R::combine(acc, R::elem(Elem<T>::load(x[off[0]]), r));
+      }
     }
     return acc;
   });
