@@ -41,6 +41,8 @@ export const GPU_OPS: readonly string[] = [
   // dnn
   'conv1d', 'conv2d', 'convTranspose1d', 'convTranspose2d', 'avgPool2d', 'maxPool2d',
   'softmax', 'logSoftmax', 'batchNorm',
+  // reductions, norms, rotary embeddings (kernels in hip-src/reduce, norm, rope)
+  'sum', 'mean', 'min', 'max', 'argmin', 'argmax', 'layerNorm', 'rmsNorm', 'rope', 'ropeI', 'ropeThd',
 ];
 
 // ---- finding the GPU ---------------------------------------------------------------------------
