@@ -246,19 +246,18 @@ export class Kernels {
     const f = this.load(file);
     const have = f.kernels.get(name);
     if (have) return have;
-    let layout = f.layouts.get(name);
+    const layout = f.layouts.get(name);
     if (!layout) throw new TensorError(`kernels: ${file} has no kernel ${name}`);
     const fn = this.rt.moduleGetFunction(f.module, name);
     const fromDriver = this.rt.functionParams(fn);
     if (fromDriver) {
       // the driver's view wins, but it must agree with the image's on offsets and sizes
       const same = fromDriver.length === layout.params.length &&
-        fromDriver.every((p, i) => p.offset === layout!.params[i]!.offset && p.size === layout!.params[i]!.size);
+        fromDriver.every((p, i) => p.offset === layout.params[i]!.offset && p.size === layout.params[i]!.size);
       if (!same) {
         throw new TensorError(`kernels: ${name} (${file}): the driver's parameter layout [${fromDriver.map((p) => `${p.offset}:${p.size}`).join(', ')}] differs from the code object's [${layout.params.map((p) => `${p.offset}:${p.size}`).join(', ')}]`);
       }
     }
-    layout = { ...layout, bytes: endOf(layout.params) };
     const k: LoadedKernel = { layout, fn, buf: new Uint8Array(Math.max(8, layout.bytes)) };
     f.kernels.set(name, k);
     return k;
