@@ -1,7 +1,34 @@
-// GPU path for dtype casts: not written yet (the GPU agents replace these bodies).
+// GPU dtype casts (hip-src/cast.hip): one kernel per (from, to) pair, with the rounding and
+// wrapping rules of roundTo in src/dtype.ts. A dense source takes the contiguous kernel, any
+// other view the strided one; the result is always a new contiguous tensor.
 import type { DType } from '../../dtype.ts';
-import type { Tensor } from '../../tensor.ts';
-import { notOnDevice } from '../dispatch.ts';
+import { Tensor } from '../../tensor.ts';
+import { arg } from '../../runtime/kernels.ts';
+import { ALL_DTYPES } from '../dispatch.ts';
+import { eachGeom } from './copy.ts';
+
+const FILE = 'cast.hip';
+
+/** kernel names per (from, to), built once; same-dtype entries are never used */
+const NAMES = Object.fromEntries(ALL_DTYPES.map((f) => [f, Object.fromEntries(ALL_DTYPES.map((t) => [t, { contig: `cast_${f}_${t}`, strided: `cast_${f}_${t}_strided` }]))])) as
+  Record<DType, Record<DType, { contig: string; strided: string }>>;
 
 /** x -> dtype as a new contiguous tensor; dtype !== x.dtype */
-export function cast(x: Tensor, _dtype: DType): Tensor { return notOnDevice('toDtype', x); }
+export function cast(x: Tensor, dtype: DType): Tensor {
+  const dev = x.device;
+  const y = Tensor.empty(x.layout.shape, dtype, dev);
+  const n = y.numel;
+  if (n === 0) return y;
+  try {
+    const k = dev.kernels, s = dev.stream, names = NAMES[x.dtype][dtype], l = x.layout;
+    const yp = arg.ptr(y.storage.ptrAt(0)), xp = arg.ptr(x.storage.ptrAt(0));
+    if (l.isContiguous()) {
+      k.launch1d(FILE, names.contig, n, s, [yp, xp, arg.i64(0), arg.i64(l.offset), arg.u64(n)]);
+    } else {
+      eachGeom(names.contig, l.shape, [{ strides: y.layout.strides, offset: 0 }, { strides: l.strides, offset: l.offset }], (g, work) => {
+        k.launch1d(FILE, names.strided, work, s, [yp, xp, arg.bytes(g)]);
+      });
+    }
+  } catch (e) { y.dispose(); throw e; }
+  return y;
+}
