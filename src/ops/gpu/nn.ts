@@ -89,8 +89,38 @@ export function rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout): T
   } catch (e) { y.dispose(); throw e; } finally { xc.dispose(); cc.dispose(); sc.dispose(); }
   return y;
 }
-export function batchNorm(x: Tensor, _mean: Tensor, _variance: Tensor, _weight: Tensor | null, _bias: Tensor | null, _eps: number): Tensor {
-  return notOnDevice('batchNorm', x);
+/**
+ * Inference batch norm on MIOpen / cuDNN (spatial mode): x [n, c, ...] is NCHW [n, c, rest, 1],
+ * contiguous. The per-channel tensors go in f32 for f16/bf16 data (f64 for f64), as both
+ * libraries' derived BN descriptors expect; a missing weight is ones, a missing bias zeros.
+ */
+export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Tensor | null, bias: Tensor | null, eps: number): Tensor {
+  const dev = x.device, shape = x.layout.shape;
+  const y = Tensor.empty(shape, x.dtype, dev);
+  if (y.numel === 0) return y;
+  const n = shape[0]!, c = shape[1]!;
+  let h = 1;
+  for (let i = 2; i < shape.length; i++) h *= shape[i]!;
+  const pd = x.dtype === 'f64' ? 'f64' : 'f32';
+  const temps: Tensor[] = [];
+  const perChannel = (t: Tensor | null, fill: number): Tensor => {
+    const p = t === null ? Tensor.full([c], fill, { dtype: pd, device: dev }) : t.dtype !== pd ? t.toDtype(pd) : contiguous(t);
+    temps.push(p);
+    return p;
+  };
+  const at = (t: Tensor) => t.storage.ptrAt(t.layout.offset);
+  try {
+    const xc = contiguous(x);
+    temps.push(xc);
+    const scale = perChannel(weight, 1), shift = perChannel(bias, 0), mu = perChannel(mean, 0), v = perChannel(variance, 1);
+    dev.runtime.dnn().batchNormInference({
+      // the dispatcher admits float dtypes only
+      dtype: x.dtype as 'f32' | 'f64' | 'f16' | 'bf16',
+      n, c, h, w: 1, eps,
+      x: at(xc), y: at(y), scale: at(scale), bias: at(shift), mean: at(mu), variance: at(v),
+    }, dev.stream);
+  } catch (e) { y.dispose(); throw e; } finally { for (const t of temps) t.dispose(); }
+  return y;
 }
 export function attention(q: Tensor, _k: Tensor, _v: Tensor, _causal: boolean, _scale: number, _outShape: Shape): Tensor {
   return notOnDevice('scaledDotProductAttention', q);
