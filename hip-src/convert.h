@@ -1,9 +1,9 @@
 // convert.h: cvt<To>(from) between every pair of storage types with the rules of src/dtype.ts
 // (roundTo and the f16/bf16 encoders): floats round to nearest even, straight from the source
 // value (no double rounding); float -> int truncates toward zero and wraps modulo 2^bits, with
-// NaN and +-inf -> 0; int -> float goes through the exact double, as Number(x) does.
-// One difference the reference cannot avoid: it reads i64 through a JS number, so i64 values
-// beyond +-2^53 lose low bits there before narrowing, while these kernels wrap the exact bits.
+// NaN and +-inf -> 0; int -> float rounds once to a double (exact for u8/u32, nearest even for
+// i64, as Number(bigint) does) and then to the target; int -> int keeps the low bits, as the
+// CPU reference's BigInt.asUintN does (src/ops/cpu/cast.ts).
 #pragma once
 #include "compat.h"
 
