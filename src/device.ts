@@ -36,7 +36,10 @@ export class Device {
   private staging_: StagingPool | null = null;
   private streamStack: GpuStream[] = [];
 
-  private constructor(readonly kind: DeviceKind, readonly index: number) {}
+  private readonly name: string;
+  private constructor(readonly kind: DeviceKind, readonly index: number) {
+    this.name = kind === 'cpu' ? 'cpu' : `${kind}:${index}`;
+  }
 
   private static get(kind: DeviceKind, index: number): Device {
     const key = kind === 'cpu' ? 'cpu' : `${kind}:${index}`;
@@ -86,7 +89,7 @@ export class Device {
   }
 
   get isCpu(): boolean { return this.kind === 'cpu'; }
-  toString(): string { return this.kind === 'cpu' ? 'cpu' : `${this.kind}:${this.index}`; }
+  toString(): string { return this.name; }
 
   get runtime(): GpuRuntime {
     if (this.kind === 'cpu') throw new TensorError('the cpu device has no GPU runtime');

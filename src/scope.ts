@@ -2,7 +2,6 @@
 // survives `await`), a FinalizationRegistry net for tensors nobody disposed, and a registry of
 // live tensors for leak hunting.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Storage } from './storage.ts';
 
 export interface Disposable { dispose(): void; readonly isDisposed: boolean }
 
@@ -49,31 +48,34 @@ export function keep<T extends Disposable>(t: T): T {
   return t;
 }
 
-// ---- forgotten tensors and leak hunting ------------------------------------------------------
-const live = new Map<number, WeakRef<Disposable & { describe(): string }>>();
+// ---- forgotten memory and leak hunting -------------------------------------------------------
+// The safety net works per allocation, not per tensor: a storage becomes unreachable only when
+// every view of it is, so one FinalizationRegistry cell per storage frees forgotten memory,
+// and views (and the small tensors of a hot loop) stay cheap: no WeakRef, no registry cell.
+
+/** what the leak registry knows of a live allocation; never references the storage itself */
+export interface StorageRecord { readonly dtype: string; readonly length: number; readonly device: string; views: number }
+
+const live = new Map<number, StorageRecord>();
 let nextId = 1;
-const net = new FinalizationRegistry<{ storage: Storage; id: number }>(({ storage, id }) => {
+const net = new FinalizationRegistry<{ id: number; free: (() => void) | null }>(({ id, free }) => {
   live.delete(id);
-  storage.release();
+  free?.();
 });
 
-export function register(t: Disposable & { describe(): string }, storage: Storage): number {
+/** `free` returns the memory; it must not reference `owner` (or the owner never dies) */
+export function registerStorage(owner: object, rec: StorageRecord, free: (() => void) | null): number {
   const id = nextId++;
-  live.set(id, new WeakRef(t));
-  net.register(t, { storage, id }, t);
+  live.set(id, rec);
+  net.register(owner, { id, free }, owner);
   return id;
 }
-export function unregister(t: Disposable, id: number): void {
-  net.unregister(t);
+export function unregisterStorage(owner: object, id: number): void {
+  net.unregister(owner);
   live.delete(id);
 }
 
-/** tensors not yet disposed (and not yet garbage-collected) */
+/** allocations still held by tensors that were neither disposed nor garbage-collected */
 export function liveTensors(): string[] {
-  const out: string[] = [];
-  for (const [id, ref] of live) {
-    const t = ref.deref();
-    if (!t || t.isDisposed) live.delete(id); else out.push(t.describe());
-  }
-  return out;
+  return [...live.values()].map((r) => `${r.dtype}[${r.length}] on ${r.device} (${r.views} view${r.views === 1 ? '' : 's'})`);
 }

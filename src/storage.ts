@@ -6,10 +6,13 @@ import { DisposedError } from './errors.ts';
 import type { Device } from './device.ts';
 import type { DevicePtr } from './runtime/gpu.ts';
 import type { Block } from './runtime/allocator.ts';
+import { registerStorage, unregisterStorage, type StorageRecord } from './scope.ts';
 
 export class Storage {
   private refs = 0;
   private released = false;
+  private readonly rec: StorageRecord;
+  private readonly regId: number;
 
   private constructor(
     readonly device: Device,
@@ -18,7 +21,10 @@ export class Storage {
     readonly length: number,
     private readonly hostData: HostArray | null,
     private readonly block: Block | null,
-  ) {}
+  ) {
+    this.rec = { dtype, length, device: String(device), views: 0 };
+    this.regId = registerStorage(this, this.rec, block ? freeLater(device, block) : null);
+  }
 
   /** new storage; host memory is zeroed, device memory is not (poisoned when ROCM_TENSOR_POISON=1) */
   static alloc(device: Device, dtype: DType, length: number): Storage {
@@ -55,11 +61,13 @@ export class Storage {
     return (this.block.ptr + BigInt(elem * DTYPE_INFO[this.dtype].size)) as DevicePtr;
   }
 
-  retain(): void { this.check(); this.refs++; }
+  retain(): void { this.check(); this.refs++; this.rec.views++; }
   release(): void {
     if (this.released) return;
+    this.rec.views--;
     if (--this.refs > 0) return;
     this.released = true;
+    unregisterStorage(this, this.regId);
     if (this.block) this.device.allocator.free(this.block, this.device.stream);
   }
   private check(): void {
@@ -68,3 +76,8 @@ export class Storage {
 }
 
 const POISON = process.env.ROCM_TENSOR_POISON === '1';
+
+/** the safety net's free: a closure over the device and block only, never the storage */
+function freeLater(device: Device, block: Block): () => void {
+  return () => device.allocator.free(block, device.runtime.defaultStream);
+}

@@ -6,7 +6,7 @@ import { Layout, checkShape, normDim, numel, type Shape } from './layout.ts';
 import { Device } from './device.ts';
 import { Storage } from './storage.ts';
 import { DisposedError, ShapeError, TensorError, fmtShape } from './errors.ts';
-import { register, track, unregister } from './scope.ts';
+import { track } from './scope.ts';
 import type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions } from './ops/options.ts';
 import type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './ops/types.ts';
 import * as ew from './ops/elementwise.ts';
@@ -39,13 +39,11 @@ export function toDevice(d: DeviceLike | undefined): Device {
 
 export class Tensor {
   private disposed = false;
-  private readonly id: number;
 
   /** internal: ops build tensors from a storage and a layout */
   constructor(readonly storage: Storage, readonly layout: Layout, readonly dtype: DType) {
     if (storage.dtype !== dtype) throw new TensorError(`internal: storage dtype ${storage.dtype} != tensor dtype ${dtype}`);
     storage.retain();
-    this.id = register(this, storage);
     track(this);
   }
 
@@ -230,7 +228,6 @@ export class Tensor {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    unregister(this, this.id);
     this.storage.release();
   }
   [Symbol.dispose](): void { this.dispose(); }
