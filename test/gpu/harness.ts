@@ -43,6 +43,8 @@ export const GPU_OPS: readonly string[] = [
   'softmax', 'logSoftmax', 'batchNorm',
   // reductions, norms, rotary embeddings (kernels in hip-src/reduce, norm, rope)
   'sum', 'mean', 'min', 'max', 'argmin', 'argmax', 'layerNorm', 'rmsNorm', 'rope', 'ropeI', 'ropeThd',
+  // sorting (hip-src/sort.hip) and attention from GPU ops
+  'argsort', 'sort', 'scaledDotProductAttention',
 ];
 
 // ---- finding the GPU ---------------------------------------------------------------------------
