@@ -122,6 +122,34 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
   } catch (e) { y.dispose(); throw e; } finally { for (const t of temps) t.dispose(); }
   return y;
 }
-export function attention(q: Tensor, _k: Tensor, _v: Tensor, _causal: boolean, _scale: number, _outShape: Shape): Tensor {
-  return notOnDevice('scaledDotProductAttention', q);
+/**
+ * Scaled dot-product attention from GPU ops, like PyTorch's math path (half types keep the
+ * scores in their dtype). The g = hq / hkv query heads that share a kv head are stacked along
+ * the query length, q as [b, hkv, g*tq, d], so each kv head is one GEMM of a batched matmul and
+ * k and v are never copied per query head. Scaling q first gives it that (contiguous) layout.
+ * The causal mask (key j after query i) is a [tq, tk] comparison broadcast over the heads.
+ */
+export function attention(q: Tensor, k: Tensor, v: Tensor, causal: boolean, scale: number, outShape: Shape): Tensor {
+  const dev = q.device;
+  const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k.layout.shape as [number, number, number];
+  if (outShape.some((n) => n === 0)) return Tensor.empty(outShape, q.dtype, dev);
+  const rows = (hq / hkv) * tq;
+  const temps: Tensor[] = [];
+  const keep = (t: Tensor): Tensor => { temps.push(t); return t; };
+  try {
+    const qs = keep(keep(q.affine(scale, 0)).reshape([b, hkv, rows, d]));
+    const s = keep(qs.matmul(keep(k.transpose(2, 3))));
+    let scores = keep(s.reshape([b, hq, tq, tk]));
+    if (causal) {
+      const qi = keep(keep(Tensor.arange(0, tq, 1, { dtype: 'u32', device: dev })).unsqueeze(1));
+      const kj = keep(Tensor.arange(0, tk, 1, { dtype: 'u32', device: dev }));
+      scores = keep(Tensor.where(keep(kj.gt(qi)), -Infinity, scores));
+    }
+    const p = keep(keep(scores.softmax(-1)).reshape([b, hkv, rows, tk]));
+    const o = keep(p.matmul(v));
+    return o.reshape(outShape);
+  } finally {
+    for (const t of temps) t.dispose();
+  }
 }

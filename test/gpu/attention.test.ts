@@ -1,0 +1,71 @@
+// scaledDotProductAttention on the GPU (batched matmuls on rocBLAS / cuBLAS, the softmax kernel,
+// a causal mask through where) against the CPU reference: causal and not, grouped-query heads
+// (hq = 4 * hkv), tq != tk both ways, d != dv, an explicit scale, single-token decoding, in
+// every float dtype and every layout; then the empty cases.
+import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, INT_DTYPES } from './harness.ts';
+import * as assert from 'uvu/assert';
+import { Tensor, type DType } from '../../src/index.ts';
+import { randT } from '../helpers.ts';
+
+const s = gpuSuite('gpu/attention');
+const sdpa = Tensor.scaledDotProductAttention;
+
+interface Case {
+  readonly name: string;
+  /** [b, hq, tq, d], [b, hkv, tk, d], [b, hkv, tk, dv] */
+  readonly q: number[]; readonly k: number[]; readonly v: number[];
+  readonly causal: boolean;
+  readonly scale?: number;
+}
+const CASES: readonly Case[] = [
+  { name: 'plain [2, 3, 5, 8]', q: [2, 3, 5, 8], k: [2, 3, 5, 8], v: [2, 3, 5, 8], causal: false },
+  { name: 'causal [2, 3, 5, 8]', q: [2, 3, 5, 8], k: [2, 3, 5, 8], v: [2, 3, 5, 8], causal: true },
+  { name: 'tq < tk, d != dv', q: [2, 2, 4, 16], k: [2, 2, 9, 16], v: [2, 2, 9, 12], causal: false },
+  { name: 'causal tq < tk', q: [1, 2, 4, 8], k: [1, 2, 9, 8], v: [1, 2, 9, 8], causal: true },
+  { name: 'causal tq > tk, d != dv', q: [2, 2, 9, 8], k: [2, 2, 4, 8], v: [2, 2, 4, 5], causal: true },
+  { name: 'GQA hq = 4 hkv', q: [2, 8, 6, 16], k: [2, 2, 7, 16], v: [2, 2, 7, 16], causal: false },
+  { name: 'GQA hq = 4 hkv, causal, d != dv', q: [1, 8, 7, 16], k: [1, 2, 7, 16], v: [1, 2, 7, 24], causal: true },
+  { name: 'MQA hkv = 1, causal', q: [2, 4, 5, 8], k: [2, 1, 5, 8], v: [2, 1, 5, 8], causal: true },
+  { name: 'decode tq = 1, GQA', q: [2, 4, 1, 32], k: [2, 1, 33, 32], v: [2, 1, 33, 32], causal: false },
+  { name: 'scale 0.3', q: [1, 2, 6, 8], k: [1, 2, 6, 8], v: [1, 2, 6, 8], causal: true, scale: 0.3 },
+  { name: 'longer [1, 4, 64, 64] causal', q: [1, 4, 64, 64], k: [1, 4, 64, 64], v: [1, 4, 64, 64], causal: true },
+];
+
+s.opTest('scaledDotProductAttention', async () => {
+  for (const c of CASES) {
+    await checkOp('scaledDotProductAttention', FLOAT_DTYPES, LAYOUTS,
+      (d: DType) => [randT(c.q, d), randT(c.k, d), randT(c.v, d)],
+      ([q, k, v]) => sdpa(q!, k!, v!, { causal: c.causal, ...(c.scale === undefined ? {} : { scale: c.scale }) }),
+      // the scores round to the input dtype before the softmax, as in PyTorch's math path
+      { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
+  }
+}, 'scaledDotProductAttention: causal, GQA, tq != tk, d != dv, scale, every dtype and layout');
+
+s.opTest('scaledDotProductAttention', async () => {
+  // integer inputs are rejected alike
+  await checkOp('scaledDotProductAttention', INT_DTYPES, ['contiguous'],
+    (d) => [Tensor.ones([1, 1, 2, 4], { dtype: d }), Tensor.ones([1, 1, 2, 4], { dtype: d }), Tensor.ones([1, 1, 2, 4], { dtype: d })],
+    ([q, k, v]) => sdpa(q!, k!, v!), { variant: 'integer dtypes (rejected)' });
+}, 'scaledDotProductAttention: integer dtypes are rejected alike');
+
+s.opTest('scaledDotProductAttention', async (dev) => {
+  // no keys: every output row is 0 (an empty sum), causal or not
+  for (const causal of [false, true]) {
+    const q = randT([1, 2, 3, 4], 'f32', -2, 2, dev), k = Tensor.zeros([1, 2, 0, 4], { device: dev }), v = Tensor.zeros([1, 2, 0, 5], { device: dev });
+    const o = sdpa(q, k, v, { causal });
+    assert.equal(o.shape, [1, 2, 3, 5]);
+    assert.ok(Array.from(await o.toArray(), Number).every((x) => x === 0), `tk = 0${causal ? ', causal' : ''}: zeros`);
+  }
+  // empty batch, heads or queries: empty results of the right shape
+  const shapes: [number[], number[], number[], number[]][] = [
+    [[0, 2, 3, 4], [0, 2, 5, 4], [0, 2, 5, 6], [0, 2, 3, 6]],
+    [[1, 0, 3, 4], [1, 0, 5, 4], [1, 0, 5, 6], [1, 0, 3, 6]],
+    [[1, 2, 0, 4], [1, 2, 5, 4], [1, 2, 5, 6], [1, 2, 0, 6]],
+  ];
+  for (const [qs, ks, vs, os] of shapes) {
+    const z = (sh: number[]) => Tensor.zeros(sh, { device: dev });
+    assert.equal(sdpa(z(qs), z(ks), z(vs), { causal: true }).shape, os);
+  }
+}, 'scaledDotProductAttention: no keys gives zeros; empty batch, heads, queries');
+
+s.run();
