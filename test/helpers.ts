@@ -90,3 +90,14 @@ export function assertClose(actual: ArrayLike<number>, expected: ArrayLike<numbe
 }
 
 export function nums(t: Tensor): number[] { return Array.from(t.toArraySync(), Number); }
+
+/** fn throws an instance of cls whose message contains every part (string or pattern) */
+export function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: (string | RegExp)[]): void {
+  try { fn(); } catch (e) {
+    assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
+    const m = (e as Error).message;
+    for (const p of parts) assert.ok(typeof p === 'string' ? m.includes(p) : p.test(m), `message '${m}' lacks ${String(p)}`);
+    return;
+  }
+  assert.unreachable(`expected ${cls.name}`);
+}

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { DTypeError, IndexError, ShapeError } from '../../src/errors.ts';
-import { LAYOUTS, assertClose, nums, randInts, randT, withLayout } from '../helpers.ts';
+import { LAYOUTS, assertClose, nums, randInts, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const ALL: DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
 const IDS: DType[] = ['u8', 'u32', 'i64'];
@@ -18,14 +18,6 @@ function anyRand(shape: number[], dtype: DType): Tensor {
     return Tensor.from(BigInt64Array.from(r, (v) => BigInt(Math.round(v * 2 ** 40)) * 4099n + 1n), { shape });
   }
   return randT(shape, dtype);
-}
-function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: string[]): void {
-  try { fn(); } catch (e) {
-    assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
-    for (const p of parts) assert.ok((e as Error).message.includes(p), `message '${(e as Error).message}' lacks '${p}'`);
-    return;
-  }
-  assert.unreachable(`expected ${cls.name}`);
 }
 
 // ---- scatter ----------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { DTypeError, IndexError, ShapeError } from '../../src/errors.ts';
-import { LAYOUTS, randInts, randT, withLayout } from '../helpers.ts';
+import { LAYOUTS, randInts, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const ALL: DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
 const IDS: DType[] = ['u8', 'u32', 'i64'];
@@ -22,15 +22,6 @@ function anyRand(shape: number[], dtype: DType): Tensor {
 /** bit-exact element list: strings so bigints and raw half bits compare alike */
 async function bits(t: Tensor): Promise<string[]> { return Array.from(await t.toRawArray() as ArrayLike<number | bigint>, (v) => String(v)); }
 const ids = (v: number[], dtype: DType = 'u32', shape?: number[]) => Tensor.from(v, { dtype, shape });
-function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: (string | RegExp)[]): void {
-  try { fn(); } catch (e) {
-    assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
-    const m = (e as Error).message;
-    for (const p of parts) assert.ok(typeof p === 'string' ? m.includes(p) : p.test(m), `message '${m}' lacks ${String(p)}`);
-    return;
-  }
-  assert.unreachable(`expected ${cls.name}`);
-}
 
 // ---- indexSelect ------------------------------------------------------------------------------
 test('indexSelect: known values along each dim, every ids dtype', () => {

@@ -4,18 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { DTypeError, ShapeError } from '../../src/errors.ts';
-import { LAYOUTS, assertClose, nums, randT, withLayout } from '../helpers.ts';
+import { LAYOUTS, assertClose, nums, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const FLOATS: DType[] = ['f32', 'f64', 'f16', 'bf16'];
 const TOLS: Record<string, number> = { f64: 1e-12, f32: 2e-6, f16: 2e-3, bf16: 1.6e-2 };
-function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: string[]): void {
-  try { fn(); } catch (e) {
-    assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
-    for (const p of parts) assert.ok((e as Error).message.includes(p), `message '${(e as Error).message}' lacks '${p}'`);
-    return;
-  }
-  assert.unreachable(`expected ${cls.name}`);
-}
 const sdpa = Tensor.scaledDotProductAttention;
 
 // ---- rope -------------------------------------------------------------------------------------

@@ -4,19 +4,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { DTypeError, ShapeError, TensorError } from '../../src/errors.ts';
-import { LAYOUTS, assertClose, nums, randT, withLayout } from '../helpers.ts';
+import { LAYOUTS, assertClose, nums, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const FLOATS: DType[] = ['f32', 'f64', 'f16', 'bf16'];
 /** output tolerance per dtype: one rounding of a value computed in f64 */
 const TOLS: Record<string, number> = { f64: 1e-12, f32: 1e-6, f16: 1e-3, bf16: 8e-3 };
-function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: string[]): void {
-  try { fn(); } catch (e) {
-    assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
-    for (const p of parts) assert.ok((e as Error).message.includes(p), `message '${(e as Error).message}' lacks '${p}'`);
-    return;
-  }
-  assert.unreachable(`expected ${cls.name}`);
-}
 /** rows along the last dim of a contiguous number list */
 function rows(v: number[], n: number): number[][] { const r: number[][] = []; for (let i = 0; i < v.length; i += n) r.push(v.slice(i, i + n)); return r; }
 

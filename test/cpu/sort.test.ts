@@ -4,18 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { ShapeError, TensorError } from '../../src/errors.ts';
-import { LAYOUTS, nums, randInts, randT, withLayout } from '../helpers.ts';
+import { LAYOUTS, nums, randInts, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const ALL: DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
 async function bits(t: Tensor): Promise<string[]> { return Array.from(await t.toRawArray() as ArrayLike<number | bigint>, (v) => String(v)); }
-function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: string[]): void {
-  try { fn(); } catch (e) {
-    assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
-    for (const p of parts) assert.ok((e as Error).message.includes(p), `message '${(e as Error).message}' lacks '${p}'`);
-    return;
-  }
-  assert.unreachable(`expected ${cls.name}`);
-}
 /** few distinct values, so rows have ties */
 function tiesRand(shape: number[], dtype: DType): Tensor {
   const r = randInts(shape, 5, 'f64');
