@@ -7,6 +7,7 @@ import { ShapeError, fmtShape } from '../errors.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS } from '../ops/types.ts';
 import type { KernelArgKind } from './kernels.ts';
 import { ROW_KERNEL_SIGNATURES } from './kernel-sigs-reduce.ts';
+import { INDEXING_KERNEL_SIGNATURES } from './kernel-sigs-indexing.ts';
 import { SORT_KERNEL_SIGNATURES } from './kernel-sigs-sort.ts';
 
 /** a parameter as ops pass it: a KernelArg kind, or 'geom' for the 368-byte Geom record */
@@ -162,5 +163,6 @@ export const KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string
   'cast.hip': castSigs,
   'copy.hip': copySigs,
   ...ROW_KERNEL_SIGNATURES,
+  ...INDEXING_KERNEL_SIGNATURES,
   ...SORT_KERNEL_SIGNATURES,
 };

@@ -43,6 +43,9 @@ export const GPU_OPS: readonly string[] = [
   'softmax', 'logSoftmax', 'batchNorm',
   // reductions, norms, rotary embeddings (kernels in hip-src/reduce, norm, rope)
   'sum', 'mean', 'min', 'max', 'argmin', 'argmax', 'layerNorm', 'rmsNorm', 'rope', 'ropeI', 'ropeThd',
+  // indexing and upsampling (kernels in hip-src/indexing, upsample)
+  'indexSelect', 'gather', 'scatter', 'scatterAdd', 'indexAdd', 'embedding',
+  'upsampleNearest1d', 'upsampleNearest2d', 'upsampleBilinear2d',
   // sorting (hip-src/sort.hip) and attention from GPU ops
   'argsort', 'sort', 'scaledDotProductAttention',
 ];

@@ -1,11 +1,173 @@
-// GPU path of the indexing family: not written yet. The dispatcher hands these fully validated
-// parameters; ids must still be range-checked on the device (an IndexError, nothing written).
-import type { Shape } from '../../layout.ts';
-import type { Tensor } from '../../tensor.ts';
-import { notOnDevice } from '../dispatch.ts';
+// GPU path of the indexing family (hip-src/indexing.hip). Each op is one walk over an
+// iteration shape with a Geom of four operands, so every layout of x, src and ids works without
+// copies: the indexed dim gets stride 0 in the operand it indexes and the kernel adds
+// id * that dim's stride. Ids are range-checked by the kernels, which skip a bad id and record
+// it for src/runtime/device-errors.ts (an IndexError at the next readback): checking them here
+// would need a sync. Element moves go by width, so one kernel serves every dtype of a width.
+import type { DType } from '../../dtype.ts';
+import { DTYPE_INFO } from '../../dtype.ts';
+import { ShapeError } from '../../errors.ts';
+import { contiguousStrides, type Shape } from '../../layout.ts';
+import { Tensor } from '../../tensor.ts';
+import { arg, type KernelArg } from '../../runtime/kernels.ts';
+import { copyWidth, type StridedOperand } from '../../runtime/kernel-sigs.ts';
+import type { IdDType } from '../../runtime/kernel-sigs-indexing.ts';
+import { withDeviceErrors, type ErrorOp } from '../../runtime/device-errors.ts';
+import { sig } from '../dispatch.ts';
+import { cast } from './cast.ts';
+import { copyInto, eachGeom } from './copy.ts';
 
-export function indexSelect(x: Tensor, _ids: Tensor, _dim: number, _outShape: Shape): Tensor { return notOnDevice('indexSelect', x); }
-export function gather(x: Tensor, _ids: Tensor, _dim: number): Tensor { return notOnDevice('gather', x); }
-export function scatter(x: Tensor, _ids: Tensor, _src: Tensor, _dim: number, add: boolean): Tensor { return notOnDevice(add ? 'scatterAdd' : 'scatter', x); }
-export function indexAdd(x: Tensor, _ids: Tensor, _src: Tensor, _dim: number): Tensor { return notOnDevice('indexAdd', x); }
-export function embedding(_ids: Tensor, table: Tensor, _outShape: Shape): Tensor { return notOnDevice('embedding', table); }
+const FILE = 'indexing.hip';
+
+const ptrOf = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
+const operand = (strides: readonly number[], offset: number): StridedOperand => ({ strides, offset });
+/** `strides` with the indexed dim's stride replaced by 0 */
+const without = (strides: readonly number[], d: number): number[] => strides.map((s, i) => (i === d ? 0 : s));
+/** stride `s` on dim d, 0 on the other dims of a rank-r shape */
+const only = (r: number, d: number, s: number): number[] => Array.from({ length: r }, (_, i) => (i === d ? s : 0));
+const idType = (ids: Tensor): IdDType => ids.dtype as IdDType;
+
+interface Walk {
+  readonly op: ErrorOp;
+  /** the iteration shape the Geom covers */
+  readonly shape: Shape;
+  readonly ids: Tensor;
+  /** ids and pos operands over `shape` */
+  readonly idsOp: StridedOperand;
+  readonly posOp: StridedOperand;
+  readonly limit: number;
+  readonly what: string;
+}
+
+function site(w: Walk) {
+  return { op: w.op, idsShape: w.ids.layout.shape, idsDType: w.ids.dtype, what: w.what };
+}
+
+/** y (new, contiguous over w.shape) <- x at the ids; xOp: x over w.shape with 0 on the indexed
+ *  dim, whose stride is dimStride */
+function gatherWalk(y: Tensor, x: Tensor, xOp: StridedOperand, dimStride: number, w: Walk): Tensor {
+  if (y.numel === 0) return y;
+  const dev = y.device;
+  const name = `gather_${copyWidth(x.dtype)}_${idType(w.ids)}`;
+  const yOp = operand(contiguousStrides(w.shape), y.layout.offset);
+  try {
+    withDeviceErrors(dev, site(w), (err, tag) => {
+      eachGeom(w.op, w.shape, [yOp, xOp, w.idsOp, w.posOp], (g, work) => {
+        dev.kernels.launch1d(FILE, name, work, dev.stream, [ptrOf(y), ptrOf(x), ptrOf(w.ids), arg.bytes(g),
+          arg.i64(dimStride), arg.u64(w.limit), arg.ptr(err), arg.u32(tag)]);
+      });
+    });
+  } catch (e) { y.dispose(); throw e; }
+  return y;
+}
+
+export function indexSelect(x: Tensor, ids: Tensor, dim: number, outShape: Shape): Tensor {
+  const r = outShape.length, xl = x.layout, il = ids.layout;
+  const y = Tensor.empty(outShape, x.dtype, x.device);
+  return gatherWalk(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, {
+    op: 'indexSelect', shape: outShape, ids,
+    idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
+    limit: xl.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+  });
+}
+
+export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
+  const xl = x.layout, il = ids.layout;
+  const y = Tensor.empty(il.shape, x.dtype, x.device);
+  return gatherWalk(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, {
+    op: 'gather', shape: il.shape, ids,
+    idsOp: operand(il.strides, il.offset), posOp: operand(contiguousStrides(il.shape), 0),
+    limit: xl.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+  });
+}
+
+export function embedding(ids: Tensor, table: Tensor, outShape: Shape): Tensor {
+  const tl = table.layout, il = ids.layout;
+  const y = Tensor.empty(outShape, table.dtype, table.device);
+  const lead = new Array<number>(il.rank).fill(0);
+  return gatherWalk(y, table, operand([...lead, tl.strides[1]!], tl.offset), tl.strides[0]!, {
+    op: 'embedding', shape: outShape, ids,
+    idsOp: operand([...il.strides, 0], il.offset), posOp: operand([...contiguousStrides(il.shape), 0], 0),
+    limit: tl.shape[0]!, what: `the rows of table ${sig(table)}`,
+  });
+}
+
+/** the dtype scatterAdd/indexAdd accumulate in: f32 for the half types, the dtype otherwise */
+const accDType = (d: DType): DType => (d === 'f16' || d === 'bf16' ? 'f32' : d);
+
+/** x copied into a new contiguous tensor of dtype `to` */
+function copyAs(x: Tensor, to: DType): Tensor {
+  if (to !== x.dtype) return cast(x, to);
+  const y = Tensor.empty(x.layout.shape, to, x.device);
+  try { copyInto(y, x); } catch (e) { y.dispose(); throw e; }
+  return y;
+}
+
+/**
+ * The scatter family over w.shape: a copy of x, then src written (or added) at the ids. srcOp
+ * is src over w.shape. The output operand is the copy with 0 on the indexed dim.
+ */
+function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk): Tensor {
+  const dev = x.device, stream = dev.stream;
+  const work = w.shape.reduce((a, b) => a * b, 1);
+  if (work === 0) return copyAs(x, x.dtype);
+  if (!add && work >= 2 ** 32 - 1) {
+    throw new ShapeError(`${w.op}: ids ${sig(w.ids)} has ${work} elements; the GPU scatter orders duplicate targets by a 32-bit position, so it takes fewer than 2^32 - 1 (x ${sig(x)}, src ${sig(src)})`);
+  }
+  const acc = copyAs(x, add ? accDType(x.dtype) : x.dtype);
+  const accStrides = contiguousStrides(acc.layout.shape);
+  const operands = [operand(without(accStrides, dim), acc.layout.offset), w.idsOp, w.posOp, srcOp];
+  const dimStride = accStrides[dim]!;
+  const tail = [arg.i64(dimStride), arg.u64(w.limit)];
+  const ids = ptrOf(w.ids), srcP = ptrOf(src), accP = ptrOf(acc), it = idType(w.ids);
+  try {
+    if (add) {
+      const name = `scatter_add_${x.dtype}_${it}`;
+      withDeviceErrors(dev, site(w), (err, tag) => {
+        eachGeom(w.op, w.shape, operands, (g, n) => {
+          dev.kernels.launch1d(FILE, name, n, stream, [accP, srcP, ids, arg.bytes(g), ...tail, arg.ptr(err), arg.u32(tag)]);
+        });
+      });
+      return acc.dtype === x.dtype ? acc : finish(acc, x.dtype);
+    }
+    // win[t] = 1 + the last position (row-major in ids) aimed at target t; only that one writes
+    const win = Tensor.empty(acc.layout.shape, 'u32', dev);
+    try {
+      dev.runtime.memsetAsync(win.storage.ptrAt(0), 0, win.numel * DTYPE_INFO.u32.size, stream);
+      const winP = ptrOf(win);
+      withDeviceErrors(dev, site(w), (err, tag) => {
+        eachGeom(w.op, w.shape, operands, (g, n) => {
+          dev.kernels.launch1d(FILE, `scatter_mark_${it}`, n, stream, [winP, ids, arg.bytes(g), ...tail, arg.ptr(err), arg.u32(tag)]);
+        });
+      });
+      const name = `scatter_write_${copyWidth(x.dtype)}_${it}`;
+      eachGeom(w.op, w.shape, operands, (g, n) => {
+        dev.kernels.launch1d(FILE, name, n, stream, [accP, srcP, ids, winP, arg.bytes(g), ...tail]);
+      });
+    } finally { win.dispose(); }
+    return acc;
+  } catch (e) { acc.dispose(); throw e; }
+}
+
+/** the f32 accumulator rounded once to the half type; the accumulator is freed */
+function finish(acc: Tensor, to: DType): Tensor {
+  try { return cast(acc, to); } finally { acc.dispose(); }
+}
+
+export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: boolean): Tensor {
+  const il = ids.layout, sl = src.layout;
+  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, add, {
+    op: add ? 'scatterAdd' : 'scatter', shape: il.shape, ids,
+    idsOp: operand(il.strides, il.offset), posOp: operand(contiguousStrides(il.shape), 0),
+    limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+  });
+}
+
+export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
+  const il = ids.layout, sl = src.layout, r = sl.rank;
+  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, {
+    op: 'indexAdd', shape: sl.shape, ids,
+    idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
+    limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+  });
+}

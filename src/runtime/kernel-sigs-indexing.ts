@@ -1,0 +1,52 @@
+// Signatures of hip-src/indexing.hip and hip-src/upsample.hip, in the form of KERNEL_SIGNATURES
+// in kernel-sigs.ts (which spreads this table in), so test/abi/kernels.test.ts checks them
+// against every arch's code-object metadata and the PTX. Imports only types from kernel-sigs.ts,
+// so there is no import cycle.
+import { DTYPES, type DType } from '../dtype.ts';
+import type { ArgSpec } from './kernel-sigs.ts';
+
+export const INDEX_ID_DTYPES = ['u8', 'u32', 'i64'] as const satisfies readonly DType[];
+export type IdDType = (typeof INDEX_ID_DTYPES)[number];
+const WIDTHS = ['b1', 'b2', 'b4', 'b8'] as const;
+const FLOAT_DTYPES: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
+
+/** y, x, ids, geom (y, x, ids, pos), dimStride, limit, err, tag */
+export const GATHER_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];
+/** win, ids, geom (y, ids, pos, src), dimStride, limit, err, tag */
+export const SCATTER_MARK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];
+/** y, src, ids, win, geom, dimStride, limit */
+export const SCATTER_WRITE_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64'];
+/** acc, src, ids, geom, dimStride, limit, err, tag */
+export const SCATTER_ADD_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];
+
+function indexingSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const i of INDEX_ID_DTYPES) {
+    for (const w of WIDTHS) {
+      m.set(`gather_${w}_${i}`, GATHER_SIG);
+      m.set(`scatter_write_${w}_${i}`, SCATTER_WRITE_SIG);
+    }
+    m.set(`scatter_mark_${i}`, SCATTER_MARK_SIG);
+    for (const d of DTYPES) m.set(`scatter_add_${d}_${i}`, SCATTER_ADD_SIG);
+  }
+  return m;
+}
+
+/** y, x, xOff, total, c, h, w, outH, outW, sN, sC, sH, sW */
+const UPSAMPLE_COMMON: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64'];
+
+function upsampleSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const w of ['b2', 'b4', 'b8']) m.set(`upsample_nearest_${w}`, [...UPSAMPLE_COMMON, 'f32', 'f32']);
+  for (const d of FLOAT_DTYPES) {
+    const c = d === 'f64' ? 'f64' : 'f32';
+    m.set(`upsample_bilinear_${d}`, [...UPSAMPLE_COMMON, c, c, 'u32']);
+  }
+  return m;
+}
+
+/** merge into KERNEL_SIGNATURES (kernel-sigs.ts) */
+export const INDEXING_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
+  'indexing.hip': indexingSigs,
+  'upsample.hip': upsampleSigs,
+};

@@ -1,0 +1,111 @@
+// Bad ids on the GPU. The kernels skip an id outside its range and record the first one in the
+// device's error record (src/runtime/device-errors.ts); the next readback or synchronize throws
+// an IndexError naming the op, the id and the valid range, and clears the record. Skipped
+// means skipped: a write aimed through a bad id into a neighbouring allocation never lands.
+// On the CPU (ROCM_TENSOR_GPU_TESTS_ON=cpu) the op itself throws at once.
+import { gpuSuite, cpuFrom, thrown, rejected } from './harness.ts';
+import * as assert from 'uvu/assert';
+import { IndexError, Tensor, type Device, type DType } from '../../src/index.ts';
+import { throwPendingDeviceError } from '../../src/runtime/device-errors.ts';
+
+const s = gpuSuite('gpu/indexing-errors');
+
+async function nums(t: Tensor): Promise<number[]> { return Array.from(await t.toArray(), Number); }
+
+interface BadCase {
+  readonly op: string;
+  /** runs the op with one bad id (`bad`, an i64 value) among good ones */
+  readonly run: (dev: Device, bad: number) => Tensor;
+}
+const f32 = (vals: number[], shape: number[], dev: Device, dtype: DType = 'f32') => cpuFrom(vals, shape, dtype).to(dev);
+const iota = (n: number) => Array.from({ length: n }, (_, k) => k + 1);
+
+const CASES: readonly BadCase[] = [
+  { op: 'indexSelect', run: (dev, bad) => f32(iota(12), [4, 3], dev).indexSelect(f32([1, bad, 0], [3], dev, 'i64'), 0) },
+  { op: 'gather', run: (dev, bad) => f32(iota(12), [4, 3], dev).gather(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), 0) },
+  { op: 'scatter', run: (dev, bad) => f32(iota(12), [4, 3], dev).scatter(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota(6), [2, 3], dev), 0) },
+  { op: 'scatterAdd', run: (dev, bad) => f32(iota(12), [4, 3], dev).scatterAdd(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota(6), [2, 3], dev), 0) },
+  { op: 'indexAdd', run: (dev, bad) => f32(iota(12), [4, 3], dev).indexAdd(f32([1, bad], [2], dev, 'i64'), f32(iota(6), [2, 3], dev), 0) },
+  { op: 'embedding', run: (dev, bad) => Tensor.embedding(f32([1, 2, bad], [3], dev, 'i64'), f32(iota(12), [4, 3], dev)) },
+];
+
+for (const c of CASES) {
+  s.test(`${c.op}: a bad id throws IndexError at the next toArray, naming op, id and range`, async (dev) => {
+    for (const bad of [4, -1, 2 ** 40]) {
+      if (dev.isCpu) {
+        const e = thrown(() => c.run(dev, bad), `${c.op} id ${bad} on the CPU`);
+        assert.instance(e, IndexError);
+        continue;
+      }
+      const y = c.run(dev, bad);
+      const e = await rejected(y.toArray(), `${c.op} with id ${bad}: toArray (is throwPendingDeviceError wired into readback?)`);
+      assert.instance(e, IndexError, `${c.op}: ${e.message}`);
+      assert.ok(e.message.startsWith(`${c.op}:`), `names the op: ${e.message}`);
+      assert.ok(e.message.includes(`id ${bad} `), `names the id ${bad}: ${e.message}`);
+      assert.ok(e.message.includes('[0, 4)'), `names the range: ${e.message}`);
+      // the record is cleared: the same tensor reads back now, and a good op works
+      await y.toArray();
+      assert.equal(await nums(f32([5, 6], [2], dev).indexSelect(f32([1, 0], [2], dev, 'u32'), 0)), [6, 5]);
+    }
+  });
+}
+
+s.test('throwPendingDeviceError after synchronize, once; u8 and u32 ids too', async (dev) => {
+  if (dev.isCpu) return;
+  for (const it of ['u8', 'u32'] as DType[]) {
+    f32(iota(12), [4, 3], dev).gather(f32([0, 1, 2, 3, 9, 1], [2, 3], dev, it), 0);
+    // synchronize may itself report it once the lead has wired it in; either way, exactly once
+    const e = thrown(() => { dev.synchronize(); throwPendingDeviceError(dev); }, `gather with a bad ${it} id`);
+    assert.instance(e, IndexError);
+    assert.ok(e.message.includes('id 9 at position [1, 1] of ids [2, 3] ' + it), e.message);
+    assert.ok(e.message.includes('dim 0 of x [4, 3] f32'), e.message);
+    throwPendingDeviceError(dev);
+  }
+});
+
+s.test('good values around a bad id are still right, and only the first bad id is reported', async (dev) => {
+  if (dev.isCpu) return;
+  const x = f32(iota(12), [4, 3], dev);
+  const y = x.gather(f32([3, 7, 2, 0, 8, 1], [2, 3], dev, 'i64'), 0);
+  const e = await rejected(y.toArray(), 'gather with two bad ids');
+  assert.ok(/id (7|8) /.test(e.message), e.message);
+  const got = await nums(y);
+  assert.equal([got[0], got[2], got[3], got[5]], [10, 9, 1, 6]);
+  const z = x.indexAdd(f32([3, 99, 0], [3], dev, 'i64'), f32(iota(9), [3, 3], dev), 0);
+  await rejected(z.toArray(), 'indexAdd with a bad id');
+  assert.equal(await nums(z), [1 + 7, 2 + 8, 3 + 9, 4, 5, 6, 7, 8, 9, 10 + 1, 11 + 2, 12 + 3]);
+});
+
+/**
+ * A write through a bad id aimed exactly at a guard allocation must not land: the op runs once
+ * with good ids to learn where its output goes (the caching allocator hands the same block back
+ * to the same request), then with an i64 id that would write into the guard's middle.
+ */
+for (const op of ['scatter', 'scatterAdd', 'indexAdd'] as const) {
+  s.test(`${op}: a bad id aimed at a neighbouring allocation writes nothing there`, async (dev) => {
+    if (dev.isCpu) return;
+    const guard = Tensor.full([1 << 16], 7, { dtype: 'f32', device: dev });
+    const x = f32(iota(16), [2, 8], dev);
+    const src = f32(iota(16).map((v) => v * 100), [2, 8], dev);
+    const run = (ids: Tensor) => (op === 'indexAdd' ? x.indexAdd(ids.reshape([8]), src, 1)
+      : op === 'scatter' ? x.scatter(ids, src.narrow(0, 0, 1), 1) : x.scatterAdd(ids, src.narrow(0, 0, 1), 1));
+    const good = f32([0, 1, 2, 3, 4, 5, 6, 7], [1, 8], dev, 'i64');
+    const probe = run(good);
+    const outAt = probe.storage.ptrAt(0);
+    await probe.toArray();
+    probe.dispose();
+    // element offset from the output's start to the guard's middle (both 4-byte aligned)
+    const delta = (guard.storage.ptrAt(1 << 15) - outAt) / 4n;
+    // position 3 of the ids writes element id (row 0, dim 1): aim it at the guard
+    const evil = [0, 1, 2, Number(delta), 4, 5, 6, 7];
+    const y = run(f32(evil, [1, 8], dev, 'i64'));
+    const aimed = y.storage.ptrAt(0) === outAt;
+    const e = await rejected(y.toArray(), `${op} with id ${delta}`);
+    assert.instance(e, IndexError);
+    const g = await guard.toArray() as Float32Array;
+    assert.ok(g.every((v) => v === 7), `${op}: the guard was written (aimed: ${aimed})`);
+    assert.ok(aimed, `${op}: the allocator moved the output, so the bad id did not aim at the guard (test inconclusive)`);
+  });
+}
+
+s.run();

@@ -1,0 +1,179 @@
+// The indexing family on the GPU against the CPU reference: indexSelect, gather, scatter,
+// scatterAdd, indexAdd and embedding, for every dtype and ids dtype (u8, u32, i64), every layout
+// of x, src and ids, duplicate ids (random ids over a small range, broadcast ids), empty ids and
+// tensors over 2^20 elements. Moves must be exact; adds within the per-dtype tolerances.
+// Bad ids (the device-side error record) are indexing-errors.test.ts.
+import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
+import * as assert from 'uvu/assert';
+import { Tensor, type DType } from '../../src/index.ts';
+import { randT, randInts } from '../helpers.ts';
+
+const s = gpuSuite('gpu/indexing');
+const ID_DTYPES: readonly DType[] = ['u8', 'u32', 'i64'];
+
+/** fresh data of any dtype: floats in [-3, 3), integers over a wide range (adds wrap alike) */
+function data(shape: number[], dtype: DType): Tensor {
+  switch (dtype) {
+    case 'u8': return randInts(shape, 256, 'u8');
+    case 'u32': return randInts(shape, 4e9, 'u32');
+    case 'i64': return randInts(shape, 2 ** 40, 'i64');
+    default: return randT(shape, dtype, -3, 3);
+  }
+}
+const ids = (shape: number[], n: number, dtype: DType): Tensor => randInts(shape, n, dtype);
+
+const BIG: readonly LayoutKind[] = ['contiguous', 'transposed', 'offset'];
+const BIG_DTYPES: readonly DType[] = ['f32', 'f16', 'u8', 'i64'];
+
+s.opTest('indexSelect', async () => {
+  const cases = [
+    { name: 'dim 0 of [6, 7]', x: [6, 7], dim: 0, k: 5 },
+    { name: 'dim 1 of [6, 7], repeats', x: [6, 7], dim: 1, k: 9 },
+    { name: 'dim -2 of [3, 4, 5]', x: [3, 4, 5], dim: -2, k: 6 },
+    { name: 'empty ids', x: [6, 7], dim: 0, k: 0 },
+  ];
+  for (const c of cases) {
+    const n = c.x.at(c.dim)!;
+    for (const it of ID_DTYPES) {
+      await checkOp('indexSelect', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids([c.k], n, it)],
+        ([x, i]) => x!.indexSelect(i!, c.dim), { tol: 0, variant: `${c.name}, ids ${it}` });
+    }
+  }
+  await checkOp('indexSelect', BIG_DTYPES, BIG, (d) => [data([2048, 640], d), ids([2048], 2048, 'i64')],
+    ([x, i]) => x!.indexSelect(i!, 0), { tol: 0, variant: '[2048, 640] dim 0 (1.3M elements)' });
+});
+
+s.opTest('gather', async () => {
+  const cases = [
+    { name: 'dim 0 of [5, 7]', x: [5, 7], ids: [4, 7], dim: 0 },
+    { name: 'dim 1 of [5, 7], smaller ids', x: [5, 7], ids: [3, 9], dim: 1 },
+    { name: 'dim 2 of [3, 4, 5]', x: [3, 4, 5], ids: [2, 4, 6], dim: 2 },
+    { name: 'empty ids', x: [5, 7], ids: [0, 7], dim: 0 },
+  ];
+  for (const c of cases) {
+    for (const it of ID_DTYPES) {
+      await checkOp('gather', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids(c.ids, c.x[c.dim]!, it)],
+        ([x, i]) => x!.gather(i!, c.dim), { tol: 0, variant: `${c.name}, ids ${it}` });
+    }
+  }
+  await checkOp('gather', BIG_DTYPES, BIG, (d) => [data([1100, 1000], d), ids([1100, 1000], 1000, 'u32')],
+    ([x, i]) => x!.gather(i!, 1), { tol: 0, variant: '[1100, 1000] dim 1 (1.1M elements)' });
+});
+
+/** scatter-like cases: ids over a small range, so most targets are hit several times */
+const SCATTER_CASES = [
+  { name: 'dim 0 of [6, 5], src [5, 6]', x: [6, 5], ids: [4, 5], src: [5, 6], dim: 0 },
+  { name: 'dim 1 of [4, 7]', x: [4, 7], ids: [4, 9], src: [4, 9], dim: 1 },
+  { name: 'dim 1 of [3, 4, 5]', x: [3, 4, 5], ids: [2, 6, 5], src: [3, 6, 5], dim: 1 },
+  { name: 'empty ids', x: [6, 5], ids: [0, 5], src: [4, 5], dim: 0 },
+];
+
+for (const add of [false, true]) {
+  const op = add ? 'scatterAdd' : 'scatter';
+  s.opTest(op, async () => {
+    for (const c of SCATTER_CASES) {
+      for (const it of ID_DTYPES) {
+        await checkOp(op, ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids(c.ids, c.x[c.dim]!, it), data(c.src, d)],
+          ([x, i, u]) => (add ? x!.scatterAdd(i!, u!, c.dim) : x!.scatter(i!, u!, c.dim)),
+          { variant: `${c.name}, ids ${it}`, ...(add ? {} : { tol: 0 }) });
+      }
+    }
+    // every target hit about once; with 1100 rows of ids over 1100 rows many are hit twice
+    await checkOp(op, BIG_DTYPES, BIG, (d) => [data([1100, 1000], d), ids([1100, 1000], 1100, 'i64'), data([1100, 1000], d)],
+      ([x, i, u]) => (add ? x!.scatterAdd(i!, u!, 0) : x!.scatter(i!, u!, 0)),
+      { variant: '[1100, 1000] dim 0 (1.1M elements)', ...(add ? {} : { tol: 0 }) });
+  });
+}
+
+s.opTest('indexAdd', async () => {
+  const cases = [
+    { name: 'dim 0 of [6, 5]', x: [6, 5], k: 8, dim: 0 },
+    { name: 'dim 1 of [4, 7]', x: [4, 7], k: 10, dim: 1 },
+    { name: 'dim 1 of [3, 4, 5]', x: [3, 4, 5], k: 6, dim: 1 },
+    { name: 'empty ids', x: [6, 5], k: 0, dim: 0 },
+  ];
+  for (const c of cases) {
+    const src = [...c.x];
+    src[c.dim] = c.k;
+    for (const it of ID_DTYPES) {
+      await checkOp('indexAdd', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids([c.k], c.x[c.dim]!, it), data(src, d)],
+        ([x, i, u]) => x!.indexAdd(i!, u!, c.dim), { variant: `${c.name}, ids ${it}` });
+    }
+  }
+  await checkOp('indexAdd', BIG_DTYPES, BIG, (d) => [data([1024, 1100], d), ids([1024], 1024, 'u32'), data([1024, 1100], d)],
+    ([x, i, u]) => x!.indexAdd(i!, u!, 0), { variant: '[1024, 1100] dim 0 (1.1M elements)' });
+});
+
+s.opTest('embedding', async () => {
+  const cases = [
+    { name: 'ids [3, 4], table [10, 6]', ids: [3, 4], table: [10, 6] },
+    { name: 'ids [7], table [12, 3]', ids: [7], table: [12, 3] },
+    { name: 'empty ids', ids: [0], table: [10, 6] },
+  ];
+  for (const c of cases) {
+    for (const it of ID_DTYPES) {
+      // ids first: checkOp gives every input the layout, the table included
+      await checkOp('embedding', ALL_DTYPES, LAYOUTS, (d) => [ids(c.ids, c.table[0]!, it), data(c.table, d)],
+        ([i, t]) => Tensor.embedding(i!, t!), { tol: 0, variant: `${c.name}, ids ${it}` });
+    }
+  }
+  await checkOp('embedding', BIG_DTYPES, ['contiguous', 'transposed'], (d) => [ids([5, 4096], 50000, 'i64'), data([50000, 64], d)],
+    ([i, t]) => Tensor.embedding(i!, t!), { tol: 0, variant: 'ids [5, 4096], table [50000, 64] (1.3M elements)' });
+});
+
+// ---- duplicates, value by value ---------------------------------------------------------------
+
+async function nums(t: Tensor): Promise<number[]> { return Array.from(await t.toArray(), Number); }
+
+s.opTest('scatter', async (dev) => {
+  // every id of a column aims at the same row: the last in row-major order of ids wins
+  for (const dtype of ALL_DTYPES) {
+    for (const it of ID_DTYPES) {
+      const x = cpuFrom(Array.from({ length: 12 }, () => 0), [3, 4], dtype).to(dev);
+      const i = cpuFrom(Array.from({ length: 20 }, (_, k) => (k % 4 === 1 ? 0 : 2)), [5, 4], it).to(dev);
+      const u = cpuFrom(Array.from({ length: 20 }, (_, k) => k + 1), [5, 4], dtype).to(dev);
+      // column 1: every id is 0, so src[4][1] = 18 lands in row 0; the other columns: row 2
+      assert.equal(await nums(x.scatter(i, u, 0)), [0, 18, 0, 0, 0, 0, 0, 0, 17, 0, 19, 20], `${dtype}, ids ${it}`);
+    }
+  }
+  // a large case where thousands of sources aim at each target: still the last one
+  const n = 1 << 20;
+  const x = Tensor.zeros([4], { dtype: 'u32', device: dev });
+  const i = cpuFrom(Array.from({ length: n }, (_, k) => k % 4), [n], 'u8').to(dev);
+  const u = cpuFrom(Array.from({ length: n }, (_, k) => k), [n], 'u32').to(dev);
+  assert.equal(await nums(x.scatter(i, u, 0)), [n - 4, n - 3, n - 2, n - 1], 'last of 2^18 writers to each target');
+}, 'scatter: with duplicate ids the last in row-major order wins');
+
+s.opTest('scatterAdd', async (dev) => {
+  // 2^20 adds of 1 into 4 targets: exact in f32 (2^18 each) and in the f32 accumulator of f16
+  const n = 1 << 20;
+  for (const dtype of ['f32', 'f64', 'f16', 'u32', 'i64'] as DType[]) {
+    const x = Tensor.zeros([4], { dtype, device: dev });
+    const i = cpuFrom(Array.from({ length: n }, (_, k) => k % 4), [n], 'u32').to(dev);
+    const u = Tensor.ones([n], { dtype, device: dev });
+    const want = n / 4;
+    const got = await nums(x.scatterAdd(i, u, 0));
+    if (dtype === 'f16') {
+      // 2^18 is beyond f16's range: the f32 sum rounds once, to inf, as the CPU reference does
+      assert.equal(got, [Infinity, Infinity, Infinity, Infinity], 'f16 overflow after one rounding');
+    } else {
+      assert.equal(got, [want, want, want, want], `${dtype}: 2^18 atomic adds into each of 4 targets`);
+    }
+  }
+  // u8 wraps: 300 adds of 1 into each byte of a 5-byte tensor (neighbours share 32-bit words)
+  const x = Tensor.zeros([5], { dtype: 'u8', device: dev });
+  const i = cpuFrom(Array.from({ length: 1500 }, (_, k) => k % 5), [1500], 'i64').to(dev);
+  const u = Tensor.ones([1500], { dtype: 'u8', device: dev });
+  assert.equal(await nums(x.scatterAdd(i, u, 0)), [44, 44, 44, 44, 44], 'u8 adds wrap mod 256');
+}, 'scatterAdd: many duplicate targets, u8 neighbours, wrap and one rounding');
+
+s.opTest('indexAdd', async (dev) => {
+  for (const dtype of FLOAT_DTYPES) {
+    const x = cpuFrom([1, 2, 3], [3, 1], dtype).to(dev);
+    const i = cpuFrom([2, 2, 0, 2], [4], 'u8').to(dev);
+    const u = cpuFrom([0.5, 0.25, 4, 0.125], [4, 1], dtype).to(dev);
+    assert.equal(await nums(x.indexAdd(i, u, 0)), [5, 2, 3.875], dtype);
+  }
+}, 'indexAdd: duplicate ids add up');
+
+s.run();
