@@ -22,8 +22,10 @@ function data(shape: number[], dtype: DType): Tensor {
 }
 const ids = (shape: number[], n: number, dtype: DType): Tensor => randInts(shape, n, dtype);
 
-const BIG: readonly LayoutKind[] = ['contiguous', 'transposed', 'offset'];
-const BIG_DTYPES: readonly DType[] = ['f32', 'f16', 'u8', 'i64'];
+// the big cases check sizes, not dtypes (the small ones cover every width): few, since making
+// their random inputs and the CPU reference dominate the suite's time
+const BIG: readonly LayoutKind[] = ['contiguous', 'transposed'];
+const BIG_DTYPES: readonly DType[] = ['f32', 'i64'];
 
 s.opTest('indexSelect', async () => {
   const cases = [
