@@ -49,8 +49,8 @@ for (const alignCorners of [false, true]) {
 s.opTest('upsampleBilinear2d', async (dev) => {
   // [[0, 1], [2, 3]] to 3x3: corners kept with alignCorners, half-pixel centres without
   const x = cpuFrom([0, 1, 2, 3], [1, 1, 2, 2], 'f32').to(dev);
-  assert.equal(Array.from(await x.upsampleBilinear2d(3, 3, true).toArray()), [0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3]);
-  const half = Array.from(await x.upsampleBilinear2d(4, 4, false).toArray());
+  assert.equal(Array.from(await x.upsampleBilinear2d(3, 3, true).toArray(), Number), [0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3]);
+  const half = Array.from(await x.upsampleBilinear2d(4, 4, false).toArray(), Number);
   assert.equal(half.slice(0, 4), [0, 0.25, 0.75, 1]);
   assert.equal(half.slice(12), [2, 2.25, 2.75, 3]);
 }, 'upsampleBilinear2d: values by hand');
