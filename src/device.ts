@@ -5,6 +5,7 @@ import type { GpuRuntime, GpuStream, GpuEvent } from './runtime/gpu.ts';
 import { CachingAllocator, type MemoryStats } from './runtime/allocator.ts';
 import { Kernels } from './runtime/kernels.ts';
 import { StagingPool } from './runtime/staging.ts';
+import { throwPendingDeviceError } from './runtime/device-errors.ts';
 import { openRocm, rocmDeviceCount } from './runtime/rocm.ts';
 import { openCuda, cudaDeviceCount } from './runtime/cuda.ts';
 import { TensorError } from './errors.ts';
@@ -16,7 +17,7 @@ export type DeviceKind = 'cpu' | 'rocm' | 'cuda';
 /** a user stream: ops issued inside device.withStream(s, fn) run on it */
 export class Stream {
   constructor(readonly device: Device, readonly handle: GpuStream, private readonly owned: boolean) {}
-  synchronize(): void { this.device.runtime.streamSynchronize(this.handle); }
+  synchronize(): void { this.device.runtime.streamSynchronize(this.handle); throwPendingDeviceError(this.device); }
   /** work queued on `this` after this call waits for work queued on `other` so far */
   waitFor(other: Stream): void {
     const rt = this.device.runtime;
@@ -111,7 +112,11 @@ export class Device {
   }
 
   /** waits for all queued work on this device */
-  synchronize(): void { if (this.kind !== 'cpu') this.runtime.synchronize(); }
+  synchronize(): void {
+    if (this.kind === 'cpu') return;
+    this.runtime.synchronize();
+    throwPendingDeviceError(this);
+  }
 
   memoryStats(): MemoryStats | null { return this.kind === 'cpu' ? null : this.allocator.stats(); }
   emptyCache(): void { if (this.kind !== 'cpu') { this.synchronize(); this.allocator.emptyCache(); } }

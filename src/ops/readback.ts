@@ -4,6 +4,7 @@ import { DTYPE_INFO, getElem, type DType, type HostArray } from '../dtype.ts';
 import type { Tensor } from '../tensor.ts';
 import { readRaw } from './cpu/util.ts';
 import { contiguous } from './copy.ts';
+import { throwPendingDeviceError } from '../runtime/device-errors.ts';
 
 export function toHostArray(t: Tensor, sync: true): HostArray;
 export function toHostArray(t: Tensor, sync: false): Promise<HostArray>;
@@ -14,13 +15,18 @@ export function toHostArray(t: Tensor, sync: boolean): HostArray | Promise<HostA
   const ptr = c.storage.ptrAt(c.layout.offset);
   const wrap = (u8: Uint8Array): HostArray => new DTYPE_INFO[t.dtype].hostArray(u8.buffer, u8.byteOffset, c.numel);
   if (sync) {
-    try { return wrap(t.device.downloadSync(ptr, bytes)); } finally { if (c !== t) c.dispose(); }
+    try {
+      const u8 = t.device.downloadSync(ptr, bytes);
+      // a kernel that met a bad index reports it at the next readback, like an async CUDA error
+      throwPendingDeviceError(t.device);
+      return wrap(u8);
+    } finally { if (c !== t) c.dispose(); }
   }
   // the copy is queued now, so disposing c right after cannot free memory it still reads:
   // the allocator only reuses a block on the same stream, after the copy in stream order
   const p = t.device.download(ptr, bytes);
   if (c !== t) c.dispose();
-  return p.then(wrap);
+  return p.then((u8) => { throwPendingDeviceError(t.device); return wrap(u8); });
 }
 
 export function hostToNumbers(dtype: DType, a: HostArray): Float64Array {
