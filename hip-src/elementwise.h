@@ -1,24 +1,67 @@
 // elementwise.h: the loops every elementwise family shares (unary, binary, compare, where,
-// cast). A family supplies a functor over compute values; these loops handle offsets, the
-// 16-byte vector path for contiguous aligned data, scalar tails, and the strided path.
+// cast). A family supplies a functor over storage values; these loops handle offsets, the
+// vector path for contiguous aligned data, scalar tails, and the strided path.
 #pragma once
 #include "compat.h"
 
-// y[i] = f(x[i]) over n contiguous elements. The vector path needs every pointer 16-byte
-// aligned and both types the same width; otherwise each thread takes one element at a time.
-template <class TY, class TX, class F>
+// ---- contiguous loops ------------------------------------------------------------------------
+// Every operand moves N elements per access, N = 16 bytes / the widest operand type, so mixed
+// widths vectorize too (where's u8 condition, f32 -> bf16 casts, compares): the widest operand
+// takes one 16-byte access and the narrower ones one N * sizeof(T)-byte access each.
+// A block owns a tile of blockDim.x * U vectors; each thread loads its U vectors of every
+// operand before it computes any, so several requests per thread are in flight at once. The
+// host launches one block per tile (Kernels.launchContig in src/runtime/kernels.ts, told N * U
+// by the glue in src/ops/gpu/), so the grid-stride loop over tiles runs once; it stays so that
+// any grid is still correct. U is RT_UNROLL unless a family passes its own (unary.hip: fewer,
+// as its heavier bodies would grow the code and the f64 ones run out of SGPRs).
+#define RT_UNROLL 4
+
+// N elements of T as one aligned access (N * sizeof(T) is 1, 2, 4, 8 or 16 bytes).
+template <class T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
+
+// the size of the widest of T... (a type trait, not a constexpr function: nvcc would not call
+// a host constexpr function from device code)
+template <class T, class... R> struct Widest {
+  static constexpr int bytes = (int)sizeof(T) > Widest<R...>::bytes ? (int)sizeof(T) : Widest<R...>::bytes;
+};
+template <class T> struct Widest<T> { static constexpr int bytes = (int)sizeof(T); };
+
+// a pointer may take Pack<T, N> accesses: aligned to the access width
+template <class T, int N> RT_DEVICE bool pack_aligned(const T* p) { return ((u64)p & (sizeof(T) * N - 1)) == 0; }
+
+// Runs load(i) for each of this thread's vectors of a tile, then store(i, loaded) for each.
+// Past the end (last tile only) a load rereads vector nv - 1 and its store is skipped: the
+// loads stay unconditional, so they issue back to back with no divergent branch between them.
+template <int U, class L, class S>
+RT_DEVICE void tile_loop(u64 nv, L load, S store) {
+  typedef decltype(load(u64(0))) In;
+  const u64 b = blockDim.x, step = (u64)gridDim.x * b * U;
+  for (u64 i0 = (u64)blockIdx.x * b * U + threadIdx.x; i0 < nv; i0 += step) {
+    In in[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const u64 i = i0 + u * b;
+      in[u] = load(i < nv ? i : nv - 1);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) if (i0 + u * b < nv) store(i0 + u * b, in[u]);
+  }
+}
+
+// y[i] = f(x[i]) over n contiguous elements; scalar when a pointer is not aligned to its
+// access width (views at odd offsets).
+template <int U = RT_UNROLL, class TY, class TX, class F>
 RT_DEVICE void map1_contig(TY* y, const TX* x, u64 n, F f) {
-  if (sizeof(TY) == sizeof(TX) && aligned16(y) && aligned16(x)) {
-    constexpr int N = Vec16<TX>::N;
+  constexpr int N = 16 / Widest<TY, TX>::bytes;
+  typedef Pack<TX, N> PX;
+  typedef Pack<TY, N> PY;
+  if (pack_aligned<TY, N>(y) && pack_aligned<TX, N>(x)) {
     const u64 nv = n / N;
-    typedef Vec16<TX> VX;
-    typedef Vec16<TY> VY;
-    grid_loop64(nv, [&](auto i) {
-      const VX a = reinterpret_cast<const VX*>(x)[i];
-      VY r;
+    tile_loop<U>(nv, [&](u64 i) { return reinterpret_cast<const PX*>(x)[i]; }, [&](u64 i, const PX& a) {
+      PY r;
 #pragma unroll
       for (int k = 0; k < N; k++) r.v[k] = f(a.v[k]);
-      reinterpret_cast<VY*>(y)[i] = r;
+      reinterpret_cast<PY*>(y)[i] = r;
     });
     const u64 t = nv * N + global_thread();
     if (t < n) y[t] = f(x[t]);
@@ -27,21 +70,25 @@ RT_DEVICE void map1_contig(TY* y, const TX* x, u64 n, F f) {
   }
 }
 
-template <class TY, class TA, class TB, class F>
+template <int U = RT_UNROLL, class TY, class TA, class TB, class F>
 RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
-  if (sizeof(TY) == sizeof(TA) && sizeof(TA) == sizeof(TB) && aligned16(y) && aligned16(a) && aligned16(b)) {
-    constexpr int N = Vec16<TA>::N;
+  constexpr int N = 16 / Widest<TY, TA, TB>::bytes;
+  typedef Pack<TA, N> PA;
+  typedef Pack<TB, N> PB;
+  typedef Pack<TY, N> PY;
+  struct In { PA a; PB b; };
+  if (pack_aligned<TY, N>(y) && pack_aligned<TA, N>(a) && pack_aligned<TB, N>(b)) {
     const u64 nv = n / N;
-    typedef Vec16<TA> VA;
-    typedef Vec16<TB> VB;
-    typedef Vec16<TY> VY;
-    grid_loop64(nv, [&](auto i) {
-      const VA va = reinterpret_cast<const VA*>(a)[i];
-      const VB vb = reinterpret_cast<const VB*>(b)[i];
-      VY r;
+    tile_loop<U>(nv, [&](u64 i) {
+      In r;
+      r.a = reinterpret_cast<const PA*>(a)[i];
+      r.b = reinterpret_cast<const PB*>(b)[i];
+      return r;
+    }, [&](u64 i, const In& v) {
+      PY r;
 #pragma unroll
-      for (int k = 0; k < N; k++) r.v[k] = f(va.v[k], vb.v[k]);
-      reinterpret_cast<VY*>(y)[i] = r;
+      for (int k = 0; k < N; k++) r.v[k] = f(v.a.v[k], v.b.v[k]);
+      reinterpret_cast<PY*>(y)[i] = r;
     });
     const u64 t = nv * N + global_thread();
     if (t < n) y[t] = f(a[t], b[t]);
@@ -50,11 +97,34 @@ RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
   }
 }
 
-// where: three inputs; the condition is u8, so the vector path would mix widths. A scalar loop
-// with 32/64-bit indexing is used; the loads still coalesce.
-template <class TY, class TC, class TA, class TB, class F>
+// where: the u8 condition takes an N-byte access next to the data's 16 bytes.
+template <int U = RT_UNROLL, class TY, class TC, class TA, class TB, class F>
 RT_DEVICE void map3_contig(TY* y, const TC* c, const TA* a, const TB* b, u64 n, F f) {
-  grid_loop64(n, [&](auto i) { y[i] = f(c[i], a[i], b[i]); });
+  constexpr int N = 16 / Widest<TY, TC, TA, TB>::bytes;
+  typedef Pack<TC, N> PC;
+  typedef Pack<TA, N> PA;
+  typedef Pack<TB, N> PB;
+  typedef Pack<TY, N> PY;
+  struct In { PC c; PA a; PB b; };
+  if (pack_aligned<TY, N>(y) && pack_aligned<TC, N>(c) && pack_aligned<TA, N>(a) && pack_aligned<TB, N>(b)) {
+    const u64 nv = n / N;
+    tile_loop<U>(nv, [&](u64 i) {
+      In r;
+      r.c = reinterpret_cast<const PC*>(c)[i];
+      r.a = reinterpret_cast<const PA*>(a)[i];
+      r.b = reinterpret_cast<const PB*>(b)[i];
+      return r;
+    }, [&](u64 i, const In& v) {
+      PY r;
+#pragma unroll
+      for (int k = 0; k < N; k++) r.v[k] = f(v.c.v[k], v.a.v[k], v.b.v[k]);
+      reinterpret_cast<PY*>(y)[i] = r;
+    });
+    const u64 t = nv * N + global_thread();
+    if (t < n) y[t] = f(c[t], a[t], b[t]);
+  } else {
+    grid_loop64(n, [&](auto i) { y[i] = f(c[i], a[i], b[i]); });
+  }
 }
 
 // Strided forms: g describes the output (operand 0) and inputs 1..K-1.

@@ -3,14 +3,16 @@
 //
 // Kernels (DT in f32 f64 f16 bf16; T its storage type; C = double for f64, float otherwise):
 //   unary_<op>_<DT>(T* y, const T* x, i64 yOff, i64 xOff, u64 n)
-//       y and x contiguous from their offsets (elements); 16-byte vector path when aligned.
+//       y and x contiguous from their offsets (elements); 16-byte vectors (UnaryUnroll a
+//       thread) when aligned.
 //   unary_<op>_<DT>_strided(T* y, const T* x, Geom g)
 //       g: operand 0 = y, operand 1 = x (compat.h, packGeom in src/runtime/kernel-sigs.ts).
 //   unary_<pop>_<DT>(T* y, const T* x, i64 yOff, i64 xOff, u64 n, C a, C b)
 //   unary_<pop>_<DT>_strided(T* y, const T* x, Geom g, C a, C b)
 //       pop in affine (x*a + b), powf (x^a), elu (alpha a), clamp ([a, b]), leakyRelu (slope a);
 //       b is ignored where the op has one parameter.
-// Semantics: gelu is the tanh form, geluErf the erf form; round is half to even; sign(0) = 0
+// Semantics: gelu is the tanh form (computed as x * sigmoid(2u), see Op_gelu), geluErf the erf
+// form; round is half to even; sign(0) = 0
 // (sign keeps -0 and NaN); relu and clamp propagate NaN; recip(0) = inf.
 //
 // Build: LLVM's machine-level LICM hoists every f64 polynomial constant of erf/geluErf out of
@@ -20,16 +22,42 @@
 // amd-flags: -mllvm -disable-machine-licm
 #include "elementwise.h"
 
+// Vectors per thread in the contiguous kernels (unaryUnroll in src/ops/gpu/elementwise.ts):
+// 2, and 1 for f64, whose pow and erf bodies would otherwise spill SGPRs on gfx942.
+template <class T> struct UnaryUnroll { static constexpr int value = sizeof(T) == 8 ? 1 : 2; };
+
 template <class T, class F>
 RT_DEVICE void unary_contig(T* y, const T* x, u64 n, F op) {
   typedef Elem<T> E;
-  map1_contig(y, x, n, [&](T v) { return E::store(op(E::load(v))); });
+  map1_contig<UnaryUnroll<T>::value>(y, x, n, [&](T v) { return E::store(op(E::load(v))); });
 }
 template <class T, class F>
 RT_DEVICE void unary_strided(T* y, const T* x, const Geom& g, F op) {
   typedef Elem<T> E;
   map1_strided(y, x, g, [&](T v) { return E::store(op(E::load(v))); });
 }
+
+// x / y where y >= 1 and 2 ulp is plenty: a hardware reciprocal and a multiply instead of the
+// IEEE division sequence (y = inf gives x * 0, as x / inf would for finite x).
+RT_DEVICE float div_approx(float x, float y) {
+#if RT_HIP
+  return x * __builtin_amdgcn_rcpf(y);
+#else
+  return __fdividef(x, y);
+#endif
+}
+
+// gelu, tanh form: 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)) with u = sqrt(2/pi)(x + 0.044715x^3),
+// so -2u = x(K1 + K2 x^2). One exp and a reciprocal cost less than tanh plus the products,
+// and the form does not cancel where tanh(u) is near -1. x = -inf gives NaN, as the tanh form.
+struct Op_gelu {
+  RT_DEVICE float operator()(float x) const {
+    return div_approx(x, 1.0f + expf(x * (-1.5957691216057308f + -0.07135481627260025f * (x * x))));
+  }
+  RT_DEVICE double operator()(double x) const {
+    return x / (1.0 + exp(x * (-1.5957691216057308 + -0.07135481627260025 * (x * x))));
+  }
+};
 
 #define UNARY_OP(NAME, EXPR) \
   struct Op_##NAME { template <class C> RT_DEVICE C operator()(C x) const { return EXPR; } };
@@ -45,7 +73,6 @@ UNARY_OP(neg, -x)
 UNARY_OP(recip, C(1) / x)
 UNARY_OP(sqr, x * x)
 UNARY_OP(sqrt, sqrt(x))
-UNARY_OP(gelu, C(0.5) * x * (C(1) + tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x))))
 UNARY_OP(geluErf, C(0.5) * x * (C(1) + erf(x * C(0.7071067811865476))))
 UNARY_OP(erf, erf(x))
 UNARY_OP(relu, x < C(0) ? C(0) : x)

@@ -70,35 +70,104 @@ export function checkArgs(layout: KernelLayout, args: readonly KernelArg[]): voi
   });
 }
 
-function checkInt(layout: KernelLayout, i: number, a: KernelArg, lo: bigint, hi: bigint): bigint {
+const TWO32 = 4294967296;
+const U64_MAX = (1n << 64n) - 1n;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+function notInteger(layout: KernelLayout, i: number, a: KernelArg): never {
+  throw new TensorError(`kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) must be an integer, got ${String(a.value)}`);
+}
+function outOfRange(layout: KernelLayout, i: number, a: KernelArg): never {
+  throw new TensorError(`kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) out of range: ${String(a.value)}`);
+}
+
+/** where writeArgs puts the bytes: `dv` and `buf` view them; `big` views them as 64-bit words
+ *  when the buffer is 8-byte aligned on a little-endian host (typed-array stores of a bigint
+ *  are much cheaper than DataView.setBigUint64), else null */
+interface ArgSink {
+  readonly buf: Uint8Array;
+  readonly dv: DataView;
+  readonly big: { readonly u: BigUint64Array; readonly s: BigInt64Array } | null;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function sinkFor(buf: Uint8Array): ArgSink {
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const words = buf.byteOffset % 8 === 0 && LITTLE_ENDIAN;
+  const n = Math.floor(buf.byteLength / 8);
+  return { buf, dv, big: words ? { u: new BigUint64Array(buf.buffer, buf.byteOffset, n), s: new BigInt64Array(buf.buffer, buf.byteOffset, n) } : null };
+}
+
+// A safe integer goes in as two 32-bit halves (floor(v / 2^32) is the two's-complement high
+// word for negative values too), so the common case never converts to BigInt.
+function put64(layout: KernelLayout, i: number, a: KernelArg, out: ArgSink, o: number, signed: boolean): void {
   const v = a.value as bigint | number;
-  if (typeof v === 'number' && !Number.isSafeInteger(v)) {
-    throw new TensorError(`kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) must be an integer, got ${v}`);
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) notInteger(layout, i, a);
+    if (!signed && v < 0) outOfRange(layout, i, a);
+    out.dv.setUint32(o, v >>> 0, true);
+    out.dv.setUint32(o + 4, Math.floor(v / TWO32) >>> 0, true);
+    return;
   }
-  const b = BigInt(v);
-  if (b < lo || b > hi) throw new TensorError(`kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) out of range: ${b}`);
-  return b;
+  if (signed ? v < I64_MIN || v > I64_MAX : v < 0n || v > U64_MAX) outOfRange(layout, i, a);
+  const big = out.big;
+  if (big !== null && (o & 7) === 0) {
+    if (signed) big.s[o >> 3] = v; else big.u[o >> 3] = v;
+  } else if (signed) {
+    out.dv.setBigInt64(o, v, true);
+  } else {
+    out.dv.setBigUint64(o, v, true);
+  }
+}
+
+function put32(layout: KernelLayout, i: number, a: KernelArg, dv: DataView, o: number, signed: boolean): void {
+  const v = a.value as number;
+  if (!Number.isSafeInteger(v)) notInteger(layout, i, a);
+  if (signed) {
+    if (v < -2147483648 || v > 2147483647) outOfRange(layout, i, a);
+    dv.setInt32(o, v, true);
+  } else {
+    if (v < 0 || v > 4294967295) outOfRange(layout, i, a);
+    dv.setUint32(o, v, true);
+  }
+}
+
+/** Writes `args` (already matched to `layout` by checkArgs) at their offsets, checking each
+ *  value's range. */
+function writeArgs(layout: KernelLayout, args: readonly KernelArg[], out: ArgSink): void {
+  const params = layout.params, dv = out.dv;
+  for (let i = 0; i < params.length; i++) {
+    const a = args[i]!, p = params[i]!, o = p.offset;
+    switch (a.kind) {
+      case 'ptr': case 'u64': put64(layout, i, a, out, o, false); break;
+      case 'i64': put64(layout, i, a, out, o, true); break;
+      case 'u32': put32(layout, i, a, dv, o, false); break;
+      case 'i32': put32(layout, i, a, dv, o, true); break;
+      case 'f32': dv.setFloat32(o, a.value, true); break;
+      case 'f64': dv.setFloat64(o, a.value, true); break;
+      case 'bytes':
+        // the kinds may have been checked on an earlier launch; the length is this launch's
+        if (a.value.length !== p.size) checkArgs(layout, args);
+        out.buf.set(a.value, o);
+        break;
+    }
+  }
 }
 
 /** Checks `args` against `layout` and writes them at their offsets into `buf` (little-endian). */
 export function packArgs(layout: KernelLayout, args: readonly KernelArg[], buf: Uint8Array): void {
   checkArgs(layout, args);
   if (buf.length < layout.bytes) throw new TensorError(`kernel ${layout.name}: argument buffer of ${buf.length} bytes, needs ${layout.bytes}`);
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  layout.params.forEach((p, i) => {
-    const a = args[i]!;
-    const o = p.offset;
-    switch (a.kind) {
-      case 'ptr': dv.setBigUint64(o, checkInt(layout, i, a, 0n, 2n ** 64n - 1n), true); break;
-      case 'u64': dv.setBigUint64(o, checkInt(layout, i, a, 0n, 2n ** 64n - 1n), true); break;
-      case 'i64': dv.setBigInt64(o, checkInt(layout, i, a, -(2n ** 63n), 2n ** 63n - 1n), true); break;
-      case 'u32': dv.setUint32(o, Number(checkInt(layout, i, a, 0n, 2n ** 32n - 1n)), true); break;
-      case 'i32': dv.setInt32(o, Number(checkInt(layout, i, a, -(2n ** 31n), 2n ** 31n - 1n)), true); break;
-      case 'f32': dv.setFloat32(o, a.value, true); break;
-      case 'f64': dv.setFloat64(o, a.value, true); break;
-      case 'bytes': buf.set(a.value, o); break;
-    }
-  });
+  writeArgs(layout, args, sinkFor(buf));
+}
+
+/** true when `args` have exactly the kinds of an argument list checkArgs already accepted */
+function sameKinds(kinds: readonly KernelArgKind[] | null, args: readonly KernelArg[]): boolean {
+  if (kinds === null || kinds.length !== args.length) return false;
+  for (let i = 0; i < kinds.length; i++) if (kinds[i] !== args[i]!.kind) return false;
+  return true;
 }
 
 // ---- manifest and code objects on disk ---------------------------------------------------
@@ -165,7 +234,12 @@ export function layoutsFromImage(key: string, file: string, image: Uint8Array): 
 interface LoadedKernel {
   readonly layout: KernelLayout;
   readonly fn: GpuFunction;
-  readonly buf: Uint8Array;
+  readonly sink: ArgSink;
+  /** the first layout.bytes of the argument buffer: what the driver is handed */
+  readonly packed: Uint8Array;
+  /** the argument kinds of the last launch checkArgs accepted: a launch with the same kinds
+   *  only has its values checked */
+  kinds: KernelArgKind[] | null;
 }
 interface LoadedFile {
   readonly module: GpuModule;
@@ -258,7 +332,8 @@ export class Kernels {
         throw new TensorError(`kernels: ${name} (${file}): the driver's parameter layout [${fromDriver.map((p) => `${p.offset}:${p.size}`).join(', ')}] differs from the code object's [${layout.params.map((p) => `${p.offset}:${p.size}`).join(', ')}]`);
       }
     }
-    const k: LoadedKernel = { layout, fn, buf: new Uint8Array(Math.max(8, layout.bytes)) };
+    const buf = new Uint8Array(Math.max(8, layout.bytes));
+    const k: LoadedKernel = { layout, fn, sink: sinkFor(buf), packed: buf.subarray(0, layout.bytes), kinds: null };
     f.kernels.set(name, k);
     return k;
   }
@@ -270,14 +345,20 @@ export class Kernels {
 
   launch(file: string, name: string, grid: Dim3, block: Dim3, sharedBytes: number, stream: GpuStream, args: readonly KernelArg[]): void {
     const k = this.kernel(file, name);
-    packArgs(k.layout, args, k.buf);
+    // the kinds are checked once per kernel (per kind list); values on every launch
+    if (!sameKinds(k.kinds, args)) {
+      checkArgs(k.layout, args);
+      k.kinds = args.map((a) => a.kind);
+    }
+    writeArgs(k.layout, args, k.sink);
     const { maxGridDim, maxThreadsPerBlock } = this.rt.info;
     const threads = block[0] * block[1] * block[2];
-    if (threads < 1 || threads > maxThreadsPerBlock || grid.some((g, i) => g < 1 || g > maxGridDim[i]!)) {
+    if (!(threads >= 1 && threads <= maxThreadsPerBlock && grid[0] >= 1 && grid[0] <= maxGridDim[0] &&
+      grid[1] >= 1 && grid[1] <= maxGridDim[1] && grid[2] >= 1 && grid[2] <= maxGridDim[2])) {
       throw new TensorError(`kernel ${name} (${file}): launch grid [${grid.join(', ')}] block [${block.join(', ')}] is outside the device's limits (grid [${maxGridDim.join(', ')}], ${maxThreadsPerBlock} threads a block)`);
     }
     // the driver copies the buffer during the call, so the same buffer serves the next launch
-    this.rt.launch(k.fn, grid, block, sharedBytes, stream, k.layout.bytes === k.buf.length ? k.buf : k.buf.subarray(0, k.layout.bytes));
+    this.rt.launch(k.fn, grid, block, sharedBytes, stream, k.packed);
   }
 
   /** a 1-D launch over `work` items with the preferred block and a capped grid (kernels must
@@ -286,6 +367,32 @@ export class Kernels {
     if (work <= 0) return;
     const { grid, block } = this.grid1d(work);
     this.launch(file, name, grid, block, 0, stream, args);
+  }
+
+  /**
+   * A launch of a contiguous elementwise kernel (the map*_contig loops of hip-src/elementwise.h)
+   * over `n` elements, `perThread` of them a thread (vector width times vectors a thread): one
+   * block per tile, so each thread issues all its loads at once and none loops. Blocks shrink
+   * (to no less than a wave or 64 threads) while there would be fewer than two a multiprocessor,
+   * so mid-sized tensors still spread over the whole device. The kernels loop grid-stride, so
+   * the grid only sets the speed, never the result.
+   */
+  launchContig(file: string, name: string, n: number, perThread: number, stream: GpuStream, args: readonly KernelArg[]): void {
+    if (n <= 0) return;
+    const { multiprocessors, maxGridDim, warpSize } = this.rt.info;
+    const threads = Math.ceil(n / perThread);
+    let block = this.preferredBlockSize;
+    const least = Math.max(64, warpSize);
+    while (block >= 2 * least && Math.ceil(threads / block) < 2 * multiprocessors) block >>= 1;
+    const blocks = Math.min(maxGridDim[0], Math.ceil(threads / block));
+    this.launch(file, name, [blocks, 1, 1], this.blockDims(block), 0, stream, args);
+  }
+
+  private readonly blockCache = new Map<number, Dim3>();
+  private blockDims(threads: number): Dim3 {
+    let d = this.blockCache.get(threads);
+    if (!d) { d = [threads, 1, 1]; this.blockCache.set(threads, d); }
+    return d;
   }
 
   /** unloads every module this instance loaded */

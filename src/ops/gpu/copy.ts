@@ -1,5 +1,6 @@
-// GPU copies and fills (hip-src/copy.hip), plus the two helpers every elementwise GPU op shares:
-// eachGeom (strided launches of any rank) and scalarOn (a number as a one-element device tensor).
+// GPU copies and fills (hip-src/copy.hip), plus the helpers every elementwise GPU op shares:
+// eachGeom (strided launches of any rank), scalarOn (a number as a one-element device tensor)
+// and contigPerThread (the grid of a contiguous launch).
 // Dense-to-dense copies are a device-to-device memcpy; everything else goes by element width
 // through copy_strided_<w>, so one kernel serves every dtype of that width.
 import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, roundTo, type DType } from '../../dtype.ts';
@@ -36,6 +37,13 @@ export function eachGeom(op: string, shape: Shape, operands: readonly StridedOpe
     eachGeom(op, rest, operands.map((o) => ({ strides: o.strides.filter((_, j) => j !== d), offset: o.offset + i * o.strides[d]! })), launch);
   }
 }
+
+/** vectors a thread takes in the contiguous kernels of hip-src/elementwise.h: RT_UNROLL there */
+export const MAP_UNROLL = 4;
+
+/** elements a thread of a contiguous elementwise kernel handles, for Kernels.launchContig:
+ *  16-byte vectors of the widest operand (hip-src/elementwise.h), `unroll` of them */
+export const contigPerThread = (widestBytes: number, unroll: number): number => (16 / widestBytes) * unroll;
 
 /** a tensor's layout as a Geom operand: broadcast to `shape` when given (stride 0 on new dims) */
 export function operandOf(t: Tensor, shape?: Shape): StridedOperand {

@@ -1,16 +1,17 @@
 // GPU path for element-wise ops (hip-src/unary.hip, binary.hip). When every operand is dense
-// with the output's shape, the contiguous kernel runs (16-byte vectors when aligned); anything
+// with the output's shape, the contiguous kernel runs (vectors when aligned, one block per tile
+// through Kernels.launchContig); anything
 // else (views, broadcasting, number operands) runs the _strided kernel with a Geom record, in
 // which a broadcast dim or a number (a one-element tensor) has stride 0. The dispatcher hands
 // over validated arguments: output shape already broadcast, numbers already rounded to the dtype.
-import type { DType } from '../../dtype.ts';
+import { DTYPE_INFO, type DType } from '../../dtype.ts';
 import { sameShape, type Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { computeSpec, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES, FLOATS } from '../dispatch.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../types.ts';
-import { eachGeom, operandOf, scalarOn, zeroStrides } from './copy.ts';
+import { MAP_UNROLL, contigPerThread, eachGeom, operandOf, scalarOn, zeroStrides } from './copy.ts';
 
 interface Names { readonly contig: string; readonly strided: string }
 /** kernel names per (op, dtype), built once so the hot path only indexes */
@@ -31,6 +32,11 @@ const WHERE_NAMES = names<'u8'>(['u8'], ALL_DTYPES, 'where').u8;
 const UNARY_FILE = 'unary.hip';
 const BINARY_FILE = 'binary.hip';
 
+/** vectors a thread in unary.hip's contiguous kernels: UnaryUnroll there */
+const unaryUnroll = (d: DType): number => (d === 'f64' ? 1 : 2);
+const size = (d: DType): number => DTYPE_INFO[d].size;
+const ZERO = arg.i64(0);
+
 const ptr = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
 const off = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
 const geomOf = (t: Tensor): StridedOperand => ({ strides: t.layout.strides, offset: t.layout.offset });
@@ -44,7 +50,9 @@ function map1(x: Tensor, n: Names, extra: readonly KernelArg[]): Tensor {
   try {
     const k = dev.kernels, s = dev.stream, yp = ptr(y), xp = ptr(x);
     if (x.layout.isContiguous()) {
-      k.launch1d(UNARY_FILE, n.contig, count, s, [yp, xp, arg.i64(0), off(x), arg.u64(count), ...extra]);
+      const args = [yp, xp, ZERO, off(x), arg.u64(count)];
+      for (const e of extra) args.push(e);
+      k.launchContig(UNARY_FILE, n.contig, count, contigPerThread(size(x.dtype), unaryUnroll(x.dtype)), s, args);
     } else {
       eachGeom(n.contig, x.layout.shape, [geomOf(y), geomOf(x)], (g, work) => {
         k.launch1d(UNARY_FILE, n.strided, work, s, [yp, xp, arg.bytes(g), ...extra]);
@@ -78,7 +86,8 @@ function map2(n: Names, a: Tensor, b: Tensor | number, outShape: Shape, outDType
   try {
     const k = dev.kernels, s = dev.stream, yp = ptr(y), ap = ptr(a), bp = ptr(bt);
     if (bt === b && a.layout.isContiguous() && bt.layout.isContiguous() && sameShape(a.layout.shape, outShape) && sameShape(bt.layout.shape, outShape)) {
-      k.launch1d(BINARY_FILE, n.contig, count, s, [yp, ap, bp, arg.i64(0), off(a), off(bt), arg.u64(count)]);
+      const per = contigPerThread(Math.max(size(a.dtype), size(outDType)), MAP_UNROLL);
+      k.launchContig(BINARY_FILE, n.contig, count, per, s, [yp, ap, bp, ZERO, off(a), off(bt), arg.u64(count)]);
     } else {
       const bOp = bt === b ? operandOf(bt, outShape) : zeroStrides(outShape.length);
       eachGeom(n.contig, outShape, [geomOf(y), operandOf(a, outShape), bOp], (g, work) => {
@@ -131,7 +140,8 @@ export function where(cond: Tensor, a: Tensor | number, b: Tensor | number, outS
     const yp = ptr(y), cp = ptr(c), ap = ptr(at), bp = ptr(bt);
     const dense = (t: Tensor) => t.layout.isContiguous() && sameShape(t.layout.shape, outShape);
     if (at === a && bt === b && dense(c) && dense(at) && dense(bt)) {
-      k.launch1d(BINARY_FILE, n.contig, count, s, [yp, cp, ap, bp, arg.i64(0), off(c), off(at), off(bt), arg.u64(count)]);
+      // the u8 condition is never the widest operand
+      k.launchContig(BINARY_FILE, n.contig, count, contigPerThread(size(dtype), MAP_UNROLL), s, [yp, cp, ap, bp, ZERO, off(c), off(at), off(bt), arg.u64(count)]);
     } else {
       const opnd = (t: Tensor, given: Tensor | number) => (t === given ? operandOf(t, outShape) : zeroStrides(outShape.length));
       eachGeom(n.contig, outShape, [geomOf(y), operandOf(c, outShape), opnd(at, a), opnd(bt, b)], (g, work) => {
