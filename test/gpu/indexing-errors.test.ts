@@ -90,6 +90,8 @@ for (const op of ['scatter', 'scatterAdd', 'indexAdd'] as const) {
     const run = (ids: Tensor) => (op === 'indexAdd' ? x.indexAdd(ids.reshape([8]), src, 1)
       : op === 'scatter' ? x.scatter(ids, src.narrow(0, 0, 1), 1) : x.scatterAdd(ids, src.narrow(0, 0, 1), 1));
     const good = f32([0, 1, 2, 3, 4, 5, 6, 7], [1, 8], dev, 'i64');
+    // allocated before the probe, so that the second run's allocations repeat the probe's
+    const evil = f32([0, 1, 2, 3, 4, 5, 6, 7], [1, 8], dev, 'i64');
     const probe = run(good);
     const outAt = probe.storage.ptrAt(0);
     await probe.toArray();
@@ -97,8 +99,10 @@ for (const op of ['scatter', 'scatterAdd', 'indexAdd'] as const) {
     // element offset from the output's start to the guard's middle (both 4-byte aligned)
     const delta = (guard.storage.ptrAt(1 << 15) - outAt) / 4n;
     // position 3 of the ids writes element id (row 0, dim 1): aim it at the guard
-    const evil = [0, 1, 2, Number(delta), 4, 5, 6, 7];
-    const y = run(f32(evil, [1, 8], dev, 'i64'));
+    const slot = evil.narrow(1, 3, 1);
+    slot.constSet(Number(delta));
+    slot.dispose();
+    const y = run(evil);
     const aimed = y.storage.ptrAt(0) === outAt;
     const e = await rejected(y.toArray(), `${op} with id ${delta}`);
     assert.instance(e, IndexError);
