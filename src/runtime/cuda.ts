@@ -6,6 +6,7 @@
 // after it was destroyed is a clear error instead of a driver crash.
 import { readFileSync } from 'node:fs';
 import koffi from 'koffi';
+import { LaunchBlock, checkLaunchDims } from './launch-block.ts';
 import { DisposedError, GpuError, OutOfMemoryError, ShapeError, TensorError } from '../errors.ts';
 import { CublasApi } from '../ffi/cublas.ts';
 import {
@@ -39,47 +40,6 @@ class CuPinned implements PinnedBuffer {
 
 const handle = <T>(w: Wrapped): T => w as unknown as T;
 
-/**
- * The packed-argument launch block: extra = {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END (0)}.
- * All three live in koffi allocations made once per runtime (the argument buffer grows on
- * demand); the driver copies the arguments during cuLaunchKernel, so reuse is safe.
- */
-class LaunchBlock {
-  readonly extra = koffi.alloc('uint64_t', 5) as bigint;
-  private readonly extraView = new BigUint64Array(koffi.view(this.extra, 40));
-  private readonly sizeCell = koffi.alloc('uint64_t', 1) as bigint;
-  private readonly sizeView = new BigUint64Array(koffi.view(this.sizeCell, 8));
-  private buf = 0n;
-  private bufView = new Uint8Array(0);
-
-  constructor() {
-    this.extraView[0] = BigInt(CUDA_CONST.CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT);
-    this.extraView[2] = BigInt(CUDA_CONST.CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT);
-    this.extraView[3] = this.sizeCell;
-    this.extraView[4] = BigInt(CUDA_CONST.CU_LAUNCH_PARAM_END_AS_INT);
-    this.grow(512);
-  }
-
-  private grow(bytes: number): void {
-    if (this.buf !== 0n) koffi.free(this.buf);
-    this.buf = koffi.alloc('uint8_t', bytes) as bigint;
-    this.bufView = new Uint8Array(koffi.view(this.buf, bytes));
-    this.extraView[1] = this.buf;
-  }
-
-  pack(args: Uint8Array): void {
-    if (args.length > this.bufView.length) this.grow(Math.max(args.length, this.bufView.length * 2));
-    this.bufView.set(args);
-    this.sizeView[0] = BigInt(args.length);
-  }
-
-  dispose(): void {
-    koffi.free(this.buf);
-    koffi.free(this.sizeCell);
-    koffi.free(this.extra);
-  }
-}
-
 /** the JIT's error log for PTX that fails to load: one native buffer, written only during the call */
 const JIT_LOG_BYTES = 16384;
 let jitLog: { ptr: bigint; view: Uint8Array } | null = null;
@@ -112,7 +72,11 @@ class CudaRuntime implements GpuRuntime {
   private readonly dev: number;
   private readonly ctx: bigint;
   private label: string;
-  private readonly launchBlock = new LaunchBlock();
+  private readonly launchBlock = new LaunchBlock({
+    pointer: CUDA_CONST.CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT,
+    size: CUDA_CONST.CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT,
+    end: CUDA_CONST.CU_LAUNCH_PARAM_END_AS_INT,
+  });
   private readonly out = new BigUint64Array(2);
   private readonly outInt = new Int32Array(1);
   private blasApi: CublasApi | null = null;
@@ -471,11 +435,7 @@ class CudaRuntime implements GpuRuntime {
     sharedBytes: number, stream: GpuStream, args: Uint8Array): void {
     const fn = this.unwrap(f, CuFunction, 'function', 'launch');
     const s = this.streamPtr(stream, 'launch');
-    for (const v of [...grid, ...block, sharedBytes]) {
-      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
-        throw new ShapeError(`launch ${fn.name}: grid [${grid.join(', ')}], block [${block.join(', ')}], shared ${sharedBytes} must be 32-bit unsigned integers`);
-      }
-    }
+    checkLaunchDims(fn.name, grid, block, sharedBytes);
     this.enter();
     this.launchBlock.pack(args);
     const code = this.f.cuLaunchKernel(fn.ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, s,

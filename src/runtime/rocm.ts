@@ -2,6 +2,7 @@
 // modules and launches; rocBLAS and MIOpen on first use. Handles cross the interface as
 // branded bigints; nothing here synchronizes unless the method says so.
 import koffi from 'koffi';
+import { LaunchBlock, checkLaunchDims } from './launch-block.ts';
 import { GpuError, LibraryNotFoundError, OutOfMemoryError, ShapeError } from '../errors.ts';
 import { HIP_CONST, HIP_NAME_LEN, HIP_STRUCTS, hipCall, loadHip, type Hip } from '../ffi/hip.ts';
 import { createMiopenDnn } from '../ffi/miopen.ts';
@@ -102,38 +103,12 @@ function readDeviceInfo(h: Hip, index: number): DeviceInfo {
   };
 }
 
-/**
- * The packed-argument launch path: `extra` = {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}.
- * The array, the size cell and the argument buffer are koffi allocations made once (the buffer
- * grows on demand); HIP copies the arguments during hipModuleLaunchKernel, so reuse is safe.
- */
-export class LaunchBlock {
-  readonly extra = koffi.alloc('uint64_t', 5) as bigint;
-  private readonly sizeCell = koffi.alloc('uint64_t', 1) as bigint;
-  private buf = 0n;
-  private bufView = new Uint8Array(0);
-
-  constructor() {
-    this.grow(256);
-    koffi.encode(this.extra, 0, 'uint64_t', BigInt(HIP_CONST.HIP_LAUNCH_PARAM_BUFFER_POINTER));
-    koffi.encode(this.extra, 16, 'uint64_t', BigInt(HIP_CONST.HIP_LAUNCH_PARAM_BUFFER_SIZE));
-    koffi.encode(this.extra, 24, 'uint64_t', this.sizeCell);
-    koffi.encode(this.extra, 32, 'uint64_t', BigInt(HIP_CONST.HIP_LAUNCH_PARAM_END));
-  }
-
-  private grow(bytes: number): void {
-    if (this.buf !== 0n) koffi.free(this.buf);
-    this.buf = koffi.alloc('uint8_t', bytes) as bigint;
-    this.bufView = new Uint8Array(koffi.view(this.buf, bytes));
-    koffi.encode(this.extra, 8, 'uint64_t', this.buf);
-  }
-
-  pack(args: Uint8Array): void {
-    if (args.length > this.bufView.length) this.grow(Math.max(args.length, this.bufView.length * 2));
-    this.bufView.set(args);
-    koffi.encode(this.sizeCell, 0, 'uint64_t', BigInt(args.length));
-  }
-}
+/** HIP's `extra` markers: the end marker is 0x03, unlike CUDA's 0x00 */
+export const HIP_LAUNCH_MARKERS = {
+  pointer: HIP_CONST.HIP_LAUNCH_PARAM_BUFFER_POINTER,
+  size: HIP_CONST.HIP_LAUNCH_PARAM_BUFFER_SIZE,
+  end: HIP_CONST.HIP_LAUNCH_PARAM_END,
+} as const;
 
 export function openRocm(index: number): GpuRuntime {
   const h = loadHip();
@@ -160,7 +135,7 @@ export function openRocm(index: number): GpuRuntime {
   const defaultStream = asHandle<GpuStream>(ptrOf(sOut[0]));
   const pinned = new WeakMap<PinnedBuffer, bigint>();
   const images = new Map<bigint, Uint8Array>();
-  const launchBlock = new LaunchBlock();
+  const launchBlock = new LaunchBlock(HIP_LAUNCH_MARKERS);
   let blas: (BlasApi & { dispose(): void }) | null = null;
   let dnn: (DnnApi & { dispose(): void }) | null = null;
 
@@ -318,11 +293,7 @@ export function openRocm(index: number): GpuRuntime {
     },
     functionParams(): KernelParam[] | null { return null; },
     launch(f, grid, block, sharedBytes, stream, args): void {
-      for (const v of [...grid, ...block, sharedBytes]) {
-        if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
-          throw new ShapeError(`launch: grid [${grid.join(', ')}], block [${block.join(', ')}], shared ${sharedBytes} must be 32-bit unsigned integers`);
-        }
-      }
+      checkLaunchDims('hipModuleLaunchKernel', grid, block, sharedBytes);
       activate();
       launchBlock.pack(args);
       const code = h.fn.hipModuleLaunchKernel(raw(f), grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes,

@@ -5,7 +5,8 @@ import koffi from 'koffi';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HIP_CONST } from '../../src/ffi/hip.ts';
-import { archKey, LaunchBlock } from '../../src/runtime/rocm.ts';
+import { archKey, HIP_LAUNCH_MARKERS } from '../../src/runtime/rocm.ts';
+import { LaunchBlock } from '../../src/runtime/launch-block.ts';
 
 const u64 = (p: bigint, i: number): bigint => BigInt(koffi.decode(p, i * 8, 'uint64_t') as number | bigint);
 
@@ -21,7 +22,7 @@ function checkBlock(lb: LaunchBlock, args: Uint8Array): void {
 }
 
 test('extra = {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END} with the packed arguments', () => {
-  const lb = new LaunchBlock();
+  const lb = new LaunchBlock(HIP_LAUNCH_MARKERS);
   checkBlock(lb, Uint8Array.from({ length: 24 }, (_, i) => i + 1));
   checkBlock(lb, Uint8Array.from({ length: 1000 }, (_, i) => (i * 7) & 0xff)); // grows past 256
   checkBlock(lb, new Uint8Array([9, 9, 9, 9]));
