@@ -39,9 +39,9 @@ function reduceSigs(): Map<string, readonly ArgSpec[]> {
 function softmaxSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of FLOAT_DTYPES) {
-    // y, x, yOff, xOff, rows, cols
-    m.set(`softmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64']);
-    m.set(`logsoftmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64']);
+    // y, x, yOff, xOff, rows, cols, group
+    m.set(`softmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u32']);
+    m.set(`logsoftmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u32']);
   }
   return m;
 }
@@ -50,10 +50,10 @@ function normSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of FLOAT_DTYPES) {
     const c = computeSpec(d);
-    // y, x, w, b, yOff, xOff, wOff, bOff, rows, cols, eps, hasBias
-    m.set(`layernorm_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', c, 'u32']);
-    // y, x, w, yOff, xOff, wOff, rows, cols, eps
-    m.set(`rmsnorm_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', c]);
+    // y, x, w, b, yOff, xOff, wOff, bOff, rows, cols, eps, hasBias, group
+    m.set(`layernorm_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', c, 'u32', 'u32']);
+    // y, x, w, yOff, xOff, wOff, rows, cols, eps, group
+    m.set(`rmsnorm_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', c, 'u32']);
   }
   return m;
 }

@@ -7,7 +7,7 @@ import { notOnDevice, sig } from '../dispatch.ts';
 import type { RopeLayout } from '../cpu/nn.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
-import { base, offsetOf, rowLaunch } from './reduce.ts';
+import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
 
 // ---- softmax, layerNorm, rmsNorm, rope: hip-src/softmax.hip, norm.hip, rope.hip ------------
 // The kernels take contiguous rows; other layouts are copied first (the copy is disposed once
@@ -34,10 +34,11 @@ export function softmax(x: Tensor, dim: number, log: boolean): Tensor {
   const rows = cols === 0 ? 0 : c.numel / cols;
   try {
     checkCols(op, x, cols);
-    if (rows > 0) {
-      const { grid, block } = rowLaunch(dev, rows, cols);
+    const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, x.dtype);
+    for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
+      const n = Math.min(ROW_LAUNCH_MAX, rows - r);
       dev.kernels.launch('softmax.hip', `${log ? 'logsoftmax' : 'softmax'}_${x.dtype}`, grid, block, 0, dev.stream,
-        [base(y), base(c), offsetOf(y), offsetOf(c), arg.u64(rows), arg.u64(cols)]);
+        [base(y), base(c), arg.i64(y.layout.offset + r * cols), arg.i64(c.layout.offset + r * cols), arg.u64(n), arg.u64(cols), arg.u32(group)]);
     }
   } catch (e) { y.dispose(); throw e; } finally { c.dispose(); }
   if (dim === last || x.rank === 0) return y;
@@ -61,15 +62,19 @@ function lastDimNorm(op: 'layerNorm' | 'rmsNorm', x: Tensor, w: Tensor, b: Tenso
   const xc = contiguous(x), wc = contiguous(w), bc = b ? contiguous(b) : null;
   try {
     checkCols(op, x, cols);
-    const { grid, block } = rowLaunch(dev, rows, cols);
+    const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, x.dtype);
     const k = dev.kernels;
-    if (op === 'layerNorm') {
-      k.launch('norm.hip', `layernorm_${x.dtype}`, grid, block, 0, dev.stream, [
-        base(y), base(xc), base(wc), bc ? base(bc) : base(wc), offsetOf(y), offsetOf(xc), offsetOf(wc),
-        bc ? offsetOf(bc) : arg.i64(0), arg.u64(rows), arg.u64(cols), computeArg(x, eps), arg.u32(bc ? 1 : 0)]);
-    } else {
-      k.launch('norm.hip', `rmsnorm_${x.dtype}`, grid, block, 0, dev.stream, [
-        base(y), base(xc), base(wc), offsetOf(y), offsetOf(xc), offsetOf(wc), arg.u64(rows), arg.u64(cols), computeArg(x, eps)]);
+    for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
+      const n = Math.min(ROW_LAUNCH_MAX, rows - r);
+      const yOff = arg.i64(y.layout.offset + r * cols), xOff = arg.i64(xc.layout.offset + r * cols);
+      if (op === 'layerNorm') {
+        k.launch('norm.hip', `layernorm_${x.dtype}`, grid, block, 0, dev.stream, [
+          base(y), base(xc), base(wc), bc ? base(bc) : base(wc), yOff, xOff, offsetOf(wc),
+          bc ? offsetOf(bc) : arg.i64(0), arg.u64(n), arg.u64(cols), computeArg(x, eps), arg.u32(bc ? 1 : 0), arg.u32(group)]);
+      } else {
+        k.launch('norm.hip', `rmsnorm_${x.dtype}`, grid, block, 0, dev.stream, [
+          base(y), base(xc), base(wc), yOff, xOff, offsetOf(wc), arg.u64(n), arg.u64(cols), computeArg(x, eps), arg.u32(group)]);
+      }
     }
   } catch (e) { y.dispose(); throw e; } finally { xc.dispose(); wc.dispose(); bc?.dispose(); }
   return y;

@@ -3,7 +3,7 @@
 // loads), anything else to _strided with the permuted shape and strides in a Geom record. Few
 // long runs are split into segments so the whole GPU works on them, and a second kernel folds
 // the per-segment partials. Also home of rowLaunch(), the launch shape of the row kernels.
-import type { DType } from '../../dtype.ts';
+import { dtypeSize, type DType } from '../../dtype.ts';
 import { ShapeError, fmtShape } from '../../errors.ts';
 import { numel, type Layout, type Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
@@ -16,19 +16,32 @@ import { contiguous } from '../copy.ts';
 
 const FILE = 'reduce.hip';
 const NULL_PTR: DevicePtr = asDevicePtr(0n);
-/** RT_WARP_ROW_MAX in hip-src/rowreduce.h: longer rows take a block each */
+/** runs up to this long take a warp each; longer ones a block, unless there are enough of them
+ *  to give every multiprocessor WARP_ROWS_PER_SM warps (then a warp each: no block barriers) */
 export const WARP_ROW_MAX = 1024;
+const WARP_ROWS_PER_SM = 32;
 /** a segment's length must fit the kernels' 32-bit in-row index */
 const MAX_SEG = 2 ** 31;
+/** the row kernels (softmax, norms) index rows in 32 bits: bigger launches are split */
+export const ROW_LAUNCH_MAX = 2 ** 31 - 1;
+/** 16-byte vectors a thread of the row kernels keeps in registers (SOFTMAX_KV, NORM_KV) */
+const ROW_KV = 4;
 
-/** grid and block of a row kernel (softmax, norms): one warp a row up to WARP_ROW_MAX
- *  elements, else one block a row; the kernels loop grid-stride, so the grid is capped */
-export function rowLaunch(dev: Device, rows: number, cols: number): { grid: Dim3; block: Dim3 } {
+/**
+ * Launch shape of a row kernel (softmax, norms): `group` threads per row, the fewest (a wave
+ * multiple dividing the block) whose registers hold the whole row, so the row is read once and
+ * short rows leave no thread idle; several rows per block when the group is smaller than it.
+ * The kernels loop grid-stride, so the grid is capped.
+ */
+export function rowLaunch(dev: Device, rows: number, cols: number, dtype: DType): { grid: Dim3; block: Dim3; group: number } {
   const k = dev.kernels, info = dev.runtime.info;
   const block = k.preferredBlockSize;
-  const perBlock = cols > WARP_ROW_MAX ? 1 : Math.max(1, Math.floor(block / info.warpSize));
+  const vectors = Math.ceil(cols / (16 / dtypeSize(dtype)));
+  let group = Math.min(info.warpSize, block);
+  while (group * ROW_KV < vectors && group * 2 <= block && block % (group * 2) === 0) group *= 2;
+  const perBlock = Math.max(1, Math.floor(block / group));
   const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * 32);
-  return { grid: [Math.max(1, Math.min(cap, Math.ceil(rows / perBlock))), 1, 1], block: [block, 1, 1] };
+  return { grid: [Math.max(1, Math.min(cap, Math.ceil(rows / perBlock))), 1, 1], block: [block, 1, 1], group };
 }
 
 /** element offset of a tensor's first element, for kernels that take base pointer + offset */
@@ -53,7 +66,7 @@ function plan(dev: Device, outer: number, inner: number, threadFriendly: boolean
     mode = 0;
     const want = sms * 1024;
     if (outer < want && inner > 256) segs = Math.min(Math.ceil(want / outer), Math.ceil(inner / 64));
-  } else if (inner <= WARP_ROW_MAX) {
+  } else if (inner <= WARP_ROW_MAX || outer >= sms * WARP_ROWS_PER_SM) {
     mode = 1;
   } else {
     mode = 2;
