@@ -63,15 +63,39 @@ const net = new FinalizationRegistry<{ id: number; free: (() => void) | null }>(
   free?.();
 });
 
-/** `free` returns the memory; it must not reference `owner` (or the owner never dies) */
-export function registerStorage(owner: object, rec: StorageRecord, free: (() => void) | null): number {
+/** what the safety net needs of an allocation */
+export interface NetOwner {
+  readonly isReleased: boolean;
+  /** builds the function that returns the memory; it must not reference the owner */
+  freeFn(): (() => void) | null;
+}
+
+// Registration is deferred to the next turn of the event loop: most storages of a hot loop
+// are disposed long before that, and a registry cell costs more than the op's own host work.
+// Forgotten ones are registered a moment later; the net only ever acts after a GC anyway.
+let pending: { owner: NetOwner; id: number }[] = [];
+let flushQueued = false;
+const registered = new WeakSet<object>();
+function flush(): void {
+  flushQueued = false;
+  const batch = pending;
+  pending = [];
+  for (const { owner, id } of batch) {
+    if (owner.isReleased) continue;
+    net.register(owner, { id, free: owner.freeFn() }, owner);
+    registered.add(owner);
+  }
+}
+
+export function registerStorage(owner: NetOwner, rec: StorageRecord): number {
   const id = nextId++;
   live.set(id, rec);
-  net.register(owner, { id, free }, owner);
+  pending.push({ owner, id });
+  if (!flushQueued) { flushQueued = true; setImmediate(flush); }
   return id;
 }
-export function unregisterStorage(owner: object, id: number): void {
-  net.unregister(owner);
+export function unregisterStorage(owner: NetOwner, id: number): void {
+  if (registered.has(owner)) net.unregister(owner);
   live.delete(id);
 }
 

@@ -6,9 +6,9 @@ import { DisposedError } from './errors.ts';
 import type { Device } from './device.ts';
 import type { DevicePtr } from './runtime/gpu.ts';
 import type { Block } from './runtime/allocator.ts';
-import { registerStorage, unregisterStorage, type StorageRecord } from './scope.ts';
+import { registerStorage, unregisterStorage, type NetOwner, type StorageRecord } from './scope.ts';
 
-export class Storage {
+export class Storage implements NetOwner {
   private refs = 0;
   private released = false;
   private readonly rec: StorageRecord;
@@ -23,7 +23,7 @@ export class Storage {
     private readonly block: Block | null,
   ) {
     this.rec = { dtype, length, device: String(device), views: 0 };
-    this.regId = registerStorage(this, this.rec, block ? freeLater(device, block) : null);
+    this.regId = registerStorage(this, this.rec);
   }
 
   /** new storage; host memory is zeroed, device memory is not (poisoned when ROCM_TENSOR_POISON=1) */
@@ -45,6 +45,7 @@ export class Storage {
   }
 
   get isReleased(): boolean { return this.released; }
+  freeFn(): (() => void) | null { return this.block ? freeLater(this.device, this.block) : null; }
   get byteLength(): number { return this.length * DTYPE_INFO[this.dtype].size; }
 
   /** the host array (CPU storages only) */

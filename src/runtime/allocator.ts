@@ -24,6 +24,8 @@ class BlockImpl implements Block {
   prev: BlockImpl | null = null;
   next: BlockImpl | null = null;
   free = false;
+  /** freed into the exact-size cache, not yet merged with its neighbours */
+  stacked = false;
   constructor(readonly segment: Segment, public ptr: DevicePtr, public size: number) {}
 }
 
@@ -63,6 +65,9 @@ export function parseByteLimit(text: string | undefined): number | null {
 export class CachingAllocator {
   /** free blocks per stream and pool, sorted by size then address */
   private readonly pools = new Map<GpuStream, { small: BlockImpl[]; large: BlockImpl[] }>();
+  /** small blocks freed and kept whole, per stream and size: the hot loop's alloc/free pairs
+   *  become a pop and a push; they merge back into the free lists when a small request misses */
+  private readonly stacks = new Map<GpuStream, Map<number, BlockImpl[]>>();
   private readonly segments = new Set<Segment>();
   private readonly live = new Set<BlockImpl>();
   private inUse = 0;
@@ -76,8 +81,20 @@ export class CachingAllocator {
   alloc(bytes: number, stream: GpuStream): Block {
     const size = roundSize(bytes);
     const small = size <= SMALL;
+    if (small) {
+      const hit = this.stacks.get(stream)?.get(size)?.pop();
+      if (hit) {
+        hit.stacked = false;
+        this.live.add(hit);
+        this.inUse += hit.size;
+        if (this.inUse > this.peak) this.peak = this.inUse;
+        this.allocs++;
+        return hit;
+      }
+    }
     const pool = this.pool(stream)[small ? 'small' : 'large'];
     let block = this.takeBestFit(pool, size);
+    if (!block && small && this.flushStacks(stream)) block = this.takeBestFit(pool, size);
     if (!block) {
       const segBytes = segmentSize(size);
       const base = this.deviceMalloc(segBytes, bytes);
@@ -107,6 +124,19 @@ export class CachingAllocator {
     const block = b as BlockImpl;
     if (!this.live.delete(block)) throw new Error('allocator: block freed twice or not ours');
     this.inUse -= block.size;
+    if (block.segment.small) {
+      const perStream = this.stacks.get(block.segment.stream) ?? this.newStacks(block.segment.stream);
+      let st = perStream.get(block.size);
+      if (!st) { st = []; perStream.set(block.size, st); }
+      block.stacked = true;
+      st.push(block);
+      return;
+    }
+    this.release(block);
+  }
+
+  /** puts a free block back in its free list, merged with free neighbours */
+  private release(block: BlockImpl): void {
     const pool = this.pool(block.segment.stream)[block.segment.small ? 'small' : 'large'];
     let merged = block;
     for (const nb of [block.prev, block.next]) {
@@ -118,8 +148,28 @@ export class CachingAllocator {
     this.insertFree(pool, merged);
   }
 
+  private newStacks(stream: GpuStream): Map<number, BlockImpl[]> {
+    const m = new Map<number, BlockImpl[]>();
+    this.stacks.set(stream, m);
+    return m;
+  }
+
+  /** merges the exact-size cache of `stream` (or of every stream) back into the free lists */
+  private flushStacks(stream?: GpuStream): boolean {
+    let any = false;
+    for (const [s, perStream] of this.stacks) {
+      if (stream !== undefined && s !== stream) continue;
+      for (const st of perStream.values()) {
+        for (const b of st) { b.stacked = false; this.release(b); any = true; }
+        st.length = 0;
+      }
+    }
+    return any;
+  }
+
   /** returns every wholly free segment to the device */
   emptyCache(): void {
+    this.flushStacks();
     for (const [, pools] of this.pools) {
       for (const key of ['small', 'large'] as const) {
         pools[key] = pools[key].filter((b) => {

@@ -53,4 +53,18 @@ test('tidy disposes what it does not return, also across await', async () => {
   assert.is(liveTensors().length, before - 1);
 });
 
+test('forgotten tensors are collected by the safety net (liveTensors shrinks after GC)', async () => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  assert.ok(gc, 'the test runner starts node with --expose-gc');
+  const before = liveTensors().length;
+  (() => { for (let i = 0; i < 50; i++) Tensor.ones([16]); })(); // never disposed
+  assert.is(liveTensors().length, before + 50);
+  for (let round = 0; round < 20 && liveTensors().length > before; round++) {
+    await new Promise((r) => setTimeout(r, 5)); // registration happens on the next turn
+    gc!();
+  }
+  // earlier tests' forgotten tensors may go too: at most `before` remain
+  assert.ok(liveTensors().length <= before, `${liveTensors().length} live, ${before} before`);
+});
+
 test.run();

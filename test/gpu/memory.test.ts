@@ -225,6 +225,20 @@ s.test('10^5 small ops: memory in use and live tensors stay flat', async (dev) =
   a.dispose(); b.dispose();
 });
 
+s.test('forgotten tensors: the safety net returns their device memory after GC', async (dev) => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  assert.ok(gc, 'the test runner starts node with --expose-gc');
+  dev.synchronize();
+  const before = inUse(dev);
+  (() => { for (let i = 0; i < 20; i++) Tensor.ones([1 << 16], { device: dev }); })(); // never disposed
+  assert.ok(inUse(dev) >= before + 20 * 4 * (1 << 16), 'the forgotten tensors hold memory');
+  for (let round = 0; round < 40 && inUse(dev) > before; round++) {
+    await new Promise((r) => setTimeout(r, 5));
+    gc!();
+  }
+  assert.ok(inUse(dev) <= before, `inUse ${inUse(dev)} back to at most ${before}`);
+});
+
 s.test('tidy across await on the GPU', async (dev) => {
   const before = inUse(dev), live0 = liveTensors().length;
   let inner: Tensor | null = null;
