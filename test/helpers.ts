@@ -101,3 +101,7 @@ export function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error,
   }
   assert.unreachable(`expected ${cls.name}`);
 }
+/** throwsWith with the message parts as one array */
+export function throwsLike(fn: () => unknown, cls: new (...a: never[]) => Error, parts: (string | RegExp)[]): void {
+  throwsWith(fn, cls, ...parts);
+}

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, DTypeError, ShapeError, DisposedError, liveTensors, type DType } from '../../src/index.ts';
-import { randT, withLayout, LAYOUTS, assertClose, relErr, TOL, nums } from '../helpers.ts';
+import { randT, withLayout, LAYOUTS, assertClose, relErr, TOL, nums, throwsLike } from '../helpers.ts';
 
 const HALF_AND_FULL: DType[] = ['f32', 'f64', 'f16', 'bf16'];
 
@@ -14,15 +14,6 @@ function naive(a: number[], b: number[], m: number, k: number, n: number): numbe
     out.push(s);
   }
   return out;
-}
-
-function throwsLike(fn: () => unknown, cls: new (...a: never[]) => Error, parts: string[]): void {
-  try { fn(); } catch (e) {
-    assert.instance(e, cls);
-    for (const p of parts) assert.ok((e as Error).message.includes(p), `message "${(e as Error).message}" lacks "${p}"`);
-    return;
-  }
-  assert.unreachable('expected a throw');
 }
 
 test('2-d known values', () => {

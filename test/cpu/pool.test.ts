@@ -1,16 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, DTypeError, ShapeError, type DType } from '../../src/index.ts';
-import { randT, withLayout, LAYOUTS, assertClose, relErr, TOL, nums } from '../helpers.ts';
-
-function throwsLike(fn: () => unknown, cls: new (...a: never[]) => Error, parts: string[]): void {
-  try { fn(); } catch (e) {
-    assert.instance(e, cls);
-    for (const p of parts) assert.ok((e as Error).message.includes(p), `message "${(e as Error).message}" lacks "${p}"`);
-    return;
-  }
-  assert.unreachable('expected a throw');
-}
+import { randT, withLayout, LAYOUTS, assertClose, relErr, TOL, nums, throwsLike } from '../helpers.ts';
 
 /** non-overlapping k x k blocks, reduced by plain JS */
 function blocks(x: Tensor, k: number, f: (v: number[]) => number): number[] {
