@@ -1,6 +1,8 @@
 // The device report of `rocm-tensor info` and `npm start`: which devices and libraries are
 // there, found where, at which versions. Every probe is allowed to fail; its error is reported.
 import { Device } from './device.ts';
+import { rocmProbe } from './runtime/rocm.ts';
+import { cudaProbe } from './runtime/cuda.ts';
 
 export interface DeviceReport {
   rocm: { count: number; error?: string };
@@ -15,10 +17,14 @@ function probe<T>(f: () => T): { value?: T; error?: string } {
 }
 
 export function deviceReport(): DeviceReport {
-  const r = probe(() => Device.rocmCount()), c = probe(() => Device.cudaCount());
+  // the probes say why there is no device (library missing, runtime's own error)
+  const r = probe(() => rocmProbe()), c = probe(() => cudaProbe());
+  const why = (p: { value?: { count: number; reason: string }; error?: string }) =>
+    p.error ?? (p.value && p.value.count === 0 && p.value.reason ? p.value.reason.split('\n')[0] : undefined);
+  const rocmWhy = why(r), cudaWhy = why(c);
   const report: DeviceReport = {
-    rocm: { count: r.value ?? 0, ...(r.error ? { error: r.error } : {}) },
-    cuda: { count: c.value ?? 0, ...(c.error ? { error: c.error } : {}) },
+    rocm: { count: r.value?.count ?? 0, ...(rocmWhy ? { error: rocmWhy } : {}) },
+    cuda: { count: c.value?.count ?? 0, ...(cudaWhy ? { error: cudaWhy } : {}) },
     devices: [], libraries: [], chosen: 'cpu',
   };
   const gpus: Device[] = [];
