@@ -129,6 +129,25 @@ template <class R, class T> struct VecFold {
     for (int e = 0; e < Vec16<T>::N; e++) acc = R::combine(acc, R::elem(Elem<T>::load(v.v[e]), k0 + (u64)e));
   }
 };
+// Sums of f32 and bf16 add a vector's elements pairwise before the accumulator: a chain of
+// log2(N) + 1 dependent adds per vector instead of N, so each batch of loads is consumed, and
+// the next one issued, sooner. bf16 elements widen with one bit operation per element.
+template <> struct VecFold<SumR<float, float>, float> {
+  static RT_DEVICE void fold(float& acc, const Vec16<float>& v, u64) {
+    acc += (v.v[0] + v.v[1]) + (v.v[2] + v.v[3]);
+  }
+};
+template <> struct VecFold<SumR<bf16, float>, bf16> {
+  static RT_DEVICE void fold(float& acc, const Vec16<bf16>& v, u64) {
+    const uint4 w = *reinterpret_cast<const uint4*>(&v);
+    const u32 q[4] = { w.x, w.y, w.z, w.w };
+    float s[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) s[i] = bits_f32(q[i] << 16) + bits_f32(q[i] & 0xffff0000u);
+    acc += (s[0] + s[1]) + (s[2] + s[3]);
+  }
+};
+
 #if RT_CUDA
 // Max and min of half types are exact in the half type: NaN-propagating packed pairs (sm_80)
 // fold the eight elements of a vector in three instructions, then one pair goes to f32.

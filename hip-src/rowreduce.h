@@ -14,6 +14,18 @@
 // multiprocessor to cover memory latency at full bandwidth without a large register cost
 #define RT_ROW_BATCH 4
 
+// A row kernel that must keep MIN blocks of RT_BLOCK_MAX threads resident per multiprocessor.
+// The row kernels are bound by how many rows are in flight per multiprocessor (each row waits
+// on its loads, then on its group reduction), and left alone ptxas keeps converted copies of
+// the cached row in extra registers, which costs whole resident blocks. On NVIDIA the bound caps
+// registers at 65536 / (MIN * 256) (MIN 0: no cap); AMD keeps the plain bound (its register
+// files are per SIMD and the code objects already hold 0 spills there).
+#if RT_CUDA
+#define RT_ROW_KERNEL(MIN) extern "C" __global__ __launch_bounds__(RT_BLOCK_MAX, MIN)
+#else
+#define RT_ROW_KERNEL(MIN) RT_KERNEL
+#endif
+
 #if RT_HIP
 template <class T> RT_DEVICE T shfl_xor(T v, int m) { return __shfl_xor(v, m, warpSize); }
 #else
