@@ -57,13 +57,15 @@ struct CmpLe { template <class C> RT_DEVICE bool operator()(C a, C b) const { re
 struct CmpGt { template <class C> RT_DEVICE bool operator()(C a, C b) const { return a > b; } };
 struct CmpGe { template <class C> RT_DEVICE bool operator()(C a, C b) const { return a >= b; } };
 
+// Arith returns the compute value; elementwise.h rounds it to T (f16/bf16 in pairs within a
+// vector, convert.h).
 template <class T, class F> struct Arith {
   F f;
-  RT_DEVICE T operator()(T a, T b) const { return Elem<T>::store(f(Elem<T>::load(a), Elem<T>::load(b))); }
+  RT_DEVICE typename Elem<T>::C operator()(T a, T b) const { return f(load_c(a), load_c(b)); }
 };
 template <class T, class F> struct Compare {
   F f;
-  RT_DEVICE u8 operator()(T a, T b) const { return f(Elem<T>::load(a), Elem<T>::load(b)) ? 1 : 0; }
+  RT_DEVICE u8 operator()(T a, T b) const { return f(load_c(a), load_c(b)) ? 1 : 0; }
 };
 struct Select {
   template <class T> RT_DEVICE T operator()(u8 c, T a, T b) const { return c ? a : b; }

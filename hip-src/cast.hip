@@ -3,8 +3,8 @@
 //
 // Kernels (FROM != TO; TY, TX their storage types):
 //   cast_<FROM>_<TO>(TY* y, const TX* x, i64 yOff, i64 xOff, u64 n)
-//       contiguous from the offsets (elements); 16-byte vectors when both widths match and
-//       the pointers are aligned.
+//       contiguous from the offsets (elements); 16-byte vectors of the wider type (and as many
+//       elements of the narrower) when the pointers are aligned.
 //   cast_<FROM>_<TO>_strided(TY* y, const TX* x, Geom g)     operand 0 = y, 1 = x
 // A same-dtype cast is a copy: use copy.hip or a device-to-device memcpy.
 #include "elementwise.h"
@@ -12,9 +12,9 @@
 
 #define CAST(FN, FT, TN, TT) \
   RT_KERNEL void cast_##FN##_##TN(TT* y, const FT* x, i64 yOff, i64 xOff, u64 n) { \
-    map1_contig(y + yOff, x + xOff, n, [](FT v) { return cvt<TT>(v); }); } \
+    map1_contig(y + yOff, x + xOff, n, [](FT v) { return cast_val<TT>(v); }); } \
   RT_KERNEL void cast_##FN##_##TN##_strided(TT* y, const FT* x, Geom g) { \
-    map1_strided(y, x, g, [](FT v) { return cvt<TT>(v); }); }
+    map1_strided(y, x, g, [](FT v) { return cast_val<TT>(v); }); }
 
 CAST(f32, float, f64, double) CAST(f32, float, f16, f16) CAST(f32, float, bf16, bf16)
 CAST(f32, float, u8, u8) CAST(f32, float, u32, u32) CAST(f32, float, i64, i64)

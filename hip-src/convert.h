@@ -51,3 +51,63 @@ template <class To> RT_DEVICE To cvt(double x) { return Conv<To>::fromDouble(x);
 template <class To> RT_DEVICE To cvt(u8 x) { return Conv<To>::fromInt(x, (double)x); }
 template <class To> RT_DEVICE To cvt(u32 x) { return Conv<To>::fromInt(x, (double)x); }
 template <class To> RT_DEVICE To cvt(i64 x) { return Conv<To>::fromInt((u64)x, (double)x); }
+
+// ---- pairs of f32 rounded to f16/bf16 ---------------------------------------------------------
+// round_pair<T>(lo, hi): the two roundings of f32_to_f16 / f32_to_bf16 (compat.h) as one word,
+// lo in the low half, as a vector store writes them. On CUDA one cvt.rn.{f16,bf16}x2.f32
+// (sm_80+, the PTX's target) rounds both: IEEE round to nearest even with subnormals and
+// overflow to inf, the software rule exactly, for a third of its instructions; only NaN
+// differs (the hardware's NaN pattern is not dtype.ts's), so a pair holding one is redone in
+// software, a branch that is almost never taken.
+template <class T> RT_DEVICE u32 round_pair(float lo, float hi);
+template <> RT_DEVICE u32 round_pair<bf16>(float lo, float hi) {
+#if RT_CUDA
+  u32 w;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  if (__builtin_expect(lo != lo || hi != hi, 0)) w = (u32)f32_to_bf16(lo).bits | ((u32)f32_to_bf16(hi).bits << 16);
+  return w;
+#else
+  return (u32)f32_to_bf16(lo).bits | ((u32)f32_to_bf16(hi).bits << 16);
+#endif
+}
+template <> RT_DEVICE u32 round_pair<f16>(float lo, float hi) {
+#if RT_CUDA
+  u32 w;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  if (__builtin_expect(lo != lo || hi != hi, 0)) w = (u32)f32_to_f16(lo).bits | ((u32)f32_to_f16(hi).bits << 16);
+  return w;
+#else
+  return (u32)f32_to_f16(lo).bits | ((u32)f32_to_f16(hi).bits << 16);
+#endif
+}
+
+// ---- loads into the compute type -----------------------------------------------------------------
+// Elem<T>::load for arithmetic whose NaN results are canonicalized on store (unary, binary,
+// compares, the f16/bf16 targets of cast): on CUDA f16 -> f32 is one exact hardware cvt
+// instead of compat.h's branches; it may keep a different NaN payload, which only the NaN
+// pattern of an f32/f64 result could show, and those casts keep Elem<f16>::load.
+template <class T> RT_DEVICE typename Elem<T>::C load_c(T x) { return Elem<T>::load(x); }
+#if RT_CUDA
+template <> RT_DEVICE float load_c<f16>(f16 x) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
+  return f;
+}
+#endif
+
+// ---- casts as elementwise results ----------------------------------------------------------------
+// cast_val<To>(x) is cvt<To>(x), except that an f16/bf16 target from f32/f16/bf16 gets the f32
+// value still to be rounded, which elementwise.h rounds (in pairs where a vector allows it)
+// with the same rule as Conv<To>::fromFloat.
+template <class To> struct CastVal {
+  template <class From> static RT_DEVICE To of(From x) { return cvt<To>(x); }
+};
+template <class To> struct CastVal16 {
+  static RT_DEVICE float of(float x) { return x; }
+  static RT_DEVICE float of(f16 x) { return load_c(x); }
+  static RT_DEVICE float of(bf16 x) { return bf16_to_f32(x); }
+  template <class From> static RT_DEVICE To of(From x) { return cvt<To>(x); }
+};
+template <> struct CastVal<f16> : CastVal16<f16> {};
+template <> struct CastVal<bf16> : CastVal16<bf16> {};
+template <class To, class From> RT_DEVICE auto cast_val(From x) { return CastVal<To>::of(x); }

@@ -3,6 +3,7 @@
 // vector path for contiguous aligned data, scalar tails, and the strided path.
 #pragma once
 #include "compat.h"
+#include "convert.h"
 
 // ---- contiguous loops ------------------------------------------------------------------------
 // Every operand moves N elements per access, N = 16 bytes / the widest operand type, so mixed
@@ -12,8 +13,8 @@
 // operand before it computes any, so several requests per thread are in flight at once. The
 // host launches one block per tile (Kernels.launchContig in src/runtime/kernels.ts, told N * U
 // by the glue in src/ops/gpu/), so the grid-stride loop over tiles runs once; it stays so that
-// any grid is still correct. U is RT_UNROLL unless a family passes its own (unary.hip: fewer,
-// as its heavier bodies would grow the code and the f64 ones run out of SGPRs).
+// any grid is still correct. U is RT_UNROLL unless a family passes its own (unary.hip: 1 for
+// f64, whose pow and erf bodies would otherwise spill).
 #define RT_UNROLL 4
 
 // N elements of T as one aligned access (N * sizeof(T) is 1, 2, 4, 8 or 16 bytes).
@@ -26,25 +27,59 @@ template <class T, class... R> struct Widest {
 };
 template <class T> struct Widest<T> { static constexpr int bytes = (int)sizeof(T); };
 
+template <class A, class B> struct Same { static constexpr bool value = false; };
+template <class A> struct Same<A, A> { static constexpr bool value = true; };
+
 // a pointer may take Pack<T, N> accesses: aligned to the access width
 template <class T, int N> RT_DEVICE bool pack_aligned(const T* p) { return ((u64)p & (sizeof(T) * N - 1)) == 0; }
 
+// ---- results to storage ------------------------------------------------------------------------
+// A family's functor returns either the output's storage type or, for an f16/bf16 output, the
+// f32 value still to be rounded: a vector then rounds its elements two at a time
+// (round_pair in convert.h: one hardware conversion per pair on CUDA), a lone element alone.
+template <class TY, class R> RT_DEVICE TY to_storage(R v) {
+  if constexpr (Same<TY, R>::value) return v;
+  else return Elem<TY>::store(v);
+}
+
+// y[i] = the N results in v, as one access
+template <class TY, int N, class R> RT_DEVICE void store_pack(TY* y, u64 i, const R (&v)[N]) {
+  if constexpr (!Same<TY, R>::value && sizeof(TY) == 2 && N % 2 == 0) {
+    Pack<u32, N / 2> w;
+#pragma unroll
+    for (int k = 0; k < N / 2; k++) w.v[k] = round_pair<TY>(v[2 * k], v[2 * k + 1]);
+    reinterpret_cast<Pack<u32, N / 2>*>(y)[i] = w;
+  } else {
+    Pack<TY, N> r;
+#pragma unroll
+    for (int k = 0; k < N; k++) r.v[k] = to_storage<TY>(v[k]);
+    reinterpret_cast<Pack<TY, N>*>(y)[i] = r;
+  }
+}
+
 // Runs load(i) for each of this thread's vectors of a tile, then store(i, loaded) for each.
-// Past the end (last tile only) a load rereads vector nv - 1 and its store is skipped: the
-// loads stay unconditional, so they issue back to back with no divergent branch between them.
+// A whole tile (every one but the last) loads and stores with no bounds test, so the loads
+// issue back to back before any compute and the compiler cannot sink one into a branch; the
+// last tile goes vector by vector, in a loop kept rolled so the body is not unrolled twice.
 template <int U, class L, class S>
 RT_DEVICE void tile_loop(u64 nv, L load, S store) {
   typedef decltype(load(u64(0))) In;
-  const u64 b = blockDim.x, step = (u64)gridDim.x * b * U;
-  for (u64 i0 = (u64)blockIdx.x * b * U + threadIdx.x; i0 < nv; i0 += step) {
-    In in[U];
+  const u64 b = blockDim.x, tile = b * U;
+  for (u64 t = blockIdx.x; t * tile < nv; t += gridDim.x) {
+    const u64 i0 = t * tile + threadIdx.x;
+    if (t * tile + tile <= nv) {
+      In in[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const u64 i = i0 + u * b;
-      in[u] = load(i < nv ? i : nv - 1);
+      for (int u = 0; u < U; u++) in[u] = load(i0 + u * b);
+#pragma unroll
+      for (int u = 0; u < U; u++) store(i0 + u * b, in[u]);
+    } else {
+#pragma unroll 1
+      for (int u = 0; u < U; u++) {
+        const u64 i = i0 + u * b;
+        if (i < nv) store(i, load(i));
+      }
     }
-#pragma unroll
-    for (int u = 0; u < U; u++) if (i0 + u * b < nv) store(i0 + u * b, in[u]);
   }
 }
 
@@ -54,19 +89,19 @@ template <int U = RT_UNROLL, class TY, class TX, class F>
 RT_DEVICE void map1_contig(TY* y, const TX* x, u64 n, F f) {
   constexpr int N = 16 / Widest<TY, TX>::bytes;
   typedef Pack<TX, N> PX;
-  typedef Pack<TY, N> PY;
+  typedef decltype(f(x[0])) R;
   if (pack_aligned<TY, N>(y) && pack_aligned<TX, N>(x)) {
     const u64 nv = n / N;
     tile_loop<U>(nv, [&](u64 i) { return reinterpret_cast<const PX*>(x)[i]; }, [&](u64 i, const PX& a) {
-      PY r;
+      R r[N];
 #pragma unroll
-      for (int k = 0; k < N; k++) r.v[k] = f(a.v[k]);
-      reinterpret_cast<PY*>(y)[i] = r;
+      for (int k = 0; k < N; k++) r[k] = f(a.v[k]);
+      store_pack<TY, N>(y, i, r);
     });
     const u64 t = nv * N + global_thread();
-    if (t < n) y[t] = f(x[t]);
+    if (t < n) y[t] = to_storage<TY>(f(x[t]));
   } else {
-    grid_loop64(n, [&](auto i) { y[i] = f(x[i]); });
+    grid_loop64(n, [&](auto i) { y[i] = to_storage<TY>(f(x[i])); });
   }
 }
 
@@ -75,7 +110,7 @@ RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
   constexpr int N = 16 / Widest<TY, TA, TB>::bytes;
   typedef Pack<TA, N> PA;
   typedef Pack<TB, N> PB;
-  typedef Pack<TY, N> PY;
+  typedef decltype(f(a[0], b[0])) R;
   struct In { PA a; PB b; };
   if (pack_aligned<TY, N>(y) && pack_aligned<TA, N>(a) && pack_aligned<TB, N>(b)) {
     const u64 nv = n / N;
@@ -85,15 +120,15 @@ RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
       r.b = reinterpret_cast<const PB*>(b)[i];
       return r;
     }, [&](u64 i, const In& v) {
-      PY r;
+      R r[N];
 #pragma unroll
-      for (int k = 0; k < N; k++) r.v[k] = f(v.a.v[k], v.b.v[k]);
-      reinterpret_cast<PY*>(y)[i] = r;
+      for (int k = 0; k < N; k++) r[k] = f(v.a.v[k], v.b.v[k]);
+      store_pack<TY, N>(y, i, r);
     });
     const u64 t = nv * N + global_thread();
-    if (t < n) y[t] = f(a[t], b[t]);
+    if (t < n) y[t] = to_storage<TY>(f(a[t], b[t]));
   } else {
-    grid_loop64(n, [&](auto i) { y[i] = f(a[i], b[i]); });
+    grid_loop64(n, [&](auto i) { y[i] = to_storage<TY>(f(a[i], b[i])); });
   }
 }
 
@@ -104,7 +139,7 @@ RT_DEVICE void map3_contig(TY* y, const TC* c, const TA* a, const TB* b, u64 n, 
   typedef Pack<TC, N> PC;
   typedef Pack<TA, N> PA;
   typedef Pack<TB, N> PB;
-  typedef Pack<TY, N> PY;
+  typedef decltype(f(c[0], a[0], b[0])) R;
   struct In { PC c; PA a; PB b; };
   if (pack_aligned<TY, N>(y) && pack_aligned<TC, N>(c) && pack_aligned<TA, N>(a) && pack_aligned<TB, N>(b)) {
     const u64 nv = n / N;
@@ -115,15 +150,15 @@ RT_DEVICE void map3_contig(TY* y, const TC* c, const TA* a, const TB* b, u64 n, 
       r.b = reinterpret_cast<const PB*>(b)[i];
       return r;
     }, [&](u64 i, const In& v) {
-      PY r;
+      R r[N];
 #pragma unroll
-      for (int k = 0; k < N; k++) r.v[k] = f(v.c.v[k], v.a.v[k], v.b.v[k]);
-      reinterpret_cast<PY*>(y)[i] = r;
+      for (int k = 0; k < N; k++) r[k] = f(v.c.v[k], v.a.v[k], v.b.v[k]);
+      store_pack<TY, N>(y, i, r);
     });
     const u64 t = nv * N + global_thread();
-    if (t < n) y[t] = f(c[t], a[t], b[t]);
+    if (t < n) y[t] = to_storage<TY>(f(c[t], a[t], b[t]));
   } else {
-    grid_loop64(n, [&](auto i) { y[i] = f(c[i], a[i], b[i]); });
+    grid_loop64(n, [&](auto i) { y[i] = to_storage<TY>(f(c[i], a[i], b[i])); });
   }
 }
 
@@ -133,7 +168,7 @@ RT_DEVICE void map1_strided(TY* y, const TX* x, const Geom& g, F f) {
   grid_loop((u64)g.numel, [&](auto i) {
     i64 off[2];
     geom_offsets<2>(g, i, off);
-    y[off[0]] = f(x[off[1]]);
+    y[off[0]] = to_storage<TY>(f(x[off[1]]));
   });
 }
 
@@ -142,7 +177,7 @@ RT_DEVICE void map2_strided(TY* y, const TA* a, const TB* b, const Geom& g, F f)
   grid_loop((u64)g.numel, [&](auto i) {
     i64 off[3];
     geom_offsets<3>(g, i, off);
-    y[off[0]] = f(a[off[1]], b[off[2]]);
+    y[off[0]] = to_storage<TY>(f(a[off[1]], b[off[2]]));
   });
 }
 
@@ -151,6 +186,6 @@ RT_DEVICE void map3_strided(TY* y, const TC* c, const TA* a, const TB* b, const 
   grid_loop((u64)g.numel, [&](auto i) {
     i64 off[4];
     geom_offsets<4>(g, i, off);
-    y[off[0]] = f(c[off[1]], a[off[2]], b[off[3]]);
+    y[off[0]] = to_storage<TY>(f(c[off[1]], a[off[2]], b[off[3]]));
   });
 }

@@ -23,18 +23,24 @@
 #include "elementwise.h"
 
 // Vectors per thread in the contiguous kernels (unaryUnroll in src/ops/gpu/elementwise.ts):
-// 2, and 1 for f64, whose pow and erf bodies would otherwise spill SGPRs on gfx942.
-template <class T> struct UnaryUnroll { static constexpr int value = sizeof(T) == 8 ? 1 : 2; };
+// 4, as in the other families, so a thread has 64 bytes of loads in flight; 1 for f64, whose
+// pow and erf bodies would otherwise spill SGPRs on gfx942; 2 for sin and cos, whose large-
+// argument reductions spill at 4 (ptxas, bf16).
+struct Op_sin;
+struct Op_cos;
+template <class T, class Op> struct UnaryUnroll { static constexpr int value = sizeof(T) == 8 ? 1 : 4; };
+template <class T> struct UnaryUnroll<T, Op_sin> { static constexpr int value = sizeof(T) == 8 ? 1 : 2; };
+template <class T> struct UnaryUnroll<T, Op_cos> { static constexpr int value = sizeof(T) == 8 ? 1 : 2; };
 
+// The functors return the compute value: elementwise.h rounds f16/bf16 results, in pairs
+// within a vector (convert.h).
 template <class T, class F>
 RT_DEVICE void unary_contig(T* y, const T* x, u64 n, F op) {
-  typedef Elem<T> E;
-  map1_contig<UnaryUnroll<T>::value>(y, x, n, [&](T v) { return E::store(op(E::load(v))); });
+  map1_contig<UnaryUnroll<T, F>::value>(y, x, n, [&](T v) { return op(load_c(v)); });
 }
 template <class T, class F>
 RT_DEVICE void unary_strided(T* y, const T* x, const Geom& g, F op) {
-  typedef Elem<T> E;
-  map1_strided(y, x, g, [&](T v) { return E::store(op(E::load(v))); });
+  map1_strided(y, x, g, [&](T v) { return op(load_c(v)); });
 }
 
 // x / y where y >= 1 and 2 ulp is plenty: a hardware reciprocal and a multiply instead of the

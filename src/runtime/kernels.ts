@@ -370,6 +370,27 @@ export class Kernels {
   }
 
   /**
+   * Threads per block of a contiguous elementwise launch: 128, as in PyTorch's vectorized
+   * elementwise kernels. At the same occupancy, smaller blocks retire sooner (a block's slot
+   * frees when its slowest wave ends), so a multiprocessor refills more evenly and the last
+   * blocks of a launch leave less of the device idle. ROCM_TENSOR_CONTIG_BLOCK (64, 128 or
+   * 256) overrides it, for tuning; capped at preferredBlockSize.
+   */
+  get contigBlockSize(): number {
+    if (this.contigBlock === 0) {
+      const env = process.env['ROCM_TENSOR_CONTIG_BLOCK'];
+      let want = 128;
+      if (env !== undefined && env !== '') {
+        want = Number(env);
+        if (want !== 64 && want !== 128 && want !== 256) throw new TensorError(`kernels: ROCM_TENSOR_CONTIG_BLOCK must be 64, 128 or 256, got "${env}"`);
+      }
+      this.contigBlock = Math.max(this.rt.info.warpSize, Math.min(want, this.preferredBlockSize));
+    }
+    return this.contigBlock;
+  }
+  private contigBlock = 0;
+
+  /**
    * A launch of a contiguous elementwise kernel (the map*_contig loops of hip-src/elementwise.h)
    * over `n` elements, `perThread` of them a thread (vector width times vectors a thread): one
    * block per tile, so each thread issues all its loads at once and none loops. Blocks shrink
@@ -381,7 +402,7 @@ export class Kernels {
     if (n <= 0) return;
     const { multiprocessors, maxGridDim, warpSize } = this.rt.info;
     const threads = Math.ceil(n / perThread);
-    let block = this.preferredBlockSize;
+    let block = this.contigBlockSize;
     const least = Math.max(64, warpSize);
     while (block >= 2 * least && Math.ceil(threads / block) < 2 * multiprocessors) block >>= 1;
     const blocks = Math.min(maxGridDim[0], Math.ceil(threads / block));

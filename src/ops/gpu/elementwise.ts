@@ -33,7 +33,10 @@ const UNARY_FILE = 'unary.hip';
 const BINARY_FILE = 'binary.hip';
 
 /** vectors a thread in unary.hip's contiguous kernels: UnaryUnroll there */
-const unaryUnroll = (d: DType): number => (d === 'f64' ? 1 : 2);
+function unaryUnroll(op: UnaryOp | ParamUnary['op'], d: DType): number {
+  if (d === 'f64') return 1;
+  return op === 'sin' || op === 'cos' ? 2 : 4;
+}
 const size = (d: DType): number => DTYPE_INFO[d].size;
 const ZERO = arg.i64(0);
 
@@ -42,7 +45,7 @@ const off = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
 const geomOf = (t: Tensor): StridedOperand => ({ strides: t.layout.strides, offset: t.layout.offset });
 
 /** y = f(x) with `extra` scalar arguments after the contiguous or strided ones */
-function map1(x: Tensor, n: Names, extra: readonly KernelArg[]): Tensor {
+function map1(x: Tensor, n: Names, unroll: number, extra: readonly KernelArg[]): Tensor {
   const dev = x.device;
   const y = Tensor.empty(x.layout.shape, x.dtype, dev);
   const count = y.numel;
@@ -52,7 +55,7 @@ function map1(x: Tensor, n: Names, extra: readonly KernelArg[]): Tensor {
     if (x.layout.isContiguous()) {
       const args = [yp, xp, ZERO, off(x), arg.u64(count)];
       for (const e of extra) args.push(e);
-      k.launchContig(UNARY_FILE, n.contig, count, contigPerThread(size(x.dtype), unaryUnroll(x.dtype)), s, args);
+      k.launchContig(UNARY_FILE, n.contig, count, contigPerThread(size(x.dtype), unroll), s, args);
     } else {
       eachGeom(n.contig, x.layout.shape, [geomOf(y), geomOf(x)], (g, work) => {
         k.launch1d(UNARY_FILE, n.strided, work, s, [yp, xp, arg.bytes(g), ...extra]);
@@ -64,13 +67,13 @@ function map1(x: Tensor, n: Names, extra: readonly KernelArg[]): Tensor {
 
 /** x is f32/f64/f16/bf16; the result has x's shape and dtype */
 export function unary(x: Tensor, op: UnaryOp): Tensor {
-  return map1(x, UNARY_NAMES[op][x.dtype], []);
+  return map1(x, UNARY_NAMES[op][x.dtype], unaryUnroll(op, x.dtype), []);
 }
 
 /** x is f32/f64/f16/bf16; the result has x's shape and dtype */
 export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
   const c = computeSpec(x.dtype);
-  return map1(x, UNARY_NAMES[p.op][x.dtype], [arg[c](p.a), arg[c](p.b)]);
+  return map1(x, UNARY_NAMES[p.op][x.dtype], unaryUnroll(p.op, x.dtype), [arg[c](p.a), arg[c](p.b)]);
 }
 
 /**
