@@ -12,6 +12,7 @@ const SMALL_SEGMENT = 2 << 20;
 const MID_SEGMENT = 20 << 20;
 const LARGE_ROUND = 2 << 20;
 const MIN_BLOCK = 512;
+const STACK_FLUSH_AT = 64 << 10;
 
 interface Segment { readonly base: DevicePtr; readonly size: number; readonly small: boolean; readonly stream: GpuStream }
 
@@ -93,6 +94,9 @@ export class CachingAllocator {
       }
     }
     const pool = this.pool(stream)[small ? 'small' : 'large'];
+    // a bigger small request merges the cache first, so that it is carved from merged space
+    // rather than fragmenting what is left; tiny ones try the free list first
+    if (small && size >= STACK_FLUSH_AT) this.flushStacks(stream);
     let block = this.takeBestFit(pool, size);
     if (!block && small && this.flushStacks(stream)) block = this.takeBestFit(pool, size);
     if (!block) {

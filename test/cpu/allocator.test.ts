@@ -116,4 +116,14 @@ test('double free is an error, not silent corruption', () => {
   assert.throws(() => a.free(b, S1), /freed twice/);
 });
 
+test('freed small blocks merge before a bigger small request: two 1 MiB fit one 2 MiB segment', () => {
+  const { rt, calls } = fakeDevice(64 * MiB);
+  const a = new CachingAllocator(rt, null);
+  const x = a.alloc(1000, S1), y = a.alloc(3000, S1), z = a.alloc(100_000, S1);
+  a.free(y, S1); a.free(x, S1); a.free(z, S1);
+  const big = a.alloc(MiB, S1), tail = a.alloc(MiB, S1);
+  assert.is(calls.malloc, 1);
+  assert.is(tail.ptr - big.ptr, BigInt(MiB));
+});
+
 test.run();
