@@ -20,6 +20,24 @@
 // N elements of T as one aligned access (N * sizeof(T) is 1, 2, 4, 8 or 16 bytes).
 template <class T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
 
+// One vector of an input. On CUDA it takes the read-only data path (ld.global.nc): a kernel
+// never writes an input element it has not already read itself (y may be x, in place, but at
+// the same index), so the non-coherent cache cannot hand back a stale line. nvcc infers .nc
+// only from __restrict__ on every pointer, which an in-place call would make a false promise.
+template <class P> RT_DEVICE P load_ro(const P* p) {
+#if RT_CUDA
+  P r;
+  if constexpr (sizeof(P) == 16) { const uint4 v = __ldg(reinterpret_cast<const uint4*>(p)); __builtin_memcpy(&r, &v, 16); }
+  else if constexpr (sizeof(P) == 8) { const uint2 v = __ldg(reinterpret_cast<const uint2*>(p)); __builtin_memcpy(&r, &v, 8); }
+  else if constexpr (sizeof(P) == 4) { const unsigned v = __ldg(reinterpret_cast<const unsigned*>(p)); __builtin_memcpy(&r, &v, 4); }
+  else if constexpr (sizeof(P) == 2) { const unsigned short v = __ldg(reinterpret_cast<const unsigned short*>(p)); __builtin_memcpy(&r, &v, 2); }
+  else { const unsigned char v = __ldg(reinterpret_cast<const unsigned char*>(p)); __builtin_memcpy(&r, &v, 1); }
+  return r;
+#else
+  return *p;
+#endif
+}
+
 // the size of the widest of T... (a type trait, not a constexpr function: nvcc would not call
 // a host constexpr function from device code)
 template <class T, class... R> struct Widest {
@@ -92,7 +110,7 @@ RT_DEVICE void map1_contig(TY* y, const TX* x, u64 n, F f) {
   typedef decltype(f(x[0])) R;
   if (pack_aligned<TY, N>(y) && pack_aligned<TX, N>(x)) {
     const u64 nv = n / N;
-    tile_loop<U>(nv, [&](u64 i) { return reinterpret_cast<const PX*>(x)[i]; }, [&](u64 i, const PX& a) {
+    tile_loop<U>(nv, [&](u64 i) { return load_ro(reinterpret_cast<const PX*>(x) + i); }, [&](u64 i, const PX& a) {
       R r[N];
 #pragma unroll
       for (int k = 0; k < N; k++) r[k] = f(a.v[k]);
@@ -116,8 +134,8 @@ RT_DEVICE void map2_contig(TY* y, const TA* a, const TB* b, u64 n, F f) {
     const u64 nv = n / N;
     tile_loop<U>(nv, [&](u64 i) {
       In r;
-      r.a = reinterpret_cast<const PA*>(a)[i];
-      r.b = reinterpret_cast<const PB*>(b)[i];
+      r.a = load_ro(reinterpret_cast<const PA*>(a) + i);
+      r.b = load_ro(reinterpret_cast<const PB*>(b) + i);
       return r;
     }, [&](u64 i, const In& v) {
       R r[N];
@@ -145,9 +163,9 @@ RT_DEVICE void map3_contig(TY* y, const TC* c, const TA* a, const TB* b, u64 n, 
     const u64 nv = n / N;
     tile_loop<U>(nv, [&](u64 i) {
       In r;
-      r.c = reinterpret_cast<const PC*>(c)[i];
-      r.a = reinterpret_cast<const PA*>(a)[i];
-      r.b = reinterpret_cast<const PB*>(b)[i];
+      r.c = load_ro(reinterpret_cast<const PC*>(c) + i);
+      r.a = load_ro(reinterpret_cast<const PA*>(a) + i);
+      r.b = load_ro(reinterpret_cast<const PB*>(b) + i);
       return r;
     }, [&](u64 i, const In& v) {
       R r[N];
