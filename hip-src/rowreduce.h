@@ -100,19 +100,31 @@ RT_DEVICE u32 row_head(const T* p, u32 n) {
   return h < n ? h : n;
 }
 
-// Vectors from index j0 on (lane l's share), RT_ROW_BATCH loads issued before any is used:
-// fv(slot, k0, v) for each, slot the load's place in its batch (a constant after unrolling, so
-// callers can keep one accumulator per slot), k0 the row index of the vector's first element.
+// Vectors from index j0 on (lane l's share), B loads issued before any is used: fv(slot, k0, v)
+// for each, slot the load's place in its batch (a constant after unrolling, so callers can keep
+// one accumulator per slot), k0 the row index of the vector's first element. Whole batches run
+// with no per-load range tests (a test per load turns the consuming adds into selects on
+// NVIDIA); only the last, partial batch tests each load. Vector j + u*G goes to slot u either
+// way, so results do not depend on where the batches end.
 template <u32 B, class T, class FV>
 RT_DEVICE void row_vectors(const Vec16<T>* q, u32 h, u32 j0, u32 nv, u32 G, FV fv) {
   typedef Vec16<T> V;
   constexpr u32 N = V::N;
-  for (u32 j = j0; j < nv; j += B * G) {
+  u32 j = j0;
+  // nv < 2^31 and G <= RT_BLOCK_MAX, so j + (B - 1) * G cannot wrap
+  for (; j + (B - 1) * G < nv; j += B * G) {
     V v[B];
 #pragma unroll
-    for (u32 u = 0; u < B; u++) if (j + u * G < nv) v[u] = q[j + u * G];
+    for (u32 u = 0; u < B; u++) v[u] = q[j + u * G];
 #pragma unroll
-    for (u32 u = 0; u < B; u++) if (j + u * G < nv) fv(u, h + (j + u * G) * N, v[u]);
+    for (u32 u = 0; u < B; u++) fv(u, h + (j + u * G) * N, v[u]);
+  }
+  if (B > 1 && j < nv) {
+    V v[B > 1 ? B - 1 : 1];
+#pragma unroll
+    for (u32 u = 0; u + 1 < B; u++) if (j + u * G < nv) v[u] = q[j + u * G];
+#pragma unroll
+    for (u32 u = 0; u + 1 < B; u++) if (j + u * G < nv) fv(u, h + (j + u * G) * N, v[u]);
   }
 }
 
