@@ -60,19 +60,29 @@ function checkGroups(op: string, groups: number): void {
   if (!Number.isInteger(groups) || groups < 1) throw new RangeError(`${op}: groups must be an integer >= 1, got ${groups}`);
 }
 
-function convNd(op: string, x: Tensor, w: Tensor, o: ConvOptions, spatial: 1 | 2): Tensor {
+/** the options both convolution kinds share, checked and normalized to pairs */
+function convParams(op: string, o: ConvOptions, spatial: 1 | 2): Conv2dParams {
+  const groups = o.groups ?? 1;
+  checkGroups(op, groups);
+  return {
+    padding: opt(op, 'padding', o.padding, spatial, 0, 0, 0),
+    stride: opt(op, 'stride', o.stride, spatial, 1, 1, 1),
+    dilation: opt(op, 'dilation', o.dilation, spatial, 1, 1, 1),
+    groups,
+  };
+}
+
+function checkOptions(op: string, o: unknown): void {
   if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options must be an object, got ${String(o)}`);
+}
+
+function convNd(op: string, x: Tensor, w: Tensor, o: ConvOptions, spatial: 1 | 2): Tensor {
+  checkOptions(op, o);
   const bias = o.bias ?? null;
   const p = prepare(op, x, w, bias, spatial);
   try {
-    const groups = o.groups ?? 1;
-    checkGroups(op, groups);
-    const params: Conv2dParams = {
-      padding: opt(op, 'padding', o.padding, spatial, 0, 0, 0),
-      stride: opt(op, 'stride', o.stride, spatial, 1, 1, 1),
-      dilation: opt(op, 'dilation', o.dilation, spatial, 1, 1, 1),
-      groups,
-    };
+    const params = convParams(op, o, spatial);
+    const groups = params.groups;
     const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
     const [cOut, cPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
     const what = `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
@@ -97,19 +107,15 @@ function convNd(op: string, x: Tensor, w: Tensor, o: ConvOptions, spatial: 1 | 2
 }
 
 function convTransposeNd(op: string, x: Tensor, w: Tensor, o: ConvTransposeOptions, spatial: 1 | 2): Tensor {
-  if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options must be an object, got ${String(o)}`);
+  checkOptions(op, o);
   const bias = o.bias ?? null;
   const p = prepare(op, x, w, bias, spatial);
   try {
-    const groups = o.groups ?? 1;
-    checkGroups(op, groups);
     const params: ConvTranspose2dParams = {
-      padding: opt(op, 'padding', o.padding, spatial, 0, 0, 0),
-      stride: opt(op, 'stride', o.stride, spatial, 1, 1, 1),
-      dilation: opt(op, 'dilation', o.dilation, spatial, 1, 1, 1),
+      ...convParams(op, o, spatial),
       outputPadding: opt(op, 'outputPadding', o.outputPadding, spatial, 0, 0, 0),
-      groups,
     };
+    const groups = params.groups;
     const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
     const [wIn, cOutPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
     const cOut = cOutPerGroup * groups;
