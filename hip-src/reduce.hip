@@ -16,6 +16,10 @@
 //   reduce_<OP>_<DT>_final(Y* y, const A* pv, const u32* pi, i64 yOff, u64 outer, u64 segs,
 //                          u64 count, u32 mode)
 //       output o folds pv[s*outer + o] (and pi) for s < segs; mean divides by count.
+//   reduce_<OP>_<DT>_rows32(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 inner)
+//       (OP in sum mean min max, DT in f32 f16 bf16) the common case of the _rows kernel, one
+//       warp per row, one segment, rows < 2^31: output r reduces x[r*inner, (r+1)*inner).
+//       No task state in 64 bits and no workspace, so it fits 32 registers (more rows in flight).
 // With segs = ceil(inner / segLen) == 1 the first two write y directly; otherwise they write
 // pv[s*outer + o] (and pi[...] for argmin/argmax) for every segment s. Unused pointers may be 0.
 // mode: 0 one thread per (output, segment), 1 one warp, 2 one block; any grid is correct.
@@ -121,12 +125,22 @@ RT_DEVICE void reduce_tasks(typename R::Out* y, A* pv, u32* pi, u64 outer, u64 i
   }
 }
 
+// Storage to compute type. On NVIDIA f16 widens exactly in one instruction (subnormals
+// included) instead of compat.h's software conversion, which costs a branch and registers per
+// element; NaN payloads may differ, which no result shows (stores canonicalize half NaNs and
+// argmin/argmax return indices).
+template <class T> RT_DEVICE typename Elem<T>::C widen(T x) { return Elem<T>::load(x); }
+#if RT_CUDA
+RT_DEVICE float f16_f32_hw(u16 b) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(b)); return f; }
+template <> RT_DEVICE float widen<f16>(f16 x) { return f16_f32_hw(x.bits); }
+#endif
+
 // Folds one 16-byte vector whose first element is row index k0 into `acc`, element by element.
 // Specialized below where a vector folds in fewer instructions.
 template <class R, class T> struct VecFold {
   static RT_DEVICE void fold(typename R::S& acc, const Vec16<T>& v, u64 k0) {
 #pragma unroll
-    for (int e = 0; e < Vec16<T>::N; e++) acc = R::combine(acc, R::elem(Elem<T>::load(v.v[e]), k0 + (u64)e));
+    for (int e = 0; e < Vec16<T>::N; e++) acc = R::combine(acc, R::elem(widen(v.v[e]), k0 + (u64)e));
   }
 };
 // Sums of bf16 add a vector's elements pairwise before the accumulator (each element widens
@@ -145,7 +159,21 @@ template <> struct VecFold<SumR<bf16, float>, bf16> {
   }
 };
 
+// means fold like sums (the same accumulator); only finish differs
+template <class T, class A> struct VecFold<MeanR<T, A>, T> : VecFold<SumR<T, A>, T> {};
+
 #if RT_CUDA
+// f16 sums pairwise, like the bf16 ones above
+template <> struct VecFold<SumR<f16, float>, f16> {
+  static RT_DEVICE void fold(float& acc, const Vec16<f16>& v, u64) {
+    const uint4 w = *reinterpret_cast<const uint4*>(&v);
+    const u32 q[4] = { w.x, w.y, w.z, w.w };
+    float s[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) s[i] = f16_f32_hw((u16)(q[i] & 0xffffu)) + f16_f32_hw((u16)(q[i] >> 16));
+    acc += (s[0] + s[1]) + (s[2] + s[3]);
+  }
+};
 // Max and min of half types are exact in the half type: NaN-propagating packed pairs (sm_80)
 // fold the eight elements of a vector in three instructions, then one pair goes to f32.
 #define RT_PACKED_EXT(T, PT, NAME, OPNAME, MAX) \
@@ -154,7 +182,7 @@ template <> struct VecFold<SumR<bf16, float>, bf16> {
     static RT_DEVICE void fold(float& acc, const Vec16<T>& v, u64) { \
       const uint4 w = *reinterpret_cast<const uint4*>(&v); \
       const u32 p = NAME(NAME(w.x, w.y), NAME(w.z, w.w)); \
-      const float lo = Elem<T>::load(T{ (u16)(p & 0xffffu) }), hi = Elem<T>::load(T{ (u16)(p >> 16) }); \
+      const float lo = widen(T{ (u16)(p & 0xffffu) }), hi = widen(T{ (u16)(p >> 16) }); \
       acc = ExtR<T, MAX>::combine(acc, ExtR<T, MAX>::combine(lo, hi)); \
     } \
   };
@@ -174,7 +202,7 @@ RT_DEVICE typename R::S fold_row(const T* p, u32 n, u64 lo, u32 l, u32 G) {
 #pragma unroll
   for (int u = 0; u < RT_ROW_BATCH; u++) acc[u] = R::init();
   row_walk(p, n, l, G,
-    [&](u32 k, T x) { acc[0] = R::combine(acc[0], R::elem(Elem<T>::load(x), lo + k)); },
+    [&](u32 k, T x) { acc[0] = R::combine(acc[0], R::elem(widen(x), lo + k)); },
     [&](u32 u, u32 k0, const Vec16<T>& v) { VecFold<R, T>::fold(acc[u], v, lo + k0); });
 #pragma unroll
   for (int u = 1; u < RT_ROW_BATCH; u++) acc[0] = R::combine(acc[0], acc[u]);
@@ -211,6 +239,19 @@ RT_DEVICE void reduce_strided(typename R::Out* y, A* pv, u32* pi, const T* x, co
     }
     return acc;
   });
+}
+
+// One warp per row, rows walked grid-stride in 32 bits (any grid is correct); every lane of a
+// warp takes the same rows, so the shuffles see whole warps.
+template <class R, class T>
+RT_DEVICE void reduce_rows32(typename R::Out* y, const T* x, u32 rows, u32 inner) {
+  const u32 per = blockDim.x / warpSize, l = threadIdx.x % warpSize;
+  for (u32 r = blockIdx.x * per + threadIdx.x / warpSize; r < rows; r += gridDim.x * per) {
+    const typename R::S v = warp_all(fold_row<R>(x + (u64)r * inner, inner, 0, l, warpSize), ROp<R>());
+    // every lane finishes (the same value): under the lane test the f32 divide's slow path spills
+    const typename R::Out o = R::finish(v, inner);
+    if (l == 0) y[r] = o;
+  }
 }
 
 // The partials of output o sit `outer` apart (pv[s*outer + o]); count is what mean divides by.
@@ -254,3 +295,11 @@ RT_DEVICE void reduce_final(typename R::Out* y, const A* pv, const u32* pi, u64 
 REDUCE_DT(f32, float) REDUCE_DT(f64, double) REDUCE_DT(f16, f16) REDUCE_DT(bf16, bf16)
 REDUCE_DT(u8, u8) REDUCE_DT(u32, u32) REDUCE_DT(i64, i64)
 REDUCE_MEAN(f32, float) REDUCE_MEAN(f64, double) REDUCE_MEAN(f16, f16) REDUCE_MEAN(bf16, bf16)
+
+#define REDUCE_ROWS32(OP, DT, T, R) \
+  RT_KERNEL void reduce_##OP##_##DT##_rows32(R::Out* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 inner) { \
+    reduce_rows32<R>(y + yOff, x + xOff, rows, inner); }
+#define REDUCE_ROWS32_DT(DT, T) \
+  REDUCE_ROWS32(sum, DT, T, Sum_##DT) REDUCE_ROWS32(mean, DT, T, Mean_##DT) \
+  REDUCE_ROWS32(min, DT, T, Min_##DT) REDUCE_ROWS32(max, DT, T, Max_##DT)
+REDUCE_ROWS32_DT(f32, float) REDUCE_ROWS32_DT(f16, f16) REDUCE_ROWS32_DT(bf16, bf16)

@@ -19,6 +19,11 @@ export function reduceOpsFor(d: DType): readonly ReduceOp[] {
 
 /** y, pv, pi, x, yOff, xOff, outer, inner, segLen, mode */
 export const REDUCE_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u64', 'u32'];
+/** y, x, yOff, xOff, rows, inner: the lean one-warp-per-row case */
+export const REDUCE_ROWS32_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32'];
+/** the ops and dtypes that have a _rows32 kernel */
+export const ROWS32_OPS: readonly ReduceOp[] = ['sum', 'mean', 'min', 'max'];
+export const ROWS32_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 /** y, pv, pi, x, yOff, g (operand 0 = x), outer, inner, segLen, mode */
 export const REDUCE_STRIDED_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'geom', 'u64', 'u64', 'u64', 'u32'];
 /** y, pv, pi, yOff, outer, segs, count, mode */
@@ -33,6 +38,7 @@ function reduceSigs(): Map<string, readonly ArgSpec[]> {
       m.set(`reduce_${op}_${d}_final`, REDUCE_FINAL_SIG);
     }
   }
+  for (const d of ROWS32_DTYPES) for (const op of ROWS32_OPS) m.set(`reduce_${op}_${d}_rows32`, REDUCE_ROWS32_SIG);
   return m;
 }
 
