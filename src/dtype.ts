@@ -4,6 +4,10 @@ import { f16round, getFloat16, setFloat16 } from '@petamoriken/float16';
 
 export const DTYPES = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'] as const;
 export type DType = (typeof DTYPES)[number];
+/** the float dtypes: what unary math, matmul, convolution and the nn ops take */
+export const FLOAT_DTYPES = ['f32', 'f64', 'f16', 'bf16'] as const satisfies readonly DType[];
+/** the dtypes index ids may have */
+export const INDEX_DTYPES = ['u8', 'u32', 'i64'] as const satisfies readonly DType[];
 
 export type HostArray =
   | Float32Array | Float64Array | Uint16Array | Uint8Array | Uint32Array | BigInt64Array;

@@ -4,7 +4,7 @@
 // An op with no path on the device yet is "not on this device yet", not a failure.
 import { Tensor } from './tensor.ts';
 import { Device } from './device.ts';
-import type { DType } from './dtype.ts';
+import { DTYPES, FLOAT_DTYPES, type DType } from './dtype.ts';
 import { NotOnDeviceError } from './errors.ts';
 import { UNARY_OPS, BINARY_OPS, CMP_OPS } from './ops/types.ts';
 
@@ -19,8 +19,8 @@ interface Case {
   run(xs: Tensor[]): Tensor;
 }
 
-const F: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
-const ALL: readonly DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
+const F: readonly DType[] = FLOAT_DTYPES;
+const ALL: readonly DType[] = DTYPES;
 const TOL: Record<DType, number> = { f64: 1e-10, f32: 1e-4, f16: 1e-2, bf16: 3e-2, u8: 0, u32: 0, i64: 0 };
 
 const rnd = (shape: number[], d: DType, seed: number, lo = -2, hi = 2): Tensor => {

@@ -1,6 +1,6 @@
 // Shared argument checks of the op dispatchers.
 import type { Tensor } from '../tensor.ts';
-import type { DType } from '../dtype.ts';
+import { DTYPES, FLOAT_DTYPES, INDEX_DTYPES as INDEX_IDS, type DType } from '../dtype.ts';
 import { DTypeError, NotOnDeviceError, TensorError, fmtShape } from '../errors.ts';
 
 export function sig(t: Tensor): string { return `${fmtShape(t.layout.shape)} ${t.dtype}`; }
@@ -24,6 +24,6 @@ export function dtypeIn(op: string, t: Tensor, allowed: readonly DType[]): void 
 export function notOnDevice(op: string, t: Tensor): never {
   throw new NotOnDeviceError(`${op}: not on ${t.device.kind} devices yet (tensor ${sig(t)} on ${t.device})`);
 }
-export const FLOATS: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
-export const ALL_DTYPES: readonly DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
-export const INDEX_DTYPES: readonly DType[] = ['u8', 'u32', 'i64'];
+export const FLOATS: readonly DType[] = FLOAT_DTYPES;
+export const ALL_DTYPES: readonly DType[] = DTYPES;
+export const INDEX_DTYPES: readonly DType[] = INDEX_IDS;

@@ -2,13 +2,12 @@
 // in kernel-sigs.ts (which spreads this table in), so test/abi/kernels.test.ts checks them
 // against every arch's code-object metadata and the PTX. Imports only types from kernel-sigs.ts,
 // so there is no import cycle.
-import { DTYPES, type DType } from '../dtype.ts';
+import { DTYPES, FLOAT_DTYPES, INDEX_DTYPES, type DType } from '../dtype.ts';
 import type { ArgSpec } from './kernel-sigs.ts';
 
-export const INDEX_ID_DTYPES = ['u8', 'u32', 'i64'] as const satisfies readonly DType[];
+export const INDEX_ID_DTYPES = INDEX_DTYPES;
 export type IdDType = (typeof INDEX_ID_DTYPES)[number];
 const WIDTHS = ['b1', 'b2', 'b4', 'b8'] as const;
-const FLOAT_DTYPES: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
 
 /** y, x, ids, geom (y, x, ids, pos), dimStride, limit, err, tag */
 export const GATHER_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];

@@ -3,18 +3,17 @@
 // them against every arch's code-object metadata and the PTX.
 // It imports only types from kernel-sigs.ts, so that file can spread ROW_KERNEL_SIGNATURES
 // into KERNEL_SIGNATURES without an import cycle.
-import { DTYPES, type DType } from '../dtype.ts';
+import { DTYPES, FLOAT_DTYPES, type DType } from '../dtype.ts';
 import { REDUCE_OPS, type ReduceOp } from '../ops/types.ts';
 import type { ArgSpec } from './kernel-sigs.ts';
 
-const FLOAT_DTYPES: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
 const ALL_DTYPES: readonly DType[] = DTYPES;
 /** the eps parameter: f64 for f64 data, f32 otherwise (computeSpec in kernel-sigs.ts) */
 const computeSpec = (d: DType): 'f32' | 'f64' => (d === 'f64' ? 'f64' : 'f32');
 
 /** the reduce ops a dtype has kernels for: mean is float only */
 export function reduceOpsFor(d: DType): readonly ReduceOp[] {
-  return REDUCE_OPS.filter((op) => op !== 'mean' || FLOAT_DTYPES.includes(d));
+  return REDUCE_OPS.filter((op) => op !== 'mean' || (FLOAT_DTYPES as readonly DType[]).includes(d));
 }
 
 /** y, pv, pi, x, yOff, xOff, outer, inner, segLen, mode */

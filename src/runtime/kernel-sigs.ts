@@ -2,7 +2,7 @@
 // strided kernels. test/abi/kernels-sigs.test.ts checks every signature here against every
 // arch's code-object metadata and the PTX, so an op and its kernel cannot drift apart.
 import type { DType } from '../dtype.ts';
-import { DTYPES } from '../dtype.ts';
+import { DTYPES, FLOAT_DTYPES } from '../dtype.ts';
 import { ShapeError, fmtShape } from '../errors.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS } from '../ops/types.ts';
 import type { KernelArgKind } from './kernels.ts';
@@ -77,7 +77,7 @@ export function packGeom(op: string, shape: readonly number[], operands: readonl
 
 // ---- signatures per kernel source ------------------------------------------------------------
 
-export const FLOAT_DTYPES = ['f32', 'f64', 'f16', 'bf16'] as const satisfies readonly DType[];
+export { FLOAT_DTYPES };
 export const ALL_DTYPES = DTYPES;
 
 /** the scalar parameter type of float kernels: f64 for f64 data, f32 otherwise */

@@ -1,5 +1,5 @@
 // CPU reference for the copy primitives: raw element moves, exact for every dtype.
-import type { HostArray } from '../../dtype.ts';
+import { numberToBf16Bits, numberToF16Bits, type HostArray } from '../../dtype.ts';
 import type { Tensor } from '../../tensor.ts';
 import { readRaw } from './util.ts';
 
@@ -22,7 +22,6 @@ export function constSet(x: Tensor, value: number): void {
   for (let i = 0; i < idx.length; i++) a[idx[i]!] = bits;
 }
 
-import { numberToBf16Bits, numberToF16Bits } from '../../dtype.ts';
 function encode16(d: 'f16' | 'bf16', v: number): number { return d === 'f16' ? numberToF16Bits(v) : numberToBf16Bits(v); }
 
 export function rawContiguous(x: Tensor): HostArray { return readRaw(x); }
