@@ -1,10 +1,10 @@
 // Neural-network building blocks: softmax / logSoftmax, layerNorm, rmsNorm, rotary embeddings,
 // inference batch norm and scaled dot-product attention. Float dtypes only; every tensor of one
 // call shares the dtype and the device.
-import { normDim } from '../layout.ts';
-import { ShapeError, TensorError } from '../errors.ts';
+import { normDim, type Shape } from '../layout.ts';
+import { DTypeError, ShapeError, TensorError } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
-import type { AttentionOptions } from './types.ts';
+import { CAUSAL_ALIGNS, type AttentionOptions } from './types.ts';
 import type { BatchNormOptions } from './options.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
 import * as cpu from './cpu/nn.ts';
@@ -98,6 +98,17 @@ export function batchNorm(x: Tensor, o: BatchNormOptions): Tensor {
   return x.device.isCpu ? cpu.batchNorm(x, o.mean, o.variance, weight, bias, eps) : gpu.batchNorm(x, o.mean, o.variance, weight, bias, eps);
 }
 
+/** validated attention parameters, as the CPU and GPU paths take them */
+export interface AttentionParams {
+  readonly scale: number;
+  /** null: no causal mask; else the diagonal's offset: query i sees keys j <= i + diag */
+  readonly diag: number | null;
+  /** with diag: query i sees only keys j > i + diag - window */
+  readonly window: number | null;
+  readonly mask: Tensor | null;
+  readonly outShape: Shape;
+}
+
 export function attention(q: Tensor, k: Tensor, v: Tensor, o: AttentionOptions): Tensor {
   const op = 'scaledDotProductAttention';
   floats(op, q, k, v);
@@ -111,9 +122,30 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, o: AttentionOptions):
   if (kd !== d) throw new ShapeError(`${op}: q and k head dims differ (${all})`);
   if (hkv === 0 ? hq !== 0 : hq % hkv !== 0) throw new ShapeError(`${op}: query heads ${hq} are not a multiple of kv heads ${hkv} (${all})`);
   const causal = o.causal ?? false;
-  if (typeof causal !== 'boolean') throw new TensorError(`${op}: causal must be a boolean, got ${String(causal)}`);
+  if (typeof causal !== 'boolean' && !CAUSAL_ALIGNS.includes(causal)) {
+    throw new TensorError(`${op}: causal must be a boolean, 'top-left' or 'bottom-right', got ${String(causal)}`);
+  }
+  const diag = causal === false ? null : causal === 'bottom-right' ? tk - tq : 0;
   const scale = o.scale ?? 1 / Math.sqrt(d);
   if (typeof scale !== 'number' || !Number.isFinite(scale)) throw new RangeError(`${op}: scale must be a finite number, got ${String(scale)} (${all})`);
-  const outShape = [b, hq, tq, dv];
-  return q.device.isCpu ? cpu.attention(q, k, v, causal, scale, outShape) : gpu.attention(q, k, v, causal, scale, outShape);
+  const window = o.window ?? null;
+  if (window !== null) {
+    if (!Number.isInteger(window) || window < 1) throw new RangeError(`${op}: window must be a positive integer, got ${String(window)} (${all})`);
+    if (diag === null) throw new TensorError(`${op}: a sliding window needs causal set ('top-left' or 'bottom-right') (${all})`);
+  }
+  const mask = o.mask ?? null;
+  if (mask !== null) {
+    mask.check(op);
+    sameDevice(op, q, mask);
+    if (mask.dtype !== 'u8' && mask.dtype !== q.dtype) {
+      throw new DTypeError(`${op}: mask must be u8 (nonzero = attend) or q's dtype ${q.dtype} (added to the scores), got mask ${sig(mask)} (${all})`);
+    }
+    const full = [b, hq, tq, tk];
+    const extra = full.length - mask.rank;
+    if (extra < 0 || !mask.layout.shape.every((n, i) => n === 1 || n === full[i + extra])) {
+      throw new ShapeError(`${op}: mask ${sig(mask)} does not broadcast to [b, hq, tq, tk] = [${full.join(', ')}] (${all})`);
+    }
+  }
+  const p: AttentionParams = { scale, diag, window, mask, outShape: [b, hq, tq, dv] };
+  return q.device.isCpu ? cpu.attention(q, k, v, p) : gpu.attention(q, k, v, p);
 }

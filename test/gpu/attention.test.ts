@@ -5,7 +5,7 @@
 import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, INT_DTYPES } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import { randT } from '../helpers.ts';
+import { nums, randT } from '../helpers.ts';
 
 const s = gpuSuite('gpu/attention');
 const sdpa = Tensor.scaledDotProductAttention;
@@ -40,6 +40,47 @@ s.opTest('scaledDotProductAttention', async () => {
       { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
   }
 }, 'scaledDotProductAttention: causal, GQA, tq != tk, d != dv, scale, every dtype and layout');
+
+interface MaskCase {
+  readonly name: string;
+  readonly q: number[]; readonly k: number[]; readonly v: number[];
+  readonly causal?: boolean | 'top-left' | 'bottom-right';
+  readonly window?: number;
+  /** u8 mask of this shape (random 0/1 with each row keeping key 0 unless `empty`), or additive */
+  readonly mask?: { shape: number[]; kind: 'u8' | 'add'; empty?: boolean };
+}
+const MASK_CASES: readonly MaskCase[] = [
+  { name: 'bottom-right tq < tk', q: [2, 4, 3, 16], k: [2, 2, 11, 16], v: [2, 2, 11, 16], causal: 'bottom-right' },
+  { name: 'bottom-right tq > tk (rows with no key)', q: [1, 2, 7, 8], k: [1, 2, 4, 8], v: [1, 2, 4, 8], causal: 'bottom-right' },
+  { name: 'bottom-right decode tq = 1', q: [1, 8, 1, 32], k: [1, 2, 40, 32], v: [1, 2, 40, 32], causal: 'bottom-right' },
+  { name: 'window 3 top-left', q: [2, 2, 9, 8], k: [2, 2, 9, 8], v: [2, 2, 9, 8], causal: 'top-left', window: 3 },
+  { name: 'window 4 bottom-right tq < tk', q: [1, 4, 5, 8], k: [1, 2, 12, 8], v: [1, 2, 12, 8], causal: 'bottom-right', window: 4 },
+  { name: 'u8 key mask [b, 1, 1, tk] + bottom-right', q: [2, 4, 6, 8], k: [2, 2, 6, 8], v: [2, 2, 6, 8], causal: 'bottom-right', mask: { shape: [2, 1, 1, 6], kind: 'u8' } },
+  { name: 'u8 mask [tq, tk], some rows empty', q: [2, 2, 4, 8], k: [2, 2, 5, 8], v: [2, 2, 5, 8], mask: { shape: [4, 5], kind: 'u8', empty: true } },
+  { name: 'additive mask [b, hq, tq, tk]', q: [2, 4, 3, 8], k: [2, 1, 7, 8], v: [2, 1, 7, 8], mask: { shape: [2, 4, 3, 7], kind: 'add' } },
+];
+
+function maskFor(m: NonNullable<MaskCase['mask']>, d: DType): Tensor {
+  if (m.kind === 'add') return randT(m.shape, d, -2, 1);
+  const tk = m.shape.at(-1)!;
+  const n = m.shape.reduce((a, b) => a * b, 1);
+  const bits = Array.from(nums(randT([n], 'f32', 0, 1)), (x, i) => (x < 0.6 || (!m.empty && i % tk === 0) ? 1 : 0));
+  if (m.empty) bits.fill(0, 0, tk);
+  return Tensor.from(bits, { dtype: 'u8', shape: m.shape });
+}
+
+s.opTest('scaledDotProductAttention', async () => {
+  for (const c of MASK_CASES) {
+    await checkOp('scaledDotProductAttention', FLOAT_DTYPES, LAYOUTS,
+      (d: DType) => [randT(c.q, d), randT(c.k, d), randT(c.v, d), ...(c.mask ? [maskFor(c.mask, d)] : [])],
+      ([q, k, v, mask]) => sdpa(q!, k!, v!, {
+        ...(c.causal === undefined ? {} : { causal: c.causal }),
+        ...(c.window === undefined ? {} : { window: c.window }),
+        ...(mask ? { mask } : {}),
+      }),
+      { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
+  }
+}, 'scaledDotProductAttention: bottom-right causal, windows, u8 and additive masks, rows with no key');
 
 s.opTest('scaledDotProductAttention', async () => {
   // integer inputs are rejected alike

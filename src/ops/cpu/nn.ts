@@ -3,6 +3,8 @@
 import type { Shape } from '../../layout.ts';
 import type { Tensor } from '../../tensor.ts';
 import { fromNumbers, readNumbers } from './util.ts';
+import { readBroadcast } from './matmul.ts';
+import type { AttentionParams } from '../nn.ts';
 
 export type RopeLayout = 'halves' | 'interleaved' | 'thd';
 
@@ -111,36 +113,57 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
  * kv head floor(h / (hq / hkv)); causal: query i sees keys j <= i. With no visible key (tk = 0)
  * the row is zeros (an empty weighted sum).
  */
-export function attention(q: Tensor, k: Tensor, v: Tensor, causal: boolean, scale: number, outShape: Shape): Tensor {
+/**
+ * Plain loops. A key is visible to query i when the causal diagonal and window allow it and a u8
+ * mask is nonzero there; a float mask is added to the scores, and a key whose score is then
+ * -Infinity is not visible either. A query that sees no key gives zeros (never NaN), so padded
+ * rows cannot poison later layers.
+ */
+export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k.layout.shape as [number, number, number];
   const dv = v.layout.shape[3]!;
+  const { scale, diag, window, mask } = p;
   const qv = readNumbers(q), kv = readNumbers(k), vv = readNumbers(v);
+  const mv = mask ? readBroadcast(mask, [b, hq, tq, tk]) : null;
+  const additive = mask !== null && mask.dtype !== 'u8';
   const out = new Float64Array(b * hq * tq * dv);
   const group = hq / hkv;
   const w = new Float64Array(tk);
+  const seen = new Uint8Array(tk);
   for (let bi = 0; bi < b; bi++) {
     for (let h = 0; h < hq; h++) {
       const qBase = (bi * hq + h) * tq * d;
       const kvh = bi * hkv + Math.floor(h / group);
       for (let i = 0; i < tq; i++) {
-        const visible = causal ? Math.min(tk, i + 1) : tk;
-        let m = -Infinity;
-        for (let j = 0; j < visible; j++) {
+        const row = ((bi * hq + h) * tq + i) * tk;
+        let m = -Infinity, any = false;
+        for (let j = 0; j < tk; j++) {
+          seen[j] = 0;
+          if (diag !== null && (j > i + diag || (window !== null && j <= i + diag - window))) continue;
+          if (mv && !additive && mv[row + j] === 0) continue;
           let s = 0;
           for (let e = 0; e < d; e++) s += qv[qBase + i * d + e]! * kv[(kvh * tk + j) * d + e]!;
-          w[j] = s * scale;
-          m = Math.max(m, w[j]!);
+          s *= scale;
+          if (additive) s += mv![row + j]!;
+          if (s === -Infinity) continue;
+          w[j] = s;
+          seen[j] = 1;
+          any = true;
+          // NaN propagates through max only if compared: keep it in m
+          m = Number.isNaN(s) || Number.isNaN(m) ? NaN : Math.max(m, s);
         }
+        if (!any) continue;
         let sum = 0;
-        for (let j = 0; j < visible; j++) { w[j] = Math.exp(w[j]! - m); sum += w[j]!; }
+        for (let j = 0; j < tk; j++) if (seen[j]) { w[j] = Math.exp(w[j]! - m); sum += w[j]!; }
         const o = ((bi * hq + h) * tq + i) * dv;
-        for (let j = 0; j < visible; j++) {
-          const p = w[j]! / sum;
-          for (let e = 0; e < dv; e++) out[o + e] += p * vv[(kvh * tk + j) * dv + e]!;
+        for (let j = 0; j < tk; j++) {
+          if (!seen[j]) continue;
+          const pj = w[j]! / sum;
+          for (let e = 0; e < dv; e++) out[o + e] += pj * vv[(kvh * tk + j) * dv + e]!;
         }
       }
     }
   }
-  return fromNumbers(out, outShape, q.dtype, q.device);
+  return fromNumbers(out, p.outShape, q.dtype, q.device);
 }

@@ -5,6 +5,7 @@ import { Tensor } from '../../tensor.ts';
 import { ShapeError } from '../../errors.ts';
 import { notOnDevice, sig } from '../dispatch.ts';
 import type { RopeLayout } from '../cpu/nn.ts';
+import type { AttentionParams } from '../nn.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
 import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
@@ -132,28 +133,40 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
  * scores in their dtype). The g = hq / hkv query heads that share a kv head are stacked along
  * the query length, q as [b, hkv, g*tq, d], so each kv head is one GEMM of a batched matmul and
  * k and v are never copied per query head. Scaling q first gives it that (contiguous) layout.
- * The causal mask (key j after query i) is a [tq, tk] comparison broadcast over the heads.
+ * The causal diagonal and window are a [tq, tk] comparison broadcast over the heads; a u8 mask
+ * selects -Infinity, a float mask is added. Where a query can end up seeing no key, its row is
+ * set to zeros afterwards (the softmax of a row of -Infinity is NaN), as the CPU reference says.
  */
-export function attention(q: Tensor, k: Tensor, v: Tensor, causal: boolean, scale: number, outShape: Shape): Tensor {
+export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   const dev = q.device;
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k.layout.shape as [number, number, number];
-  if (outShape.some((n) => n === 0)) return Tensor.empty(outShape, q.dtype, dev);
+  const { diag, window, mask } = p;
+  if (p.outShape.some((n) => n === 0)) return Tensor.empty(p.outShape, q.dtype, dev);
   const rows = (hq / hkv) * tq;
   const temps: Tensor[] = [];
   const keep = (t: Tensor): Tensor => { temps.push(t); return t; };
   try {
-    const qs = keep(keep(q.affine(scale, 0)).reshape([b, hkv, rows, d]));
+    const qs = keep(keep(q.affine(p.scale, 0)).reshape([b, hkv, rows, d]));
     const s = keep(qs.matmul(keep(k.transpose(2, 3))));
     let scores = keep(s.reshape([b, hq, tq, tk]));
-    if (causal) {
-      const qi = keep(keep(Tensor.arange(0, tq, 1, { dtype: 'u32', device: dev })).unsqueeze(1));
-      const kj = keep(Tensor.arange(0, tk, 1, { dtype: 'u32', device: dev }));
-      scores = keep(Tensor.where(keep(kj.gt(qi)), -Infinity, scores));
+    if (diag !== null) {
+      // f32 positions: exact below 2^24, and the diagonal may be negative
+      const qi = keep(keep(Tensor.arange(0, tq, 1, { dtype: 'f32', device: dev })).unsqueeze(1));
+      const kj = keep(Tensor.arange(0, tk, 1, { dtype: 'f32', device: dev }));
+      const lim = keep(qi.affine(1, diag));
+      let hidden = keep(kj.gt(lim));
+      if (window !== null) hidden = keep(hidden.maximum(keep(kj.le(keep(lim.affine(1, -window))))));
+      scores = keep(Tensor.where(hidden, -Infinity, scores));
     }
-    const p = keep(keep(scores.softmax(-1)).reshape([b, hkv, rows, tk]));
-    const o = keep(p.matmul(v));
-    return o.reshape(outShape);
+    if (mask !== null) scores = keep(mask.dtype === 'u8' ? Tensor.where(mask, scores, -Infinity) : scores.add(mask));
+    const probs = keep(keep(scores.softmax(-1)).reshape([b, hkv, rows, tk]));
+    const o = keep(keep(probs.matmul(v)).reshape(p.outShape));
+    const canEmpty = mask !== null || window !== null || (diag !== null && diag < 0);
+    if (!canEmpty) { temps.pop(); return o; }
+    // a row sees something when any score is not -Infinity (NaN counts: it must show)
+    const seen = keep(keep(scores.ne(-Infinity)).max(-1, true));
+    return Tensor.where(seen, o, 0);
   } finally {
     for (const t of temps) t.dispose();
   }
