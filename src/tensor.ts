@@ -20,6 +20,7 @@ import * as upOps from './ops/upsample.ts';
 import * as idx from './ops/indexing.ts';
 import * as nn from './ops/nn.ts';
 import * as sortOps from './ops/sort.ts';
+import * as scanOps from './ops/scan.ts';
 import * as creation from './ops/creation.ts';
 import * as random from './ops/random.ts';
 import { toHostArray, hostToNumbers } from './ops/readback.ts';
@@ -294,6 +295,8 @@ export class Tensor {
   /** u32 indices of the first minimum along dim */
   argmin(dim: number, keepdim = false): Tensor { return this.reduce('argmin', dim, keepdim); }
   argmax(dim: number, keepdim = false): Tensor { return this.reduce('argmax', dim, keepdim); }
+  /** running sums along dim (float dtypes): out[..., i, ...] = sum of x[..., 0..i, ...] */
+  cumsum(dim: number): Tensor { return scanOps.cumsum(this.check('cumsum'), dim); }
   /** sum of every element, as a 0-d tensor */
   sumAll(): Tensor { return reduceOps.reduce('sum', this.check('sumAll'), undefined, false); }
 

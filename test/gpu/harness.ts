@@ -48,6 +48,8 @@ export const GPU_OPS: readonly string[] = [
   'upsampleNearest1d', 'upsampleNearest2d', 'upsampleBilinear2d',
   // sorting (hip-src/sort.hip) and attention from GPU ops
   'argsort', 'sort', 'scaledDotProductAttention',
+  // prefix sums (GEMMs with triangular ones on rocBLAS / cuBLAS)
+  'cumsum',
 ];
 
 // ---- finding the GPU ---------------------------------------------------------------------------

@@ -1,0 +1,20 @@
+// Prefix sums: cumsum along one dim (float dtypes). Sampling's top-p and inverse-CDF draws
+// are built on it.
+import { normDim } from '../layout.ts';
+import { ShapeError } from '../errors.ts';
+import type { Tensor } from '../tensor.ts';
+import { FLOATS, dtypeIn, sig } from './dispatch.ts';
+import * as cpu from './cpu/scan.ts';
+import * as gpu from './gpu/scan.ts';
+
+export function cumsum(x: Tensor, dim: number): Tensor {
+  const op = 'cumsum';
+  dtypeIn(op, x, FLOATS);
+  if (x.rank === 0) throw new ShapeError(`${op}: needs at least 1 dim (tensor ${sig(x)})`);
+  let d: number;
+  try { d = normDim(op, dim, x.rank); } catch (e) {
+    if (e instanceof ShapeError) throw new ShapeError(`${e.message} (tensor ${sig(x)})`);
+    throw e;
+  }
+  return x.device.isCpu ? cpu.cumsum(x, d) : gpu.cumsum(x, d);
+}
