@@ -1,0 +1,101 @@
+// Token generation over a KV cache: prefill the (left-padded) prompts, then one token per step.
+// The sampled ids stay on the device and feed the next step directly; the host reads each
+// step's ids back only after queuing the following step, so the readback's wait overlaps the
+// GPU's work instead of idling it.
+import { Tensor } from '../tensor.ts';
+import { TensorError } from '../errors.ts';
+import { Sampler, type SamplingOptions } from './sampling.ts';
+import type { LlamaModel } from './llama.ts';
+import type { KVCache } from '../nn/kv-cache.ts';
+
+export interface GenerateOptions extends SamplingOptions {
+  /** new tokens at most per sequence (default 128) */
+  maxTokens?: number;
+  /** ids that end a sequence (default: the model's eos ids); the stop id itself is yielded */
+  stopIds?: readonly number[];
+  /** id written into the left padding of shorter prompts (default: the first stop id, else 0) */
+  padId?: number;
+}
+
+export interface GenerateStep {
+  /** 0 for the token that follows the prompt */
+  readonly step: number;
+  /** one new id per sequence; null for a sequence that has already stopped */
+  readonly ids: readonly (number | null)[];
+}
+
+export interface GenerateTimings {
+  /** prompt tokens (without padding) and the seconds until the first new ids were on the host */
+  prefillTokens: number; prefillSeconds: number;
+  /** new tokens after the first (summed over the batch's running sequences) and their seconds */
+  decodeTokens: number; decodeSeconds: number;
+}
+
+/** ids of several prompts; yields each step's new ids. `timings` is filled in as it goes. */
+export async function* generateIds(model: LlamaModel, prompts: readonly (readonly number[])[], opts: GenerateOptions = {},
+  timings?: GenerateTimings): AsyncGenerator<GenerateStep> {
+  const maxTokens = opts.maxTokens ?? 128;
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new TensorError(`generate: maxTokens must be a positive integer, got ${String(maxTokens)}`);
+  if (prompts.length === 0 || prompts.some((p) => p.length === 0)) throw new TensorError('generate: every prompt needs at least one token');
+  const vocab = model.config.vocabSize;
+  for (const p of prompts) {
+    const bad = p.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
+    if (bad !== undefined) throw new TensorError(`generate: token id ${bad} is outside the vocabulary [0, ${vocab})`);
+  }
+  const stops = new Set(opts.stopIds ?? model.config.eosTokenIds);
+  const pad = opts.padId ?? [...stops][0] ?? 0;
+  const sampler = new Sampler(opts);
+  const b = prompts.length, len = Math.max(...prompts.map((p) => p.length));
+  const pads = prompts.map((p) => len - p.length);
+  const flat = new Uint32Array(b * len);
+  prompts.forEach((p, i) => { flat.fill(pad, i * len, i * len + pads[i]!); flat.set(p, i * len + pads[i]!); });
+
+  const cache = model.newCache(b, len + maxTokens);
+  const t0 = performance.now();
+  let next: Tensor | null = null;
+  try {
+    cache.setPadding(pads);
+    const ids = Tensor.from(flat, { shape: [b, len], device: model.device });
+    next = step(model, ids, cache, sampler);
+    ids.dispose();
+    const done = new Array<boolean>(b).fill(false);
+    let tFirst = 0, decoded = 0;
+    for (let s = 0; s < maxTokens && next; s++) {
+      const cur: Tensor = next;
+      const pending = cur.toArray();
+      // queue the next step before waiting for this one's ids
+      let after: Tensor | null = null;
+      if (s + 1 < maxTokens) {
+        const col = cur.reshape([b, 1]);
+        after = step(model, col, cache, sampler);
+        col.dispose();
+      }
+      const host = Array.from(await pending, Number);
+      cur.dispose();
+      next = after;
+      const out = host.map((id, i) => (done[i] ? null : id));
+      if (s === 0) {
+        tFirst = performance.now();
+        if (timings) Object.assign(timings, { prefillTokens: prompts.reduce((a, p) => a + p.length, 0), prefillSeconds: (tFirst - t0) / 1e3 });
+      } else {
+        decoded += out.filter((x) => x !== null).length;
+        if (timings) Object.assign(timings, { decodeTokens: decoded, decodeSeconds: (performance.now() - tFirst) / 1e3 });
+      }
+      out.forEach((id, i) => { if (id !== null && stops.has(id)) done[i] = true; });
+      yield { step: s, ids: out };
+      if (done.every(Boolean)) break;
+    }
+  } finally {
+    next?.dispose();
+    cache.dispose();
+  }
+}
+
+/** one forward of ids [b, t] and a draw from the last position's logits -> ids [b] */
+function step(model: LlamaModel, ids: Tensor, cache: KVCache, sampler: Sampler): Tensor {
+  const logits = model.forward(ids, cache, { lastOnly: true });
+  const last = logits.reshape([logits.dim(0), logits.dim(2)]);
+  const out = sampler.sample(last);
+  logits.dispose(); last.dispose();
+  return out;
+}
