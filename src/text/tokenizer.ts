@@ -69,7 +69,7 @@ export class TextTokenizer {
   private readonly addBos: boolean | undefined;
   private readonly addEos: boolean | undefined;
   private readonly eosTokenId: number | undefined;
-  /** transformers' default since 4.45 is no cleanup; the runtime's own default is the old one (on) */
+  /** clean_up_tokenization_spaces: off unless the config says so, as recent transformers do (the runtime's own default is on) */
   private readonly cleanup: boolean;
   private readonly chat: ChatTemplate | null;
   private readonly chatMissing: string;
