@@ -11,3 +11,7 @@ export {
   TensorError, ShapeError, DTypeError, IndexError, DisposedError, NotOnDeviceError,
   LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError,
 } from './errors.ts';
+export {
+  TextTokenizer, type ChatMessage, type TextStreamer, type EncodeOptions, type DecodeOptions, type ChatTemplateOptions,
+} from './text/tokenizer.ts';
+export { TokenizerError } from './text/errors.ts';
