@@ -19,6 +19,7 @@ export interface FileDType {
 
 const same = (size: number, target: DType): FileDType => ({ size, target, widen: null });
 const wide = (size: number, target: DType, widen: Widen): FileDType => ({ size, target, widen });
+const FLOAT8 = 'float8 has no dtype here (f32 f64 f16 bf16 u8 u32 i64): convert the checkpoint to BF16 or F16 first';
 const none = (size: number, why: string): FileDType => ({ size, target: null, widen: null, why });
 
 export const FILE_DTYPES: Readonly<Record<string, FileDType>> = {
@@ -26,9 +27,9 @@ export const FILE_DTYPES: Readonly<Record<string, FileDType>> = {
   I64: same(8, 'i64'), U32: same(4, 'u32'), U8: same(1, 'u8'), BOOL: same(1, 'u8'),
   I32: wide(4, 'i64', 'i32'), I16: wide(2, 'i64', 'i16'), I8: wide(1, 'i64', 'i8'), U16: wide(2, 'u32', 'u16'),
   U64: none(8, 'u64 has no dtype here (values above 2^63 fit neither i64 nor u32)'),
-  F8_E4M3: none(1, 'float8 has no dtype here'),
-  F8_E5M2: none(1, 'float8 has no dtype here'),
-  F8_E8M0: none(1, 'float8 has no dtype here'),
+  F8_E4M3: none(1, FLOAT8),
+  F8_E5M2: none(1, FLOAT8),
+  F8_E8M0: none(1, FLOAT8),
   C64: none(8, 'complex numbers have no dtype here'),
 };
 
