@@ -5,6 +5,8 @@ import type { GpuRuntime, GpuStream, GpuEvent } from './runtime/gpu.ts';
 import { CachingAllocator, type MemoryStats } from './runtime/allocator.ts';
 import { Kernels } from './runtime/kernels.ts';
 import { StagingPool } from './runtime/staging.ts';
+import { StagedUploader, type DeviceAddress, type FillChunk } from './runtime/staged-upload.ts';
+import { waitForEvent } from './runtime/event-wait.ts';
 import { throwPendingDeviceError } from './runtime/device-errors.ts';
 import { openRocm, rocmDeviceCount } from './runtime/rocm.ts';
 import { openCuda, cudaDeviceCount } from './runtime/cuda.ts';
@@ -35,6 +37,7 @@ export class Device {
   private kern: Kernels | null = null;
   private alloc_: CachingAllocator | null = null;
   private staging_: StagingPool | null = null;
+  private uploader_: StagedUploader | null = null;
   private streamStack: GpuStream[] = [];
 
   private readonly name: string;
@@ -119,7 +122,13 @@ export class Device {
   }
 
   memoryStats(): MemoryStats | null { return this.kind === 'cpu' ? null : this.allocator.stats(); }
-  emptyCache(): void { if (this.kind !== 'cpu') { this.synchronize(); this.allocator.emptyCache(); } }
+  /** returns cached device blocks to the device, and the streamed-upload pinned buffer to the host */
+  emptyCache(): void {
+    if (this.kind === 'cpu') return;
+    this.synchronize();
+    this.allocator.emptyCache();
+    this.uploader_?.trim();
+  }
 
   /** host array -> device memory, queued on the current stream (staged through pinned memory,
    *  so the caller may reuse `data` at once and the host does not wait for the device) */
@@ -142,13 +151,7 @@ export class Device {
     try {
       rt.copyDtoHAsync(buf, 0, src, bytes, this.stream);
       rt.eventRecord(ev, this.stream);
-      // poll with backoff rather than a blocking call on a worker thread: readbacks are often
-      // many and small, and a blocked libuv thread per readback would starve file I/O
-      let wait = 0;
-      while (!rt.eventQuery(ev)) {
-        await new Promise((r) => setTimeout(r, wait));
-        wait = Math.min(wait + 1, 4);
-      }
+      await waitForEvent(rt, ev);
       out.set(buf.bytes.subarray(0, bytes));
     } finally {
       rt.eventDestroy(ev);
@@ -170,6 +173,28 @@ export class Device {
       this.staging.release(buf);
     }
     return out;
+  }
+
+  /**
+   * Streams `bytes` bytes into device memory, queued on the current stream, through a pinned
+   * double buffer of 2 x uploadChunkBytes that the device keeps: `fill` writes each chunk
+   * (at most uploadChunkBytes, starting at a multiple of 8) straight into pinned memory, e.g.
+   * from a file, so host memory stays bounded by the buffer. Resolves once the last copy is
+   * queued; concurrent calls take turns.
+   */
+  async uploadStreamed(dstAt: DeviceAddress, bytes: number, fill: FillChunk): Promise<void> {
+    const stream = this.stream;
+    await this.uploader.upload(stream, dstAt, bytes, fill);
+  }
+  /** bytes per half of the streamed-upload buffer (default 32 MiB, or ROCM_TENSOR_UPLOAD_CHUNK);
+   *  rounded down to a multiple of 8; a new size takes effect at the next streamed upload */
+  get uploadChunkBytes(): number { return this.uploader.chunkBytes; }
+  set uploadChunkBytes(n: number) { this.uploader.chunkBytes = n; }
+
+  private get uploader(): StagedUploader {
+    if (this.kind === 'cpu') throw new TensorError('streamed uploads need a GPU device, not the cpu');
+    this.uploader_ ??= new StagedUploader(this.runtime);
+    return this.uploader_;
   }
 
   private get staging(): StagingPool { this.staging_ ??= new StagingPool(this.runtime); return this.staging_; }

@@ -18,6 +18,8 @@ export class GpuError extends TensorError {
   constructor(message: string, readonly code: number, readonly call: string) { super(message); }
 }
 export class OutOfMemoryError extends GpuError {}
+/** a safetensors file, index or folder that cannot be read as one: names the file (and tensor) */
+export class SafetensorsError extends TensorError {}
 /** the device's architecture has no compiled code object */
 export class NoKernelForArchError extends TensorError {}
 

@@ -9,9 +9,13 @@ export type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './ops
 export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './ops/types.ts';
 export {
   TensorError, ShapeError, DTypeError, IndexError, DisposedError, NotOnDeviceError,
-  LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError,
+  LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError, SafetensorsError,
 } from './errors.ts';
 export {
   TextTokenizer, type ChatMessage, type TextStreamer, type EncodeOptions, type DecodeOptions, type ChatTemplateOptions,
 } from './text/tokenizer.ts';
 export { TokenizerError } from './text/errors.ts';
+export {
+  Checkpoint, saveSafetensors, saveShardedSafetensors,
+  type TensorInfo, type LoadOptions, type ShardOptions,
+} from './io/safetensors.ts';
