@@ -8,6 +8,7 @@ import { Device } from './device.ts';
 import { deviceReport } from './report.ts';
 import { runSelftest, type Row } from './selftest.ts';
 import { runTinyCnn } from './model.ts';
+import { generateCommand, type GenerateCliOptions } from './cli-generate.ts';
 
 function pickDevice(spec: string | undefined): Device {
   return spec ? Device.parse(spec) : Device.best();
@@ -70,6 +71,20 @@ program.command('all', { isDefault: true }).description('info, selftest and mode
     await model(d);
     if (rows.some((r) => r.status === 'FAIL' || r.status === 'error')) process.exitCode = 1;
   });
+program.command('generate').description('text from a Hugging Face Llama-family model folder (llama, mistral, qwen2)')
+  .argument('<model-dir>', 'folder with config.json, *.safetensors and tokenizer.json')
+  .option('--prompt <text>', 'the prompt (through the chat template when the model has one; see --no-chat)')
+  .option('--ids <list>', 'the prompt as token ids: 1,2,3')
+  .option('--max-tokens <n>', 'new tokens at most', '128')
+  .option('--temperature <t>', '0 = greedy (default: generation_config.json, else greedy)')
+  .option('--top-k <k>', 'sample from the k most likely tokens')
+  .option('--top-p <p>', 'sample from the smallest set of tokens with this probability mass')
+  .option('--seed <s>', 'seed of the draws')
+  .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')
+  .option('--dtype <dtype>', 'bf16, f16 or f32 (default: the checkpoint\'s on a GPU, f32 on the CPU)')
+  .option('--json', 'print one JSON object at the end (ids, text, speeds) instead of streaming')
+  .option('--no-chat', 'feed --prompt as raw text, without the chat template')
+  .action(async (dir: string, o: GenerateCliOptions) => generateCommand(dir, o));
 program.command('bench').description('micro-benchmarks (from a source checkout: npm run bench)')
   .allowUnknownOption(true).action(async () => {
     const { pathToFileURL } = await import('node:url');
@@ -78,4 +93,10 @@ program.command('bench').description('micro-benchmarks (from a source checkout: 
     if (!existsSync(path)) { console.error('bench: the benchmarks ship with the source checkout; run `npm run bench` there'); process.exitCode = 1; return; }
     await import(pathToFileURL(path.pathname).href);
   });
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  // a user's mistake (a bad flag value, a missing file) reads as one line, not a stack trace
+  console.error(`rocm-tensor: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+}

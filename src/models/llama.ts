@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tensor, toDevice, type DeviceLike } from '../tensor.ts';
 import type { Device } from '../device.ts';
-import type { DType } from '../dtype.ts';
+import { DTYPE_INFO, type DType } from '../dtype.ts';
 import { TensorError } from '../errors.ts';
 import { tidy } from '../scope.ts';
 import { Linear } from '../nn/linear.ts';
@@ -116,6 +116,17 @@ export class LlamaModel {
       for (const m of owned) m.dispose();
       throw e;
     }
+  }
+
+  /** bytes of every weight held (a tied head counted once) */
+  weightBytes(): number {
+    const size = (t: Tensor | null) => (t ? t.numel * DTYPE_INFO[t.dtype].size : 0);
+    const lin = (l: Linear) => size(l.weight) + size(l.bias);
+    let n = size(this.embed.weight) + size(this.norm.weight) + (this.config.tieEmbeddings ? 0 : lin(this.lmHead));
+    for (const b of this.blocks) {
+      n += size(b.inNorm.weight) + size(b.postNorm.weight) + lin(b.attn.qkv) + lin(b.attn.out) + lin(b.mlp.gateUp) + lin(b.mlp.down);
+    }
+    return n;
   }
 
   /** a cache for `batch` sequences of up to maxLen tokens (prompt and generated together) */
