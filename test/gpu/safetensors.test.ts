@@ -138,6 +138,12 @@ s.test('concurrent loads take turns on the one buffer; a user stream is honoured
   const t = await dev.withStream(stream, () => ck.load('t5', { device: dev }));
   stream.synchronize();
   assert.ok((await bytesOf(t)).equals(await bytesOf(await ck.load('t5'))), 'load on a user stream');
+  // the conversion after the upload runs on the same user stream, after the copies
+  const conv = await Promise.all(['t3', 't4', 't5'].map((n) => dev.withStream(stream, () => ck.load(n, { device: dev, dtype: 'f32' }))));
+  stream.synchronize();
+  for (const [i, n] of ['t3', 't4', 't5'].entries()) {
+    assert.ok((await bytesOf(conv[i]!)).equals(await bytesOf(await ck.load(n, { dtype: 'f32' }))), `${n}: converted on a user stream`);
+  }
   stream.destroy();
   await ck.close();
 });
