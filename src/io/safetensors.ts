@@ -52,6 +52,8 @@ export class Checkpoint {
     readonly label: string,
     private readonly handles: readonly OpenFile[],
     private readonly table: ReadonlyMap<string, Entry>,
+    /** the file's __metadata__; for an index, its "metadata" (values as strings, total_size
+     *  among them) overlaid by each shard's __metadata__ */
     readonly metadata: Readonly<Record<string, string>>,
   ) {
     this.files = handles.map((h) => h.path);
