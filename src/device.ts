@@ -108,6 +108,9 @@ export class Device {
   /** a new user stream */
   createStream(): Stream { return new Stream(this, this.runtime.streamCreate(), true); }
   get defaultStream(): Stream { return new Stream(this, this.runtime.defaultStream, false); }
+  /** the stream ops are queued on now, as a Stream: async work that resumes after an await
+   *  (outside any withStream scope) passes it to withStream to stay in order */
+  get currentStream(): Stream { return new Stream(this, this.stream, false); }
   /** runs fn with ops queued on `s` (synchronous fn: the stream is a dynamic scope) */
   withStream<T>(s: Stream, fn: () => T): T {
     this.streamStack.push(s.handle);

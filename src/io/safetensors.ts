@@ -52,6 +52,8 @@ export class Checkpoint {
     readonly label: string,
     private readonly handles: readonly OpenFile[],
     private readonly table: ReadonlyMap<string, Entry>,
+    /** the file's __metadata__; for an index, its "metadata" (values as strings, total_size
+     *  among them) overlaid by each shard's __metadata__ */
     readonly metadata: Readonly<Record<string, string>>,
   ) {
     this.files = handles.map((h) => h.path);
@@ -118,6 +120,10 @@ export class Checkpoint {
       throw new SafetensorsError(`${info.file}: tensor '${name}' has dtype ${info.dtype}, which cannot be loaded: ${spec.why}`);
     }
     const device = toDevice(opts.device);
+    // the stream current at the call: the conversion after the upload's awaits must follow the
+    // copies on it, wherever withStream scopes stand by then
+    const stream = device.isCpu ? null : device.currentStream;
+    const onStream = <T>(fn: () => T): T => (stream ? device.withStream(stream, fn) : fn());
     const raw = Tensor.empty(info.shape, spec.target, device);
     try {
       const fill = tensorFill({ fh: src.fh, file: info.file, tensor: name }, info.byteOffset, spec.widen);
@@ -132,10 +138,13 @@ export class Checkpoint {
       raw.dispose();
       throw e;
     }
-    if (opts.dtype === undefined || opts.dtype === raw.dtype) return raw;
-    const out = raw.toDtype(opts.dtype);
-    raw.dispose();
-    return out;
+    const dtype = opts.dtype;
+    if (dtype === undefined || dtype === raw.dtype) return raw;
+    return onStream(() => {
+      const out = raw.toDtype(dtype);
+      raw.dispose();
+      return out;
+    });
   }
 
   /** closes the files; load() fails afterwards (names and info still answer) */
