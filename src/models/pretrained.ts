@@ -6,20 +6,9 @@ import { join } from 'node:path';
 import { Checkpoint } from '../io/safetensors.ts';
 import { TextTokenizer, type ChatMessage } from '../text/tokenizer.ts';
 import { TensorError } from '../errors.ts';
-import type { WeightSource } from '../nn/weights.ts';
 import { LlamaModel, type ModelLoadOptions } from './llama.ts';
 import { generateIds, type GenerateOptions, type GenerateTimings } from './generate.ts';
 import { readGenerationConfig, type GenerationDefaults } from './generation-config.ts';
-
-/** a checkpoint seen through the interface modules load from */
-function checkpointWeights(ckpt: Checkpoint, label: string): WeightSource {
-  return {
-    label,
-    has: (n) => ckpt.has(n),
-    info: (n) => ({ shape: ckpt.info(n).shape }),
-    load: (n, o) => ckpt.load(n, o),
-  };
-}
 
 export interface GeneratedToken {
   /** null for a last piece of text the streamer held back (an unfinished character) */
@@ -42,7 +31,7 @@ export class PretrainedLlama {
     const tokenizer = existsSync(join(dir, 'tokenizer.json')) ? await TextTokenizer.load(dir) : null;
     const ckpt = await Checkpoint.open(dir);
     try {
-      const model = await LlamaModel.fromWeights(config, checkpointWeights(ckpt, dir), opts);
+      const model = await LlamaModel.fromWeights(config, ckpt, opts);
       return new PretrainedLlama(dir, model, tokenizer, defaults);
     } finally {
       await ckpt.close();
