@@ -1,7 +1,7 @@
 // Devices: 'cpu', 'rocm:N', 'cuda:N'. One Device object per physical device (so === compares),
 // opening its runtime, kernels and allocator on first use. Device.best() prefers ROCm, then
 // CUDA, then the CPU; ROCM_TENSOR_DEVICE overrides the choice.
-import type { GpuRuntime, GpuStream, GpuEvent } from './runtime/gpu.ts';
+import type { DnnApi, GpuRuntime, GpuStream, GpuEvent } from './runtime/gpu.ts';
 import { CachingAllocator, type MemoryStats } from './runtime/allocator.ts';
 import { Kernels } from './runtime/kernels.ts';
 import { StagingPool } from './runtime/staging.ts';
@@ -10,7 +10,8 @@ import { waitForEvent } from './runtime/event-wait.ts';
 import { throwPendingDeviceError } from './runtime/device-errors.ts';
 import { openRocm, rocmDeviceCount } from './runtime/rocm.ts';
 import { openCuda, cudaDeviceCount } from './runtime/cuda.ts';
-import { TensorError } from './errors.ts';
+import { GraphCaptureError, TensorError } from './errors.ts';
+import { captureGraph, type Graph } from './graph.ts';
 import type { HostArray } from './dtype.ts';
 import type { DevicePtr } from './runtime/gpu.ts';
 
@@ -19,7 +20,11 @@ export type DeviceKind = 'cpu' | 'rocm' | 'cuda';
 /** a user stream: ops issued inside device.withStream(s, fn) run on it */
 export class Stream {
   constructor(readonly device: Device, readonly handle: GpuStream, private readonly owned: boolean) {}
-  synchronize(): void { this.device.runtime.streamSynchronize(this.handle); throwPendingDeviceError(this.device); }
+  synchronize(): void {
+    this.device.forbidDuringCapture('stream synchronize');
+    this.device.runtime.streamSynchronize(this.handle);
+    throwPendingDeviceError(this.device);
+  }
   /** work queued on `this` after this call waits for work queued on `other` so far */
   waitFor(other: Stream): void {
     const rt = this.device.runtime;
@@ -117,9 +122,54 @@ export class Device {
     try { return fn(); } finally { this.streamStack.pop(); }
   }
 
+  /** the stream a graph is being captured on, if any */
+  private capturing: GpuStream | null = null;
+  /** a kernel that records bad ids was captured: each replay arms the readback's check */
+  private capturedIdChecks = false;
+  get isCapturing(): boolean { return this.capturing !== null; }
+  /** internal (device-errors.ts) */
+  noteCapturedIdChecks(): void { this.capturedIdChecks = true; }
+
+  /**
+   * Throws when `what` cannot be recorded into the graph being captured on the current stream:
+   * host memory read or written now (uploads, readbacks), waits, and library calls that
+   * allocate. Replaying would not redo the host's part, so these fail here instead.
+   */
+  forbidDuringCapture(what: string): void {
+    if (this.capturing !== null) {
+      throw new GraphCaptureError(`${what} cannot run during a graph capture on ${this.name}: ` +
+        'a replay would not repeat its host side (keep uploads, readbacks, synchronization and MIOpen/cuDNN calls outside captureGraph)');
+    }
+  }
+
+  /** MIOpen / cuDNN, which allocate their own workspaces: refused during a capture */
+  dnn(op: string): DnnApi {
+    this.forbidDuringCapture(op);
+    return this.runtime.dnn();
+  }
+
+  /**
+   * Records the GPU work that fn queues on the current stream into a graph, once, and returns
+   * it: replay() queues all of it again with one launch. fn runs synchronously; tensors made in
+   * it come from memory private to the graph (valid until dispose()); those it returns are the
+   * graph's outputs, rewritten by every replay. Inputs are tensors made before the capture
+   * (change their contents between replays, never their storage).
+   */
+  captureGraph<T>(fn: () => T): Graph<T> {
+    if (this.kind === 'cpu') throw new GraphCaptureError('captureGraph: the cpu device has no graphs; capture on a GPU device');
+    if (this.capturing !== null) throw new GraphCaptureError(`captureGraph: a capture is already in progress on ${this.name}`);
+    let checks = false;
+    return captureGraph(this, fn, {
+      begin: (s) => { this.capturing = s; this.capturedIdChecks = false; },
+      end: () => { this.capturing = null; checks = this.capturedIdChecks; this.capturedIdChecks = false; },
+      checksIds: () => checks,
+    });
+  }
+
   /** waits for all queued work on this device */
   synchronize(): void {
     if (this.kind === 'cpu') return;
+    this.forbidDuringCapture('synchronize');
     this.runtime.synchronize();
     throwPendingDeviceError(this);
   }
@@ -138,6 +188,7 @@ export class Device {
   upload(dst: DevicePtr, data: HostArray): void {
     const rt = this.runtime, n = data.byteLength;
     if (n === 0) return;
+    this.forbidDuringCapture('a host-to-device upload');
     const buf = this.staging.acquire(n);
     buf.bytes.set(new Uint8Array(data.buffer, data.byteOffset, n));
     rt.copyHtoDAsync(dst, buf, 0, n, this.stream);
@@ -146,6 +197,7 @@ export class Device {
 
   /** device memory -> host, without blocking the event loop while the GPU works */
   async download(src: DevicePtr, bytes: number): Promise<Uint8Array> {
+    this.forbidDuringCapture('a readback');
     const rt = this.runtime;
     const out = new Uint8Array(bytes);
     if (bytes === 0) return out;
@@ -165,6 +217,7 @@ export class Device {
 
   /** like download(), blocking the thread until the copy is done */
   downloadSync(src: DevicePtr, bytes: number): Uint8Array {
+    this.forbidDuringCapture('a readback');
     const out = new Uint8Array(bytes);
     if (bytes === 0) return out;
     const rt = this.runtime, buf = this.staging.acquire(bytes);
@@ -186,6 +239,7 @@ export class Device {
    * queued; concurrent calls take turns.
    */
   async uploadStreamed(dstAt: DeviceAddress, bytes: number, fill: FillChunk): Promise<void> {
+    this.forbidDuringCapture('a streamed upload');
     const stream = this.stream;
     await this.uploader.upload(stream, dstAt, bytes, fill);
   }

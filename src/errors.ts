@@ -20,6 +20,8 @@ export class GpuError extends TensorError {
 export class OutOfMemoryError extends GpuError {}
 /** a safetensors file, index or folder that cannot be read as one: names the file (and tensor) */
 export class SafetensorsError extends TensorError {}
+/** something that cannot be recorded into a GPU graph was asked for during a capture */
+export class GraphCaptureError extends TensorError {}
 /** the device's architecture has no compiled code object */
 export class NoKernelForArchError extends TensorError {}
 

@@ -1,6 +1,7 @@
 // rocm-tensor: GPU tensors for Node.js and Bun on AMD ROCm (and NVIDIA CUDA, and the CPU).
 export { Tensor, type NestedArray, type CreateOptions, type RandomOptions, type ReadArray, type DeviceLike } from './tensor.ts';
 export { Device, Stream, type DeviceKind } from './device.ts';
+export type { Graph } from './graph.ts';
 export { DTYPES, DTYPE_INFO, isDType, type DType } from './dtype.ts';
 export { tidy, keep, liveTensors } from './scope.ts';
 export type { MemoryStats } from './runtime/allocator.ts';
@@ -9,7 +10,7 @@ export type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './ops
 export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './ops/types.ts';
 export {
   TensorError, ShapeError, DTypeError, IndexError, DisposedError, NotOnDeviceError,
-  LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError, SafetensorsError,
+  LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError, SafetensorsError, GraphCaptureError,
 } from './errors.ts';
 export {
   TextTokenizer, type ChatMessage, type TextStreamer, type EncodeOptions, type DecodeOptions, type ChatTemplateOptions,

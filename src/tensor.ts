@@ -341,6 +341,9 @@ export class Tensor {
   fill(value: number): this { return this.constSet(value); }
   /** writes src into this tensor (in place) at `start` along dim */
   sliceSet(src: Tensor, dim: number, start: number): this { copyOps.sliceSet(this.check('sliceSet'), src.check('sliceSet'), dim, start); return this; }
+  /** writes src's slices (in place) at positions ids (on the device) along dim: a KV-cache write
+   *  whose position lives in device memory, so one captured graph serves every step */
+  indexSet(ids: Tensor, src: Tensor, dim: number): this { idx.indexSet(this.check('indexSet'), ids.check('indexSet'), src.check('indexSet'), dim); return this; }
   /** copies `rows` rows of `cols` elements between flat contiguous tensors (in place on dst) */
   static copy2d(src: Tensor, dst: Tensor, p: copyOps.Copy2dParams): void { copyOps.copy2d(src.check('copy2d'), dst.check('copy2d'), p); }
 

@@ -1,12 +1,13 @@
-// Token generation over a KV cache: prefill the (left-padded) prompts, then one token per step.
-// The sampled ids stay on the device and feed the next step directly; the host reads each
-// step's ids back only after queuing the following step, so the readback's wait overlaps the
-// GPU's work instead of idling it.
+// Token generation over a KV cache: prefill the (left-padded) prompts, then one token per step,
+// on a GPU replayed from a graph captured after the prefill (one launch per token). The sampled
+// ids stay on the device and feed the next step directly; the host reads each step's ids back
+// only after queuing the following step, so the readback's wait overlaps the GPU's work.
 import { Tensor } from '../tensor.ts';
 import { TensorError } from '../errors.ts';
 import { Sampler, type SamplingOptions } from './sampling.ts';
 import type { LlamaModel } from './llama.ts';
 import type { KVCache } from '../nn/kv-cache.ts';
+import { DecodeGraph } from './decode-graph.ts';
 
 export interface GenerateOptions extends SamplingOptions {
   /** new tokens at most per sequence (default 128) */
@@ -15,6 +16,8 @@ export interface GenerateOptions extends SamplingOptions {
   stopIds?: readonly number[];
   /** id written into the left padding of shorter prompts (default: the first stop id, else 0) */
   padId?: number;
+  /** replay the decode step from a GPU graph captured once (default: true on a GPU) */
+  graph?: boolean;
 }
 
 export interface GenerateStep {
@@ -51,28 +54,38 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
   prompts.forEach((p, i) => { flat.fill(pad, i * len, i * len + pads[i]!); flat.set(p, i * len + pads[i]!); });
 
   const cache = model.newCache(b, len + maxTokens);
+  const useGraph = (opts.graph ?? true) && !model.device.isCpu;
   const t0 = performance.now();
-  let next: Tensor | null = null;
+  let dg: DecodeGraph | null = null;
+  // the ids being read back: ours to dispose, or the graph's output (rewritten by each replay)
+  let cur: Tensor | null = null, curOwned = true;
   try {
     cache.setPadding(pads);
     const ids = Tensor.from(flat, { shape: [b, len], device: model.device });
-    next = step(model, ids, cache, sampler);
+    cur = step(model, ids, cache, sampler);
     ids.dispose();
     const done = new Array<boolean>(b).fill(false);
     let tFirst = 0, decoded = 0;
-    for (let s = 0; s < maxTokens && next; s++) {
-      const cur: Tensor = next;
+    for (let s = 0; s < maxTokens && cur; s++) {
       const pending = cur.toArray();
-      // queue the next step before waiting for this one's ids
-      let after: Tensor | null = null;
+      // queue the next step before waiting for this one's ids (stream order keeps the readback
+      // ahead of the replay that overwrites them)
+      let after: Tensor | null = null, afterOwned = true;
       if (s + 1 < maxTokens) {
-        const col = cur.reshape([b, 1]);
-        after = step(model, col, cache, sampler);
-        col.dispose();
+        if (useGraph) {
+          dg ??= new DecodeGraph(model, cache, sampler, cur, maxTokens - 1);
+          after = dg.replay();
+          afterOwned = false;
+        } else {
+          const col = cur.reshape([b, 1]);
+          after = step(model, col, cache, sampler);
+          col.dispose();
+        }
       }
       const host = Array.from(await pending, Number);
-      cur.dispose();
-      next = after;
+      if (curOwned) cur.dispose();
+      cur = after;
+      curOwned = afterOwned;
       const out = host.map((id, i) => (done[i] ? null : id));
       if (s === 0) {
         tFirst = performance.now();
@@ -86,7 +99,8 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
       if (done.every(Boolean)) break;
     }
   } finally {
-    next?.dispose();
+    if (cur && curOwned) cur.dispose();
+    dg?.dispose();
     cache.dispose();
   }
 }

@@ -13,7 +13,7 @@ import { Linear } from '../nn/linear.ts';
 import { RMSNorm } from '../nn/norm.ts';
 import { Embedding } from '../nn/embedding.ts';
 import { RotaryEmbedding, ropeInverseFrequencies } from '../nn/rotary.ts';
-import { CausalSelfAttention } from '../nn/attention.ts';
+import { CausalSelfAttention, type DevicePositions } from '../nn/attention.ts';
 import { GatedMLP } from '../nn/mlp.ts';
 import { KVCache } from '../nn/kv-cache.ts';
 import { loadChecked, type WeightSource } from '../nn/weights.ts';
@@ -143,20 +143,21 @@ export class LlamaModel {
    * ids [b, t] (u32 or i64) at the cache's current length -> logits [b, t, vocab] (or
    * [b, 1, vocab] for the last position only); advances the cache by t.
    */
-  forward(ids: Tensor, cache: KVCache, opts: { lastOnly?: boolean } = {}): Tensor {
+  forward(ids: Tensor, cache: KVCache, opts: { lastOnly?: boolean; at?: DevicePositions } = {}): Tensor {
     if (ids.rank !== 2) throw new TensorError(`LlamaModel.forward: ids must be [batch, tokens], got [${ids.shape.join(', ')}]`);
     const [b, t] = ids.shape as [number, number];
     if (b !== cache.batch) throw new TensorError(`LlamaModel.forward: ids batch ${b} != cache batch ${cache.batch}`);
     if (ids.device !== this.device) throw new TensorError(`LlamaModel.forward: ids on ${ids.device}, model on ${this.device}`);
-    cache.reserve(t);
-    this.rope.reserve(cache.length + t);
+    const at = opts.at;
+    // with positions on the device the caller keeps the cache's count (one graph, many steps)
+    if (!at) { cache.reserve(t); this.rope.reserve(cache.length + t); }
     const logits = tidy(() => {
       let x = this.embed.forward(ids);
       for (let l = 0; l < this.blocks.length; l++) {
         const blk = this.blocks[l]!;
         // the residual stream is replaced layer by layer; release each old one at once
         const n1 = blk.inNorm.forward(x);
-        const a = blk.attn.forward(n1, l, this.rope, cache);
+        const a = blk.attn.forward(n1, l, this.rope, cache, at);
         const x1 = x.add(a);
         for (const t of [x, n1, a]) t.dispose();
         const n2 = blk.postNorm.forward(x1);
@@ -167,7 +168,7 @@ export class LlamaModel {
       const last = opts.lastOnly && t > 1 ? x.narrow(1, t - 1, 1) : x;
       return this.lmHead.forward(this.norm.forward(last));
     });
-    cache.length += t;
+    if (!at) cache.length += t;
     return logits;
   }
 

@@ -48,13 +48,22 @@ export class Sampler {
 
   get greedy(): boolean { return this.temperature === 0; }
 
-  /** logits [b, vocab] (any float dtype) -> token ids [b] (u32), on the logits' device */
-  sample(logits: Tensor): Tensor {
+  /** the next n uniform numbers of the stream sample() draws from (to upload ahead, e.g. for a graph) */
+  draw(n: number): Float32Array {
+    const u = new Float32Array(n);
+    for (let i = 0; i < n; i++) u[i] = this.next();
+    return u;
+  }
+
+  /**
+   * logits [b, vocab] (any float dtype) -> token ids [b] (u32), on the logits' device. The
+   * uniform numbers come from the seeded stream, or from `uniforms` [b, 1] f32 already on the
+   * device (a replayed graph cannot upload).
+   */
+  sample(logits: Tensor, uniforms?: Tensor): Tensor {
     if (logits.rank !== 2) throw new TensorError(`sampling: logits must be [batch, vocab], got [${logits.shape.join(', ')}]`);
     const [b, vocab] = logits.shape as [number, number];
     if (this.greedy) return logits.argmax(-1);
-    const u = new Float32Array(b);
-    for (let i = 0; i < b; i++) u[i] = this.next();
     return tidy(() => {
       const x = (logits.dtype === 'f32' ? logits : logits.toDtype('f32')).affine(1 / this.temperature, 0);
       const k = this.topK > 0 ? Math.min(this.topK, vocab) : vocab;
@@ -74,7 +83,8 @@ export class Sampler {
         cdf = probs.cumsum(-1);
       }
       const total = cdf.narrow(1, k - 1, 1);
-      const threshold = Tensor.from(u, { shape: [b, 1], device: logits.device }).mul(total);
+      const u = uniforms ?? Tensor.from(this.draw(b), { shape: [b, 1], device: logits.device });
+      const threshold = u.mul(total);
       // rounding can leave every prefix sum below the threshold: clamp to the last kept token
       const pos = cdf.lt(threshold).toDtype('u32').sum(-1).minimum(k - 1);
       return ids ? ids.gather(pos.unsqueeze(1), 1).squeeze(1) : pos;

@@ -8,11 +8,24 @@ import type { Linear } from './linear.ts';
 import type { RotaryEmbedding } from './rotary.ts';
 import type { KVCache } from './kv-cache.ts';
 import { tidy } from '../scope.ts';
+import { TensorError } from '../errors.ts';
 
 export interface AttentionShape {
   readonly heads: number; readonly kvHeads: number; readonly headDim: number;
   /** sliding window in tokens (Mistral), null for none */
   readonly window: number | null;
+}
+
+/**
+ * Positions held in device memory instead of the cache's host counter (a graph replays one
+ * step for every position): ids u32 [t] where the new tokens go, and a u8 mask broadcastable to
+ * [b, heads, t, maxLen] saying which cache entries each query sees.
+ */
+export interface DevicePositions {
+  readonly ids: Tensor;
+  readonly mask: Tensor;
+  /** the mask for layers with a sliding window (also hiding keys older than the window) */
+  readonly windowMask?: Tensor;
 }
 
 export class CausalSelfAttention {
@@ -23,26 +36,36 @@ export class CausalSelfAttention {
   ) {}
 
   /** x [b, t, hidden] at cache position cache.length; writes the layer's keys and values */
-  forward(x: Tensor, layer: number, rope: RotaryEmbedding, cache: KVCache): Tensor {
+  forward(x: Tensor, layer: number, rope: RotaryEmbedding, cache: KVCache, at?: DevicePositions): Tensor {
     const { heads, kvHeads, headDim: d, window } = this.shape;
     const [b, t] = x.shape as [number, number];
     const pos = cache.length;
     return tidy(() => {
       const qkv = this.qkv.forward(x);
       const split = (start: number, n: number) => qkv.narrow(2, start * d, n * d).reshape([b, t, n, d]);
-      const { cos, sin } = rope.at(pos, t);
+      const { cos, sin } = at ? rope.gather(at.ids) : rope.at(pos, t);
       const q = split(0, heads).ropeThd(cos, sin);
       const k = split(heads, kvHeads).ropeThd(cos, sin);
       const v = split(heads + kvHeads, kvHeads);
-      cache.write(layer, k.transpose(1, 2), v.transpose(1, 2));
-      const seen = cache.view(layer, pos + t);
-      // one query sees every cached key unless a window or padding says otherwise
-      const causal = t > 1 || window !== null ? 'bottom-right' : false;
-      const o = Tensor.scaledDotProductAttention(q.transpose(1, 2), seen.k, seen.v, {
-        causal,
-        ...(window !== null ? { window } : {}),
-        ...(seen.mask ? { mask: seen.mask } : {}),
-      });
+      let o: Tensor;
+      if (at) {
+        // the whole cache, masked on the device: no length is baked into the recorded work
+        cache.writeAt(layer, k.transpose(1, 2), v.transpose(1, 2), at.ids);
+        const all = cache.view(layer, cache.maxLen);
+        const mask = window !== null ? at.windowMask : at.mask;
+        if (!mask) throw new TensorError(`attention: layer ${layer} has a sliding window of ${window} but no window mask was given`);
+        o = Tensor.scaledDotProductAttention(q.transpose(1, 2), all.k, all.v, { mask });
+      } else {
+        cache.write(layer, k.transpose(1, 2), v.transpose(1, 2));
+        const seen = cache.view(layer, pos + t);
+        // one query sees every cached key unless a window or padding says otherwise
+        const causal = t > 1 || window !== null ? 'bottom-right' : false;
+        o = Tensor.scaledDotProductAttention(q.transpose(1, 2), seen.k, seen.v, {
+          causal,
+          ...(window !== null ? { window } : {}),
+          ...(seen.mask ? { mask: seen.mask } : {}),
+        });
+      }
       return this.out.forward(o.transpose(1, 2).reshape([b, t, heads * d]));
     });
   }

@@ -22,8 +22,10 @@ export class KVCache {
   constructor(readonly shape: KVCacheShape, readonly device: Device, readonly dtype: DType) {
     const { layers, batch, kvHeads, maxLen, headDim } = shape;
     for (let l = 0; l < layers; l++) {
-      this.keys.push(Tensor.empty([batch, kvHeads, maxLen, headDim], dtype, device));
-      this.values.push(Tensor.empty([batch, kvHeads, maxLen, headDim], dtype, device));
+      // zeros, not garbage: a replayed step attends over the whole cache with masked keys at
+      // probability 0, and 0 * NaN would still poison its output
+      this.keys.push(Tensor.zeros([batch, kvHeads, maxLen, headDim], { dtype, device }));
+      this.values.push(Tensor.zeros([batch, kvHeads, maxLen, headDim], { dtype, device }));
     }
   }
 
@@ -56,6 +58,15 @@ export class KVCache {
     this.keys[layer]!.sliceSet(k, 2, this.length);
     this.values[layer]!.sliceSet(v, 2, this.length);
   }
+
+  /** writes k, v [batch, kvHeads, t, headDim] at the positions held on the device (u32 [t]) */
+  writeAt(layer: number, k: Tensor, v: Tensor, positions: Tensor): void {
+    this.keys[layer]!.indexSet(positions, k, 2);
+    this.values[layer]!.indexSet(positions, v, 2);
+  }
+
+  /** the padding key mask over the whole cache [batch, 1, 1, maxLen], or null */
+  get paddingMask(): Tensor | null { return this.keyMask; }
 
   /** keys and values of one layer up to `len` tokens, and the key mask (null: none) */
   view(layer: number, len: number): { k: Tensor; v: Tensor; mask: Tensor | null } {

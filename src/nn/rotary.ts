@@ -79,5 +79,11 @@ export class RotaryEmbedding {
     return { cos: this.cosT!.narrow(0, start, len), sin: this.sinT!.narrow(0, start, len) };
   }
 
+  /** cos and sin rows at positions held on the device (u32 [t]): what a replayed graph reads */
+  gather(positions: Tensor): { cos: Tensor; sin: Tensor } {
+    if (!this.cosT || !this.sinT) throw new TensorError('rotary: tables not reserved yet');
+    return { cos: this.cosT.indexSelect(positions, 0), sin: this.sinT.indexSelect(positions, 0) };
+  }
+
   dispose(): void { this.cosT?.dispose(); this.sinT?.dispose(); this.cosT = this.sinT = null; this.length = 0; }
 }

@@ -1,5 +1,5 @@
 // Indexing ops: indexSelect, gather, scatter / scatterAdd, indexAdd, embedding. Each returns a
-// new tensor (inputs unchanged). Ids are u8, u32 or i64; an id outside its dim is an IndexError.
+// new tensor (inputs unchanged), except indexSet, which writes into x. Ids are u8, u32 or i64; an id outside its dim is an IndexError.
 import { normDim } from '../layout.ts';
 import { ShapeError, fmtShape } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
@@ -76,6 +76,24 @@ export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tens
     throw new ShapeError(`${op}: src ${sig(src)} must have shape ${fmtShape(want)} (x ${sig(x)} with dim ${d} the length of ids ${sig(ids)})`);
   }
   return x.device.isCpu ? cpu.indexAdd(x, ids, src, d) : gpu.indexAdd(x, ids, src, d);
+}
+
+/** in place: x's slices at positions ids along dim become src's (PyTorch's index_copy_) */
+export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void {
+  const op = 'indexSet';
+  sameDevice(op, x, ids, src);
+  dtypeIn(op, x, ALL_DTYPES);
+  sameDType(op, x, src);
+  checkIds(op, ids);
+  oneDim(op, ids, x);
+  const d = dimOf(op, dim, x);
+  const want = [...x.layout.shape];
+  want[d] = ids.layout.shape[0]!;
+  if (src.rank !== x.rank || !src.layout.shape.every((n, i) => n === want[i])) {
+    throw new ShapeError(`${op}: src ${sig(src)} must have shape ${fmtShape(want)} (x ${sig(x)} with dim ${d} the length of ids ${sig(ids)})`);
+  }
+  if (!x.isContiguous()) throw new ShapeError(`${op}: x ${sig(x)} must be contiguous: it is written in place`);
+  if (x.device.isCpu) cpu.indexSet(x, ids, src, d); else gpu.indexSet(x, ids, src, d);
 }
 
 export function embedding(ids: Tensor, table: Tensor): Tensor {

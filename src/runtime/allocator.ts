@@ -14,7 +14,8 @@ const LARGE_ROUND = 2 << 20;
 const MIN_BLOCK = 512;
 const STACK_FLUSH_AT = 64 << 10;
 
-interface Segment { readonly base: DevicePtr; readonly size: number; readonly small: boolean; readonly stream: GpuStream }
+/** `stream` keys the segment's free lists: a real stream, or a graph's private pool */
+interface Segment { readonly base: DevicePtr; readonly size: number; readonly small: boolean; stream: GpuStream }
 
 export interface Block {
   readonly ptr: DevicePtr;
@@ -77,9 +78,56 @@ export class CachingAllocator {
   private deviceAllocs = 0;
   private allocs = 0;
 
+  /** while a graph is captured on `stream`, its allocations come from the pool keyed `key` */
+  private capture: { readonly stream: GpuStream; readonly key: GpuStream } | null = null;
+  /** pools of live graphs: emptyCache() leaves them alone, replays still use their memory */
+  private readonly graphPools = new Set<GpuStream>();
+
   constructor(private readonly rt: GpuRuntime, readonly limit: number | null = parseByteLimit(process.env.ROCM_TENSOR_MEMORY_LIMIT)) {}
 
-  alloc(bytes: number, stream: GpuStream): Block {
+  /**
+   * From now until endCapture(), allocations on `stream` come from fresh segments private to a
+   * graph, never from blocks cached for eager work: a replay writes those addresses again, so
+   * nothing outside the graph may ever hold them. Blocks freed during the capture go back to
+   * the private pool (later captured work reuses them in stream order, as the graph replays
+   * it). Returns the pool's key for releasePool().
+   */
+  beginCapture(stream: GpuStream): GpuStream {
+    if (this.capture) throw new Error('allocator: a capture is already in progress on this device');
+    const key = Object.freeze({ graphPool: true }) as unknown as GpuStream;
+    this.capture = { stream, key };
+    this.graphPools.add(key);
+    return key;
+  }
+  endCapture(): void { this.capture = null; }
+
+  /**
+   * Gives a graph's private segments back to the allocator for `stream` once no replay can run
+   * any more (the caller synchronizes first). Blocks still held by tensors free into `stream`'s
+   * lists when they are disposed.
+   */
+  releasePool(key: GpuStream, stream: GpuStream): void {
+    this.flushStacks(key);
+    const from = this.pools.get(key);
+    for (const seg of this.segments) if (seg.stream === key) seg.stream = stream;
+    if (from) {
+      const to = this.pool(stream);
+      for (const k of ['small', 'large'] as const) for (const b of from[k]) this.insertFree(to[k], b);
+      this.pools.delete(key);
+    }
+    this.stacks.delete(key);
+    this.graphPools.delete(key);
+  }
+
+  /** bytes reserved by segments of one pool (a stream's or a graph's) */
+  poolBytes(key: GpuStream): number {
+    let n = 0;
+    for (const seg of this.segments) if (seg.stream === key) n += seg.size;
+    return n;
+  }
+
+  alloc(bytes: number, requested: GpuStream): Block {
+    const stream = this.capture && requested === this.capture.stream ? this.capture.key : requested;
     const size = roundSize(bytes);
     const small = size <= SMALL;
     if (small) {
@@ -174,7 +222,8 @@ export class CachingAllocator {
   /** returns every wholly free segment to the device */
   emptyCache(): void {
     this.flushStacks();
-    for (const [, pools] of this.pools) {
+    for (const [key, pools] of this.pools) {
+      if (this.graphPools.has(key)) continue;
       for (const key of ['small', 'large'] as const) {
         pools[key] = pools[key].filter((b) => {
           if (b.prev || b.next) return true;

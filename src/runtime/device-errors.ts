@@ -18,7 +18,7 @@ import type { DevicePtr, GpuEvent, GpuRuntime, GpuStream, PinnedBuffer } from '.
 export const ERROR_RECORD_BYTES = 32;
 
 /** the ops whose kernels record bad ids; the code is the index + 1 (the tag's low 4 bits) */
-export const ERROR_OPS = ['indexSelect', 'gather', 'scatter', 'scatterAdd', 'indexAdd', 'embedding'] as const;
+export const ERROR_OPS = ['indexSelect', 'gather', 'scatter', 'scatterAdd', 'indexAdd', 'embedding', 'indexSet'] as const;
 export type ErrorOp = (typeof ERROR_OPS)[number];
 
 /** what a launch's ids index, to name it in the error */
@@ -94,7 +94,9 @@ export function deviceErrorsQueued(device: Device, stream: GpuStream = device.st
  */
 export function withDeviceErrors(device: Device, site: ErrorSite, launch: (err: DevicePtr, tag: number) => void): void {
   const ptr = deviceErrorPtr(device), tag = deviceErrorTag(device, site);
-  try { launch(ptr, tag); } finally { deviceErrorsQueued(device); }
+  // during a capture the event is recorded after each replay instead (an event recorded into a
+  // capture is not a real record a readback could query)
+  try { launch(ptr, tag); } finally { if (device.isCapturing) device.noteCapturedIdChecks(); else deviceErrorsQueued(device); }
 }
 
 function position(shape: readonly number[], p: bigint): string {

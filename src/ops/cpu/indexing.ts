@@ -113,6 +113,20 @@ export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tens
   return fromNumbers(acc, x.layout.shape, x.dtype, x.device);
 }
 
+export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void {
+  const [outer, n, inner] = split(x.layout.shape, dim);
+  const id = readIds('indexSet', ids, n, `dim ${dim} of x ${sig(x)}`);
+  const out = x.storage.host, sv = readRaw(src);
+  const base0 = x.layout.offset;
+  let j = 0;
+  for (let o = 0; o < outer; o++) {
+    for (let k = 0; k < id.length; k++) {
+      const base = base0 + (o * n + id[k]!) * inner;
+      for (let i = 0; i < inner; i++) move(out, base + i, sv, j++);
+    }
+  }
+}
+
 export function embedding(ids: Tensor, table: Tensor, outShape: Shape): Tensor {
   const [vocab, hidden] = table.layout.shape as [number, number];
   const id = readIds('embedding', ids, vocab, `the rows of table ${sig(table)}`);

@@ -24,7 +24,7 @@ export function conv2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Conv2dParam
   if (y.numel === 0) return y;
   const X = dense(x), W = dense(w);
   try {
-    x.device.runtime.dnn().convForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
+    x.device.dnn('conv').convForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
   } finally { release(X, W); }
   return addChannelBias(y, bias);
 }
@@ -35,7 +35,7 @@ export function convTranspose2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Co
   if (y.numel === 0) return y;
   const X = dense(x), W = dense(w);
   try {
-    x.device.runtime.dnn().convTransposeForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
+    x.device.dnn('convTranspose').convTransposeForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
   } finally { release(X, W); }
   return addChannelBias(y, bias);
 }

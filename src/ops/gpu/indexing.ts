@@ -107,14 +107,15 @@ function copyAs(x: Tensor, to: DType): Tensor {
  * The scatter family over w.shape: a copy of x, then src written (or added) at the ids. srcOp
  * is src over w.shape. The output operand is the copy with 0 on the indexed dim.
  */
-function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk): Tensor {
+function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk, inPlace = false): Tensor {
   const dev = x.device, stream = dev.stream;
   const work = w.shape.reduce((a, b) => a * b, 1);
-  if (work === 0) return copyAs(x, x.dtype);
+  if (work === 0) return inPlace ? x : copyAs(x, x.dtype);
   if (!add && work >= 2 ** 32 - 1) {
     throw new ShapeError(`${w.op}: ids ${sig(w.ids)} has ${work} elements; the GPU scatter orders duplicate targets by a 32-bit position, so it takes fewer than 2^32 - 1 (x ${sig(x)}, src ${sig(src)})`);
   }
-  const acc = copyAs(x, add ? accDType(x.dtype) : x.dtype);
+  // in place (indexSet): x is contiguous, checked by the dispatcher, and is its own output
+  const acc = inPlace ? x : copyAs(x, add ? accDType(x.dtype) : x.dtype);
   const accStrides = contiguousStrides(acc.layout.shape);
   const operands = [operand(without(accStrides, dim), acc.layout.offset), w.idsOp, w.posOp, srcOp];
   const dimStride = accStrides[dim]!;
@@ -146,7 +147,7 @@ function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number,
       });
     } finally { win.dispose(); }
     return acc;
-  } catch (e) { acc.dispose(); throw e; }
+  } catch (e) { if (!inPlace) acc.dispose(); throw e; }
 }
 
 /** the f32 accumulator rounded once to the half type; the accumulator is freed */
@@ -161,6 +162,15 @@ export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: b
     idsOp: operand(il.strides, il.offset), posOp: operand(contiguousStrides(il.shape), 0),
     limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
   });
+}
+
+export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void {
+  const il = ids.layout, sl = src.layout, r = sl.rank;
+  scatterWalk(x, src, operand(sl.strides, sl.offset), dim, false, {
+    op: 'indexSet', shape: sl.shape, ids,
+    idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
+    limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+  }, true);
 }
 
 export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {

@@ -119,7 +119,7 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
     const xc = contiguous(x);
     temps.push(xc);
     const scale = perChannel(weight, 1), shift = perChannel(bias, 0), mu = perChannel(mean, 0), v = perChannel(variance, 1);
-    dev.runtime.dnn().batchNormInference({
+    dev.dnn('batchNorm').batchNormInference({
       // the dispatcher admits float dtypes only
       dtype: x.dtype as 'f32' | 'f64' | 'f16' | 'bf16',
       n, c, h, w: 1, eps,

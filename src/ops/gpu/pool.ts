@@ -10,7 +10,7 @@ function pool(mode: 'max' | 'avg', x: Tensor, p: Pool2dParams, outShape: Shape):
   const X = dense(x);
   try {
     const [n, c, inH, inW] = x.layout.shape as [number, number, number, number];
-    x.device.runtime.dnn().poolForward({
+    x.device.dnn('pool').poolForward({
       dtype: dnnDType(x), mode, countIncludePad: p.countIncludePad,
       n, c, inH, inW, outH: outShape[2]!, outW: outShape[3]!,
       kH: p.kernel[0], kW: p.kernel[1], padH: p.padding[0], padW: p.padding[1],
