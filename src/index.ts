@@ -20,3 +20,17 @@ export {
   Checkpoint, saveSafetensors, saveShardedSafetensors,
   type TensorInfo, type LoadOptions, type ShardOptions,
 } from './io/safetensors.ts';
+export { Linear } from './nn/linear.ts';
+export { Embedding } from './nn/embedding.ts';
+export { RMSNorm } from './nn/norm.ts';
+export { RotaryEmbedding, ropeInverseFrequencies, type RopeScaling } from './nn/rotary.ts';
+export { KVCache, type KVCacheShape } from './nn/kv-cache.ts';
+export { CausalSelfAttention, type AttentionShape, type DevicePositions } from './nn/attention.ts';
+export { GatedMLP } from './nn/mlp.ts';
+export { MemoryWeights, type WeightSource, type WeightInfo } from './nn/weights.ts';
+export { LlamaModel, type ModelLoadOptions } from './models/llama.ts';
+export { parseLlamaConfig, MODEL_TYPES, type LlamaConfig, type ModelType } from './models/llama-config.ts';
+export { PretrainedLlama, type GeneratedToken } from './models/pretrained.ts';
+export { generateIds, type GenerateOptions, type GenerateStep, type GenerateTimings } from './models/generate.ts';
+export { Sampler, type SamplingOptions } from './models/sampling.ts';
+export { DecodeGraph } from './models/decode-graph.ts';
