@@ -51,7 +51,7 @@ function counting(rt: GpuRuntime): { rt: GpuRuntime; calls: { malloc: number; fr
 const inUse = (dev: Device) => dev.memoryStats()!.inUse;
 const num = (a: ArrayLike<number | bigint>): number[] => Array.from(a, (x) => Number(x));
 
-s.test('new device memory is poisoned (0xff) under ROCM_TENSOR_POISON=1', async (dev) => {
+s.test('new device memory is poisoned (0xff): the harness turns poison on', async (dev) => {
   for (const d of ['f32', 'u8', 'i64'] as const) {
     const t = Tensor.empty([1000], d, dev);
     const raw = await t.toRawArray();
