@@ -1,0 +1,91 @@
+// What src/ffi and src/runtime rely on koffi for, checked against libc under the runtime running
+// the test (koffi is an N-API module; Bun implements N-API itself, over JavaScriptCore): tables
+// declared from prototype strings, device pointers as uint64 bigints, `_Out_` cells giving
+// pointers back as bigint, opaque handles that round-trip, C strings as results and read from
+// host memory, and koffi.view over koffi.alloc memory aliasing it in both directions (pinned
+// staging and the launch block write through such views; a copy there would send stale bytes).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import koffi from 'koffi';
+import { declareTable, ptrOf, readCString, registerAliases, type NativeFn, type NativeTable, type OutCell } from '../../src/ffi/native.ts';
+
+registerAliases([{ name: 'test_file_t', c: 'FILE *', cls: 'pointer', handle: true }]);
+
+const TABLE: NativeTable = {
+  memset: { proto: 'devptr_t memset(devptr_t s, int c, size_t n)' },
+  memcpy: { proto: 'devptr_t memcpy(devptr_t dst, cdevptr_t src, size_t n)' },
+  posix_memalign: { proto: 'int posix_memalign(_Out_ void **memptr, size_t alignment, size_t size)' },
+  free: { proto: 'void free(devptr_t p)' },
+  getcwd: { proto: 'devptr_t getcwd(devptr_t buf, size_t size)' },
+  strerror: { proto: 'const char *strerror(int errnum)' },
+  fopen: { proto: 'test_file_t fopen(const char *path, const char *mode)' },
+  fileno: { proto: 'int fileno(test_file_t f)' },
+  fclose: { proto: 'int fclose(test_file_t f)' },
+  not_in_libc: { proto: 'int rocm_tensor_no_such_symbol(int x)', optional: true },
+};
+
+const libc = koffi.load('libc.so.6');
+const fns = declareTable(libc, TABLE, 'libc.so.6');
+type Fn<A extends unknown[], R> = (...a: A) => R;
+const fn = <A extends unknown[], R>(name: string) => fns.get(name) as unknown as Fn<A, R> & NativeFn;
+
+const memset = fn<[bigint, number, number], unknown>('memset');
+const memcpy = fn<[bigint, bigint, number], unknown>('memcpy');
+
+test('tables: required functions declared, a missing optional one is null', () => {
+  for (const k of Object.keys(TABLE)) assert.ok(fns.has(k), k);
+  assert.is(fns.get('not_in_libc'), null);
+  assert.ok(fns.get('memset'));
+});
+
+test('koffi.view over koffi.alloc memory aliases it both ways', () => {
+  const p = koffi.alloc('uint8_t', 256) as bigint;
+  try {
+    assert.is(typeof p, 'bigint');
+    const v = new Uint8Array(koffi.view(p, 256));
+    memset(p, 0x5a, 256);
+    assert.ok(v.every((b) => b === 0x5a), 'native writes show in the view');
+    for (let i = 0; i < 256; i++) v[i] = i;
+    const q = koffi.alloc('uint8_t', 256) as bigint;
+    try {
+      memcpy(q, p, 256); // native reads what the view wrote
+      const w = new Uint8Array(koffi.view(q, 256));
+      assert.ok(w.every((b, i) => b === i), 'view writes reach native memory');
+      // a view at an offset (readCString does this) sees the same bytes
+      assert.is(new Uint8Array(koffi.view(q + 17n, 1))[0], 17);
+    } finally { koffi.free(q); }
+  } finally { koffi.free(p); }
+});
+
+test('_Out_ void ** gives a bigint address; uint64 arguments take it back', () => {
+  const out: OutCell<unknown> = [null];
+  assert.is(fn<[OutCell<unknown>, number, number], number>('posix_memalign')(out, 4096, 1 << 16), 0);
+  const p = ptrOf(out[0]);
+  assert.is(typeof out[0], 'bigint');
+  assert.is(p % 4096n, 0n, 'aligned as asked');
+  memset(p, 0, 1 << 16);
+  assert.is(new Uint8Array(koffi.view(p, 1 << 16))[(1 << 16) - 1], 0);
+  fn<[bigint], void>('free')(p);
+});
+
+test('C strings: const char * results, and reading a buffer native code filled', () => {
+  assert.match(fn<[number], string>('strerror')(2), /No such file/);
+  const buf = koffi.alloc('uint8_t', 4096) as bigint;
+  try {
+    // a uint64 result may come back as a number when it is small enough: ptrOf takes both
+    assert.is(ptrOf(fn<[bigint, number], unknown>('getcwd')(buf, 4096)), buf);
+    assert.is(readCString(buf, 0, 4096), process.cwd());
+    assert.is(koffi.decode(buf, 'char', -1), process.cwd());
+  } finally { koffi.free(buf); }
+});
+
+test('opaque handles come back as bigint and round-trip into calls', () => {
+  const f = fn<[string, string], unknown>('fopen')('/dev/null', 'r');
+  assert.is(typeof f, 'bigint');
+  assert.ok(ptrOf(f) !== 0n);
+  assert.ok(fn<[unknown], number>('fileno')(f) >= 0);
+  assert.is(fn<[unknown], number>('fclose')(f), 0);
+  assert.is(ptrOf(fn<[string, string], unknown>('fopen')('/nonexistent/x', 'r')), 0n, 'NULL handle');
+});
+
+test.run();
