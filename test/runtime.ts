@@ -1,8 +1,9 @@
 // Which JavaScript runtime runs this process (Node or Bun), a full garbage collection on
-// either, and how to start a TypeScript file under either: the runner, the examples test and
-// the package test start their children with these.
+// either, and how to start a TypeScript file or worker under either: the runner, the worker,
+// examples and package tests start their children with these.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 export type RuntimeName = 'node' | 'bun';
 export const RUNTIMES: readonly RuntimeName[] = ['node', 'bun'];
@@ -56,4 +57,16 @@ export function tsCommand(name: RuntimeName, file: string, args: readonly string
   return name === 'bun'
     ? { cmd, args: [file, ...args] }
     : { cmd, args: ['--import', 'tsx', '--expose-gc', file, ...args] };
+}
+
+/**
+ * A worker thread running a TypeScript module. Bun runs it as is. Node 20 does not carry the
+ * main thread's tsx hooks into workers (not even with --import tsx in execArgv), so there the
+ * worker starts from a short script that registers tsx and then imports the module.
+ */
+export function tsWorker(url: URL, workerData: unknown): Worker {
+  if (runtime === 'bun') return new Worker(url, { workerData });
+  const api = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(api)}).then((m) => m.tsImport(${JSON.stringify(url.href)}, ${JSON.stringify(import.meta.url)}))`;
+  return new Worker(boot, { eval: true, workerData });
 }
