@@ -7,15 +7,16 @@
 #   # carry [".bun-kit"]; then on the GPU machine, from the project's root:
 #   source .bun-kit/enter.sh && bun test/run.ts gpu
 #
-# node_modules is packed as ../shared/gpu-kit/pack.sh packs it (without the packages that only
-# type-check, and without Bun itself), so either kit's node_modules serves both runtimes. The
-# kit is checked against a size budget, and the kit plus the tracked files against the 64 MiB
-# a device call may carry.
+# node_modules goes in without what only Node, type checks or publishing need (tsx and esbuild:
+# Bun runs TypeScript itself) and without Bun itself; enter.sh hands it to Bun through
+# NODE_PATH, so a node_modules in the tree (.gpu-kit's, for Node) is left alone and wins. The
+# kit is checked against the 40 MiB budget of the GPU kits, and the kit plus the tracked files
+# against the 64 MiB a device call may carry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kit=.bun-kit
-budget_mib=${BUN_KIT_BUDGET_MIB:-44}
-SKIP='typescript|@typescript|@types|bun|@oven'
+budget_mib=${BUN_KIT_BUDGET_MIB:-40}
+SKIP='typescript|@typescript|@types|bun|@oven|tsx|esbuild|@esbuild'
 bun=$(bash scripts/bun.sh)
 mkdir -p "$kit"
 stamp="$("$bun" --revision) $(stat -c %s "$bun")"
@@ -35,8 +36,10 @@ for d in node_modules/* node_modules/.bin node_modules/.package-lock.json; do
   [[ "${d#node_modules/}" =~ ^($SKIP)$ ]] && continue
   cp -a "$d" "$stage/node_modules/"
 done
-rm -f "$stage/node_modules/.bin/bun" "$stage/node_modules/.bin/bunx"
+rm -rf "$stage/node_modules/.bin"
 tar -C "$stage" -cf - node_modules | xz -T0 -6 > "$kit/node_modules.tar.xz"
+# enter.sh unpacks again when either part changed
+sha256sum "$kit/node_modules.tar.xz" | cut -c1-16 > "$kit/modules.stamp"
 cp scripts/bun-kit-enter.sh "$kit/enter.sh"
 size=$(du -sm "$kit" | cut -f1)
 tracked=$(git ls-files -z | xargs -0 du -cm 2>/dev/null | tail -1 | cut -f1)
