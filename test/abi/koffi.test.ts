@@ -2,8 +2,9 @@
 // the test (koffi is an N-API module; Bun implements N-API itself, over JavaScriptCore): tables
 // declared from prototype strings, device pointers as uint64 bigints, `_Out_` cells giving
 // pointers back as bigint, opaque handles that round-trip, C strings as results and read from
-// host memory, and koffi.view over koffi.alloc memory aliasing it in both directions (pinned
-// staging and the launch block write through such views; a copy there would send stale bytes).
+// host memory, typed arrays passed as pointers (out cells and host buffers of the CUDA backend),
+// and koffi.view over koffi.alloc memory aliasing it in both directions (pinned staging and the
+// launch block write through such views; a copy there would send stale bytes).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import koffi from 'koffi';
@@ -21,6 +22,11 @@ const TABLE: NativeTable = {
   fopen: { proto: 'test_file_t fopen(const char *path, const char *mode)' },
   fileno: { proto: 'int fileno(test_file_t f)' },
   fclose: { proto: 'int fclose(test_file_t f)' },
+  // typed arrays passed where C takes a pointer, as the CUDA backend passes its out cells and
+  // host buffers (cuMemAlloc_v2(BigUint64Array), cuMemcpyDtoH_v2(Uint8Array), ...)
+  memalign_ta: { proto: 'int posix_memalign(void *memptr, size_t alignment, size_t size)' },
+  memcpy_ta: { proto: 'void *memcpy(void *dst, const void *src, size_t n)' },
+  getcwd_ta: { proto: 'char *getcwd(void *buf, size_t size)' },
   not_in_libc: { proto: 'int rocm_tensor_no_such_symbol(int x)', optional: true },
 };
 
@@ -66,6 +72,25 @@ test('_Out_ void ** gives a bigint address; uint64 arguments take it back', () =
   memset(p, 0, 1 << 16);
   assert.is(new Uint8Array(koffi.view(p, 1 << 16))[(1 << 16) - 1], 0);
   fn<[bigint], void>('free')(p);
+});
+
+test('typed arrays as pointer arguments: native writes land in them, at their byte offset', () => {
+  const cell = new BigUint64Array(1);
+  assert.is(fn<[BigUint64Array, number, number], number>('memalign_ta')(cell, 256, 1024), 0);
+  assert.ok(cell[0]! !== 0n && cell[0]! % 256n === 0n, 'the out cell holds the aligned address');
+  fn<[bigint], void>('free')(cell[0]!);
+
+  const src = Float32Array.from({ length: 16 }, (_, i) => i * 1.5);
+  const backing = new ArrayBuffer(128);
+  const dst = new Float32Array(backing, 32, 16); // a view that does not start at its buffer's start
+  fn<[Float32Array, Float32Array, number], unknown>('memcpy_ta')(dst, src, 64);
+  assert.equal(Array.from(dst), Array.from(src), 'copied into the view');
+  assert.ok(new Uint8Array(backing, 0, 32).every((b) => b === 0), 'nothing written before the view');
+  assert.ok(new Uint8Array(backing, 96).every((b) => b === 0), 'nothing written after the view');
+
+  const name = new Uint8Array(4096);
+  fn<[Uint8Array, number], unknown>('getcwd_ta')(name, name.length);
+  assert.is(new TextDecoder().decode(name.subarray(0, name.indexOf(0))), process.cwd());
 });
 
 test('C strings: const char * results, and reading a buffer native code filled', () => {
