@@ -8,6 +8,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import koffi from 'koffi';
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { declareTable, ptrOf, readCString, registerAliases, type NativeFn, type NativeTable, type OutCell } from '../../src/ffi/native.ts';
 
 registerAliases([{ name: 'test_file_t', c: 'FILE *', cls: 'pointer', handle: true }]);
@@ -61,6 +65,33 @@ test('koffi.view over koffi.alloc memory aliases it both ways', () => {
       assert.is(new Uint8Array(koffi.view(q + 17n, 1))[0], 17);
     } finally { koffi.free(q); }
   } finally { koffi.free(p); }
+});
+
+test('file reads into a view over koffi memory land in that memory (staged uploads read files into pinned views)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rt-koffi-'));
+  const file = join(dir, 'data.bin');
+  const data = Uint8Array.from({ length: 1 << 16 }, (_, i) => (i * 7 + 3) & 0xff);
+  writeFileSync(file, data);
+  const p = koffi.alloc('uint8_t', 1 << 17) as bigint;
+  try {
+    const view = new Uint8Array(koffi.view(p, 1 << 17));
+    const fh = await open(file, 'r');
+    try {
+      // async read into the second half of the view, from an offset in the file
+      const { bytesRead } = await fh.read(view.subarray(1 << 16), 0, 1000, 5000);
+      assert.is(bytesRead, 1000);
+    } finally { await fh.close(); }
+    const fd = openSync(file, 'r');
+    try { assert.is(readSync(fd, view.subarray(0, 1 << 16), 0, 1 << 16, 0), 1 << 16); } finally { closeSync(fd); }
+    // read the native memory back through libc, not through the view
+    const back = new Uint8Array(1 << 17);
+    fn<[Uint8Array, bigint, number], unknown>('memcpy_ta')(back, p, 1 << 17);
+    assert.ok(back.subarray(0, 1 << 16).every((b, i) => b === data[i]), 'sync read');
+    assert.ok(back.subarray(1 << 16, (1 << 16) + 1000).every((b, i) => b === data[5000 + i]), 'async read at an offset');
+  } finally {
+    koffi.free(p);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('_Out_ void ** gives a bigint address; uint64 arguments take it back', () => {
