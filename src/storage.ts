@@ -78,9 +78,10 @@ export class Storage implements NetOwner {
 
 // Poison (ROCM_TENSOR_POISON=1): new device memory is filled with 0xff so that an op leaving
 // outputs unwritten shows NaN or all-ones bits instead of lucky zeros. The variable is read at
-// the first device allocation, not when this module loads: code that turns poison on before
-// its first tensor (the GPU test harness) cannot count on running before this module is
-// evaluated, because Node (tsx) and Bun evaluate a file's imports in different orders.
+// the first device allocation, not when this module loads, so code that turns poison on before
+// its first tensor (the GPU test harness, through setPoison) need not run before this module is
+// evaluated: the harness used to set the variable from a `data:` import placed first, which Bun
+// never evaluates, and import order is no contract across runtimes.
 let poison: boolean | null = null;
 function poisonFromEnv(): boolean { return (poison = process.env.ROCM_TENSOR_POISON === '1'); }
 

@@ -1,7 +1,7 @@
 // Poisoning new device memory (ROCM_TENSOR_POISON), against a fake device: the setting is read
-// at the first device allocation rather than when src/storage.ts loads, because Node (tsx) and
-// Bun evaluate a file's imports in different orders and the GPU harness turns poison on in
-// code. The first test depends on running first in this file (nothing has allocated yet).
+// at the first device allocation rather than when src/storage.ts loads, so that code turning it
+// on later (the GPU harness, under Node and Bun alike) still counts. The first test depends on
+// running first in this file (nothing has allocated yet).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Storage, poisonEnabled, setPoison } from '../../src/storage.ts';

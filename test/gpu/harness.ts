@@ -5,8 +5,9 @@
 // Poison is on for every suite that uses this module: every new device allocation is filled
 // with 0xff, so an op that leaves output elements unwritten shows NaN (floats) or all-ones bits
 // (ints) instead of lucky zeros. It is turned on in code (setPoison, below the imports), which
-// holds whatever order the runtime evaluates imports in (Node with tsx and Bun differ), since
-// storage reads the setting at the first device allocation, not at load.
+// holds under Node and Bun alike, since storage reads the setting at the first device
+// allocation, not at load (a `data:` import that set the variable first is never evaluated by
+// Bun).
 import { appendFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
