@@ -17,6 +17,7 @@ function pickDevice(spec: string | undefined): Device {
 function printInfo(): void {
   const r = deviceReport();
   console.log('rocm-tensor device report');
+  console.log(`  runtime: ${r.runtime}`);
   console.log(`  ROCm devices: ${r.rocm.count}${r.rocm.error ? ` (${r.rocm.error})` : ''}`);
   console.log(`  CUDA devices: ${r.cuda.count}${r.cuda.error ? ` (${r.cuda.error})` : ''}`);
   if (r.devices.length) {

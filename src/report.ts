@@ -5,6 +5,8 @@ import { rocmProbe } from './runtime/rocm.ts';
 import { cudaProbe } from './runtime/cuda.ts';
 
 export interface DeviceReport {
+  /** the JavaScript runtime running this: 'Node.js v20.20.2', 'Bun 1.4.5' */
+  runtime: string;
   rocm: { count: number; error?: string };
   cuda: { count: number; error?: string };
   devices: { id: string; name: string; arch: string; memoryGiB: number; multiprocessors: number; warpSize: number; runtime: string; driver: string }[];
@@ -25,6 +27,8 @@ export function deviceReport(): DeviceReport {
   const report: DeviceReport = {
     rocm: { count: r.value?.count ?? 0, ...(rocmWhy ? { error: rocmWhy } : {}) },
     cuda: { count: c.value?.count ?? 0, ...(cudaWhy ? { error: cudaWhy } : {}) },
+    // Bun also fills process.versions.node (the Node version it mimics): look for bun first
+    runtime: process.versions.bun ? `Bun ${process.versions.bun}` : `Node.js ${process.version}`,
     devices: [], libraries: [], chosen: 'cpu',
   };
   const gpus: Device[] = [];

@@ -32,7 +32,7 @@ export class Storage implements NetOwner {
     const bytes = length * DTYPE_INFO[dtype].size;
     const block = device.allocator.alloc(bytes, device.stream);
     const s = new Storage(device, dtype, length, null, block);
-    if (POISON && bytes > 0) device.runtime.memsetAsync(block.ptr, 0xff, bytes, device.stream);
+    if ((poison ?? poisonFromEnv()) && bytes > 0) device.runtime.memsetAsync(block.ptr, 0xff, bytes, device.stream);
     return s;
   }
 
@@ -76,7 +76,19 @@ export class Storage implements NetOwner {
   }
 }
 
-const POISON = process.env.ROCM_TENSOR_POISON === '1';
+// Poison (ROCM_TENSOR_POISON=1): new device memory is filled with 0xff so that an op leaving
+// outputs unwritten shows NaN or all-ones bits instead of lucky zeros. The variable is read at
+// the first device allocation, not when this module loads, so code that turns poison on before
+// its first tensor (the GPU test harness, through setPoison) need not run before this module is
+// evaluated: the harness used to set the variable from a `data:` import placed first, which Bun
+// never evaluates, and import order is no contract across runtimes.
+let poison: boolean | null = null;
+function poisonFromEnv(): boolean { return (poison = process.env.ROCM_TENSOR_POISON === '1'); }
+
+/** turns poison on or off for every later device allocation, whatever the environment says */
+export function setPoison(on: boolean): void { poison = on; }
+/** whether new device memory is poisoned */
+export function poisonEnabled(): boolean { return poison ?? poisonFromEnv(); }
 
 /** the safety net's free: a closure over the device and block only, never the storage */
 function freeLater(device: Device, block: Block): () => void {

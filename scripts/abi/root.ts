@@ -30,10 +30,26 @@ export function writeInRoot(root: string, inner: string, text: string | Uint8Arr
 
 export interface RootRun { readonly status: number | null; readonly stdout: string; readonly stderr: string; readonly timedOut: boolean }
 
+export interface RootOptions {
+  /** extra environment inside the root (it starts from an empty one) */
+  readonly env?: Record<string, string>;
+  /**
+   * mount /proc inside the root, in a mount namespace of the command's own (unshare), so the
+   * mount goes away with it: Bun aborts at start without /proc (it reads /proc/self/maps),
+   * Node and the compilers do not need it
+   */
+  readonly proc?: boolean;
+}
+
 /** runs argv inside the root (chroot, as root) with a hard time limit */
-export function runInRoot(root: string, argv: readonly string[], timeoutMs = 60_000, env: Record<string, string> = {}): RootRun {
-  const envArgs = Object.entries({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', LANG: 'C', ...env }).map(([k, v]) => `${k}=${v}`);
-  const r = spawnSync('chroot', [root, '/usr/bin/env', '-i', ...envArgs, ...argv], {
+export function runInRoot(root: string, argv: readonly string[], timeoutMs = 60_000, opts: RootOptions = {}): RootRun {
+  const envArgs = Object.entries({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', LANG: 'C', ...opts.env }).map(([k, v]) => `${k}=${v}`);
+  const chroot = ['chroot', root, '/usr/bin/env', '-i', ...envArgs, ...argv];
+  // sh execs chroot, so the time limit's SIGKILL reaches the command itself
+  const [cmd, ...args] = opts.proc
+    ? ['unshare', '--mount', '--', 'sh', '-c', 'mount -t proc proc "$1/proc" && shift && exec "$@"', 'sh', root, ...chroot]
+    : chroot;
+  const r = spawnSync(cmd!, args, {
     encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20,
   });
   return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)) };

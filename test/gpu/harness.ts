@@ -2,18 +2,22 @@
 // why), and checkOp, which runs an op on the GPU over inputs in every memory layout and checks
 // it against the CPU reference.
 //
-// Test files import this module FIRST: the side-effect import below turns on
-// ROCM_TENSOR_POISON before src/storage.ts reads it (ESM evaluates imports in order), so every
-// new device allocation is filled with 0xff and an op that leaves output elements unwritten
-// shows NaN (floats) or all-ones bits (ints) instead of lucky zeros.
-import 'data:text/javascript,process.env.ROCM_TENSOR_POISON="1"';
+// Poison is on for every suite that uses this module: every new device allocation is filled
+// with 0xff, so an op that leaves output elements unwritten shows NaN (floats) or all-ones bits
+// (ints) instead of lucky zeros. It is turned on in code (setPoison, below the imports), which
+// holds under Node and Bun alike, since storage reads the setting at the first device
+// allocation, not at load (a `data:` import that set the variable first is never evaluated by
+// Bun).
 import { appendFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Device, Tensor, NotOnDeviceError, TensorError, tidy, type DType } from '../../src/index.ts';
 import { rocmProbe } from '../../src/runtime/rocm.ts';
 import { cudaProbe } from '../../src/runtime/cuda.ts';
+import { poisonEnabled, setPoison } from '../../src/storage.ts';
 import { withLayout, type LayoutKind } from '../helpers.ts';
+
+setPoison(true);
 
 export { LAYOUTS, type LayoutKind } from '../helpers.ts';
 
@@ -81,7 +85,7 @@ export function gpuOrSkip(label: string, opts: { needsRuntime?: boolean } = {}):
     reason = `looking for a GPU failed: ${(e as Error).message}`;
   }
   if (!dev) { console.log(`${label}: skipped, ${reason}`); return null; }
-  if (process.env.ROCM_TENSOR_POISON !== '1') throw new Error('harness: ROCM_TENSOR_POISON is not set: import test/gpu/harness.ts before src');
+  if (!poisonEnabled()) throw new Error('harness: poison is off: something turned it off after test/gpu/harness.ts loaded');
   const info = dev.runtime.info;
   console.log(`${label}: on ${dev} "${info.name}" (${info.archFull}, runtime ${info.runtimeVersion}, driver ${info.driverVersion})`);
   return dev;

@@ -2,14 +2,12 @@
 import { numberToBf16Bits, numberToF16Bits, type HostArray } from '../../dtype.ts';
 import type { Tensor } from '../../tensor.ts';
 import { readRaw } from './util.ts';
+import { moveBits } from './bits.ts';
 
 export function copyInto(dst: Tensor, src: Tensor): void {
-  const di = dst.layout.indices(), si = src.layout.indices();
-  const d = dst.storage.host as Float64Array, s = src.storage.host as Float64Array;
-  // read everything first: src and dst may overlap (same storage)
-  const vals = new (s.constructor as { new (n: number): Float64Array })(si.length);
-  for (let i = 0; i < si.length; i++) vals[i] = s[si[i]!]!;
-  for (let i = 0; i < di.length; i++) d[di[i]!] = vals[i]!;
+  // read everything first (src and dst may overlap: same storage), then write; bits, not numbers
+  const vals = readRaw(src);
+  moveBits(vals, null, dst.storage.host, dst.layout.indices(), vals.length);
 }
 
 /** value already rounded to the dtype */

@@ -5,6 +5,7 @@ import { Layout, type Shape } from '../../layout.ts';
 import { Storage } from '../../storage.ts';
 import { Tensor } from '../../tensor.ts';
 import type { Device } from '../../device.ts';
+import { moveBits } from './bits.ts';
 
 /** logical elements as f64 (i64 beyond 2^53 loses bits: the reference computes in doubles) */
 export function readNumbers(t: Tensor): Float64Array {
@@ -24,11 +25,11 @@ export function fromNumbers(values: ArrayLike<number>, shape: Shape, dtype: DTyp
 
 /** raw elements (no conversion) in row-major order: exact for every dtype, i64 included */
 export function readRaw(t: Tensor): HostArray {
-  const host = t.storage.host;
-  const idx = t.layout.indices();
-  const out = new DTYPE_INFO[t.dtype].hostArray(idx.length);
-  if (out instanceof BigInt64Array) { const h = host as BigInt64Array; for (let i = 0; i < idx.length; i++) out[i] = h[idx[i]!]!; }
-  else { const h = host as Float64Array, o = out as Float64Array; for (let i = 0; i < idx.length; i++) o[i] = h[idx[i]!]!; }
+  const host = t.storage.host, n = t.numel, off = t.layout.offset;
+  // a dense run is one memcpy; otherwise element by element, as bits (cpu/bits.ts says why)
+  if (t.layout.isContiguous()) return (host as Float32Array).slice(off, off + n) as HostArray;
+  const out = new DTYPE_INFO[t.dtype].hostArray(n);
+  moveBits(host, t.layout.indices(), out, null, n);
   return out;
 }
 

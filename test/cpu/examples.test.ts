@@ -1,0 +1,52 @@
+// Every examples/*.ts runs to the end under the runtime running this test (Bun as is, Node
+// through tsx), on the best device present, and prints what it promises.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT, runtime, tsCommand } from '../runtime.ts';
+
+const dir = join(REPO_ROOT, 'examples');
+const examples = readdirSync(dir).filter((f) => f.endsWith('.ts')).sort();
+
+/** the numbers of the first bracketed list after `label` (Node and Bun wrap long arrays differently) */
+function listAfter(out: string, label: string): number[] {
+  const i = out.indexOf(label);
+  if (i < 0) return [];
+  const open = out.indexOf('[', i), close = out.indexOf(']', open);
+  return (out.slice(open, close).match(/-?\d+(\.\d+)?(e-?\d+)?/g) ?? []).map(Number);
+}
+
+/** what each example must print beyond running cleanly */
+const CHECKS: Record<string, (out: string) => void> = {
+  'basics.ts': (out) => {
+    assert.match(out, /^device: (cpu|rocm:\d+|cuda:\d+)$/m);
+    const sums = listAfter(out, '\nrow sums:');
+    assert.is(sums.length, 4, 'four softmax rows');
+    for (const s of sums) assert.ok(Math.abs(s - 1) < 1e-5, `a softmax row sums to ${s}`);
+    assert.equal(listAfter(out, '\nargmax per row:'), [3, 3, 3]);
+  },
+  'tiny-cnn.ts': (out) => {
+    assert.match(out, /^ran on (cpu|rocm:\d+|cuda:\d+) in [\d.]+ ms/m);
+    const rows = [0, 1, 2, 3].map((i) => listAfter(out, `\nimage ${i}:`));
+    assert.ok(rows.every((r) => r.length === 10), 'ten class probabilities for each of four images');
+    for (const r of rows) assert.ok(Math.abs(r.reduce((a, b) => a + b, 0) - 1) < 0.01, `class probabilities sum to 1: ${r}`);
+  },
+};
+
+test('every example has a check here', () => {
+  assert.ok(examples.length > 0);
+  assert.equal(examples.filter((e) => !CHECKS[e]), [], 'examples without an entry in CHECKS');
+});
+
+for (const file of examples) {
+  test(`examples/${file} under ${runtime}`, () => {
+    const { cmd, args } = tsCommand(runtime, join(dir, file));
+    const r = spawnSync(cmd, args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    assert.is(r.status, 0, `exit ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+    CHECKS[file]?.(r.stdout);
+  });
+}
+
+test.run();
