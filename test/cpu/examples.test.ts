@@ -3,7 +3,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { FOLDERS, writeModelFolder } from '../fixtures/model-folders.ts';
 import { join } from 'node:path';
 import { REPO_ROOT, runtime, tsCommand } from '../runtime.ts';
 
@@ -27,6 +29,10 @@ const CHECKS: Record<string, (out: string) => void> = {
     for (const s of sums) assert.ok(Math.abs(s - 1) < 1e-5, `a softmax row sums to ${s}`);
     assert.equal(listAfter(out, '\nargmax per row:'), [3, 3, 3]);
   },
+  'generate.ts': (out) => {
+    const m = /^\[(\d+) tokens on (cpu|rocm:\d+|cuda:\d+)\]$/m.exec(out);
+    assert.ok(m && Number(m[1]) >= 1, `a token count line: ${out.slice(-200)}`);
+  },
   'tiny-cnn.ts': (out) => {
     assert.match(out, /^ran on (cpu|rocm:\d+|cuda:\d+) in [\d.]+ ms/m);
     const rows = [0, 1, 2, 3].map((i) => listAfter(out, `\nimage ${i}:`));
@@ -40,10 +46,20 @@ test('every example has a check here', () => {
   assert.equal(examples.filter((e) => !CHECKS[e]), [], 'examples without an entry in CHECKS');
 });
 
+/** command-line arguments an example needs: generate.ts takes a small random model folder */
+const ARGS: Record<string, () => Promise<string[]>> = {
+  'generate.ts': async () => {
+    const root = mkdtempSync(join(tmpdir(), 'rocm-tensor-example-'));
+    process.on('exit', () => rmSync(root, { recursive: true, force: true }));
+    return [(await writeModelFolder(root, FOLDERS[1]!)).dir, 'Hello'];
+  },
+};
+
 for (const file of examples) {
-  test(`examples/${file} under ${runtime}`, () => {
+  test(`examples/${file} under ${runtime}`, async () => {
     const { cmd, args } = tsCommand(runtime, join(dir, file));
-    const r = spawnSync(cmd, args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    const extra = (await ARGS[file]?.()) ?? [];
+    const r = spawnSync(cmd, [...args, ...extra], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
     assert.is(r.status, 0, `exit ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
     CHECKS[file]?.(r.stdout);
   });
