@@ -31,6 +31,9 @@ export const CUBLAS_FUNCTIONS = {
   cublasDestroy_v2: { proto: 'cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)' },
   cublasGetVersion_v2: { proto: 'cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int *version)' },
   cublasSetStream_v2: { proto: 'cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId)' },
+  cublasSetWorkspace_v2: {
+    proto: 'cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace, size_t workspaceSizeInBytes)',
+  },
   cublasSetMathMode: { proto: 'cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)' },
   cublasGetStatusName: { proto: 'const char *cublasGetStatusName(cublasStatus_t status)' },
   cublasGetStatusString: { proto: 'const char *cublasGetStatusString(cublasStatus_t status)' },
@@ -66,6 +69,7 @@ export interface CublasFns {
   cublasDestroy_v2(h: H): R;
   cublasGetVersion_v2(h: H, out: Int32Array): R;
   cublasSetStream_v2(h: H, s: bigint | null): R;
+  cublasSetWorkspace_v2(h: H, workspace: bigint, bytes: number): R;
   cublasSetMathMode(h: H, mode: number): R;
   cublasGetStatusName(s: number): string | null;
   cublasGetStatusString(s: number): string | null;

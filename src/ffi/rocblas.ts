@@ -28,6 +28,7 @@ export const ROCBLAS_FUNCTIONS = {
   rocblas_create_handle: { proto: 'rocblas_status rocblas_create_handle(_Out_ rocblas_handle *handle)' },
   rocblas_destroy_handle: { proto: 'rocblas_status rocblas_destroy_handle(rocblas_handle handle)' },
   rocblas_set_stream: { proto: 'rocblas_status rocblas_set_stream(rocblas_handle handle, hipStream_t stream)' },
+  rocblas_set_workspace: { proto: 'rocblas_status rocblas_set_workspace(rocblas_handle handle, devptr_t addr, size_t size)' },
   rocblas_set_pointer_mode: { proto: 'rocblas_status rocblas_set_pointer_mode(rocblas_handle handle, rocblas_pointer_mode pointer_mode)' },
   rocblas_gemm_strided_batched_ex: {
     proto: 'rocblas_status rocblas_gemm_strided_batched_ex(rocblas_handle handle, rocblas_operation transA, ' +
@@ -64,6 +65,7 @@ export interface RocblasFns {
   rocblas_create_handle(out: [Ptr | null]): Status;
   rocblas_destroy_handle(h: Ptr): Status;
   rocblas_set_stream(h: Ptr, s: Ptr | null): Status;
+  rocblas_set_workspace(h: Ptr, addr: Ptr, size: number): Status;
   rocblas_set_pointer_mode(h: Ptr, mode: number): Status;
   rocblas_gemm_strided_batched_ex(h: Ptr, ta: number, tb: number, m: number, n: number, k: number,
     alpha: ArrayBufferView, a: Ptr, at: number, lda: number, sa: number,
