@@ -2,7 +2,7 @@
 // every dtype (f32/f64 natively, f16/bf16 with f32 accumulation). Scalars are passed in host
 // pointer mode from a koffi-owned cell, so no device round trip is needed for alpha/beta.
 import { GpuError, ShapeError } from '../errors.ts';
-import type { BlasApi, BlasDType, GemmParams, GpuStream } from '../runtime/gpu.ts';
+import type { BlasApi, BlasDType, DevicePtr, GemmParams, GpuStream } from '../runtime/gpu.ts';
 import { openLibrary, ROCBLAS_LIB, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
 import { HIP_ALIASES } from './hip.ts';
@@ -167,6 +167,14 @@ export function createRocblasBlas(host: BlasHost): BlasApi & { dispose(): void }
         p.c, t, p.ldc, p.strideC, p.c, t, p.ldc, p.strideC, p.batch, compute,
         ROCBLAS_CONST.rocblas_gemm_algo_standard, 0, 0] as const;
       rb.check(f.rocblas_gemm_strided_batched_ex(...args), 'rocblas_gemm_strided_batched_ex', args);
+    },
+    setWorkspace(ptr: DevicePtr, bytes: number): void {
+      if (!Number.isSafeInteger(bytes) || bytes < 0) throw new ShapeError(`setWorkspace: ${bytes} bytes is not a size`);
+      const h = get();
+      host.activate();
+      // from here on rocBLAS draws scratch from this buffer and never allocates; a GEMM needing
+      // more than it fails with rocblas_status_memory_error (5) instead
+      rb.check(f.rocblas_set_workspace(h, ptr, bytes), 'rocblas_set_workspace', [h, ptr, bytes]);
     },
     dispose(): void {
       if (handle !== null) f.rocblas_destroy_handle(handle);
