@@ -1,8 +1,8 @@
 // cuBLAS through koffi: prototypes and enum values as data (checked against cublas_api.h and
 // libcublas's symbol table by test/abi), declared on first use, one handle per device, and the
 // strided-batched GEMM that ops/matmul.ts needs. The twin of rocblas.ts.
-import { DTypeError, GpuError } from '../errors.ts';
-import type { BlasApi, BlasDType, GemmParams } from '../runtime/gpu.ts';
+import { DTypeError, GpuError, ShapeError } from '../errors.ts';
+import type { BlasApi, BlasDType, DevicePtr, GemmParams } from '../runtime/gpu.ts';
 import { cudaDirs, openLibrary, type LibrarySpec, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
 
@@ -31,6 +31,9 @@ export const CUBLAS_FUNCTIONS = {
   cublasDestroy_v2: { proto: 'cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)' },
   cublasGetVersion_v2: { proto: 'cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int *version)' },
   cublasSetStream_v2: { proto: 'cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId)' },
+  cublasSetWorkspace_v2: {
+    proto: 'cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace, size_t workspaceSizeInBytes)',
+  },
   cublasSetMathMode: { proto: 'cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)' },
   cublasGetStatusName: { proto: 'const char *cublasGetStatusName(cublasStatus_t status)' },
   cublasGetStatusString: { proto: 'const char *cublasGetStatusString(cublasStatus_t status)' },
@@ -66,6 +69,7 @@ export interface CublasFns {
   cublasDestroy_v2(h: H): R;
   cublasGetVersion_v2(h: H, out: Int32Array): R;
   cublasSetStream_v2(h: H, s: bigint | null): R;
+  cublasSetWorkspace_v2(h: H, workspace: bigint, bytes: number): R;
   cublasSetMathMode(h: H, mode: number): R;
   cublasGetStatusName(s: number): string | null;
   cublasGetStatusString(s: number): string | null;
@@ -116,7 +120,8 @@ export interface CublasHost {
 
 /**
  * A cuBLAS handle bound to one device. The handle is created with the device's context current;
- * the stream is set only when it changes (cublasSetStream also resets cuBLAS's workspace).
+ * the stream is set only when it changes (cublasSetStream also resets cuBLAS's workspace to its
+ * own pool, so a workspace set with setWorkspace is set again after it).
  */
 export class CublasApi implements BlasApi {
   readonly name = 'cuBLAS';
@@ -124,6 +129,7 @@ export class CublasApi implements BlasApi {
   private readonly lib: Cublas;
   private readonly handle: bigint;
   private lastStream: bigint | null | undefined = undefined;
+  private workspace: { ptr: DevicePtr; bytes: number } | null = null;
   // alpha/beta live in host memory (the default pointer mode), f32 for every type but f64
   private readonly f32 = new Float32Array(2);
   private readonly f64 = new Float64Array(2);
@@ -154,6 +160,7 @@ export class CublasApi implements BlasApi {
     if (s !== this.lastStream) {
       this.lib.check(this.lib.fn.cublasSetStream_v2(this.handle, s), 'cublasSetStream_v2', [this.handle, s]);
       this.lastStream = s;
+      if (this.workspace) this.applyWorkspace();
     }
     const wide = p.dtype === 'f64';
     const alpha = wide ? this.alpha64 : this.alpha32;
@@ -172,6 +179,21 @@ export class CublasApi implements BlasApi {
         `strides=${p.strideA}/${p.strideB}/${p.strideC}, batch=${p.batch}) on ${this.host.label} failed: ` +
         this.lib.statusText(status), status, 'cublasGemmStridedBatchedEx');
     }
+  }
+
+  setWorkspace(ptr: DevicePtr, bytes: number): void {
+    if (!Number.isSafeInteger(bytes) || bytes < 0) throw new ShapeError(`setWorkspace: ${bytes} bytes is not a size`);
+    this.host.enter();
+    this.workspace = { ptr, bytes };
+    this.applyWorkspace();
+  }
+
+  // cuBLAS then takes its scratch from this buffer and allocates none (what a capture needs);
+  // it wants 256-byte alignment, which every device allocation has
+  private applyWorkspace(): void {
+    const w = this.workspace!;
+    this.lib.check(this.lib.fn.cublasSetWorkspace_v2(this.handle, w.ptr, w.bytes), 'cublasSetWorkspace_v2',
+      [this.handle, w.ptr, w.bytes]);
   }
 
   destroy(): void {

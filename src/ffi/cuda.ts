@@ -31,6 +31,10 @@ export const CUDA_ALIASES: readonly NativeAlias[] = [
   { name: 'CUevent', c: 'CUevent', cls: 'pointer', handle: true },
   { name: 'CUmodule', c: 'CUmodule', cls: 'pointer', handle: true },
   { name: 'CUfunction', c: 'CUfunction', cls: 'pointer', handle: true },
+  { name: 'CUgraph', c: 'CUgraph', cls: 'pointer', handle: true },
+  { name: 'CUgraphExec', c: 'CUgraphExec', cls: 'pointer', handle: true },
+  { name: 'CUstreamCaptureMode', c: 'CUstreamCaptureMode', cls: 'enum' },
+  { name: 'CUstreamCaptureStatus', c: 'CUstreamCaptureStatus', cls: 'enum' },
 ];
 
 // Output parameters are passed as typed arrays (Int32Array, BigUint64Array, Float32Array), which
@@ -101,6 +105,19 @@ export const CUDA_FUNCTIONS = {
       'unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, ' +
       'CUstream hStream, void **kernelParams, void **extra)',
   },
+  // stream capture and graph replay. cuda.h #defines cuStreamBeginCapture to _v2 (the plain
+  // symbol is the CUDA 10.0 form without a mode) and cuGraphInstantiate to
+  // cuGraphInstantiateWithFlags since CUDA 12 (the plain symbol is the 11.x form with an error
+  // node and log buffer); WithFlags exists since 11.4
+  cuStreamBeginCapture_v2: { proto: 'CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)' },
+  cuStreamEndCapture: { proto: 'CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)' },
+  cuStreamIsCapturing: { proto: 'CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)' },
+  cuGraphInstantiateWithFlags: {
+    proto: 'CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)',
+  },
+  cuGraphLaunch: { proto: 'CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)' },
+  cuGraphExecDestroy: { proto: 'CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)' },
+  cuGraphDestroy: { proto: 'CUresult cuGraphDestroy(CUgraph hGraph)' },
 } as const satisfies NativeTable;
 
 /** enum values and macros the TypeScript relies on, under their header names (test/abi compares) */
@@ -113,6 +130,10 @@ export const CUDA_CONST = {
   CUDA_ERROR_INVALID_DEVICE: 101,
   CUDA_ERROR_NOT_READY: 600,
   CUDA_ERROR_NOT_SUPPORTED: 801,
+  // 900..908 are the stream-capture errors (907 is CUDA_ERROR_CAPTURED_EVENT)
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: 900,
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: 901,
+  CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: 908,
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1,
   CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: 5,
   CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: 6,
@@ -134,6 +155,12 @@ export const CUDA_CONST = {
   CU_LAUNCH_PARAM_END_AS_INT: 0,
   CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT: 1,
   CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT: 2,
+  CU_STREAM_CAPTURE_MODE_GLOBAL: 0,
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: 1,
+  CU_STREAM_CAPTURE_MODE_RELAXED: 2,
+  CU_STREAM_CAPTURE_STATUS_NONE: 0,
+  CU_STREAM_CAPTURE_STATUS_ACTIVE: 1,
+  CU_STREAM_CAPTURE_STATUS_INVALIDATED: 2,
 } as const;
 
 // TypeScript view of the declared functions; handles and pointers are bigint (null for NULL)
@@ -189,6 +216,13 @@ export interface CudaFns {
   cuFuncGetParamInfo(f: H, index: number, offset: BigUint64Array, size: BigUint64Array): R;
   cuLaunchKernel(f: H, gx: number, gy: number, gz: number, bx: number, by: number, bz: number,
     shared: number, s: Hn, kernelParams: null, extra: bigint): R;
+  cuStreamBeginCapture_v2(s: Hn, mode: number): R;
+  cuStreamEndCapture(s: Hn, out: BigUint64Array): R;
+  cuStreamIsCapturing(s: Hn, out: Int32Array): R;
+  cuGraphInstantiateWithFlags(out: BigUint64Array, graph: H, flags: bigint | number): R;
+  cuGraphLaunch(exec: H, s: Hn): R;
+  cuGraphExecDestroy(exec: H): R;
+  cuGraphDestroy(graph: H): R;
 }
 type CudaKey = keyof typeof CUDA_FUNCTIONS;
 // the table and the interface must name the same functions

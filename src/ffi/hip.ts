@@ -14,6 +14,13 @@ export const HIP_ALIASES: readonly NativeAlias[] = [
   { name: 'hipEvent_t', c: 'hipEvent_t', cls: 'pointer', handle: true },
   { name: 'hipModule_t', c: 'hipModule_t', cls: 'pointer', handle: true },
   { name: 'hipFunction_t', c: 'hipFunction_t', cls: 'pointer', handle: true },
+  { name: 'hipGraph_t', c: 'hipGraph_t', cls: 'pointer', handle: true },
+  { name: 'hipGraphExec_t', c: 'hipGraphExec_t', cls: 'pointer', handle: true },
+  { name: 'hipGraphNode_t', c: 'hipGraphNode_t', cls: 'pointer', handle: true },
+  { name: 'hipStreamCaptureMode', c: 'hipStreamCaptureMode', cls: 'enum' },
+  { name: 'hipStreamCaptureStatus', c: 'hipStreamCaptureStatus', cls: 'enum' },
+  // a writable byte buffer (instantiation log): koffi's `char *` would be an input string
+  { name: 'hipCharBuf_p', c: 'char *', cls: 'pointer', koffi: 'uint8_t *' },
   // property structs are read as raw bytes at checked offsets, never marshalled by koffi
   { name: 'hipDevicePropR0600_p', c: 'hipDeviceProp_tR0600 *', cls: 'pointer', koffi: 'void *' },
   { name: 'hipDevicePropR0000_p', c: 'hipDeviceProp_tR0000 *', cls: 'pointer', koffi: 'void *' },
@@ -69,6 +76,17 @@ export const HIP_FUNCTIONS = {
       'unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, ' +
       'unsigned int sharedMemBytes, hipStream_t stream, void **kernelParams, void **extra)',
   },
+  // stream capture and graph replay (runtime/graph capture); marked beta in ROCm 6.4's header
+  hipStreamBeginCapture: { proto: 'hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode)' },
+  hipStreamEndCapture: { proto: 'hipError_t hipStreamEndCapture(hipStream_t stream, _Out_ hipGraph_t *pGraph)' },
+  hipStreamIsCapturing: { proto: 'hipError_t hipStreamIsCapturing(hipStream_t stream, _Out_ hipStreamCaptureStatus *pCaptureStatus)' },
+  hipGraphInstantiate: {
+    proto: 'hipError_t hipGraphInstantiate(_Out_ hipGraphExec_t *pGraphExec, hipGraph_t graph, ' +
+      '_Out_ hipGraphNode_t *pErrorNode, hipCharBuf_p pLogBuffer, size_t bufferSize)',
+  },
+  hipGraphLaunch: { proto: 'hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream)' },
+  hipGraphExecDestroy: { proto: 'hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec)' },
+  hipGraphDestroy: { proto: 'hipError_t hipGraphDestroy(hipGraph_t graph)' },
 } as const satisfies NativeTable;
 
 /** enum values and macros the TypeScript relies on; test/abi compares each with the header */
@@ -80,6 +98,10 @@ export const HIP_CONST = {
   hipErrorNoDevice: 100,
   hipErrorInvalidDevice: 101,
   hipErrorNotReady: 600,
+  // 900..908 are the stream-capture errors (907 is hipErrorCapturedEvent)
+  hipErrorStreamCaptureUnsupported: 900,
+  hipErrorStreamCaptureInvalidated: 901,
+  hipErrorStreamCaptureWrongThread: 908,
   hipDeviceAttributeMaxThreadsPerBlock: 56,
   hipDeviceAttributeMaxGridDimX: 29,
   hipDeviceAttributeMaxGridDimY: 30,
@@ -94,6 +116,12 @@ export const HIP_CONST = {
   HIP_LAUNCH_PARAM_BUFFER_POINTER: 1,
   HIP_LAUNCH_PARAM_BUFFER_SIZE: 2,
   HIP_LAUNCH_PARAM_END: 3,
+  hipStreamCaptureModeGlobal: 0,
+  hipStreamCaptureModeThreadLocal: 1,
+  hipStreamCaptureModeRelaxed: 2,
+  hipStreamCaptureStatusNone: 0,
+  hipStreamCaptureStatusActive: 1,
+  hipStreamCaptureStatusInvalidated: 2,
 } as const;
 
 /** byte layout of the two device-property structs; only the two strings are read from them */
@@ -149,6 +177,13 @@ export interface HipFns {
   hipModuleUnload(m: Ptr): Err;
   hipModuleLaunchKernel(f: Ptr, gx: number, gy: number, gz: number, bx: number, by: number, bz: number,
     shared: number, s: Ptr | null, kernelParams: null, extra: Ptr): Err;
+  hipStreamBeginCapture(s: Ptr | null, mode: number): Err;
+  hipStreamEndCapture(s: Ptr | null, out: [Ptr | null]): Err;
+  hipStreamIsCapturing(s: Ptr | null, out: [number]): Err;
+  hipGraphInstantiate(out: [Ptr | null], graph: Ptr, errNode: [Ptr | null], log: Uint8Array, logBytes: number): Err;
+  hipGraphLaunch(exec: Ptr, s: Ptr | null): Err;
+  hipGraphExecDestroy(exec: Ptr): Err;
+  hipGraphDestroy(graph: Ptr): Err;
 }
 type HipKey = keyof typeof HIP_FUNCTIONS;
 // the table and the interface must name the same functions

@@ -2,7 +2,7 @@
 // every dtype (f32/f64 natively, f16/bf16 with f32 accumulation). Scalars are passed in host
 // pointer mode from a koffi-owned cell, so no device round trip is needed for alpha/beta.
 import { GpuError, ShapeError } from '../errors.ts';
-import type { BlasApi, BlasDType, GemmParams, GpuStream } from '../runtime/gpu.ts';
+import type { BlasApi, BlasDType, DevicePtr, GemmParams, GpuStream } from '../runtime/gpu.ts';
 import { openLibrary, ROCBLAS_LIB, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
 import { HIP_ALIASES } from './hip.ts';
@@ -28,6 +28,7 @@ export const ROCBLAS_FUNCTIONS = {
   rocblas_create_handle: { proto: 'rocblas_status rocblas_create_handle(_Out_ rocblas_handle *handle)' },
   rocblas_destroy_handle: { proto: 'rocblas_status rocblas_destroy_handle(rocblas_handle handle)' },
   rocblas_set_stream: { proto: 'rocblas_status rocblas_set_stream(rocblas_handle handle, hipStream_t stream)' },
+  rocblas_set_workspace: { proto: 'rocblas_status rocblas_set_workspace(rocblas_handle handle, devptr_t addr, size_t size)' },
   rocblas_set_pointer_mode: { proto: 'rocblas_status rocblas_set_pointer_mode(rocblas_handle handle, rocblas_pointer_mode pointer_mode)' },
   rocblas_gemm_strided_batched_ex: {
     proto: 'rocblas_status rocblas_gemm_strided_batched_ex(rocblas_handle handle, rocblas_operation transA, ' +
@@ -64,6 +65,7 @@ export interface RocblasFns {
   rocblas_create_handle(out: [Ptr | null]): Status;
   rocblas_destroy_handle(h: Ptr): Status;
   rocblas_set_stream(h: Ptr, s: Ptr | null): Status;
+  rocblas_set_workspace(h: Ptr, addr: Ptr, size: number): Status;
   rocblas_set_pointer_mode(h: Ptr, mode: number): Status;
   rocblas_gemm_strided_batched_ex(h: Ptr, ta: number, tb: number, m: number, n: number, k: number,
     alpha: ArrayBufferView, a: Ptr, at: number, lda: number, sa: number,
@@ -165,6 +167,14 @@ export function createRocblasBlas(host: BlasHost): BlasApi & { dispose(): void }
         p.c, t, p.ldc, p.strideC, p.c, t, p.ldc, p.strideC, p.batch, compute,
         ROCBLAS_CONST.rocblas_gemm_algo_standard, 0, 0] as const;
       rb.check(f.rocblas_gemm_strided_batched_ex(...args), 'rocblas_gemm_strided_batched_ex', args);
+    },
+    setWorkspace(ptr: DevicePtr, bytes: number): void {
+      if (!Number.isSafeInteger(bytes) || bytes < 0) throw new ShapeError(`setWorkspace: ${bytes} bytes is not a size`);
+      const h = get();
+      host.activate();
+      // from here on rocBLAS draws scratch from this buffer and never allocates; a GEMM needing
+      // more than it fails with rocblas_status_memory_error (5) instead
+      rb.check(f.rocblas_set_workspace(h, ptr, bytes), 'rocblas_set_workspace', [h, ptr, bytes]);
     },
     dispose(): void {
       if (handle !== null) f.rocblas_destroy_handle(handle);

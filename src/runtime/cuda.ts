@@ -13,9 +13,10 @@ import {
   CUDA_CONST, cudaDeviceCount, cudaError, cudaProbe, fmtCudaVersion, loadCudaDriver, type CudaDriver, type CudaFns,
 } from '../ffi/cuda.ts';
 import { CudnnApi } from '../ffi/cudnn.ts';
+import { CaptureLog, invalidatedText } from './capture-log.ts';
 import {
-  asDevicePtr, type BlasApi, type DeviceInfo, type DevicePtr, type DnnApi, type GpuEvent, type GpuFunction, type GpuModule,
-  type GpuRuntime, type GpuStream, type KernelParam, type PinnedBuffer,
+  asDevicePtr, type BlasApi, type DeviceInfo, type DevicePtr, type DnnApi, type GpuEvent, type GpuFunction, type GpuGraphExec,
+  type GpuModule, type GpuRuntime, type GpuStream, type KernelParam, type PinnedBuffer,
 } from './gpu.ts';
 
 export { cudaDeviceCount, cudaProbe };
@@ -33,6 +34,7 @@ class CuStream extends Wrapped {}
 class CuEvent extends Wrapped { constructor(ptr: bigint, owner: CudaRuntime, readonly timing: boolean) { super(ptr, owner, 'event'); } }
 class CuModule extends Wrapped { readonly functions: CuFunction[] = []; }
 class CuFunction extends Wrapped { constructor(ptr: bigint, owner: CudaRuntime, readonly name: string, readonly module: CuModule) { super(ptr, owner, `function ${name}`); } }
+class CuGraphExec extends Wrapped {}
 class CuPinned implements PinnedBuffer {
   alive = true;
   constructor(readonly ptr: bigint, readonly size: number, readonly bytes: Uint8Array) {}
@@ -79,6 +81,8 @@ class CudaRuntime implements GpuRuntime {
   });
   private readonly out = new BigUint64Array(2);
   private readonly outInt = new Int32Array(1);
+  private readonly capture = new CaptureLog(CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+    CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
   private blasApi: CublasApi | null = null;
   private dnnApi: CudnnApi | null = null;
   private closed = false;
@@ -114,7 +118,10 @@ class CudaRuntime implements GpuRuntime {
     if (!fn) throw new GpuError(`${name} is not exported by ${this.d.loaded.path}`, -1, name);
     const code = fn(...args);
     if (code !== CUDA_CONST.CUDA_SUCCESS) {
-      throw cudaError(code, `${name}(${fmt(args)}) on ${this.label}`, name, this.d.errorText);
+      const err = cudaError(code, `${name}(${fmt(args)}) on ${this.label}`, name, this.d.errorText);
+      // a call that breaks a capture in progress is named by captureEnd's error
+      this.capture.noteFailure(code, err.message);
+      throw err;
     }
   }
 
@@ -445,6 +452,72 @@ class CudaRuntime implements GpuRuntime {
         `shared ${sharedBytes}, stream 0x${s.toString(16)}, args ${args.length} bytes) on ${this.label}`,
       'cuLaunchKernel', this.d.errorText);
     }
+  }
+
+  // ---- capture and replay ---------------------------------------------------------------------
+  captureBegin(s: GpuStream): void {
+    const p = this.streamPtr(s, 'captureBegin');
+    this.enter();
+    // relaxed mode: an unsafe call made while we capture (a cuMemAlloc when the caching allocator
+    // grows, another thread's work) is not an error; global and thread-local mode would fail it
+    // and so break the capture. Calls that would wait on the capturing stream (synchronizing it,
+    // synchronous copies on the legacy NULL stream, which our blocking streams order against)
+    // still fail and invalidate it, in every mode.
+    this.call('cuStreamBeginCapture_v2', p, CUDA_CONST.CU_STREAM_CAPTURE_MODE_RELAXED);
+    this.capture.begin(p);
+  }
+
+  captureEnd(s: GpuStream): GpuGraphExec {
+    const p = this.streamPtr(s, 'captureEnd');
+    this.enter();
+    this.out[0] = 0n;
+    const code = this.f.cuStreamEndCapture(p, this.out);
+    const graph = this.out[0]!;
+    const cause = this.capture.end(p);
+    if (code !== CUDA_CONST.CUDA_SUCCESS) {
+      if (graph !== 0n) this.f.cuGraphDestroy(graph);
+      const what = `cuStreamEndCapture(0x${p.toString(16)}) failed: ${this.d.errorText(code)}`;
+      const msg = code === CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED || cause !== null
+        ? invalidatedText(this.label, cause, what) : `captureEnd on ${this.label}: ${what}`;
+      throw new GpuError(msg, code, 'cuStreamEndCapture');
+    }
+    // the exec holds its own copy of the nodes: the graph goes at once, whatever instantiation did
+    this.out[0] = 0n;
+    const inst = this.f.cuGraphInstantiateWithFlags(this.out, graph, 0);
+    const exec = this.out[0]!;
+    const destroyed = this.f.cuGraphDestroy(graph);
+    if (inst !== CUDA_CONST.CUDA_SUCCESS) {
+      throw cudaError(inst, `captureEnd: cuGraphInstantiateWithFlags(0x${graph.toString(16)}, 0) on ${this.label}`,
+        'cuGraphInstantiateWithFlags', this.d.errorText);
+    }
+    if (destroyed !== CUDA_CONST.CUDA_SUCCESS) {
+      this.f.cuGraphExecDestroy(exec);
+      throw cudaError(destroyed, `captureEnd: cuGraphDestroy(0x${graph.toString(16)}) on ${this.label}`, 'cuGraphDestroy', this.d.errorText);
+    }
+    return handle<GpuGraphExec>(new CuGraphExec(exec, this, 'graph exec'));
+  }
+
+  isCapturing(s: GpuStream): boolean {
+    const p = this.streamPtr(s, 'isCapturing');
+    this.enter();
+    this.outInt[0] = CUDA_CONST.CU_STREAM_CAPTURE_STATUS_NONE;
+    this.call('cuStreamIsCapturing', p, this.outInt);
+    // an invalidated capture is still in progress: only captureEnd ends it
+    return this.outInt[0] !== CUDA_CONST.CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+
+  graphLaunch(g: GpuGraphExec, s: GpuStream): void {
+    const exec = this.unwrap(g, CuGraphExec, 'graph exec', 'graphLaunch');
+    const p = this.streamPtr(s, 'graphLaunch');
+    this.enter();
+    this.call('cuGraphLaunch', exec.ptr, p);
+  }
+
+  graphExecDestroy(g: GpuGraphExec): void {
+    const exec = this.unwrap(g, CuGraphExec, 'graph exec', 'graphExecDestroy');
+    this.enter();
+    exec.alive = false;
+    this.call('cuGraphExecDestroy', exec.ptr);
   }
 
   // ---- libraries ------------------------------------------------------------------------------

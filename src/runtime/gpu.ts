@@ -14,6 +14,8 @@ export type GpuStream = Handle<'stream'>;
 export type GpuEvent = Handle<'event'>;
 export type GpuModule = Handle<'module'>;
 export type GpuFunction = Handle<'function'>;
+/** an instantiated graph: captured stream work that replays with one launch */
+export type GpuGraphExec = Handle<'graphExec'>;
 
 export type Vendor = 'rocm' | 'cuda';
 
@@ -126,6 +128,13 @@ export interface BlasApi {
   readonly name: string;
   readonly version: string;
   gemmStridedBatched(p: GemmParams, stream: GpuStream): void;
+  /**
+   * sets the workspace on the handle; after it the library must not allocate during a capture.
+   * The caller owns the memory and keeps it alive (and unused by anything else) while any
+   * GEMM queued with it, or any graph that captured one, may still run. One workspace serves
+   * every stream of this handle: GEMMs running concurrently on two streams would share it.
+   */
+  setWorkspace(ptr: DevicePtr, bytes: number): void;
 }
 
 export interface GpuRuntime {
@@ -174,6 +183,23 @@ export interface GpuRuntime {
   /** launch with a packed argument buffer (the `extra` path; end marker per vendor) */
   launch(f: GpuFunction, grid: readonly [number, number, number], block: readonly [number, number, number],
     sharedBytes: number, stream: GpuStream, args: Uint8Array): void;
+
+  /**
+   * starts capturing work queued on `s` (relaxed mode: other threads' unsafe calls are not
+   * errors). Work on `s` is recorded, not run, until captureEnd. A synchronize of `s`, or a
+   * call on the legacy NULL stream while `s` captures, fails and invalidates the capture.
+   */
+  captureBegin(s: GpuStream): void;
+  /** ends the capture and instantiates it; the graph itself is destroyed at once (the exec keeps
+   *  what it needs). Throws GpuError ("the capture was invalidated by ...") when a forbidden
+   *  call broke the capture; `s` is no longer capturing either way. */
+  captureEnd(s: GpuStream): GpuGraphExec;
+  /** true while `s` is capturing (also when the capture was invalidated and still needs captureEnd) */
+  isCapturing(s: GpuStream): boolean;
+  /** replays the captured work on `s`, ordered like any other work queued there */
+  graphLaunch(g: GpuGraphExec, s: GpuStream): void;
+  /** frees the exec; launches already queued still complete */
+  graphExecDestroy(g: GpuGraphExec): void;
 
   /** rocBLAS / cuBLAS, loaded on first use */
   blas(): BlasApi;

@@ -4,13 +4,14 @@
 import koffi from 'koffi';
 import { LaunchBlock, checkLaunchDims } from './launch-block.ts';
 import { GpuError, LibraryNotFoundError, OutOfMemoryError, ShapeError } from '../errors.ts';
-import { HIP_CONST, HIP_NAME_LEN, HIP_STRUCTS, hipCall, loadHip, type Hip } from '../ffi/hip.ts';
+import { HIP_CONST, HIP_NAME_LEN, HIP_STRUCTS, hipCall, loadHip, type Hip, type HipFns } from '../ffi/hip.ts';
+import { CaptureLog, invalidatedText } from './capture-log.ts';
 import { createMiopenDnn } from '../ffi/miopen.ts';
-import { ptrOf, readCString } from '../ffi/native.ts';
+import { fmtArgs, ptrOf, readCString } from '../ffi/native.ts';
 import { createRocblasBlas } from '../ffi/rocblas.ts';
 import {
-  asDevicePtr, type BlasApi, type DevicePtr, type DeviceInfo, type DnnApi, type GpuEvent, type GpuFunction, type GpuModule,
-  type GpuRuntime, type GpuStream, type KernelParam, type PinnedBuffer,
+  asDevicePtr, type BlasApi, type DevicePtr, type DeviceInfo, type DnnApi, type GpuEvent, type GpuFunction, type GpuGraphExec,
+  type GpuModule, type GpuRuntime, type GpuStream, type KernelParam, type PinnedBuffer,
 } from './gpu.ts';
 
 /** HIP_VERSION-style integer (major * 1e7 + minor * 1e5 + patch) as text */
@@ -56,7 +57,7 @@ export function rocmDeviceCount(): number { return rocmProbe().count; }
 let currentDevice = -1;
 
 const asHandle = <T>(p: bigint): T => p as unknown as T;
-const raw = (h: GpuStream | GpuEvent | GpuModule | GpuFunction): bigint => h as unknown as bigint;
+const raw = (h: GpuStream | GpuEvent | GpuModule | GpuFunction | GpuGraphExec): bigint => h as unknown as bigint;
 
 function readDeviceInfo(h: Hip, index: number): DeviceInfo {
   const rt: [number] = [0], drv: [number] = [0];
@@ -103,6 +104,9 @@ function readDeviceInfo(h: Hip, index: number): DeviceInfo {
   };
 }
 
+/** room for hipGraphInstantiate's error log (ROCm 6.4 writes none, CUDA's twin does) */
+const GRAPH_LOG_BYTES = 2048;
+
 /** HIP's `extra` markers: the end marker is 0x03, unlike CUDA's 0x00 */
 export const HIP_LAUNCH_MARKERS = {
   pointer: HIP_CONST.HIP_LAUNCH_PARAM_BUFFER_POINTER,
@@ -123,15 +127,30 @@ export function openRocm(index: number): GpuRuntime {
     throw new GpuError(`openRocm(${index}): device index out of range, ${count[0]} ROCm device(s) visible`,
       HIP_CONST.hipErrorInvalidDevice, 'openRocm');
   }
+  const capture = new CaptureLog(HIP_CONST.hipErrorStreamCaptureUnsupported, HIP_CONST.hipErrorStreamCaptureWrongThread);
+  // every HIP call of this runtime checks its status here, so a failure that breaks a capture in
+  // progress is remembered for captureEnd's error
+  const check = (code: number, name: string, args: readonly unknown[]): void => {
+    if (code === HIP_CONST.hipSuccess) return;
+    try { h.check(code, name, args); } catch (e) {
+      if (capture.capturing && e instanceof GpuError) capture.noteFailure(code, e.message);
+      throw e;
+    }
+  };
+  const call = <K extends keyof HipFns>(name: K, ...args: Parameters<HipFns[K]>): void => {
+    const f = h.fn[name] as ((...a: Parameters<HipFns[K]>) => number) | undefined;
+    if (!f) throw new GpuError(`${name} is not exported by ${h.loaded.path}`, -1, name);
+    check(f(...args), name, args);
+  };
   const activate = (): void => {
     if (currentDevice === index) return;
-    hipCall(h, 'hipSetDevice', index);
+    call('hipSetDevice', index);
     currentDevice = index;
   };
   activate();
   const info = readDeviceInfo(h, index);
   const sOut: [bigint | null] = [null];
-  hipCall(h, 'hipStreamCreate', sOut);
+  call('hipStreamCreate', sOut);
   const defaultStream = asHandle<GpuStream>(ptrOf(sOut[0]));
   const pinned = new WeakMap<PinnedBuffer, bigint>();
   const images = new Map<bigint, Uint8Array>();
@@ -142,7 +161,7 @@ export function openRocm(index: number): GpuRuntime {
   const memGetInfo = (): { free: number; total: number } => {
     activate();
     const free: [number] = [0], total: [number] = [0];
-    hipCall(h, 'hipMemGetInfo', free, total);
+    call('hipMemGetInfo', free, total);
     return { free: free[0], total: total[0] };
   };
 
@@ -156,7 +175,7 @@ export function openRocm(index: number): GpuRuntime {
       throw new OutOfMemoryError(`hipMalloc(${bytes}) on rocm:${index} (${info.name}) failed: ${h.errorText(code)}; ` +
         `${m.free} of ${m.total} bytes free`, code, 'hipMalloc');
     }
-    h.check(code, 'hipMalloc', [bytes]);
+    check(code, 'hipMalloc', [bytes]);
     return asDevicePtr(ptrOf(out[0]));
   };
 
@@ -171,6 +190,26 @@ export function openRocm(index: number): GpuRuntime {
 
   const bytesOf = (v: ArrayBufferView): Uint8Array => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 
+  /** instantiates a captured graph and destroys it: the exec holds its own copy of the nodes */
+  const instantiate = (graph: bigint): GpuGraphExec => {
+    const out: [bigint | null] = [null], errNode: [bigint | null] = [null];
+    const log = new Uint8Array(GRAPH_LOG_BYTES);
+    const code = h.fn.hipGraphInstantiate(out, graph, errNode, log, log.length);
+    const destroyed = h.fn.hipGraphDestroy(graph);
+    if (code !== HIP_CONST.hipSuccess) {
+      const end = log.indexOf(0);
+      const text = new TextDecoder().decode(log.subarray(0, end < 0 ? log.length : end)).trim();
+      throw new GpuError(`captureEnd on rocm:${index}: hipGraphInstantiate(${fmtArgs([graph])}) failed: ${h.errorText(code)}` +
+        (text ? ` [log: ${text}]` : ''), code, 'hipGraphInstantiate');
+    }
+    const exec = ptrOf(out[0]);
+    if (destroyed !== HIP_CONST.hipSuccess) {
+      h.fn.hipGraphExecDestroy(exec);
+      check(destroyed, 'hipGraphDestroy', [graph]);
+    }
+    return asHandle<GpuGraphExec>(exec);
+  };
+
   const rt: GpuRuntime = {
     vendor: 'rocm',
     index,
@@ -180,7 +219,7 @@ export function openRocm(index: number): GpuRuntime {
     malloc,
     free(ptr: DevicePtr): void {
       activate();
-      hipCall(h, 'hipFree', ptr);
+      call('hipFree', ptr);
     },
     hostAlloc(bytes: number): PinnedBuffer {
       if (!Number.isInteger(bytes) || bytes < 0) throw new ShapeError(`hostAlloc(${bytes}): size must be a non-negative integer`);
@@ -190,7 +229,7 @@ export function openRocm(index: number): GpuRuntime {
       if (code === HIP_CONST.hipErrorOutOfMemory) {
         throw new OutOfMemoryError(`hipHostMalloc(${bytes}) failed: ${h.errorText(code)}`, code, 'hipHostMalloc');
       }
-      h.check(code, 'hipHostMalloc', [bytes, HIP_CONST.hipHostMallocDefault]);
+      check(code, 'hipHostMalloc', [bytes, HIP_CONST.hipHostMallocDefault]);
       const p = ptrOf(out[0]);
       const buf: PinnedBuffer = { size: bytes, bytes: new Uint8Array(koffi.view(p, Math.max(bytes, 1)), 0, bytes) };
       pinned.set(buf, p);
@@ -200,81 +239,81 @@ export function openRocm(index: number): GpuRuntime {
       const p = pinned.get(buf);
       if (p === undefined) throw new GpuError('hostFree: buffer is not live pinned memory from hostAlloc', -1, 'hostFree');
       pinned.delete(buf);
-      hipCall(h, 'hipHostFree', p);
+      call('hipHostFree', p);
     },
     copyHtoD(dst: DevicePtr, src: ArrayBufferView): void {
       if (src.byteLength === 0) return;
       activate();
-      hipCall(h, 'hipMemcpyHtoD', dst, bytesOf(src), src.byteLength);
+      call('hipMemcpyHtoD', dst, bytesOf(src), src.byteLength);
     },
     copyDtoH(dst: ArrayBufferView, src: DevicePtr): void {
       if (dst.byteLength === 0) return;
       activate();
-      hipCall(h, 'hipMemcpyDtoH', bytesOf(dst), src, dst.byteLength);
+      call('hipMemcpyDtoH', bytesOf(dst), src, dst.byteLength);
     },
     copyHtoDAsync(dst, src, srcOffset, bytes, stream): void {
       const p = pinnedPtr(src, 'copyHtoDAsync', srcOffset, bytes);
       if (bytes === 0) return;
       activate();
-      hipCall(h, 'hipMemcpyHtoDAsync', dst, p, bytes, raw(stream));
+      call('hipMemcpyHtoDAsync', dst, p, bytes, raw(stream));
     },
     copyDtoHAsync(dst, dstOffset, src, bytes, stream): void {
       const p = pinnedPtr(dst, 'copyDtoHAsync', dstOffset, bytes);
       if (bytes === 0) return;
       activate();
-      hipCall(h, 'hipMemcpyDtoHAsync', p, src, bytes, raw(stream));
+      call('hipMemcpyDtoHAsync', p, src, bytes, raw(stream));
     },
     copyDtoDAsync(dst, src, bytes, stream): void {
       if (bytes === 0) return;
       activate();
-      hipCall(h, 'hipMemcpyDtoDAsync', dst, src, bytes, raw(stream));
+      call('hipMemcpyDtoDAsync', dst, src, bytes, raw(stream));
     },
     memsetAsync(dst, byte, bytes, stream): void {
       if (bytes === 0) return;
       activate();
-      hipCall(h, 'hipMemsetD8Async', dst, byte & 0xff, bytes, raw(stream));
+      call('hipMemsetD8Async', dst, byte & 0xff, bytes, raw(stream));
     },
 
     streamCreate(): GpuStream {
       activate();
       const out: [bigint | null] = [null];
-      hipCall(h, 'hipStreamCreate', out);
+      call('hipStreamCreate', out);
       return asHandle<GpuStream>(ptrOf(out[0]));
     },
     streamDestroy(s: GpuStream): void {
       if (s === defaultStream) throw new GpuError(`streamDestroy: rocm:${index}'s default stream is owned by the runtime`, -1, 'hipStreamDestroy');
       activate();
-      hipCall(h, 'hipStreamDestroy', raw(s));
+      call('hipStreamDestroy', raw(s));
     },
-    streamSynchronize(s: GpuStream): void { activate(); hipCall(h, 'hipStreamSynchronize', raw(s)); },
-    streamWaitEvent(s: GpuStream, e: GpuEvent): void { activate(); hipCall(h, 'hipStreamWaitEvent', raw(s), raw(e), 0); },
+    streamSynchronize(s: GpuStream): void { activate(); call('hipStreamSynchronize', raw(s)); },
+    streamWaitEvent(s: GpuStream, e: GpuEvent): void { activate(); call('hipStreamWaitEvent', raw(s), raw(e), 0); },
     eventCreate(timing = false): GpuEvent {
       activate();
       const out: [bigint | null] = [null];
-      hipCall(h, 'hipEventCreateWithFlags', out, timing ? HIP_CONST.hipEventDefault : HIP_CONST.hipEventDisableTiming);
+      call('hipEventCreateWithFlags', out, timing ? HIP_CONST.hipEventDefault : HIP_CONST.hipEventDisableTiming);
       return asHandle<GpuEvent>(ptrOf(out[0]));
     },
-    eventRecord(e: GpuEvent, s: GpuStream): void { activate(); hipCall(h, 'hipEventRecord', raw(e), raw(s)); },
-    eventSynchronize(e: GpuEvent): void { hipCall(h, 'hipEventSynchronize', raw(e)); },
+    eventRecord(e: GpuEvent, s: GpuStream): void { activate(); call('hipEventRecord', raw(e), raw(s)); },
+    eventSynchronize(e: GpuEvent): void { call('hipEventSynchronize', raw(e)); },
     eventQuery(e: GpuEvent): boolean {
       const code = h.fn.hipEventQuery(raw(e));
       if (code === HIP_CONST.hipErrorNotReady) return false;
-      h.check(code, 'hipEventQuery', [raw(e)]);
+      check(code, 'hipEventQuery', [raw(e)]);
       return true;
     },
     eventElapsedMs(start: GpuEvent, end: GpuEvent): number {
       const ms: [number] = [0];
-      hipCall(h, 'hipEventElapsedTime', ms, raw(start), raw(end));
+      call('hipEventElapsedTime', ms, raw(start), raw(end));
       return ms[0];
     },
-    eventDestroy(e: GpuEvent): void { hipCall(h, 'hipEventDestroy', raw(e)); },
-    synchronize(): void { activate(); hipCall(h, 'hipDeviceSynchronize'); },
+    eventDestroy(e: GpuEvent): void { call('hipEventDestroy', raw(e)); },
+    synchronize(): void { activate(); call('hipDeviceSynchronize'); },
 
     moduleLoad(image: Uint8Array): GpuModule {
       activate();
       const out: [bigint | null] = [null];
       const code = h.fn.hipModuleLoadData(out, image);
-      h.check(code, 'hipModuleLoadData', [`<code object ${image.length} bytes>`, `arch ${info.archFull}`]);
+      check(code, 'hipModuleLoadData', [`<code object ${image.length} bytes>`, `arch ${info.archFull}`]);
       const m = ptrOf(out[0]);
       // keep the image alive as long as the module, whatever the runtime does with the pointer
       images.set(m, image);
@@ -283,12 +322,12 @@ export function openRocm(index: number): GpuRuntime {
     moduleGetFunction(m: GpuModule, name: string): GpuFunction {
       activate();
       const out: [bigint | null] = [null];
-      hipCall(h, 'hipModuleGetFunction', out, raw(m), name);
+      call('hipModuleGetFunction', out, raw(m), name);
       return asHandle<GpuFunction>(ptrOf(out[0]));
     },
     moduleUnload(m: GpuModule): void {
       activate();
-      hipCall(h, 'hipModuleUnload', raw(m));
+      call('hipModuleUnload', raw(m));
       images.delete(raw(m));
     },
     functionParams(): KernelParam[] | null { return null; },
@@ -298,9 +337,42 @@ export function openRocm(index: number): GpuRuntime {
       launchBlock.pack(args);
       const code = h.fn.hipModuleLaunchKernel(raw(f), grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes,
         raw(stream), null, launchBlock.extra);
-      h.check(code, 'hipModuleLaunchKernel', [raw(f), `grid [${grid.join(', ')}]`, `block [${block.join(', ')}]`,
+      check(code, 'hipModuleLaunchKernel', [raw(f), `grid [${grid.join(', ')}]`, `block [${block.join(', ')}]`,
         `shared ${sharedBytes}`, raw(stream), `args ${args.length} bytes`]);
     },
+
+    captureBegin(s: GpuStream): void {
+      activate();
+      // relaxed mode: an unsafe call made while we capture (a hipMalloc when the caching allocator
+      // grows, another thread's work) is not an error; global and thread-local mode would fail
+      // it and so break the capture. Calls that would wait on the capturing stream still fail.
+      call('hipStreamBeginCapture', raw(s), HIP_CONST.hipStreamCaptureModeRelaxed);
+      capture.begin(raw(s));
+    },
+    captureEnd(s: GpuStream): GpuGraphExec {
+      activate();
+      const out: [bigint | null] = [null];
+      const code = h.fn.hipStreamEndCapture(raw(s), out);
+      const cause = capture.end(raw(s));
+      const graph = ptrOf(out[0]);
+      if (code !== HIP_CONST.hipSuccess) {
+        if (graph !== 0n) h.fn.hipGraphDestroy(graph);
+        const what = `hipStreamEndCapture(${fmtArgs([raw(s)])}) failed: ${h.errorText(code)}`;
+        const msg = code === HIP_CONST.hipErrorStreamCaptureInvalidated || cause !== null
+          ? invalidatedText(`rocm:${index}`, cause, what) : `captureEnd on rocm:${index}: ${what}`;
+        throw new GpuError(msg, code, 'hipStreamEndCapture');
+      }
+      return instantiate(graph);
+    },
+    isCapturing(s: GpuStream): boolean {
+      activate();
+      const status: [number] = [HIP_CONST.hipStreamCaptureStatusNone];
+      call('hipStreamIsCapturing', raw(s), status);
+      // an invalidated capture is still in progress: only captureEnd ends it
+      return status[0] !== HIP_CONST.hipStreamCaptureStatusNone;
+    },
+    graphLaunch(g: GpuGraphExec, s: GpuStream): void { activate(); call('hipGraphLaunch', raw(g), raw(s)); },
+    graphExecDestroy(g: GpuGraphExec): void { activate(); call('hipGraphExecDestroy', raw(g)); },
 
     blas(): BlasApi {
       blas ??= createRocblasBlas({ device: index, activate, streamPtr: raw });
