@@ -55,14 +55,16 @@ const weightBytes = model.weightBytes();
 let s = 12345;
 const prompt = Array.from({ length: nPrompt }, () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s % c.vocabSize; });
 
-async function run(n: number): Promise<{ t: GenerateTimings; ids: number[] }> {
+async function run(n: number, graph: boolean): Promise<{ t: GenerateTimings; ids: number[] }> {
   const t: GenerateTimings = { prefillTokens: 0, prefillSeconds: 0, decodeTokens: 0, decodeSeconds: 0 };
   const ids: number[] = [];
-  for await (const st of generateIds(model, [prompt], { maxTokens: n, stopIds: [] }, t)) ids.push(st.ids[0]!);
+  for await (const st of generateIds(model, [prompt], { maxTokens: n, stopIds: [], graph }, t)) ids.push(st.ids[0]!);
   return { t, ids };
 }
-await run(8); // warm-up: BLAS handles and heuristics, kernel modules
-const ours = await run(nNew);
+await run(8, false); // warm-up: BLAS handles and heuristics, kernel modules
+await run(8, true);
+const ours = await run(nNew, false);
+const oursGraph = await run(nNew, true);
 // bytes read per decoded token: every weight except the embedding table (one row is read), the
 // head (read whole), and the KV cache up to the average position
 const embedBytes = c.vocabSize * c.hiddenSize * 2;
@@ -72,6 +74,8 @@ const kvBytes = 2 * c.layers * c.kvHeads * c.headDim * avgLen * 2;
 const boundTokS = (copyGBs * 1e9) / (perTokenWeights + kvBytes);
 const oursDecode = ours.t.decodeTokens / ours.t.decodeSeconds;
 const oursPrefill = ours.t.prefillTokens / ours.t.prefillSeconds;
+const graphDecode = oursGraph.t.decodeTokens / oursGraph.t.decodeSeconds;
+const graphPrefill = oursGraph.t.prefillTokens / oursGraph.t.prefillSeconds;
 model.dispose();
 dev.emptyCache();
 
@@ -93,6 +97,7 @@ const t = new Table({ head: ['', 'prefill tok/s', 'decode tok/s', 'decode / HBM 
 const row = (name: string, pre: number, dec: number) => t.push([name, pre.toFixed(0), dec.toFixed(1), `${((100 * dec) / boundTokS).toFixed(0)}%`,
   torch?.eager ? (dec / torch.eager.decodeTokensPerS).toFixed(2) : '-', torch?.eager ? (pre / torch.eager.prefillTokensPerS).toFixed(2) : '-']);
 row('rocm-tensor (eager)', oursPrefill, oursDecode);
+row('rocm-tensor (decode graph replay)', graphPrefill, graphDecode);
 if (torch?.eager) row('PyTorch eager (static cache, SDPA)', torch.eager.prefillTokensPerS, torch.eager.decodeTokensPerS);
 if (torch?.graph) row('PyTorch + CUDA graph (decode)', torch.graph.prefillTokensPerS, torch.graph.decodeTokensPerS);
 console.log(t.toString());
@@ -100,10 +105,12 @@ if (torch?.graphError) console.log(`  PyTorch CUDA graph: ${torch.graphError}`);
 if (torchError) console.log(`  PyTorch: ${torchError}`);
 if (torch?.eager) {
   const same = torch.eager.ids.every((id, i) => id === ours.ids[i]);
+  console.log(`  ours eager and graph ids ${oursGraph.ids.every((id, i) => id === ours.ids[i]) ? 'equal' : 'differ'} over ${nNew} tokens`);
   console.log(`  first 16 greedy ids ${same ? 'equal' : 'differ'} (ours ${ours.ids.slice(0, 16).join(',')}; PyTorch ${torch.eager.ids.join(',')})`);
 }
 writeFileSync(opt.json!, JSON.stringify({
   date: new Date().toISOString(), model: opt.model, device: String(dev), prompt: nPrompt, new: nNew, copyGBs, weightBytes, boundTokS,
-  loadSeconds, peakRssBytes: peakRss, ours: { prefillTokensPerS: oursPrefill, decodeTokensPerS: oursDecode, ids: ours.ids.slice(0, 16) }, torch, torchError,
+  loadSeconds, peakRssBytes: peakRss, ours: { prefillTokensPerS: oursPrefill, decodeTokensPerS: oursDecode, ids: ours.ids.slice(0, 16) },
+  oursGraph: { prefillTokensPerS: graphPrefill, decodeTokensPerS: graphDecode, ids: oursGraph.ids.slice(0, 16) }, torch, torchError,
 }, null, 2) + '\n');
 console.log(`bench:llm: wrote ${opt.json}`);
