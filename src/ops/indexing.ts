@@ -62,8 +62,8 @@ export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: b
   return x.device.isCpu ? cpu.scatter(x, ids, src, d, add) : gpu.scatter(x, ids, src, d, add);
 }
 
-export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
-  const op = 'indexAdd';
+/** the checks of indexAdd and indexSet: src is x with dim the length of the 1-d ids; returns dim */
+function sliceWriteDim(op: string, x: Tensor, ids: Tensor, src: Tensor, dim: number): number {
   sameDevice(op, x, ids, src);
   dtypeIn(op, x, ALL_DTYPES);
   sameDType(op, x, src);
@@ -75,24 +75,18 @@ export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tens
   if (src.rank !== x.rank || !src.layout.shape.every((n, i) => n === want[i])) {
     throw new ShapeError(`${op}: src ${sig(src)} must have shape ${fmtShape(want)} (x ${sig(x)} with dim ${d} the length of ids ${sig(ids)})`);
   }
+  return d;
+}
+
+export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
+  const d = sliceWriteDim('indexAdd', x, ids, src, dim);
   return x.device.isCpu ? cpu.indexAdd(x, ids, src, d) : gpu.indexAdd(x, ids, src, d);
 }
 
 /** in place: x's slices at positions ids along dim become src's (PyTorch's index_copy_) */
 export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void {
-  const op = 'indexSet';
-  sameDevice(op, x, ids, src);
-  dtypeIn(op, x, ALL_DTYPES);
-  sameDType(op, x, src);
-  checkIds(op, ids);
-  oneDim(op, ids, x);
-  const d = dimOf(op, dim, x);
-  const want = [...x.layout.shape];
-  want[d] = ids.layout.shape[0]!;
-  if (src.rank !== x.rank || !src.layout.shape.every((n, i) => n === want[i])) {
-    throw new ShapeError(`${op}: src ${sig(src)} must have shape ${fmtShape(want)} (x ${sig(x)} with dim ${d} the length of ids ${sig(ids)})`);
-  }
-  if (!x.isContiguous()) throw new ShapeError(`${op}: x ${sig(x)} must be contiguous: it is written in place`);
+  const d = sliceWriteDim('indexSet', x, ids, src, dim);
+  if (!x.isContiguous()) throw new ShapeError(`indexSet: x ${sig(x)} must be contiguous: it is written in place`);
   if (x.device.isCpu) cpu.indexSet(x, ids, src, d); else gpu.indexSet(x, ids, src, d);
 }
 

@@ -54,6 +54,8 @@ export const GPU_OPS: readonly string[] = [
   'argsort', 'sort', 'scaledDotProductAttention',
   // prefix sums (GEMMs with triangular ones on rocBLAS / cuBLAS)
   'cumsum',
+  // in-place write at ids held on the device (the indexing kernels' scatter)
+  'indexSet',
 ];
 
 // ---- finding the GPU ---------------------------------------------------------------------------

@@ -87,6 +87,23 @@ for (const add of [false, true]) {
   });
 }
 
+s.opTest('indexSet', async () => {
+  const cases = [
+    { name: 'dim 0 of [6, 5]', x: [6, 5], k: 3, dim: 0 },
+    { name: 'dim 2 of a cache [2, 3, 9, 4]', x: [2, 3, 9, 4], k: 2, dim: 2 },
+    { name: 'dim 1 of [4, 7] (duplicates: the last wins)', x: [4, 7], k: 10, dim: 1 },
+  ];
+  for (const c of cases) {
+    const src = [...c.x];
+    src[c.dim] = c.k;
+    for (const it of ID_DTYPES) {
+      // x is written in place, so it stays contiguous; ids and src take every layout
+      await checkOp('indexSet', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids([c.k], c.x[c.dim]!, it), data(src, d)],
+        ([x, i, u]) => x!.indexSet(i!, u!, c.dim), { variant: `${c.name}, ids ${it}`, fixed: [0] });
+    }
+  }
+}, 'indexSet: in place along dims, every dtype, ids dtype and layout');
+
 s.opTest('indexAdd', async () => {
   const cases = [
     { name: 'dim 0 of [6, 5]', x: [6, 5], k: 8, dim: 0 },
