@@ -37,6 +37,12 @@ export class DecodeGraph {
     this.keyIdx = Tensor.arange(0, L, 1, { dtype: 'u32', device: dev });
     this.uniforms = sampler.greedy ? null : Tensor.from(sampler.draw(maxSteps * b), { shape: [maxSteps, b, 1], device: dev });
     const window = model.config.windows.find((w) => w !== null) ?? null;
+    // an eager single-id write first: the scratch it keeps on the device is made outside the capture
+    const k0 = cache.keys[0]!;
+    const scratch = Tensor.zeros(k0.shape, { dtype: k0.dtype, device: dev });
+    const row = Tensor.zeros([b, k0.dim(1), 1, k0.dim(3)], { dtype: k0.dtype, device: dev });
+    scratch.indexSet(this.pos, row, 2);
+    scratch.dispose(); row.dispose();
     if (!sampler.greedy) {
       // an eager draw first: what sampling builds once (cumsum's triangles) is made outside the capture
       const probe = Tensor.zeros([b, model.config.vocabSize], { dtype: model.dtype, device: dev });
@@ -49,7 +55,8 @@ export class DecodeGraph {
       const pad = cache.paddingMask;
       const mask = pad ? pad.minimum(upTo) : upTo;
       const windowMask = window === null ? undefined : mask.minimum(this.keyIdx.add(window).gt(this.pos));
-      const logits = model.forward(this.tokens, cache, { lastOnly: true, at: { ids: this.pos, mask, ...(windowMask ? { windowMask } : {}) } });
+      const rope = model.rope.gather(this.pos);
+      const logits = model.forward(this.tokens, cache, { lastOnly: true, at: { ids: this.pos, mask, rope, ...(windowMask ? { windowMask } : {}) } });
       const last = logits.reshape([b, logits.dim(2)]);
       const u = this.uniforms ? this.uniforms.indexSelect(this.step, 0).reshape([b, 1]) : undefined;
       const next = sampler.sample(last, u);

@@ -26,6 +26,8 @@ export interface DevicePositions {
   readonly mask: Tensor;
   /** the mask for layers with a sliding window (also hiding keys older than the window) */
   readonly windowMask?: Tensor;
+  /** the rotary rows at ids, gathered once for every layer of the step */
+  readonly rope?: { readonly cos: Tensor; readonly sin: Tensor };
 }
 
 export class CausalSelfAttention {
@@ -43,9 +45,11 @@ export class CausalSelfAttention {
     return tidy(() => {
       const qkv = this.qkv.forward(x);
       const split = (start: number, n: number) => qkv.narrow(2, start * d, n * d).reshape([b, t, n, d]);
-      const { cos, sin } = at ? rope.gather(at.ids) : rope.at(pos, t);
-      const q = split(0, heads).ropeThd(cos, sin);
-      const k = split(heads, kvHeads).ropeThd(cos, sin);
+      const { cos, sin } = at ? at.rope ?? rope.gather(at.ids) : rope.at(pos, t);
+      // q and k sit side by side in the projection: one rotary pass covers both
+      const qk = split(0, heads + kvHeads).ropeThd(cos, sin);
+      const q = qk.narrow(2, 0, heads);
+      const k = qk.narrow(2, heads, kvHeads);
       const v = split(heads + kvHeads, kvHeads);
       let o: Tensor;
       if (at) {

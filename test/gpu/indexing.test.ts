@@ -104,6 +104,23 @@ s.opTest('indexSet', async () => {
   }
 }, 'indexSet: in place along dims, every dtype, ids dtype and layout');
 
+s.opTest('indexSet', async (dev) => {
+  // x a contiguous view at an offset inside a larger storage; one id (the ones-buffer path) and two
+  for (const idList of [[3], [0, 4]]) {
+    const big = Tensor.zeros([70]), bigGpu = Tensor.zeros([70], { device: dev });
+    const src = Tensor.from(Array.from({ length: 3 * idList.length }, (_, i) => i + 1), { shape: [3, idList.length] });
+    const cpuX = big.narrow(0, 9, 15).reshape([3, 5]), gpuX = bigGpu.narrow(0, 9, 15).reshape([3, 5]);
+    cpuX.indexSet(Tensor.from(idList, { dtype: 'u32' }), src, 1);
+    gpuX.indexSet(Tensor.from(idList, { dtype: 'u32', device: dev }), src.to(dev), 1);
+    assert.equal(await nums(bigGpu), await nums(big), `ids [${idList}]`);
+    // an out-of-range id is reported at the next readback, on the single-id path too
+    gpuX.indexSet(Tensor.from([5], { dtype: 'u32', device: dev }), Tensor.ones([3, 1], { device: dev }), 1);
+    let err: unknown = null;
+    try { await nums(bigGpu); } catch (e) { err = e; }
+    assert.ok(err instanceof Error && /indexSet/.test(err.message) && /\[0, 5\)/.test(err.message), String(err));
+  }
+}, 'indexSet: into an offset view, one id and two; bad ids reported');
+
 s.opTest('indexAdd', async () => {
   const cases = [
     { name: 'dim 0 of [6, 5]', x: [6, 5], k: 8, dim: 0 },

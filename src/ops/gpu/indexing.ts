@@ -9,6 +9,8 @@ import { DTYPE_INFO } from '../../dtype.ts';
 import { ShapeError } from '../../errors.ts';
 import { contiguousStrides, type Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
+import type { Device } from '../../device.ts';
+import { keep } from '../../scope.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { copyWidth, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import type { IdDType } from '../../runtime/kernel-sigs-indexing.ts';
@@ -131,10 +133,15 @@ function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number,
       });
       return acc.dtype === x.dtype ? acc : finish(acc, x.dtype);
     }
-    // win[t] = 1 + the last position (row-major in ids) aimed at target t; only that one writes
-    const win = Tensor.empty(acc.layout.shape, 'u32', dev);
+    // win[t] = 1 + the last position (row-major in ids) aimed at target t; only that one writes.
+    // Targets are indexed like acc's storage (its offset included). With one id there is one
+    // position: a buffer of ones already says "position 0 wins" everywhere (the marks leave
+    // it so), which spares a replayed decode step a memset of the whole cache per write.
+    const span = acc.layout.offset + acc.numel;
+    const ones = inPlace && w.ids.numel === 1 ? onesFor(dev, span) : null;
+    const win = ones ?? Tensor.empty([span], 'u32', dev);
     try {
-      dev.runtime.memsetAsync(win.storage.ptrAt(0), 0, win.numel * DTYPE_INFO.u32.size, stream);
+      if (!ones) dev.runtime.memsetAsync(win.storage.ptrAt(0), 0, win.numel * DTYPE_INFO.u32.size, stream);
       const winP = ptrOf(win);
       withDeviceErrors(dev, site(w), (err, tag) => {
         eachGeom(w.op, w.shape, operands, (g, n) => {
@@ -145,9 +152,22 @@ function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number,
       eachGeom(w.op, w.shape, operands, (g, n) => {
         dev.kernels.launch1d(FILE, name, n, stream, [accP, srcP, ids, winP, arg.bytes(g), ...tail]);
       });
-    } finally { win.dispose(); }
+    } finally { if (!ones) win.dispose(); }
     return acc;
   } catch (e) { if (!inPlace) acc.dispose(); throw e; }
+}
+
+// per device, u32 ones covering the largest in-place single-id write so far; grown outside
+// graph captures only (a capture would record the fill instead of running it)
+const onesCache = new WeakMap<Device, Tensor>();
+function onesFor(dev: Device, n: number): Tensor | null {
+  const have = onesCache.get(dev);
+  if (have && have.numel >= n) return have;
+  if (dev.isCapturing) return null;
+  have?.dispose();
+  const t = keep(Tensor.full([n], 1, { dtype: 'u32', device: dev }));
+  onesCache.set(dev, t);
+  return t;
 }
 
 /** the f32 accumulator rounded once to the half type; the accumulator is freed */
