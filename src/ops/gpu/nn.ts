@@ -128,14 +128,17 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
   } catch (e) { y.dispose(); throw e; } finally { for (const t of temps) t.dispose(); }
   return y;
 }
+/** the lowest finite value of each float dtype */
+const LOWEST: Record<string, number> = { f32: -3.4028234663852886e38, f64: -Number.MAX_VALUE, f16: -65504, bf16: -3.3895313892515355e38 };
+
 /**
  * Scaled dot-product attention from GPU ops, like PyTorch's math path (half types keep the
  * scores in their dtype). The g = hq / hkv query heads that share a kv head are stacked along
  * the query length, q as [b, hkv, g*tq, d], so each kv head is one GEMM of a batched matmul and
  * k and v are never copied per query head. Scaling q first gives it that (contiguous) layout.
- * The causal diagonal and window are a [tq, tk] comparison broadcast over the heads; a u8 mask
- * selects -Infinity, a float mask is added. Where a query can end up seeing no key, its row is
- * set to zeros afterwards (the softmax of a row of -Infinity is NaN), as the CPU reference says.
+ * The causal diagonal, the window and a u8 mask make one visibility mask; a float mask is added.
+ * Where a query can end up seeing no key, its probabilities are zeroed, so its output row is
+ * zeros as the CPU reference says (the softmax of a row of -Infinity would be NaN).
  */
 export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   const dev = q.device;
@@ -150,21 +153,29 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): 
     const qs = keep(keep(q.affine(p.scale, 0)).reshape([b, hkv, rows, d]));
     const s = keep(qs.matmul(keep(k.transpose(2, 3))));
     let scores = keep(s.reshape([b, hq, tq, tk]));
+    // the keys each query may see: one u8 mask broadcast over [b, hq, tq, tk] (null: all of them)
+    let visible: Tensor | null = null;
     if (diag !== null) {
       // f32 positions: exact below 2^24, and the diagonal may be negative
       const qi = keep(keep(Tensor.arange(0, tq, 1, { dtype: 'f32', device: dev })).unsqueeze(1));
       const kj = keep(Tensor.arange(0, tk, 1, { dtype: 'f32', device: dev }));
       const lim = keep(qi.affine(1, diag));
-      let hidden = keep(kj.gt(lim));
-      if (window !== null) hidden = keep(hidden.maximum(keep(kj.le(keep(lim.affine(1, -window))))));
-      scores = keep(Tensor.where(hidden, -Infinity, scores));
+      visible = keep(kj.le(lim));
+      if (window !== null) visible = keep(visible.minimum(keep(kj.gt(keep(lim.affine(1, -window))))));
     }
-    if (mask !== null) scores = keep(mask.dtype === 'u8' ? Tensor.where(mask, scores, -Infinity) : scores.add(mask));
-    const probs = keep(keep(scores.softmax(-1)).reshape([b, hkv, rows, tk]));
-    const o = keep(keep(probs.matmul(v)).reshape(p.outShape));
+    if (mask !== null && mask.dtype === 'u8') visible = visible ? keep(visible.minimum(mask)) : mask;
+    // hidden keys get the dtype's lowest finite score, not -Infinity: exp() of it against any
+    // real score is exactly 0, and a row with no visible key stays finite (zeroed below)
+    if (visible) scores = keep(Tensor.where(visible, scores, LOWEST[q.dtype]));
+    const additive = mask !== null && mask.dtype !== 'u8';
+    if (additive) scores = keep(scores.add(mask));
+    let probs = keep(scores.softmax(-1));
     const canEmpty = mask !== null || window !== null || (diag !== null && diag < 0);
-    if (!canEmpty) { temps.pop(); return o; }
-    // a row sees something when any score is not -Infinity (NaN counts: it must show)
+    if (visible && canEmpty) probs = keep(Tensor.where(visible, probs, 0));
+    const o = keep(keep(keep(probs.reshape([b, hkv, rows, tk])).matmul(v)).reshape(p.outShape));
+    if (!additive) { temps.pop(); return o; }
+    // an additive -Infinity can still hide a whole row: it sees something when any score is not
+    // -Infinity (NaN counts: it must show)
     const seen = keep(keep(scores.ne(-Infinity)).max(-1, true));
     return Tensor.where(seen, o, 0);
   } finally {
