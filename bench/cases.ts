@@ -7,7 +7,7 @@ export type BenchOp =
   | 'copy' | 'gemm'
   | 'add' | 'mul' | 'exp' | 'gelu' | 'cast' | 'where'
   | 'sum' | 'max' | 'softmax' | 'layerNorm' | 'rmsNorm'
-  | 'matmul' | 'tinyAdd';
+  | 'matmul' | 'linear' | 'tinyAdd';
 
 /** what the throughput column measures: bytes moved, flops, or host time per op */
 export type BenchKind = 'ceiling-memory' | 'ceiling-compute' | 'memory' | 'compute' | 'host';
@@ -18,7 +18,7 @@ export interface BenchCase {
   readonly kind: BenchKind;
   /** the main input's shape (matmul: A; gemm: [m, n, k]) */
   readonly shape: readonly number[];
-  /** matmul: B's shape */
+  /** matmul: B's shape; linear: the weight's shape [n, k] (x times its transpose) */
   readonly shapeB?: readonly number[];
   readonly dtype: DType;
   /** cast: the target dtype */
@@ -101,6 +101,13 @@ export function benchCases(quick: boolean): BenchCase[] {
     const b = 32, m = 1024;
     out.push({ id: `matmul [${b}, ${m}, ${m}] x [${b}, ${m}, ${m}] bf16`, op: 'matmul', kind: 'compute', shape: [b, m, m], shapeB: [b, m, m], dtype: 'bf16', bytes: 0, flops: 2 * b * m ** 3, sets: setsFor(2 * b * m * m * 2) });
   }
+  // decode-sized products: x [m, k] times an nn.Linear weight [n, k] transposed (the weight
+  // bytes dominate, so these are memory rows), and the norm of one token
+  for (const [m, n, k] of [[1, 14336, 4096], [1, 4096, 14336], [4, 14336, 4096], [1, 128256, 4096]] as const) {
+    const bytes = (n * k + m * k + m * n) * 2;
+    out.push({ id: `linear [${m}, ${k}] x [${n}, ${k}]^T bf16`, op: 'linear', kind: 'memory', shape: [m, k], shapeB: [n, k], dtype: 'bf16', bytes, flops: 0, sets: setsFor(bytes) });
+  }
+  out.push(mem('rmsNorm', [1, 4096], 'bf16', 4096 * 2, 3 * 4096 * 2));
   // the host cost of one tiny async op
   out.push({ id: 'tiny add [4] f32 (host time per op)', op: 'tinyAdd', kind: 'host', shape: [4], dtype: 'f32', bytes: 0, flops: 0, sets: 1 });
   return out;

@@ -131,6 +131,9 @@ def prepare(c):
     if op == "matmul":
         ins = [(rand(shape, dt, -1, 1), rand(c["shapeB"], dt, -1, 1)) for _ in range(sets)]
         return lambda i: torch.matmul(*ins[i % sets])
+    if op == "linear":
+        ins = [(rand(shape, dt, -1, 1), rand(c["shapeB"], dt, -1, 1)) for _ in range(sets)]
+        return lambda i: F.linear(*ins[i % sets])
     if op == "tinyAdd":
         a = torch.tensor([1.0, 2.0, 3.0, 4.0], device="cuda")
         b = torch.tensor([5.0, 6.0, 7.0, 8.0], device="cuda")

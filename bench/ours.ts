@@ -108,6 +108,10 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
       const ins = sets(() => [rnd(c.shape, c.dtype, -1, 1), rnd(c.shapeB!, c.dtype, -1, 1)] as const);
       return once((i) => { const [a, b] = ins[i % ins.length]!; return a.matmul(b); });
     }
+    case 'linear': {
+      const ins = sets(() => [rnd(c.shape, c.dtype, -1, 1), rnd(c.shapeB!, c.dtype, -1, 1)] as const);
+      return once((i) => { const [x, w] = ins[i % ins.length]!; return x.matmul(w.T); });
+    }
     case 'tinyAdd': {
       const a = Tensor.from([1, 2, 3, 4], { device: dev }), b = Tensor.from([5, 6, 7, 8], { device: dev });
       owned.push(a, b);

@@ -46,9 +46,11 @@ export class LaunchBlock {
 }
 
 const U32 = 0xffffffff;
+// module level, not a closure per call: this runs on every launch
+const ok = (v: number): boolean => Number.isInteger(v) && v >= 0 && v <= U32;
+
 /** grid, block and shared-memory size as the launch APIs take them: 32-bit unsigned integers */
 export function checkLaunchDims(name: string, grid: readonly number[], block: readonly number[], shared: number): void {
-  const ok = (v: number) => Number.isInteger(v) && v >= 0 && v <= U32;
   if (ok(grid[0]!) && ok(grid[1]!) && ok(grid[2]!) && ok(block[0]!) && ok(block[1]!) && ok(block[2]!) && ok(shared)) return;
   throw new ShapeError(`launch ${name}: grid [${grid.join(', ')}], block [${block.join(', ')}], shared ${shared} must be 32-bit unsigned integers`);
 }

@@ -24,6 +24,15 @@ const CASES: readonly [string, number[], number[], 'b' | 'bT' | 'aT'][] = [
   ['vector . vector [29] x [29]', [29], [29], 'b'],
   ['k = 1', [33, 1], [1, 47], 'b'],
   ['m = 1, n = 1', [1, 64], [64, 1], 'b'],
+  // one row of x against a weight's transpose goes to the GEMV kernels (gemv.hip): 16-byte
+  // loads where k and the layouts allow (the offset and narrowed layouts do not), else scalar
+  ['GEMV [1, 256] x W.T, W [300, 256]', [1, 256], [300, 256], 'bT'],
+  ['GEMV vector [256] x W.T, W [96, 256]', [256], [96, 256], 'bT'],
+  ['GEMV batched [1, 1, 264] x W.T, W [77, 264]', [1, 1, 264], [77, 264], 'bT'],
+  ['GEMV odd k [1, 37] x W.T, W [50, 37]', [1, 37], [50, 37], 'bT'],
+  ['GEMV long k [1, 14344] x W.T, W [40, 14344]', [1, 14344], [40, 14344], 'bT'],
+  ['GEMV n = 1 [1, 64] x W.T, W [1, 64]', [1, 64], [1, 64], 'bT'],
+  ['2 rows (BLAS) [2, 64] x W.T, W [33, 64]', [2, 64], [33, 64], 'bT'],
 ];
 
 s.opTest('matmul', async () => {
