@@ -289,7 +289,7 @@ class CudaRuntime implements GpuRuntime {
   streamCreate(): GpuStream {
     this.enter();
     this.out[0] = 0n;
-    this.call('cuStreamCreate', this.out, process.env['RT_NONBLOCK'] ? 1 : CUDA_CONST.CU_STREAM_DEFAULT);
+    this.call('cuStreamCreate', this.out, CUDA_CONST.CU_STREAM_DEFAULT);
     return handle<GpuStream>(new CuStream(this.out[0]!, this, 'stream'));
   }
 
