@@ -1,4 +1,5 @@
-// scaledDotProductAttention on the GPU (batched matmuls on rocBLAS / cuBLAS, the softmax kernel,
+// scaledDotProductAttention on the GPU (the fused kernel for short queries; batched matmuls on
+// rocBLAS / cuBLAS, the softmax kernel,
 // a causal mask through where) against the CPU reference: causal and not, grouped-query heads
 // (hq = 4 * hkv), tq != tk both ways, d != dv, an explicit scale, single-token decoding, in
 // every float dtype and every layout; then the empty cases.
@@ -81,6 +82,51 @@ s.opTest('scaledDotProductAttention', async () => {
       { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
   }
 }, 'scaledDotProductAttention: bottom-right causal, windows, u8 and additive masks, rows with no key');
+
+// The fused kernel (attention.hip) takes tq <= 16 and head dims <= 256 in f32/f16/bf16: head dims
+// of Llama, Mistral, Qwen, Phi and Gemma; keys split across blocks (tk past 64 per split) and
+// merged; chunk edges (256 keys); GQA and MQA with several row tiles; masks and windows on split
+// keys. f64 and d 320 take the composed path, checked alike.
+const KERNEL_CASES: readonly MaskCase[] = [
+  ...[64, 80, 96, 128, 256].map((d) => ({ name: `decode d ${d}, 32/8 heads, tk 300`, q: [1, 32, 1, d], k: [1, 8, 300, d], v: [1, 8, 300, d], causal: 'bottom-right' as const })),
+  { name: 'tq 16 d 128 bottom-right, tk 1000 (splits)', q: [1, 8, 16, 128], k: [1, 2, 1000, 128], v: [1, 2, 1000, 128], causal: 'bottom-right' },
+  { name: 'tq 16 top-left, tk 513', q: [2, 4, 16, 64], k: [2, 4, 513, 64], v: [2, 4, 513, 64], causal: 'top-left' },
+  { name: 'decode 32/8 heads tk 4100, no causal', q: [1, 32, 1, 128], k: [1, 8, 4100, 128], v: [1, 8, 4100, 128] },
+  { name: 'MQA 16/1 heads tq 4 (8 row tiles), tk 257', q: [2, 16, 4, 64], k: [2, 1, 257, 64], v: [2, 1, 257, 64], causal: 'bottom-right' },
+  { name: 'tk 1, tq 3 bottom-right', q: [1, 2, 3, 16], k: [1, 2, 1, 16], v: [1, 2, 1, 16], causal: 'bottom-right' },
+  { name: 'window 100 bottom-right, tk 700 (splits)', q: [1, 8, 2, 128], k: [1, 4, 700, 128], v: [1, 4, 700, 128], causal: 'bottom-right', window: 100 },
+  { name: 'u8 key mask [b, 1, 1, tk], tk 600', q: [2, 8, 1, 64], k: [2, 2, 600, 64], v: [2, 2, 600, 64], mask: { shape: [2, 1, 1, 600], kind: 'u8' } },
+  { name: 'additive mask [b, 1, tq, tk] + window, tk 333', q: [1, 4, 5, 96], k: [1, 2, 333, 96], v: [1, 2, 333, 96], causal: 'bottom-right', window: 50, mask: { shape: [1, 1, 5, 333], kind: 'add' } },
+  { name: 'd 320 (composed path)', q: [1, 2, 1, 320], k: [1, 2, 40, 320], v: [1, 2, 40, 320] },
+  { name: 'dv 80 != d 128', q: [1, 4, 2, 128], k: [1, 2, 90, 128], v: [1, 2, 90, 80], causal: 'bottom-right' },
+];
+
+s.opTest('scaledDotProductAttention', async () => {
+  for (const c of KERNEL_CASES) {
+    await checkOp('scaledDotProductAttention', FLOAT_DTYPES, ['contiguous', 'transposed'],
+      (d: DType) => [randT(c.q, d), randT(c.k, d), randT(c.v, d), ...(c.mask ? [maskFor(c.mask, d)] : [])],
+      ([q, k, v, mask]) => sdpa(q!, k!, v!, {
+        ...(c.causal === undefined ? {} : { causal: c.causal }),
+        ...(c.window === undefined ? {} : { window: c.window }),
+        ...(mask ? { mask } : {}),
+      }),
+      { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
+  }
+}, 'scaledDotProductAttention: fused kernel head dims, splits, chunk edges, GQA/MQA tiles, masks on splits');
+
+s.opTest('scaledDotProductAttention', async () => {
+  // K/V read in place from strided views: narrowed out of a preallocated cache [b, hkv, maxLen, d],
+  // and the [b, t, h, d] layout (rope's thd form) transposed to [b, h, t, d]; q likewise
+  const b = 2, hq = 8, hkv = 2, d = 64, maxLen = 96, tk = 70, tq = 3;
+  await checkOp('scaledDotProductAttention', ['f32', 'f16', 'bf16'], ['contiguous'],
+    (dt: DType) => [randT([b, tq, hq, d], dt), randT([b, hkv, maxLen, d], dt), randT([b, hkv, maxLen, d], dt)],
+    ([q, kc, vc]) => sdpa(q!.transpose(1, 2), kc!.narrow(2, 0, tk), vc!.narrow(2, 0, tk), { causal: 'bottom-right' }),
+    { variant: 'cache views narrowed to tk, q in thd layout', tol: { f16: 1e-2, bf16: 2e-2 } });
+  await checkOp('scaledDotProductAttention', ['f32', 'bf16'], ['contiguous'],
+    (dt: DType) => [randT([b, hq, 1, d], dt), randT([b, maxLen, hkv, d], dt), randT([b, maxLen, hkv, d], dt)],
+    ([q, k, v]) => sdpa(q!, k!.transpose(1, 2).narrow(2, 5, tk), v!.transpose(1, 2).narrow(2, 5, tk)),
+    { variant: 'K/V in [b, t, h, d] transposed and offset', tol: { bf16: 2e-2 } });
+}, 'scaledDotProductAttention: strided K/V cache views read in place');
 
 s.opTest('scaledDotProductAttention', async () => {
   // integer inputs are rejected alike

@@ -9,6 +9,7 @@ import type { AttentionParams } from '../nn.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
 import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
+import { attentionKernel, attentionKernelApplies } from './attention.ts';
 
 // ---- softmax, layerNorm, rmsNorm, rope: hip-src/softmax.hip, norm.hip, rope.hip ------------
 // The kernels take contiguous rows; other layouts are copied first (the copy is disposed once
@@ -141,6 +142,13 @@ const LOWEST: Record<string, number> = { f32: -3.4028234663852886e38, f64: -Numb
  * zeros as the CPU reference says (the softmax of a row of -Infinity would be NaN).
  */
 export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
+  if (p.outShape.some((n) => n === 0)) return Tensor.empty(p.outShape, q.dtype, q.device);
+  if (attentionKernelApplies(q, k, v) && k.layout.shape[2]! > 0) return attentionKernel(q, k, v, p);
+  return composedAttention(q, k, v, p);
+}
+
+/** batched GEMMs around the softmax kernel: long queries, f64, head dims past the kernel's */
+function composedAttention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   const dev = q.device;
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k.layout.shape as [number, number, number];

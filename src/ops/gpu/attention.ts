@@ -1,0 +1,80 @@
+// Fused attention for short queries on the GPU (hip-src/attention.hip): one kernel over the
+// keys, split across blocks and merged by a second small kernel when one (batch, kv head) alone
+// would leave the device idle. No score matrix in global memory and no copy of strided K/V
+// views (a KV cache narrowed to its filled length reads in place). Where it does not apply the
+// caller keeps the composed path (batched GEMMs and the softmax kernel).
+import { Tensor } from '../../tensor.ts';
+import type { AttentionParams } from '../nn.ts';
+import { arg } from '../../runtime/kernels.ts';
+import { contiguous } from '../copy.ts';
+import { base, offsetOf } from './reduce.ts';
+
+/** queries per head up to this many take the kernel (decode and short chunks) */
+export const ATTN_MAX_TQ = 16;
+/** the kernel's row tile, key chunk and largest head dim (ATT_RT, ATT_CH, ATT_DMAX) */
+const ATT_RT = 8, ATT_CH = 256, ATT_DMAX = 256;
+/** fewest keys a split is given: below this the merge costs more than the parallelism gains */
+const MIN_KEYS_PER_SPLIT = 64;
+const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
+
+/** whether attentionKernel takes these operands */
+export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
+  const [, , tq, d] = q.layout.shape as [number, number, number, number];
+  const dv = v.layout.shape[3]!;
+  return DTYPES.has(q.dtype) && tq <= ATTN_MAX_TQ && d >= 1 && d <= ATT_DMAX && dv >= 1 && dv <= ATT_DMAX;
+}
+
+/** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
+function unitLast(t: Tensor, temps: Tensor[]): Tensor {
+  if (t.layout.strides[3] === 1 || t.layout.shape[3] === 1) return t;
+  const c = contiguous(t);
+  temps.push(c);
+  return c;
+}
+
+export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
+  const dev = q0.device;
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k0.layout.shape as [number, number, number];
+  const dv = v0.layout.shape[3]!;
+  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  const temps: Tensor[] = [];
+  try {
+    const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
+    const rows = b * hq * tq;
+    const tiles = Math.ceil((hq / hkv) * tq / ATT_RT);
+    const { multiprocessors } = dev.runtime.info;
+    const want = Math.ceil((2 * multiprocessors) / (b * hkv * tiles));
+    const splits = Math.max(1, Math.min(want, Math.ceil(tk / MIN_KEYS_PER_SPLIT)));
+    const perSplit = Math.ceil(tk / splits);
+    const used = Math.ceil(tk / perSplit);
+    let ws: Tensor | null = null, wsml: Tensor | null = null;
+    if (used > 1) {
+      ws = Tensor.empty([rows * used * dv], 'f32', dev); temps.push(ws);
+      wsml = Tensor.empty([rows * used * 2], 'f32', dev); temps.push(wsml);
+    }
+    const mask = p.mask ? p.mask.broadcastAs([b, hq, tq, tk]) : null;
+    if (mask) temps.push(mask);
+    const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
+    const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
+    const i64 = arg.i64;
+    dev.kernels.launch('attention.hip', `attn_decode_${q.dtype}`, [b * hkv, used, tiles], [ATT_CH, 1, 1], 0, dev.stream, [
+      base(out), ws ? base(ws) : base(out), wsml ? base(wsml) : base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
+      offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
+      arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d), arg.u32(dv),
+      i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
+      i64(ms[0]!), i64(ms[1]!), i64(ms[2]!), i64(ms[3]!),
+      arg.u32(mask ? (mask.dtype === 'u8' ? 1 : 2) : 0), arg.u32(p.diag === null ? 0 : 1), i64(p.diag ?? 0), i64(p.window ?? 0),
+      arg.f32(p.scale), arg.u32(used), arg.u32(perSplit)]);
+    if (ws && wsml) {
+      dev.kernels.launch1d('attention.hip', `attn_merge_${q.dtype}`, rows * dv, dev.stream, [
+        base(out), base(ws), base(wsml), offsetOf(out), arg.u32(rows), arg.u32(used), arg.u32(dv)]);
+    }
+  } catch (e) {
+    out.dispose();
+    throw e;
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+  return out;
+}
