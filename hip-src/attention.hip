@@ -29,6 +29,10 @@
 #define ATT_RT 8
 #define ATT_CH 256
 #define ATT_DMAX 256
+// loads in flight per thread before any is used: 16-byte key vectors, values of v (4 key
+// vectors spilled scalar registers on gfx9 and gfx90a f16)
+#define ATT_KLOADS 3
+#define ATT_VLOADS 4
 
 // Loads to f32 without divergent branches (compat.h's f16_to_f32 branches on the exponent; on
 // wave64 each branch of the unrolled loops below saves an exec mask in scalar registers, which
@@ -46,7 +50,24 @@ RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, u32 nr, 
   typedef Vec16<T> V;
   constexpr u32 VN = V::N;
   if (vec) {
-    for (u32 e = 0; e < d; e += VN) {
+    // ATT_KLOADS 16-byte loads in flight before any is used: one key row per thread, so without
+    // this each load's latency would be paid in turn
+    u32 e = 0;
+    for (; e + ATT_KLOADS * VN <= d; e += ATT_KLOADS * VN) {
+      V kv[ATT_KLOADS];
+#pragma unroll
+      for (u32 w = 0; w < ATT_KLOADS; w++) kv[w] = *(const V*)(kr + e + w * VN);
+#pragma unroll
+      for (u32 w = 0; w < ATT_KLOADS; w++) {
+#pragma unroll
+        for (u32 u = 0; u < VN; u++) {
+          const float kx = att_load(kv[w].v[u]);
+#pragma unroll
+          for (u32 r = 0; r < ATT_RT; r++) if (r < nr) s[r] += qs[r][e + w * VN + u] * kx;
+        }
+      }
+    }
+    for (; e < d; e += VN) {
       const V kv = *(const V*)(kr + e);
 #pragma unroll
       for (u32 u = 0; u < VN; u++) {
@@ -108,11 +129,23 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
   float acc[ATT_RT];
 #pragma unroll
   for (u32 r = 0; r < ATT_RT; r++) acc[r] = 0.f;
-  const T* kb = k + (i64)bi * ksb + (i64)kh * ksh;
-  const T* vb = v + (i64)bi * vsb + (i64)kh * vsh;
+  // the key and value rows' base and stride go through shared memory: read back from there
+  // they live in vector registers, which the loop has to spare, where the scalar registers
+  // holding every argument spilled on gfx9 (wave64)
+  __shared__ const T* sbase[2];
+  __shared__ i64 sstride[2];
+  __shared__ u32 svec;
   constexpr u32 VN = Vec16<T>::N;
-  const bool vec = aligned16(k) && d % VN == 0 && ksb % VN == 0 && ksh % VN == 0 && kst % VN == 0;
+  if (tid == 0) {
+    svec = aligned16(k) && d % VN == 0 && ksb % VN == 0 && ksh % VN == 0 && kst % VN == 0;
+    sbase[0] = k + (i64)bi * ksb + (i64)kh * ksh; sbase[1] = v + (i64)bi * vsb + (i64)kh * vsh;
+    sstride[0] = kst; sstride[1] = vst;
+  }
   __syncthreads();
+  const T* kb = sbase[0];
+  const T* vb = sbase[1];
+  const i64 kstride = sstride[0], vstride = sstride[1];
+  const bool vec = svec != 0;
 
   u32 cur = 0;
   for (u32 j0 = js; j0 < je; j0 += ATT_CH, cur ^= 1u) {
@@ -122,7 +155,7 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
       float s[ATT_RT];
 #pragma unroll
       for (u32 r = 0; r < ATT_RT; r++) s[r] = 0.f;
-      if (tid < nj) att_dot(kb + (i64)j * kst, qs, d, nr, vec, s);
+      if (tid < nj) att_dot(kb + (i64)j * kstride, qs, d, nr, vec, s);
       // branch-free per lane (only uniform branches): on wave64 every divergent branch of these
       // unrolled rows saved an exec mask in scalar registers, which spilled them on gfx9. Lanes
       // past the chunk read the last key's mask entry and discard it.
@@ -160,8 +193,20 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
     if (active) {
 #pragma unroll
       for (u32 r = 0; r < ATT_RT; r++) acc[r] *= fac[r];
-      for (u32 x = part; x < nj; x += parts) {
-        const float vx = att_load(vb[(i64)(j0 + x) * vst + c]);
+      // ATT_VLOADS values of v in flight per thread before any is used (see att_dot)
+      u32 x = part;
+      for (; x + (ATT_VLOADS - 1) * parts < nj; x += ATT_VLOADS * parts) {
+        float vx[ATT_VLOADS];
+#pragma unroll
+        for (u32 w = 0; w < ATT_VLOADS; w++) vx[w] = att_load(vb[(i64)(j0 + x + w * parts) * vstride + c]);
+#pragma unroll
+        for (u32 w = 0; w < ATT_VLOADS; w++) {
+#pragma unroll
+          for (u32 r = 0; r < ATT_RT; r++) acc[r] += sc[r][x + w * parts] * vx[w];
+        }
+      }
+      for (; x < nj; x += parts) {
+        const float vx = att_load(vb[(i64)(j0 + x) * vstride + c]);
 #pragma unroll
         for (u32 r = 0; r < ATT_RT; r++) acc[r] += sc[r][x] * vx;
       }
