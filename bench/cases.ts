@@ -2,12 +2,34 @@
 // JSON) to bench/compare-torch.py, so both sides run the same ops, shapes, dtypes, rotation
 // and iteration rules.
 import { DTYPE_INFO, type DType } from '../src/index.ts';
+import { opCases } from './cases-ops.ts';
 
 export type BenchOp =
   | 'copy' | 'gemm'
   | 'add' | 'mul' | 'exp' | 'gelu' | 'cast' | 'where'
   | 'sum' | 'max' | 'softmax' | 'layerNorm' | 'rmsNorm'
-  | 'matmul' | 'linear' | 'tinyAdd';
+  | 'matmul' | 'linear' | 'tinyAdd'
+  | 'conv2d' | 'convTranspose2d' | 'maxPool2d' | 'avgPool2d' | 'upsampleNearest2d' | 'upsampleBilinear2d'
+  | 'indexSelect' | 'gather' | 'scatterAdd' | 'indexAdd' | 'embedding' | 'sort' | 'argsort'
+  | 'cat' | 'contiguousT' | 'batchNorm' | 'rope' | 'cumsum' | 'attention';
+
+/** op arguments beyond the shapes, read the same way by ours.ts and compare-torch.py */
+export interface CaseParams {
+  readonly kernel?: number;
+  readonly stride?: number;
+  readonly padding?: number;
+  /** reductions, indexing, cat, cumsum: the dim the op works along */
+  readonly dim?: number;
+  /** upsampling: the output's [h, w] */
+  readonly size?: readonly number[];
+  readonly causal?: boolean;
+  /** matmul: an operand made [k, m] (or [n, k]) and passed transposed, a strided view */
+  readonly transA?: boolean;
+  readonly transB?: boolean;
+  /** indexing: the ids' shape (i64 on both sides, as torch requires) and their exclusive bound */
+  readonly ids?: readonly number[];
+  readonly idsBelow?: number;
+}
 
 /** what the throughput column measures: bytes moved, flops, or host time per op */
 export type BenchKind = 'ceiling-memory' | 'ceiling-compute' | 'memory' | 'compute' | 'host';
@@ -29,6 +51,9 @@ export interface BenchCase {
   readonly flops: number;
   /** input sets the timed loop rotates through, so inputs come from memory, not from cache */
   readonly sets: number;
+  readonly params?: CaseParams;
+  /** the table's op column where the op's name alone would be ambiguous */
+  readonly label?: string;
 }
 
 export interface TimingRules {
@@ -54,7 +79,7 @@ const prod = (s: readonly number[]) => s.reduce((a, b) => a * b, 1);
 const size = (d: DType) => DTYPE_INFO[d].size;
 const fmt = (s: readonly number[]) => `[${s.join(', ')}]`;
 
-function mem(op: BenchOp, shape: number[], dtype: DType, inputBytes: number, bytes: number, extra: Partial<BenchCase> = {}): BenchCase {
+export function mem(op: BenchOp, shape: number[], dtype: DType, inputBytes: number, bytes: number, extra: Partial<BenchCase> = {}): BenchCase {
   const id = `${op}${extra.to ? `->${extra.to}` : ''} ${fmt(shape)} ${dtype}`;
   return { id, op, kind: 'memory', shape, dtype, bytes, flops: 0, sets: setsFor(inputBytes), ...extra };
 }
@@ -108,6 +133,8 @@ export function benchCases(quick: boolean): BenchCase[] {
     out.push({ id: `linear [${m}, ${k}] x [${n}, ${k}]^T bf16`, op: 'linear', kind: 'memory', shape: [m, k], shapeB: [n, k], dtype: 'bf16', bytes, flops: 0, sets: setsFor(bytes) });
   }
   out.push(mem('rmsNorm', [1, 4096], 'bf16', 4096 * 2, 3 * 4096 * 2));
+  // every other op family (issue 13), each beside PyTorch
+  out.push(...opCases());
   // the host cost of one tiny async op
   out.push({ id: 'tiny add [4] f32 (host time per op)', op: 'tinyAdd', kind: 'host', shape: [4], dtype: 'f32', bytes: 0, flops: 0, sets: 1 });
   return out;

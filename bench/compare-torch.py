@@ -27,8 +27,12 @@ def fail(msg):
 try:
     import torch
     import torch.nn.functional as F
+    from torch_ops import prepare_op
 except Exception as e:  # noqa: BLE001 - any import failure means no comparison
     fail(f"cannot import torch: {e}")
+
+# where inputs are made: the GPU; a CPU check of the argument conventions may set "cpu"
+DEVICE = "cuda"
 
 DTYPES = {
     "f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
@@ -39,8 +43,8 @@ DTYPES = {
 def rand(shape, dtype, lo=-2.0, hi=2.0):
     t = DTYPES[dtype]
     if dtype == "u8":
-        return torch.randint(0, 2, tuple(shape), device="cuda", dtype=torch.uint8)
-    return (torch.rand(tuple(shape), device="cuda", dtype=torch.float32) * (hi - lo) + lo).to(t)
+        return torch.randint(0, 2, tuple(shape), device=DEVICE, dtype=torch.uint8)
+    return (torch.rand(tuple(shape), device=DEVICE, dtype=torch.float32) * (hi - lo) + lo).to(t)
 
 
 def event_times(iters, first, run):
@@ -88,6 +92,9 @@ def time_host(rules, run):
 def prepare(c):
     """returns run(i) for one case; inputs rotate through c['sets'] sets like run.ts does"""
     op, shape, dt, sets = c["op"], c["shape"], c["dtype"], c["sets"]
+    family = prepare_op(c, rand, DEVICE)
+    if family is not None:
+        return family
     if op == "copy":
         a = torch.empty(shape[0], dtype=torch.uint8, device="cuda").random_(0, 256)
         b = torch.empty_like(a)
@@ -116,11 +123,12 @@ def prepare(c):
         return lambda i: torch.where(*ins[i % sets])
     if op in ("sum", "max", "softmax"):
         ins = [rand(shape, dt) for _ in range(sets)]
+        dim = (c.get("params") or {}).get("dim", -1)
         if op == "sum":
-            return lambda i: ins[i % sets].sum(-1)
+            return lambda i: ins[i % sets].sum(dim)
         if op == "max":
-            return lambda i: ins[i % sets].amax(-1)
-        return lambda i: torch.softmax(ins[i % sets], -1)
+            return lambda i: ins[i % sets].amax(dim)
+        return lambda i: torch.softmax(ins[i % sets], dim)
     if op in ("layerNorm", "rmsNorm"):
         h = shape[-1]
         w, b = rand([h], dt, 0.5, 1.5), rand([h], dt)
@@ -129,8 +137,12 @@ def prepare(c):
             return lambda i: F.layer_norm(ins[i % sets], (h,), w, b, 1e-5)
         return lambda i: F.rms_norm(ins[i % sets], (h,), w, 1e-6)
     if op == "matmul":
-        ins = [(rand(shape, dt, -1, 1), rand(c["shapeB"], dt, -1, 1)) for _ in range(sets)]
-        return lambda i: torch.matmul(*ins[i % sets])
+        # a transposed operand is stored the other way round and passed as a view (.mT), as ours
+        p = c.get("params") or {}
+        ta, tb = p.get("transA", False), p.get("transB", False)
+        a_shape, b_shape = (shape[::-1] if ta else shape), (c["shapeB"][::-1] if tb else c["shapeB"])
+        ins = [(rand(a_shape, dt, -1, 1), rand(b_shape, dt, -1, 1)) for _ in range(sets)]
+        return lambda i: torch.matmul(ins[i % sets][0].mT if ta else ins[i % sets][0], ins[i % sets][1].mT if tb else ins[i % sets][1])
     if op == "linear":
         ins = [(rand(shape, dt, -1, 1), rand(c["shapeB"], dt, -1, 1)) for _ in range(sets)]
         return lambda i: F.linear(*ins[i % sets])

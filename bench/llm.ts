@@ -17,6 +17,7 @@ import { generateIds, type GenerateTimings } from '../src/models/generate.ts';
 import { benchCases, timingRules } from './cases.ts';
 import { prepare } from './ours.ts';
 import { timeGpu } from './timing.ts';
+import { tableStyle } from '../src/colour.ts';
 
 const { values: opt } = parseArgs({
   options: {
@@ -93,7 +94,7 @@ const gb = weightBytes / 1e9;
 console.log(`\nbench:llm ${opt.model} on ${dev} "${dev.runtime.info.name}": ${c.layers} layers, hidden ${c.hiddenSize}, ${(weightBytes / 2 / 1e9).toFixed(2)}B parameters (bf16), prompt ${nPrompt}, ${nNew} new tokens`);
 console.log(`  copy ceiling ${copyGBs.toFixed(0)} GB/s; bytes per decoded token ${((perTokenWeights + kvBytes) / 1e9).toFixed(3)} GB; HBM bound ${boundTokS.toFixed(1)} tokens/s`);
 console.log(`  load: ${loadSeconds.toFixed(2)} s (${(gb / loadSeconds).toFixed(2)} GB/s), peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB${torch ? `; PyTorch load ${torch.loadSeconds.toFixed(2)} s` : ''}`);
-const t = new Table({ head: ['', 'prefill tok/s', 'decode tok/s', 'decode / HBM bound', 'decode / PyTorch eager', 'prefill / PyTorch eager'] });
+const t = new Table({ style: tableStyle(), head: ['', 'prefill tok/s', 'decode tok/s', 'decode / HBM bound', 'decode / PyTorch eager', 'prefill / PyTorch eager'] });
 const row = (name: string, pre: number, dec: number) => t.push([name, pre.toFixed(0), dec.toFixed(1), `${((100 * dec) / boundTokS).toFixed(0)}%`,
   torch?.eager ? (dec / torch.eager.decodeTokensPerS).toFixed(2) : '-', torch?.eager ? (pre / torch.eager.prefillTokensPerS).toFixed(2) : '-']);
 row('rocm-tensor (eager)', oursPrefill, oursDecode);

@@ -5,6 +5,7 @@ import { Tensor, DTYPE_INFO, type Device, type DType } from '../src/index.ts';
 import { fromNumbers } from '../src/dtype.ts';
 import type { DevicePtr } from '../src/runtime/gpu.ts';
 import type { BenchCase } from './cases.ts';
+import { prepareOp } from './ours-ops.ts';
 
 export interface Prepared {
   run(i: number): void;
@@ -53,6 +54,9 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
   const sets = <T>(make: () => T): T[] => Array.from({ length: c.sets }, make);
   const done = { dispose: () => { for (const t of owned) t.dispose(); owned.length = 0; } };
   const once = (f: (i: number) => Tensor) => ({ ...done, run: (i: number) => f(i).dispose() });
+  const keep = (t: Tensor) => { owned.push(t); return t; };
+  const family = prepareOp(c, { rnd, sets, once, keep });
+  if (family) return family;
 
   switch (c.op) {
     case 'copy': {
@@ -96,7 +100,8 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
     }
     case 'sum': case 'max': case 'softmax': {
       const ins = sets(() => rnd(c.shape));
-      return once((i) => { const x = ins[i % ins.length]!; return c.op === 'sum' ? x.sum(-1) : c.op === 'max' ? x.max(-1) : x.softmax(-1); });
+      const dim = c.params?.dim ?? -1;
+      return once((i) => { const x = ins[i % ins.length]!; return c.op === 'sum' ? x.sum(dim) : c.op === 'max' ? x.max(dim) : x.softmax(dim); });
     }
     case 'layerNorm': case 'rmsNorm': {
       const h = c.shape[c.shape.length - 1]!;
@@ -105,8 +110,11 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
       return once((i) => { const x = ins[i % ins.length]!; return c.op === 'layerNorm' ? x.layerNorm(w, b, 1e-5) : x.rmsNorm(w, 1e-6); });
     }
     case 'matmul': {
-      const ins = sets(() => [rnd(c.shape, c.dtype, -1, 1), rnd(c.shapeB!, c.dtype, -1, 1)] as const);
-      return once((i) => { const [a, b] = ins[i % ins.length]!; return a.matmul(b); });
+      // a transposed operand is stored the other way round and passed as a view (.T)
+      const tA = c.params?.transA ?? false, tB = c.params?.transB ?? false;
+      const rev = (s: readonly number[], t: boolean) => (t ? [...s].reverse() : s);
+      const ins = sets(() => [rnd(rev(c.shape, tA), c.dtype, -1, 1), rnd(rev(c.shapeB!, tB), c.dtype, -1, 1)] as const);
+      return once((i) => { const [a, b] = ins[i % ins.length]!; return (tA ? a.T : a).matmul(tB ? b.T : b); });
     }
     case 'linear': {
       const ins = sets(() => [rnd(c.shape, c.dtype, -1, 1), rnd(c.shapeB!, c.dtype, -1, 1)] as const);
@@ -118,4 +126,5 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
       return once(() => a.add(b));
     }
   }
+  throw new Error(`bench: no preparation for op ${c.op}`);
 }

@@ -1,4 +1,4 @@
-// npm run bench -- [--quick] [--filter REGEX] [--json PATH] [--torch] [--python CMD]
+// npm run bench -- [--quick] [--filter REGEX] [--list] [--json PATH] [--torch] [--python CMD]
 //
 // Times every case of bench/cases.ts on the best GPU with device events (warm-up, median of
 // many runs, inputs rotated through more memory than the last-level cache holds), measures the
@@ -21,11 +21,13 @@ const { values: opt } = parseArgs({
     json: { type: 'string', default: 'bench-results.json' },
     torch: { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
+    list: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (opt.help) {
-  console.log('usage: npm run bench -- [--quick] [--filter REGEX] [--json PATH (default bench-results.json)] [--torch] [--python CMD]');
+  console.log('usage: npm run bench -- [--quick] [--filter REGEX] [--list] [--json PATH (default bench-results.json)] [--torch] [--python CMD]');
+  console.log('  --list   print the ids of the cases that would run (after --filter and --quick) and exit; needs no GPU');
   process.exit(0);
 }
 
@@ -33,6 +35,10 @@ const rules = timingRules(opt.quick!);
 const filter = opt.filter ? new RegExp(opt.filter, 'i') : null;
 // the ceilings are always measured: every row's percentage needs them
 const cases = benchCases(opt.quick!).filter((c) => c.kind.startsWith('ceiling') || !filter || filter.test(c.id));
+if (opt.list) {
+  for (const c of cases) console.log(c.id);
+  process.exit(0);
+}
 
 const dev = Device.bestGpu();
 if (!dev) {
@@ -43,7 +49,7 @@ const info = dev.runtime.info;
 console.log(`bench: ${dev} "${info.name}" (${info.archFull}), runtime ${info.runtimeVersion}, driver ${info.driverVersion}; ${cases.length} cases${opt.quick ? ', --quick' : ''}`);
 
 function measure(c: BenchCase): Row {
-  const base = { id: c.id, op: c.op, kind: c.kind, shape: [...c.shape], shapeB: c.shapeB ? [...c.shapeB] : null, dtype: c.dtype, to: c.to ?? null, bytes: c.bytes, flops: c.flops, sets: c.sets };
+  const base = { id: c.id, op: c.op, label: c.label ?? null, kind: c.kind, shape: [...c.shape], shapeB: c.shapeB ? [...c.shapeB] : null, dtype: c.dtype, to: c.to ?? null, bytes: c.bytes, flops: c.flops, sets: c.sets };
   let prepared: ReturnType<typeof prepare> | null = null;
   try {
     prepared = prepare(dev!, c);

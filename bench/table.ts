@@ -7,6 +7,8 @@ import type { TorchReport } from './torch.ts';
 export interface Row {
   readonly id: string;
   readonly op: string;
+  /** the op column's text where the op's name alone would be ambiguous */
+  readonly label: string | null;
   readonly kind: BenchKind;
   readonly shape: number[];
   /** matmul: the right operand's shape */
@@ -50,13 +52,14 @@ function ceilingShare(r: Row, c: Ceilings): string {
   if (r.kind.startsWith('ceiling')) return 'ceiling';
   const t = throughput(r).value;
   if (t === null) return '';
-  // f16 and bf16 matmul share the tensor-core rate; f32 is held to the f32 GEMM
+  // f16 and bf16 matmul (and convolution, attention) share the tensor-core rate; f32 is held to the f32 GEMM
   const ref = r.flops ? c.gemmTFs[r.dtype] ?? null : c.copyGBs;
   return ref ? `${((100 * t) / ref).toFixed(0)}%` : '';
 }
 
 function opLabel(r: Row): string {
   if (r.kind.startsWith('ceiling') || r.kind === 'host') return r.id;
+  if (r.label) return r.label;
   return r.to ? `${r.op} -> ${r.to}` : r.op;
 }
 

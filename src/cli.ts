@@ -7,6 +7,8 @@ import cliProgress from 'cli-progress';
 import { Device } from './device.ts';
 import { deviceReport } from './report.ts';
 import { runSelftest, type Row } from './selftest.ts';
+import { formatSelftest } from './selftest-report.ts';
+import { tableStyle, useColour } from './colour.ts';
 import { runTinyCnn } from './model.ts';
 import { generateCommand, type GenerateCliOptions } from './cli-generate.ts';
 
@@ -21,7 +23,7 @@ function printInfo(): void {
   console.log(`  ROCm devices: ${r.rocm.count}${r.rocm.error ? ` (${r.rocm.error})` : ''}`);
   console.log(`  CUDA devices: ${r.cuda.count}${r.cuda.error ? ` (${r.cuda.error})` : ''}`);
   if (r.devices.length) {
-    const t = new Table({ head: ['device', 'name', 'arch', 'memory GiB', 'CUs/SMs', 'wave', 'runtime', 'driver'] });
+    const t = new Table({ head: ['device', 'name', 'arch', 'memory GiB', 'CUs/SMs', 'wave', 'runtime', 'driver'], style: tableStyle() });
     for (const d of r.devices) t.push([d.id, d.name, d.arch, d.memoryGiB, d.multiprocessors, d.warpSize, d.runtime, d.driver]);
     console.log(t.toString());
   }
@@ -29,7 +31,7 @@ function printInfo(): void {
   console.log(`  chosen device: ${r.chosen}`);
 }
 
-async function selftest(device: Device, filter?: string): Promise<Row[]> {
+async function selftest(device: Device, filter?: string, all = false): Promise<Row[]> {
   console.log(`\nself-test on ${device}${device.isCpu ? ' (reference: the same ops in f64)' : ' (reference: the CPU backend)'}`);
   const bar = process.stdout.isTTY ? new cliProgress.SingleBar({ format: '  {bar} {value}/{total} {op}', hideCursor: true }, cliProgress.Presets.shades_classic) : null;
   let started = false;
@@ -38,11 +40,7 @@ async function selftest(device: Device, filter?: string): Promise<Row[]> {
     bar?.update(i, { op: `${row.op} ${row.dtype}` });
   }, filter ? new RegExp(filter) : undefined);
   bar?.stop();
-  const t = new Table({ head: ['op', 'dtype', 'max error', 'result'] });
-  for (const r of rows) t.push([r.op, r.dtype, Number.isNaN(r.maxErr) ? '-' : r.maxErr.toExponential(2), r.status + (r.detail ? `: ${r.detail.slice(0, 60)}` : '')]);
-  console.log(t.toString());
-  const count = (s: Row['status']) => rows.filter((r) => r.status === s).length;
-  console.log(`self-test: ${count('pass')} pass, ${count('FAIL')} FAIL, ${count('error')} error, ${count('not on this device yet')} not on this device yet`);
+  console.log(formatSelftest(rows, { all, colour: useColour() }));
   return rows;
 }
 
@@ -59,16 +57,19 @@ program.command('info').description('devices, architectures, memory and librarie
 program.command('selftest').description('every op on a device against the CPU reference')
   .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')
   .option('-f, --filter <regex>', 'only ops matching')
-  .action(async (o: { device?: string; filter?: string }) => {
-    const rows = await selftest(pickDevice(o.device), o.filter);
+  .option('-a, --all', 'print every row, not only a summary and the failing ones')
+  .action(async (o: { device?: string; filter?: string; all?: boolean }) => {
+    const rows = await selftest(pickDevice(o.device), o.filter, o.all ?? false);
     if (rows.some((r) => r.status === 'FAIL' || r.status === 'error')) process.exitCode = 1;
   });
 program.command('model').description('the tiny CNN forward pass').option('-d, --device <spec>').action(async (o: { device?: string }) => model(pickDevice(o.device)));
 program.command('all', { isDefault: true }).description('info, selftest and model on the best device (npm start)')
-  .option('-d, --device <spec>').action(async (o: { device?: string }) => {
+  .option('-d, --device <spec>')
+  .option('-a, --all', 'print every self-test row, not only a summary and the failing ones')
+  .action(async (o: { device?: string; all?: boolean }) => {
     printInfo();
     const d = pickDevice(o.device);
-    const rows = await selftest(d);
+    const rows = await selftest(d, undefined, o.all ?? false);
     await model(d);
     if (rows.some((r) => r.status === 'FAIL' || r.status === 'error')) process.exitCode = 1;
   });
