@@ -13,6 +13,7 @@ import { prepare } from './ours.ts';
 import { timeGpu, timeHost } from './timing.ts';
 import { runTorch, type TorchReport } from './torch.ts';
 import { printTable, type Row, type Ceilings } from './table.ts';
+import { printDecodeLoop, runDecodeLoop, type DecodeLoopResult } from './decode-loop-run.ts';
 
 const { values: opt } = parseArgs({
   options: {
@@ -88,6 +89,13 @@ if (opt.torch) torch = runTorch(opt.python!, cases, rules, opt.quick!);
 
 printTable(rows, ceilings, torch);
 
+// the decode loop of issue 10: a whole batch-1 step of small ops, eager and replayed
+let decodeLoop: DecodeLoopResult | null = null;
+if ((!filter || filter.test('decode loop')) && ceilings.copyGBs) {
+  decodeLoop = runDecodeLoop(dev, ceilings.copyGBs, opt.quick ? 20 : 50, opt.torch ? opt.python! : null);
+  printDecodeLoop(dev, decodeLoop, ceilings.copyGBs);
+}
+
 const out = {
   date: new Date().toISOString(),
   device: { id: String(dev), ...info },
@@ -96,6 +104,7 @@ const out = {
   ceilings,
   rows: rows.map((r) => ({ ...r, torch: torch?.rows[r.id] ?? null })),
   torch: torch ? { version: torch.version, device: torch.device, error: torch.error } : null,
+  decodeLoop,
 };
 writeFileSync(opt.json!, JSON.stringify(out, null, 2) + '\n');
 console.log(`bench: wrote ${opt.json}`);
