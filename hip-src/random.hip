@@ -19,7 +19,7 @@
 //   bernoulli_<PT>_<DT>(T* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1)   p contiguous
 //   dropout_<DT>(T* y, const T* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, C scale)
 //   multinomial_keys_<PT>(float* keys, const P* p, i64 pOff, u64 n, u32 k0, u32 k1)
-//   multinomial_cdf_<PT>(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols)   256 threads a row
+//   multinomial_cdf_<PT>(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols)   a block a row
 //   multinomial_draw_<IT>(I* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1)
 // amd-flags: -ffp-contract=off -fhip-fp32-correctly-rounded-divide-sqrt
 #include "compat.h"
@@ -310,31 +310,34 @@ RT_DEVICE void mn_keys(float* keys, const P* p, u64 n, u32 k0, u32 k1) {
 // chunk totals left to right by thread 0. The host emulates the same order.
 #define MN_CHUNKS 256
 template <class P>
-RT_DEVICE void mn_cdf(double* cdf, const P* p, u64 cols) {
+RT_DEVICE void mn_cdf(double* cdf, const P* p, u64 rows, u64 cols) {
   __shared__ double tot[MN_CHUNKS];
-  const u64 row = blockIdx.x, len = (cols + MN_CHUNKS - 1) / MN_CHUNKS;
-  const P* pr = p + row * cols;
-  double* cr = cdf + row * cols;
-  for (u32 c = threadIdx.x; c < MN_CHUNKS; c += blockDim.x) {
-    double s = 0;
-    for (u64 j = c * len; j < cols && j < (c + 1) * len; j++) s += cvt<double>(pr[j]);
-    tot[c] = s;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double run = 0;
-    for (int c = 0; c < MN_CHUNKS; c++) { const double t = tot[c]; tot[c] = run; run += t; }
-  }
-  __syncthreads();
-  for (u32 c = threadIdx.x; c < MN_CHUNKS; c += blockDim.x) {
-    double s = tot[c];
-    for (u64 j = c * len; j < cols && j < (c + 1) * len; j++) { s += cvt<double>(pr[j]); cr[j] = s; }
+  const u64 len = (cols + MN_CHUNKS - 1) / MN_CHUNKS;
+  for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform across the block
+    const P* pr = p + row * cols;
+    double* cr = cdf + row * cols;
+    for (u32 c = threadIdx.x; c < MN_CHUNKS; c += blockDim.x) {
+      double s = 0;
+      for (u64 j = c * len; j < cols && j < (c + 1) * len; j++) s += cvt<double>(pr[j]);
+      tot[c] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      double run = 0;
+      for (int c = 0; c < MN_CHUNKS; c++) { const double t = tot[c]; tot[c] = run; run += t; }
+    }
+    __syncthreads();
+    for (u32 c = threadIdx.x; c < MN_CHUNKS; c += blockDim.x) {
+      double s = tot[c];
+      for (u64 j = c * len; j < cols && j < (c + 1) * len; j++) { s += cvt<double>(pr[j]); cr[j] = s; }
+    }
+    __syncthreads();  // tot is rewritten by the next row
   }
 }
 
 #define MN_P(PT, P) \
   RT_KERNEL void multinomial_keys_##PT(float* keys, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { mn_keys<P>(keys, p + pOff, n, k0, k1); } \
-  RT_KERNEL void multinomial_cdf_##PT(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols) { (void)rows; mn_cdf<P>(cdf, p + pOff, cols); }
+  RT_KERNEL void multinomial_cdf_##PT(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols) { mn_cdf<P>(cdf, p + pOff, rows, cols); }
 MN_P(f32, float) MN_P(f64, double) MN_P(f16, f16) MN_P(bf16, bf16)
 
 // sample s of row r: u = the f64 uniform of element r * ns + s, the first index whose running

@@ -27,7 +27,7 @@ const M1H = PHILOX_M1 >>> 16, M1L = PHILOX_M1 & 0xffff;
 
 /** high 32 bits of a * (bh * 2^16 + bl) for u32 a, from 16-bit halves (every partial product
  *  stays below 2^53, so doubles hold them exactly), as an int32 bit pattern */
-function mulhi(a: number, bh: number, bl: number): number {
+export function mulhi(a: number, bh: number, bl: number): number {
   const ah = a >>> 16, al = a & 0xffff;
   const ll = al * bl;
   const mid = ah * bl + al * bh + (ll >>> 16);
@@ -86,6 +86,8 @@ const LG1 = f32FromBits(0x3f2aaaab), LG2 = f32FromBits(0x3ecccccd), LG3 = f32Fro
 /** ln 2 = LN2_HI + LN2_LO; LN2_HI has 15 significant bits, so e * LN2_HI is exact */
 const LN2_HI = f32FromBits(0x3f317200), LN2_LO = f32FromBits(0x35bfbe8e);
 const SQRT2 = f32FromBits(0x3fb504f3);
+const POW2_NEG = Float64Array.from({ length: 32 }, (_, i) => 2 ** -i);
+const U24 = 2 ** -24;
 /** sin(2 pi t) and cos(2 pi t) on |t| <= 1/8 (Taylor series in turns, to t^9 and t^10) */
 const S1 = f32FromBits(0x40c90fdb), S3 = f32FromBits(0xc2255de7), S5 = f32FromBits(0x42a335e3), S7 = f32FromBits(0xc2996966), S9 = f32FromBits(0x42283c1a);
 const C2 = f32FromBits(0xc19de9e6), C4 = f32FromBits(0x4281e0f8), C6 = f32FromBits(0xc2aae9e4), C8 = f32FromBits(0x4270fa83), C10 = f32FromBits(0xc1d368f9);
@@ -98,7 +100,7 @@ const C2 = f32FromBits(0xc19de9e6), C4 = f32FromBits(0x4281e0f8), C6 = f32FromBi
 export function logU24(k: number): number {
   const msb = 31 - Math.clz32(k);
   let e = msb - 24;
-  let m = k / 2 ** msb;               // exact: m in [1, 2)
+  let m = k * POW2_NEG[msb]!;         // exact: m in [1, 2)
   if (m >= SQRT2) { m *= 0.5; e += 1; }
   const f = m - 1;                    // exact (Sterbenz)
   const s = fr(f / fr(2 + f));
@@ -112,7 +114,7 @@ export function logU24(k: number): number {
  *  the quadrant comes from the top bits exactly, the rest is |t| <= 1/8 turn */
 export function sinCosU24(j: number, sc: Float32Array | Float64Array): void {
   const q = (j + 0x200000) >>> 22;          // nearest quarter turn, 0..4
-  const t = (j - q * 0x400000) * 2 ** -24;  // exact, in [-1/8, 1/8)
+  const t = (j - q * 0x400000) * U24;      // exact, in [-1/8, 1/8)
   const t2 = fr(t * t);
   const s = fr(fr(fr(fr(fr(fr(fr(fr(fr(S9 * t2) + S7) * t2) + S5) * t2) + S3) * t2) + S1) * t);
   const c = fr(fr(fr(fr(fr(fr(fr(fr(fr(fr(C10 * t2) + C8) * t2) + C6) * t2) + C4) * t2) + C2) * t2) + 1);
@@ -124,15 +126,21 @@ export function sinCosU24(j: number, sc: Float32Array | Float64Array): void {
   }
 }
 
-const scratch = new Float64Array(2);
 /**
  * Box-Muller on two words: r = sqrt(-2 log u1), u1 = ((a >>> 8) + 1) 2^-24 in (0, 1], and the
  * angle 2 pi u2, u2 = (b >>> 8) 2^-24 in [0, 1). Writes (r cos, r sin) to out[at], out[at + 1]
- * (when at + 1 < limit).
+ * (when at + 1 < limit). The sine and cosine are sinCosU24's, inlined (the hot loop of randn).
  */
 export function boxMuller(a: number, b: number, out: Float32Array, at: number, limit: number): void {
   const r = fr(Math.sqrt(-2 * logU24((a >>> 8) + 1)));
-  sinCosU24(b >>> 8, scratch);
-  out[at] = r * scratch[1]!;
-  if (at + 1 < limit) out[at + 1] = r * scratch[0]!;
+  const j = b >>> 8, q = (j + 0x200000) >>> 22;
+  const t = (j - q * 0x400000) * U24;
+  const t2 = fr(t * t);
+  const s = fr(fr(fr(fr(fr(fr(fr(fr(fr(S9 * t2) + S7) * t2) + S5) * t2) + S3) * t2) + S1) * t);
+  const c = fr(fr(fr(fr(fr(fr(fr(fr(fr(fr(C10 * t2) + C8) * t2) + C6) * t2) + C4) * t2) + C2) * t2) + 1);
+  const qq = q & 3;
+  const sn = qq === 0 ? s : qq === 1 ? c : qq === 2 ? -s : -c;
+  const cs = qq === 0 ? c : qq === 1 ? -s : qq === 2 ? -c : s;
+  out[at] = r * cs;
+  if (at + 1 < limit) out[at + 1] = r * sn;
 }
