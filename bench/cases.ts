@@ -7,7 +7,8 @@ export type BenchOp =
   | 'copy' | 'gemm'
   | 'add' | 'mul' | 'exp' | 'gelu' | 'cast' | 'where'
   | 'sum' | 'max' | 'softmax' | 'layerNorm' | 'rmsNorm'
-  | 'matmul' | 'tinyAdd';
+  | 'matmul' | 'tinyAdd'
+  | 'rand' | 'randn';
 
 /** what the throughput column measures: bytes moved, flops, or host time per op */
 export type BenchKind = 'ceiling-memory' | 'ceiling-compute' | 'memory' | 'compute' | 'host';
@@ -80,6 +81,14 @@ export function benchCases(quick: boolean): BenchCase[] {
       out.push(mem('cast', [n], d, n * s, n * (s + size(to)), { to }));
       // cond is u8 (torch: bool, also one byte)
       out.push(mem('where', [n], d, n * (1 + 2 * s), n * (1 + 3 * s)));
+    }
+  }
+  // random numbers generated on the device: bytes written only (the copy ceiling counts read +
+  // write, so 100% means writing as fast as a copy moves bytes)
+  for (const n of quick ? [2 ** 26] : [2 ** 20, 2 ** 28]) {
+    for (const d of n === 2 ** 20 ? (['f32'] as const) : (['f32', 'bf16'] as const)) {
+      out.push(mem('randn', [n], d, 0, n * size(d)));
+      out.push(mem('rand', [n], d, 0, n * size(d)));
     }
   }
   // reductions and normalizations over the last dim of [8192, 4096]
