@@ -119,23 +119,12 @@ RT_DEVICE void box_muller(u32 a, u32 b, float& z0, float& z1) {
 RT_DEVICE float u24(u32 w) { return (float)(w >> 8) * 5.9604644775390625e-8f; }
 RT_DEVICE double u53(u32 hi, u32 lo) { return (double)(((u64)(hi >> 5) << 26) | (lo >> 6)) * 1.1102230246251565e-16; }
 
-// ---- stores: a block's four (or two) elements at once where the pointer allows ---------------
-template <class T> struct alignas(16) Four { T v[4]; };
+// ---- stores: the two f64 of a block at once where the pointer allows ---------------------------
 template <class T> struct alignas(16) Two { T v[2]; };
 
 template <class T>
-RT_DEVICE void store4(T* y, u64 i, u64 n, const Four<T>& f, bool vec) {
-  if (vec && i + 4 <= n) {
-    if (sizeof(T) == 4) { *(uint4*)(y + i) = *(const uint4*)&f; return; }
-    if (sizeof(T) == 2) { *(uint2*)(y + i) = *(const uint2*)&f; return; }
-  }
-#pragma unroll
-  for (int k = 0; k < 4; k++) if (i + k < n) y[i + k] = f.v[k];
-}
-
-template <class T>
 RT_DEVICE void store2(T* y, u64 i, u64 n, const Two<T>& f, bool vec) {
-  if (vec && i + 2 <= n && sizeof(T) == 8) { *(ulonglong2*)(y + i) = *(const ulonglong2*)&f; return; }
+  if (vec && i + 2 <= n) { *(Two<T>*)(y + i) = f; return; }
 #pragma unroll
   for (int k = 0; k < 2; k++) if (i + k < n) y[i + k] = f.v[k];
 }
@@ -148,15 +137,27 @@ template <> RT_DEVICE float unit_from_f32<float>(float u) { return u; }
 template <> RT_DEVICE f16 unit_from_f32<f16>(float u) { f16 h = f32_to_f16(u); if (h.bits == 0x3c00u) h.bits = 0x3bffu; return h; }
 template <> RT_DEVICE bf16 unit_from_f32<bf16>(float u) { bf16 h = f32_to_bf16(u); if (h.bits == 0x3f80u) h.bits = 0x3f7fu; return h; }
 
+// A thread fills one 16-byte vector: one Philox block of f32, two of f16/bf16.
+template <class T>
+RT_DEVICE void store16(T* y, u64 i, u64 n, const Vec16<T>& f, bool vec) {
+  if (vec && i + Vec16<T>::N <= n) { *(Vec16<T>*)(y + i) = f; return; }
+#pragma unroll
+  for (int k = 0; k < Vec16<T>::N; k++) if (i + k < n) y[i + k] = f.v[k];
+}
+
 template <class T>
 RT_DEVICE void rand32(T* y, u64 n, u32 k0, u32 k1) {
-  const bool vec = ((u64)y & (4 * sizeof(T) - 1)) == 0;
-  grid_loop64((n + 3) >> 2, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
-    Four<T> f;
+  constexpr int N = Vec16<T>::N, B = N / 4;
+  const bool vec = aligned16(y);
+  grid_loop64((n + N - 1) / N, [&](u64 t) {
+    Vec16<T> f;
 #pragma unroll
-    for (int k = 0; k < 4; k++) f.v[k] = unit_from_f32<T>(u24(w.w[k]));
-    store4(y, b << 2, n, f, vec);
+    for (int h = 0; h < B; h++) {
+      const Words w = philox_block(t * B + h, k0, k1);
+#pragma unroll
+      for (int k = 0; k < 4; k++) f.v[4 * h + k] = unit_from_f32<T>(u24(w.w[k]));
+    }
+    store16(y, t * N, n, f, vec);
   });
 }
 
@@ -173,16 +174,20 @@ RT_DEVICE void rand64(double* y, u64 n, u32 k0, u32 k1) {
 
 template <class T>
 RT_DEVICE void randn32(T* y, u64 n, u32 k0, u32 k1) {
-  const bool vec = ((u64)y & (4 * sizeof(T) - 1)) == 0;
-  grid_loop64((n + 3) >> 2, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
-    float z[4];
-    box_muller(w.w[0], w.w[1], z[0], z[1]);
-    box_muller(w.w[2], w.w[3], z[2], z[3]);
-    Four<T> f;
+  constexpr int N = Vec16<T>::N, B = N / 4;
+  const bool vec = aligned16(y);
+  grid_loop64((n + N - 1) / N, [&](u64 t) {
+    Vec16<T> f;
 #pragma unroll
-    for (int k = 0; k < 4; k++) f.v[k] = Elem<T>::store(z[k]);
-    store4(y, b << 2, n, f, vec);
+    for (int h = 0; h < B; h++) {
+      const Words w = philox_block(t * B + h, k0, k1);
+      float z[4];
+      box_muller(w.w[0], w.w[1], z[0], z[1]);
+      box_muller(w.w[2], w.w[3], z[2], z[3]);
+#pragma unroll
+      for (int k = 0; k < 4; k++) f.v[4 * h + k] = Elem<T>::store(z[k]);
+    }
+    store16(y, t * N, n, f, vec);
   });
 }
 
