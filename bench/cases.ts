@@ -11,7 +11,8 @@ export type BenchOp =
   | 'matmul' | 'linear' | 'tinyAdd'
   | 'conv2d' | 'convTranspose2d' | 'maxPool2d' | 'avgPool2d' | 'upsampleNearest2d' | 'upsampleBilinear2d'
   | 'indexSelect' | 'gather' | 'scatterAdd' | 'indexAdd' | 'embedding' | 'sort' | 'argsort'
-  | 'cat' | 'contiguousT' | 'batchNorm' | 'rope' | 'cumsum' | 'attention';
+  | 'cat' | 'contiguousT' | 'batchNorm' | 'rope' | 'cumsum' | 'attention'
+  | 'rand' | 'randn';
 
 /** op arguments beyond the shapes, read the same way by ours.ts and compare-torch.py */
 export interface CaseParams {
@@ -105,6 +106,14 @@ export function benchCases(quick: boolean): BenchCase[] {
       out.push(mem('cast', [n], d, n * s, n * (s + size(to)), { to }));
       // cond is u8 (torch: bool, also one byte)
       out.push(mem('where', [n], d, n * (1 + 2 * s), n * (1 + 3 * s)));
+    }
+  }
+  // random numbers generated on the device: bytes written only (the copy ceiling counts read +
+  // write, so 100% means writing as fast as a copy moves bytes)
+  for (const n of quick ? [2 ** 26] : [2 ** 20, 2 ** 28]) {
+    for (const d of n === 2 ** 20 ? (['f32'] as const) : (['f32', 'bf16'] as const)) {
+      out.push(mem('randn', [n], d, 0, n * size(d)));
+      out.push(mem('rand', [n], d, 0, n * size(d)));
     }
   }
   // reductions and normalizations over the last dim of [8192, 4096]

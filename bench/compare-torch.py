@@ -114,6 +114,9 @@ def prepare(c):
             return lambda i: torch.exp(ins[i % sets])
         # ours is the tanh approximation
         return lambda i: F.gelu(ins[i % sets], approximate="tanh")
+    if op in ("rand", "randn"):
+        f = torch.rand if op == "rand" else torch.randn
+        return lambda i: f(shape, dtype=DTYPES[dt], device="cuda")
     if op == "cast":
         ins = [rand(shape, dt) for _ in range(sets)]
         to = DTYPES[c["to"]]

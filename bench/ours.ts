@@ -89,6 +89,10 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
       const ins = sets(() => rnd(c.shape));
       return once((i) => (c.op === 'exp' ? ins[i % ins.length]!.exp() : ins[i % ins.length]!.gelu()));
     }
+    case 'rand': case 'randn': {
+      const opts = { dtype: c.dtype, device: dev };
+      return once((i) => (c.op === 'rand' ? Tensor.rand(c.shape, { ...opts, seed: i }) : Tensor.randn(c.shape, { ...opts, seed: i })));
+    }
     case 'cast': {
       const ins = sets(() => rnd(c.shape));
       const to = c.to!;

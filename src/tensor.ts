@@ -97,6 +97,25 @@ export class Tensor {
   static rand(shape: Shape, opts: RandomOptions = {}): Tensor { return random.rand(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device)); }
   /** standard normal; the same numbers on every device for a given seed */
   static randn(shape: Shape, opts: RandomOptions = {}): Tensor { return random.randn(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device)); }
+  /** integers uniform in [low, high) (high - low <= 2^32); i64 unless told; seeded like rand */
+  static randint(low: number, high: number, shape: Shape, opts: RandomOptions = {}): Tensor {
+    return random.randint(low, high, shape, opts.seed, opts.dtype ?? 'i64', toDevice(opts.device));
+  }
+  /** 0/1 with probability p: p a tensor of probabilities (output in its dtype unless told, on
+   *  its device), or a number with opts.shape (f32 unless told) */
+  static bernoulli(p: Tensor | number, opts: RandomOptions & { shape?: Shape } = {}): Tensor {
+    return random.bernoulli(p, { seed: opts.seed, dtype: opts.dtype, shape: opts.shape, device: typeof p === 'number' ? toDevice(opts.device) : p.device });
+  }
+  /** 0/1 with the probabilities in this tensor (see Tensor.bernoulli) */
+  bernoulli(opts: { seed?: number; dtype?: DType } = {}): Tensor { return random.bernoulli(this, { ...opts, device: this.device }); }
+  /** zeroes each element with probability p and scales the rest by 1 / (1 - p); with
+   *  training: false, a view of this tensor */
+  dropout(p: number, opts: { seed?: number; training?: boolean } = {}): Tensor { return random.dropout(this, p, opts); }
+  /** numSamples category indices per row of this [n] or [rows, n] tensor of (unnormalized)
+   *  probabilities: i64 unless told; without replacement unless told */
+  multinomial(numSamples: number, opts: { replacement?: boolean; seed?: number; dtype?: 'i64' | 'u32' } = {}): Tensor {
+    return random.multinomial(this, numSamples, opts);
+  }
   zerosLike(): Tensor { return Tensor.zeros(this.layout.shape, { dtype: this.dtype, device: this.device }); }
   onesLike(): Tensor { return Tensor.ones(this.layout.shape, { dtype: this.dtype, device: this.device }); }
 

@@ -1,55 +1,195 @@
-// Seeded random tensors. The numbers are drawn on the host from a counter-based generator, so a
-// seed gives the same values on every device, and then uploaded.
+// Seeded random tensors: argument checks and dispatch. Numbers come from Philox 4x32-10 keyed by
+// the seed (src/ops/cpu/philox.ts documents the mapping from seed and element index to bits),
+// generated where the tensor lives: by hip-src/random.hip on a GPU, by src/ops/cpu/random.ts on
+// the CPU, with the same bits on both for the same seed, shape and dtype.
 import { Layout, checkShape, numel, type Shape } from '../layout.ts';
-import { DTypeError } from '../errors.ts';
-import { isFloatDType, fromNumbers as hostFromNumbers, roundTo, type DType } from '../dtype.ts';
+import { DTypeError, ShapeError, TensorError } from '../errors.ts';
+import { isDType, isFloatDType, type DType, type HostArray } from '../dtype.ts';
 import type { Device } from '../device.ts';
 import { Storage } from '../storage.ts';
 import { Tensor } from '../tensor.ts';
+import { sig } from './dispatch.ts';
+import { seedKey } from './cpu/philox.ts';
+import * as cpu from './cpu/random.ts';
+import * as gpu from './gpu/random.ts';
+import { readNumbers } from './cpu/util.ts';
 
 let autoSeed = 0x2545f491;
 
-/** splitmix64 on two 32-bit halves; element i depends only on (seed, i) */
-function uniform(seed: number, n: number): Float64Array {
-  const out = new Float64Array(n);
-  const s = BigInt.asUintN(64, BigInt(Math.floor(seed)) * 0x9e3779b97f4a7c15n);
-  for (let i = 0; i < n; i++) {
-    let z = BigInt.asUintN(64, s + BigInt(i + 1) * 0x9e3779b97f4a7c15n);
-    z = BigInt.asUintN(64, (z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n);
-    z = BigInt.asUintN(64, (z ^ (z >> 27n)) * 0x94d049bb133111ebn);
-    z = z ^ (z >> 31n);
-    out[i] = Number(z >> 11n) / 2 ** 53; // 53 random bits -> [0, 1)
+const shp = (s: Shape): string => `[${s.join(', ')}]`;
+
+/** the key words of a seed (any safe integer, taken mod 2^64), or of the next automatic seed */
+function keyOf(op: string, seed: number | undefined): [number, number] {
+  if (seed === undefined) return seedKey(autoSeed++);
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed)) throw new TensorError(`${op}: seed must be a safe integer, got ${String(seed)}`);
+  return seedKey(seed);
+}
+
+function dtypeOf(op: string, dtype: DType, what: string, floatOnly: boolean): void {
+  if (!isDType(dtype)) throw new DTypeError(`${op}: unknown dtype '${String(dtype)}' (${what})`);
+  if (floatOnly && !isFloatDType(dtype)) throw new DTypeError(`${op}: dtype ${dtype} is not a float dtype (${what})`);
+}
+
+function host(device: Device, dtype: DType, shape: Shape, data: HostArray): Tensor {
+  return new Tensor(Storage.fromHost(device, dtype, data), Layout.contiguous(shape), dtype);
+}
+
+/** uniform [0, 1) in a float dtype */
+export function rand(shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
+  checkShape('rand', shape);
+  dtypeOf('rand', dtype, `shape ${shp(shape)}`, true);
+  const [k0, k1] = keyOf('rand', seed), n = numel(shape);
+  return device.isCpu ? host(device, dtype, shape, cpu.rand(n, k0, k1, dtype)) : gpu.rand(shape, n, k0, k1, dtype, device);
+}
+
+/** standard normal in a float dtype (Box-Muller in f32; f64 is the f32 value widened) */
+export function randn(shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
+  checkShape('randn', shape);
+  dtypeOf('randn', dtype, `shape ${shp(shape)}`, true);
+  const [k0, k1] = keyOf('randn', seed), n = numel(shape);
+  return device.isCpu ? host(device, dtype, shape, cpu.randn(n, k0, k1, dtype)) : gpu.randn(shape, n, k0, k1, dtype, device);
+}
+
+/** the integers each dtype holds exactly, for randint's bounds */
+const EXACT: Record<DType, [number, number]> = {
+  u8: [0, 255], u32: [0, 2 ** 32 - 1], i64: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  f64: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER], f32: [-(2 ** 24), 2 ** 24], f16: [-2048, 2048], bf16: [-256, 256],
+};
+
+/** integers uniform in [low, high): high - low at most 2^32 */
+export function randint(low: number, high: number, shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
+  checkShape('randint', shape);
+  const what = `low ${low}, high ${high}, shape ${shp(shape)}, dtype ${dtype}`;
+  dtypeOf('randint', dtype, what, false);
+  if (!Number.isSafeInteger(low) || !Number.isSafeInteger(high)) throw new TensorError(`randint: low and high must be safe integers (${what})`);
+  if (low >= high) throw new TensorError(`randint: low must be below high (${what})`);
+  if (high - low > 2 ** 32) throw new TensorError(`randint: high - low must be at most 2^32 (${what})`);
+  const [lo, hi] = EXACT[dtype];
+  if (low < lo || high - 1 > hi) throw new DTypeError(`randint: ${dtype} cannot hold every integer in [${low}, ${high}); it holds [${lo}, ${hi}] exactly (${what})`);
+  const [k0, k1] = keyOf('randint', seed), n = numel(shape);
+  return device.isCpu
+    ? host(device, dtype, shape, cpu.randint(n, k0, k1, low, high - low, dtype))
+    : gpu.randint(shape, n, k0, k1, low, high - low, dtype, device);
+}
+
+/** u < p for a u uniform on the 2^24 grid is (w >>> 8) < ceil(p 2^24) */
+const threshold = (p: number): number => Math.ceil(p * 2 ** 24);
+
+export interface BernoulliArgs { seed?: number; dtype?: DType; shape?: Shape; device: Device }
+
+/** 0/1 with probability p: a tensor of probabilities (float dtype) or one number with a shape */
+export function bernoulli(p: Tensor | number, a: BernoulliArgs): Tensor {
+  if (typeof p === 'number') {
+    const shape = a.shape;
+    if (!shape) throw new ShapeError(`bernoulli: a number p (${p}) needs a shape`);
+    checkShape('bernoulli', shape);
+    const dtype = a.dtype ?? 'f32', what = `p ${p}, shape ${shp(shape)}, dtype ${dtype}`;
+    dtypeOf('bernoulli', dtype, what, false);
+    if (!(p >= 0 && p <= 1)) throw new TensorError(`bernoulli: p must be in [0, 1] (${what})`);
+    const [k0, k1] = keyOf('bernoulli', a.seed), n = numel(shape), thr = threshold(p);
+    return a.device.isCpu
+      ? host(a.device, dtype, shape, cpu.bernoulliScalar(n, k0, k1, thr, dtype))
+      : gpu.bernoulliScalar(shape, n, k0, k1, thr, dtype, a.device);
   }
+  p.check('bernoulli');
+  const dtype = a.dtype ?? p.dtype, what = `p ${sig(p)}, dtype ${dtype}`;
+  if (!isFloatDType(p.dtype)) throw new DTypeError(`bernoulli: probabilities must have a float dtype (${what})`);
+  dtypeOf('bernoulli', dtype, what, false);
+  if (a.shape) throw new ShapeError(`bernoulli: shape is only for a number p; a tensor p gives its own shape (${what})`);
+  const [k0, k1] = keyOf('bernoulli', a.seed);
+  if (p.device.isCpu) {
+    const v = readNumbers(p);
+    // on a GPU the values are not read back (that would be a hidden sync): out of range acts as
+    // clamped there (below 0 never, above 1 always) and NaN gives 0
+    for (let i = 0; i < v.length; i++) if (!(v[i]! >= 0 && v[i]! <= 1)) throw new TensorError(`bernoulli: probability ${v[i]} at flat index ${i} is outside [0, 1] (${what})`);
+    return host(p.device, dtype, p.layout.shape, cpu.bernoulliTensor(v, k0, k1, dtype));
+  }
+  return withContiguous(p, (c) => gpu.bernoulliTensor(c, k0, k1, dtype));
+}
+
+/** fn over x made contiguous (a copy when it is not), the copy disposed after */
+function withContiguous<T>(x: Tensor, fn: (c: Tensor) => T): T {
+  const c = x.isContiguous() ? x : x.contiguous();
+  try { return fn(c); } finally { if (c !== x) c.dispose(); }
+}
+
+export interface DropoutArgs { seed?: number; training?: boolean }
+
+/** zero each element with probability p and scale the others by 1 / (1 - p); a view of x
+ *  (no copy) when training is false */
+export function dropout(x: Tensor, p: number, a: DropoutArgs = {}): Tensor {
+  x.check('dropout');
+  const what = `x ${sig(x)}, p ${p}`;
+  if (!isFloatDType(x.dtype)) throw new DTypeError(`dropout: x must have a float dtype (${what})`);
+  if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new TensorError(`dropout: p must be in [0, 1] (${what})`);
+  const training = a.training ?? true;
+  if (typeof training !== 'boolean') throw new TensorError(`dropout: training must be a boolean (${what})`);
+  const [k0, k1] = keyOf('dropout', a.seed);
+  if (!training) return x.view(x.layout);
+  const thr = threshold(p);
+  // f32/f16/bf16 scale in f32, as the kernel multiplies
+  const scale = p === 1 ? 0 : x.dtype === 'f64' ? 1 / (1 - p) : Math.fround(1 / (1 - p));
+  if (x.device.isCpu) return host(x.device, x.dtype, x.layout.shape, cpu.dropout(readNumbers(x), k0, k1, thr, scale, x.dtype));
+  return withContiguous(x, (c) => gpu.dropout(c, k0, k1, thr, scale));
+}
+
+export interface MultinomialArgs { replacement?: boolean; seed?: number; dtype?: 'i64' | 'u32' }
+
+/**
+ * numSamples indices per row of probs ([n] or [rows, n], float dtype, not necessarily
+ * normalized). With replacement: inverse CDF on f64 running sums. Without: the numSamples
+ * smallest exponential-race keys -log(u) / p of each row (a stable argsort), which is an exact
+ * draw without replacement with probabilities proportional to p.
+ */
+export function multinomial(probs: Tensor, numSamples: number, a: MultinomialArgs = {}): Tensor {
+  probs.check('multinomial');
+  const replacement = a.replacement ?? false, dtype = a.dtype ?? 'i64';
+  const what = `probs ${sig(probs)}, numSamples ${numSamples}, replacement ${replacement}`;
+  if (!isFloatDType(probs.dtype)) throw new DTypeError(`multinomial: probabilities must have a float dtype (${what})`);
+  if (dtype !== 'i64' && dtype !== 'u32') throw new DTypeError(`multinomial: index dtype must be i64 or u32, got ${String(dtype)} (${what})`);
+  if (probs.rank !== 1 && probs.rank !== 2) throw new ShapeError(`multinomial: probs must be [n] or [rows, n] (${what})`);
+  if (typeof replacement !== 'boolean') throw new TensorError(`multinomial: replacement must be a boolean (${what})`);
+  const cols = probs.layout.shape[probs.rank - 1]!, rows = probs.rank === 2 ? probs.layout.shape[0]! : 1;
+  if (!Number.isInteger(numSamples) || numSamples < 1) throw new TensorError(`multinomial: numSamples must be an integer >= 1 (${what})`);
+  if (cols < 1) throw new ShapeError(`multinomial: a row needs at least one category (${what})`);
+  if (!replacement && numSamples > cols) throw new TensorError(`multinomial: numSamples ${numSamples} exceeds the ${cols} categories of a row without replacement (${what})`);
+  if (cols > 2 ** 32) throw new ShapeError(`multinomial: rows of more than 2^32 categories are not supported (${what})`);
+  const [k0, k1] = keyOf('multinomial', a.seed);
+  const outShape = probs.rank === 2 ? [rows, numSamples] : [numSamples];
+  if (rows === 0) return Tensor.empty(outShape, dtype, probs.device);
+  const dev = probs.device;
+  let pv: Float64Array | null = null;
+  if (dev.isCpu) {
+    // checked where the values are at hand; on a GPU reading them would be a hidden sync
+    pv = readNumbers(probs);
+    for (let r = 0; r < rows; r++) {
+      let sum = 0, nonzero = 0;
+      for (let j = 0; j < cols; j++) {
+        const v = pv[r * cols + j]!;
+        if (!(v >= 0) || v === Infinity) throw new TensorError(`multinomial: probability ${v} at row ${r}, index ${j} is negative, infinite or NaN (${what})`);
+        sum += v; if (v > 0) nonzero++;
+      }
+      if (!(sum > 0)) throw new TensorError(`multinomial: row ${r} has no nonzero probability (${what})`);
+      if (!replacement && nonzero < numSamples) throw new TensorError(`multinomial: row ${r} has ${nonzero} nonzero probabilities, fewer than numSamples ${numSamples} without replacement (${what})`);
+    }
+  }
+  if (replacement) {
+    if (pv) return host(dev, dtype, outShape, toIndex(cpu.multinomialDraw(cpu.multinomialCdf(pv, rows, cols), rows, cols, numSamples, k0, k1), dtype));
+    return withContiguous(probs, (c) => gpu.multinomialDraw(c, rows, cols, numSamples, k0, k1, dtype, outShape));
+  }
+  const keys = pv ? host(dev, 'f32', probs.layout.shape, cpu.multinomialKeys(pv, k0, k1)) : withContiguous(probs, (c) => gpu.multinomialKeys(c, k0, k1));
+  const order = keys.argsort(-1);
+  keys.dispose();
+  const first = order.narrow(-1, 0, numSamples);
+  const out = dtype === 'u32' ? first.contiguous() : first.toDtype(dtype);
+  first.dispose();
+  order.dispose();
   return out;
 }
 
-function make(op: string, shape: Shape, seed: number | undefined, dtype: DType, device: Device, values: (s: number, n: number) => Float64Array): Tensor {
-  checkShape(op, shape);
-  if (!isFloatDType(dtype)) throw new DTypeError(`${op}: dtype ${dtype} is not a float dtype (shape [${shape.join(', ')}])`);
-  const s = seed ?? autoSeed++;
-  const v = values(s, numel(shape));
-  // values that round up to 1.0 in a narrow dtype would break the [0, 1) promise
-  if (op === 'rand') {
-    const below1 = 1 - 2 ** -({ f64: 53, f32: 24, f16: 11, bf16: 8 } as Record<string, number>)[dtype]!;
-    for (let i = 0; i < v.length; i++) if (roundTo(dtype, v[i]!) >= 1) v[i] = below1;
-  }
-  return new Tensor(Storage.fromHost(device, dtype, hostFromNumbers(dtype, v)), Layout.contiguous(shape), dtype);
-}
-
-export function rand(shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
-  return make('rand', shape, seed, dtype, device, uniform);
-}
-
-/** Box-Muller over pairs of uniforms */
-export function randn(shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
-  return make('randn', shape, seed, dtype, device, (s, n) => {
-    const u = uniform(s, n + (n & 1));
-    const out = new Float64Array(n);
-    for (let i = 0; i < n; i += 2) {
-      const r = Math.sqrt(-2 * Math.log(1 - u[i]!)), th = 2 * Math.PI * u[i + 1]!;
-      out[i] = r * Math.cos(th);
-      if (i + 1 < n) out[i + 1] = r * Math.sin(th);
-    }
-    return out;
-  });
+function toIndex(v: Float64Array, dtype: 'i64' | 'u32'): HostArray {
+  if (dtype === 'u32') return Uint32Array.from(v);
+  const o = new BigInt64Array(v.length);
+  for (let i = 0; i < v.length; i++) o[i] = BigInt(v[i]!);
+  return o;
 }

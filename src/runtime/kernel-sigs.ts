@@ -9,6 +9,7 @@ import type { KernelArgKind } from './kernels.ts';
 import { ROW_KERNEL_SIGNATURES } from './kernel-sigs-reduce.ts';
 import { INDEXING_KERNEL_SIGNATURES } from './kernel-sigs-indexing.ts';
 import { SORT_KERNEL_SIGNATURES } from './kernel-sigs-sort.ts';
+import { RANDOM_KERNEL_SIGNATURES } from './kernel-sigs-random.ts';
 
 /** a parameter as ops pass it: a KernelArg kind, or 'geom' for the 368-byte Geom record */
 export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom';
@@ -165,4 +166,5 @@ export const KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string
   ...ROW_KERNEL_SIGNATURES,
   ...INDEXING_KERNEL_SIGNATURES,
   ...SORT_KERNEL_SIGNATURES,
+  ...RANDOM_KERNEL_SIGNATURES,
 };

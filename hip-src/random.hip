@@ -1,0 +1,370 @@
+// random.hip: counter-based random numbers (Philox 4x32-10), bit-identical to the CPU reference
+// in src/ops/cpu/philox.ts and src/ops/cpu/random.ts. The seed is the key (k0 = low 32 bits,
+// k1 = high 32 bits); block b of the counter is (b low, b high, 0, 0). 32-bit draws: element i
+// takes word i & 3 of block i >> 2; 64-bit draws: words 2(i & 1) (high) and 2(i & 1) + 1 (low)
+// of block i >> 1. Everything comes from the kernel arguments, so a captured graph replays it.
+//
+// Floats: no fast-math functions (logf, sinf and cosf differ between vendors and from the
+// host). log, sin and cos are polynomials evaluated with one rounding per operation, in the
+// same order as the host; fused multiply-add is off (CUDA: the __f*_rn intrinsics, which nvcc
+// never contracts; AMD: -ffp-contract=off and the pragma below), and division and sqrt are
+// the correctly rounded ones on both (CUDA: __fdiv_rn, __fsqrt_rn; AMD: the default
+// -fhip-fp32-correctly-rounded-divide-sqrt, named in the flags so it cannot drift).
+//
+// Kernels (T a storage type, DT its dtype; n elements; y contiguous from element 0):
+//   rand_<DT>(T* y, u64 n, u32 k0, u32 k1)               DT float: uniform [0, 1)
+//   randn_<DT>(T* y, u64 n, u32 k0, u32 k1)              DT float: standard normal
+//   randint_<DT>(T* y, u64 n, u32 k0, u32 k1, i64 low, u64 range)     every DT, range <= 2^32
+//   bernoulli_scalar_<DT>(T* y, u64 n, u32 k0, u32 k1, u32 thr)       1 where (w >> 8) < thr
+//   bernoulli_<PT>_<DT>(T* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1)   p contiguous
+//   dropout_<DT>(T* y, const T* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, C scale)
+//   multinomial_keys_<PT>(float* keys, const P* p, i64 pOff, u64 n, u32 k0, u32 k1)
+//   multinomial_cdf_<PT>(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols)   a block a row
+//   multinomial_draw_<IT>(I* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1)
+// amd-flags: -ffp-contract=off -fhip-fp32-correctly-rounded-divide-sqrt
+#include "compat.h"
+#include "convert.h"
+
+#if defined(RT_HIP)
+#pragma clang fp contract(off)
+#endif
+
+// ---- correctly rounded f32 operations, never fused ------------------------------------------
+#if defined(RT_CUDA)
+RT_DEVICE float radd(float a, float b) { return __fadd_rn(a, b); }
+RT_DEVICE float rsub(float a, float b) { return __fsub_rn(a, b); }
+RT_DEVICE float rmul(float a, float b) { return __fmul_rn(a, b); }
+RT_DEVICE float rdiv(float a, float b) { return __fdiv_rn(a, b); }
+RT_DEVICE float rsqrt_cr(float a) { return __fsqrt_rn(a); }
+#else
+RT_DEVICE float radd(float a, float b) { return a + b; }
+RT_DEVICE float rsub(float a, float b) { return a - b; }
+RT_DEVICE float rmul(float a, float b) { return a * b; }
+RT_DEVICE float rdiv(float a, float b) { return a / b; }
+RT_DEVICE float rsqrt_cr(float a) { return __builtin_sqrtf(a); }
+#endif
+
+// ---- Philox 4x32-10 --------------------------------------------------------------------------
+struct Words { u32 w[4]; };
+
+RT_DEVICE Words philox_block(u64 b, u32 k0, u32 k1) {
+  u32 c0 = (u32)b, c1 = (u32)(b >> 32), c2 = 0, c3 = 0;
+#pragma unroll
+  for (int r = 0; r < 10; r++) {
+    const u32 hi0 = __umulhi(0xd2511f53u, c0), lo0 = 0xd2511f53u * c0;
+    const u32 hi1 = __umulhi(0xcd9e8d57u, c2), lo1 = 0xcd9e8d57u * c2;
+    c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;
+    k0 += 0x9e3779b9u; k1 += 0xbb67ae85u;
+  }
+  Words o; o.w[0] = c0; o.w[1] = c1; o.w[2] = c2; o.w[3] = c3;
+  return o;
+}
+
+// ---- f32 log, sin, cos (constants as bits; the same ones as src/ops/cpu/philox.ts) --------------
+#define F(bits) __uint_as_float(bits##u)
+
+// log(k 2^-24) for an integer k in [1, 2^24]
+RT_DEVICE float log_u24(u32 k) {
+  const u32 kb = __float_as_uint((float)k);         // exact: k <= 2^24
+  int e = (int)(kb >> 23) - 127 - 24;
+  float m = __uint_as_float((kb & 0x7fffffu) | 0x3f800000u);  // k = m 2^(e + 24), m in [1, 2)
+  if (m >= F(0x3fb504f3)) { m = m * 0.5f; e += 1; }
+  const float f = rsub(m, 1.0f);
+  const float s = rdiv(f, radd(2.0f, f));
+  const float z = rmul(s, s);
+  float R = rmul(z, F(0x3e638e39));
+  R = rmul(z, radd(F(0x3e924925), R));
+  R = rmul(z, radd(F(0x3ecccccd), R));
+  R = rmul(z, radd(F(0x3f2aaaab), R));
+  const float hfsq = rmul(rmul(0.5f, f), f);
+  const float ef = (float)e;
+  const float inner = rsub(rsub(hfsq, radd(rmul(s, radd(hfsq, R)), rmul(ef, F(0x35bfbe8e)))), f);
+  return rsub(rmul(ef, F(0x3f317200)), inner);
+}
+
+// sin and cos of 2 pi j 2^-24 for an integer j in [0, 2^24)
+RT_DEVICE void sincos_u24(u32 j, float& sn, float& cs) {
+  const u32 q = (j + 0x200000u) >> 22;
+  const float t = rmul((float)((int)j - (int)(q << 22)), 5.9604644775390625e-8f);  // exact
+  const float t2 = rmul(t, t);
+  float s = F(0x42283c1a);
+  s = radd(rmul(s, t2), F(0xc2996966));
+  s = radd(rmul(s, t2), F(0x42a335e3));
+  s = radd(rmul(s, t2), F(0xc2255de7));
+  s = radd(rmul(s, t2), F(0x40c90fdb));
+  s = rmul(s, t);
+  float c = F(0xc1d368f9);
+  c = radd(rmul(c, t2), F(0x4270fa83));
+  c = radd(rmul(c, t2), F(0xc2aae9e4));
+  c = radd(rmul(c, t2), F(0x4281e0f8));
+  c = radd(rmul(c, t2), F(0xc19de9e6));
+  c = radd(rmul(c, t2), 1.0f);
+  switch (q & 3u) {
+    case 0: sn = s; cs = c; break;
+    case 1: sn = c; cs = -s; break;
+    case 2: sn = -s; cs = -c; break;
+    default: sn = -c; cs = s;
+  }
+}
+
+// Box-Muller: (r cos, r sin), r = sqrt(-2 log(((a >> 8) + 1) 2^-24)), angle 2 pi (b >> 8) 2^-24
+RT_DEVICE void box_muller(u32 a, u32 b, float& z0, float& z1) {
+  const float r = rsqrt_cr(rmul(-2.0f, log_u24((a >> 8) + 1u)));  // -2 x is exact
+  float sn, cs;
+  sincos_u24(b >> 8, sn, cs);
+  z0 = rmul(r, cs);
+  z1 = rmul(r, sn);
+}
+
+RT_DEVICE float u24(u32 w) { return (float)(w >> 8) * 5.9604644775390625e-8f; }
+RT_DEVICE double u53(u32 hi, u32 lo) { return (double)(((u64)(hi >> 5) << 26) | (lo >> 6)) * 1.1102230246251565e-16; }
+
+// ---- stores: the two f64 of a block at once where the pointer allows ---------------------------
+template <class T> struct alignas(16) Two { T v[2]; };
+
+template <class T>
+RT_DEVICE void store2(T* y, u64 i, u64 n, const Two<T>& f, bool vec) {
+  if (vec && i + 2 <= n) { *(Two<T>*)(y + i) = f; return; }
+#pragma unroll
+  for (int k = 0; k < 2; k++) if (i + k < n) y[i + k] = f.v[k];
+}
+
+// ---- uniform and normal floats -----------------------------------------------------------------
+// f16/bf16 take the f32 value rounded to nearest even; 1.0 (from values within half an ulp of
+// it) becomes the largest value below 1, keeping [0, 1).
+template <class T> RT_DEVICE T unit_from_f32(float u);
+template <> RT_DEVICE float unit_from_f32<float>(float u) { return u; }
+template <> RT_DEVICE f16 unit_from_f32<f16>(float u) { f16 h = f32_to_f16(u); if (h.bits == 0x3c00u) h.bits = 0x3bffu; return h; }
+template <> RT_DEVICE bf16 unit_from_f32<bf16>(float u) { bf16 h = f32_to_bf16(u); if (h.bits == 0x3f80u) h.bits = 0x3f7fu; return h; }
+
+// A thread fills one 16-byte vector: one Philox block of f32, two of f16/bf16.
+template <class T>
+RT_DEVICE void store16(T* y, u64 i, u64 n, const Vec16<T>& f, bool vec) {
+  if (vec && i + Vec16<T>::N <= n) { *(Vec16<T>*)(y + i) = f; return; }
+#pragma unroll
+  for (int k = 0; k < Vec16<T>::N; k++) if (i + k < n) y[i + k] = f.v[k];
+}
+
+template <class T>
+RT_DEVICE void rand32(T* y, u64 n, u32 k0, u32 k1) {
+  constexpr int N = Vec16<T>::N, B = N / 4;
+  const bool vec = aligned16(y);
+  grid_loop64((n + N - 1) / N, [&](u64 t) {
+    Vec16<T> f;
+#pragma unroll
+    for (int h = 0; h < B; h++) {
+      const Words w = philox_block(t * B + h, k0, k1);
+#pragma unroll
+      for (int k = 0; k < 4; k++) f.v[4 * h + k] = unit_from_f32<T>(u24(w.w[k]));
+    }
+    store16(y, t * N, n, f, vec);
+  });
+}
+
+RT_DEVICE void rand64(double* y, u64 n, u32 k0, u32 k1) {
+  const bool vec = aligned16(y);
+  grid_loop64((n + 1) >> 1, [&](u64 b) {
+    const Words w = philox_block(b, k0, k1);
+    Two<double> f;
+    f.v[0] = u53(w.w[0], w.w[1]);
+    f.v[1] = u53(w.w[2], w.w[3]);
+    store2(y, b << 1, n, f, vec);
+  });
+}
+
+template <class T>
+RT_DEVICE void randn32(T* y, u64 n, u32 k0, u32 k1) {
+  constexpr int N = Vec16<T>::N, B = N / 4;
+  const bool vec = aligned16(y);
+  grid_loop64((n + N - 1) / N, [&](u64 t) {
+    Vec16<T> f;
+#pragma unroll
+    for (int h = 0; h < B; h++) {
+      const Words w = philox_block(t * B + h, k0, k1);
+      float z[4];
+      box_muller(w.w[0], w.w[1], z[0], z[1]);
+      box_muller(w.w[2], w.w[3], z[2], z[3]);
+#pragma unroll
+      for (int k = 0; k < 4; k++) f.v[4 * h + k] = Elem<T>::store(z[k]);
+    }
+    store16(y, t * N, n, f, vec);
+  });
+}
+
+// f64 normals are the f32 ones widened (documented in README): the same numbers in every dtype
+RT_DEVICE void randn64(double* y, u64 n, u32 k0, u32 k1) {
+  grid_loop64((n + 3) >> 2, [&](u64 b) {
+    const Words w = philox_block(b, k0, k1);
+    float z[4];
+    box_muller(w.w[0], w.w[1], z[0], z[1]);
+    box_muller(w.w[2], w.w[3], z[2], z[3]);
+    const u64 i = b << 2;
+#pragma unroll
+    for (int k = 0; k < 4; k++) if (i + k < n) y[i + k] = (double)z[k];
+  });
+}
+
+#define RAND(DT, T) \
+  RT_KERNEL void rand_##DT(T* y, u64 n, u32 k0, u32 k1) { rand32<T>(y, n, k0, k1); } \
+  RT_KERNEL void randn_##DT(T* y, u64 n, u32 k0, u32 k1) { randn32<T>(y, n, k0, k1); }
+RAND(f32, float) RAND(f16, f16) RAND(bf16, bf16)
+RT_KERNEL void rand_f64(double* y, u64 n, u32 k0, u32 k1) { rand64(y, n, k0, k1); }
+RT_KERNEL void randn_f64(double* y, u64 n, u32 k0, u32 k1) { randn64(y, n, k0, k1); }
+
+// ---- integers -----------------------------------------------------------------------------------
+// floor(((hi << 32) | lo) * range / 2^64) for range in [1, 2^32]: bias below range / 2^64
+RT_DEVICE u64 scale64(u32 hi, u32 lo, u64 range) {
+  if (range == 0x100000000ull) return hi;
+  const u32 r = (u32)range;
+  const u64 p = (u64)hi * r;                       // hi * r = H 2^32 + L
+  const u32 c = __umulhi(lo, r);
+  return (p >> 32) + ((((p & 0xffffffffull) + c) >> 32) & 1ull);
+}
+
+template <class T>
+RT_DEVICE void randint_impl(T* y, u64 n, u32 k0, u32 k1, i64 low, u64 range) {
+  grid_loop64((n + 1) >> 1, [&](u64 b) {
+    const Words w = philox_block(b, k0, k1);
+    const u64 i = b << 1;
+    y[i] = cvt<T>((i64)(low + (i64)scale64(w.w[0], w.w[1], range)));
+    if (i + 1 < n) y[i + 1] = cvt<T>((i64)(low + (i64)scale64(w.w[2], w.w[3], range)));
+  });
+}
+
+template <class T>
+RT_DEVICE void bern_scalar(T* y, u64 n, u32 k0, u32 k1, u32 thr) {
+  grid_loop64((n + 3) >> 2, [&](u64 b) {
+    const Words w = philox_block(b, k0, k1);
+    const u64 i = b << 2;
+#pragma unroll
+    for (int k = 0; k < 4; k++) if (i + k < n) y[i + k] = cvt<T>((u32)((w.w[k] >> 8) < thr));
+  });
+}
+
+#define INTS(DT, T) \
+  RT_KERNEL void randint_##DT(T* y, u64 n, u32 k0, u32 k1, i64 low, u64 range) { randint_impl<T>(y, n, k0, k1, low, range); } \
+  RT_KERNEL void bernoulli_scalar_##DT(T* y, u64 n, u32 k0, u32 k1, u32 thr) { bern_scalar<T>(y, n, k0, k1, thr); }
+INTS(f32, float) INTS(f64, double) INTS(f16, f16) INTS(bf16, bf16) INTS(u8, u8) INTS(u32, u32) INTS(i64, i64)
+
+// ---- bernoulli with a probability tensor, dropout ------------------------------------------------
+// u (exact in f32) < p, compared in p's compute type: f32 for f32/f16/bf16, f64 for f64
+template <class P, class T>
+RT_DEVICE void bern_tensor(T* y, const P* p, u64 n, u32 k0, u32 k1) {
+  grid_loop64((n + 3) >> 2, [&](u64 b) {
+    const Words w = philox_block(b, k0, k1);
+    const u64 i = b << 2;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      if (i + k < n) y[i + k] = cvt<T>((u32)((typename Elem<P>::C)u24(w.w[k]) < Elem<P>::load(p[i + k])));
+    }
+  });
+}
+
+#define BERN_P(PT, P) \
+  RT_KERNEL void bernoulli_##PT##_f32(float* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, float>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_f64(double* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, double>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_f16(f16* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, f16>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_bf16(bf16* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, bf16>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_u8(u8* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, u8>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_u32(u32* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, u32>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_i64(i64* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, i64>(y, p + pOff, n, k0, k1); }
+BERN_P(f32, float) BERN_P(f64, double) BERN_P(f16, f16) BERN_P(bf16, bf16)
+
+// kept where (w >> 8) >= thr, times scale in the compute type, rounded once to T
+template <class T>
+RT_DEVICE void dropout_impl(T* y, const T* x, u64 n, u32 k0, u32 k1, u32 thr, typename Elem<T>::C scale) {
+  grid_loop64((n + 3) >> 2, [&](u64 b) {
+    const Words w = philox_block(b, k0, k1);
+    const u64 i = b << 2;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      if (i + k < n) {
+        const typename Elem<T>::C v = Elem<T>::load(x[i + k]);
+        y[i + k] = Elem<T>::store((w.w[k] >> 8) >= thr ? v * scale : (typename Elem<T>::C)0);
+      }
+    }
+  });
+}
+RT_KERNEL void dropout_f32(float* y, const float* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { dropout_impl<float>(y, x + xOff, n, k0, k1, thr, scale); }
+RT_KERNEL void dropout_f64(double* y, const double* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, double scale) { dropout_impl<double>(y, x + xOff, n, k0, k1, thr, scale); }
+RT_KERNEL void dropout_f16(f16* y, const f16* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { dropout_impl<f16>(y, x + xOff, n, k0, k1, thr, scale); }
+RT_KERNEL void dropout_bf16(bf16* y, const bf16* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { dropout_impl<bf16>(y, x + xOff, n, k0, k1, thr, scale); }
+
+// ---- multinomial --------------------------------------------------------------------------------
+// Without replacement: key = E / p with E = -log(u), u = ((w >> 8) + 1) 2^-24 in (0, 1]; the
+// smallest keys of a row are a sample without replacement (exponential race). p <= 0 (and NaN)
+// never wins: key +inf.
+template <class P>
+RT_DEVICE void mn_keys(float* keys, const P* p, u64 n, u32 k0, u32 k1) {
+  grid_loop64((n + 3) >> 2, [&](u64 b) {
+    const Words w = philox_block(b, k0, k1);
+    const u64 i = b << 2;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      if (i + k < n) {
+        const float pk = cvt<float>(p[i + k]);
+        const float e = -log_u24((w.w[k] >> 8) + 1u);
+        keys[i + k] = pk > 0.0f ? rdiv(e, pk) : __uint_as_float(0x7f800000u);
+      }
+    }
+  });
+}
+
+// With replacement: the row's running sums in f64 in a fixed order that does not depend on the
+// launch: 256 chunks of ceil(cols / 256), each summed left to right by one thread, then the
+// chunk totals left to right by thread 0. The host emulates the same order.
+#define MN_CHUNKS 256
+template <class P>
+RT_DEVICE void mn_cdf(double* cdf, const P* p, u64 rows, u64 cols) {
+  __shared__ double tot[MN_CHUNKS];
+  const u64 len = (cols + MN_CHUNKS - 1) / MN_CHUNKS;
+  for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {  // uniform across the block
+    const P* pr = p + row * cols;
+    double* cr = cdf + row * cols;
+    for (u32 c = threadIdx.x; c < MN_CHUNKS; c += blockDim.x) {
+      double s = 0;
+      for (u64 j = c * len; j < cols && j < (c + 1) * len; j++) s += cvt<double>(pr[j]);
+      tot[c] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      double run = 0;
+      for (int c = 0; c < MN_CHUNKS; c++) { const double t = tot[c]; tot[c] = run; run += t; }
+    }
+    __syncthreads();
+    for (u32 c = threadIdx.x; c < MN_CHUNKS; c += blockDim.x) {
+      double s = tot[c];
+      for (u64 j = c * len; j < cols && j < (c + 1) * len; j++) { s += cvt<double>(pr[j]); cr[j] = s; }
+    }
+    __syncthreads();  // tot is rewritten by the next row
+  }
+}
+
+#define MN_P(PT, P) \
+  RT_KERNEL void multinomial_keys_##PT(float* keys, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { mn_keys<P>(keys, p + pOff, n, k0, k1); } \
+  RT_KERNEL void multinomial_cdf_##PT(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols) { mn_cdf<P>(cdf, p + pOff, rows, cols); }
+MN_P(f32, float) MN_P(f64, double) MN_P(f16, f16) MN_P(bf16, bf16)
+
+// sample s of row r: u = the f64 uniform of element r * ns + s, the first index whose running
+// sum exceeds u * total; past the end (rounding), the last index with a nonzero probability
+template <class I>
+RT_DEVICE void mn_draw(I* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) {
+  grid_loop64(rows * ns, [&](u64 e) {
+    const Words w = philox_block(e >> 1, k0, k1);
+    const u32 a = (e & 1) ? w.w[2] : w.w[0], b = (e & 1) ? w.w[3] : w.w[1];
+    const double* c = cdf + (e / ns) * cols;
+    const double target = u53(a, b) * c[cols - 1];
+    u64 lo = 0, hi = cols;
+    while (lo < hi) {
+      const u64 mid = (lo + hi) >> 1;
+      if (c[mid] > target) hi = mid; else lo = mid + 1;
+    }
+    if (lo == cols) {
+      lo = cols - 1;
+      while (lo > 0 && c[lo - 1] == c[lo]) lo--;
+    }
+    y[e] = (I)lo;
+  });
+}
+RT_KERNEL void multinomial_draw_i64(i64* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) { mn_draw<i64>(y, cdf, rows, cols, ns, k0, k1); }
+RT_KERNEL void multinomial_draw_u32(u32* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) { mn_draw<u32>(y, cdf, rows, cols, ns, k0, k1); }
