@@ -3,7 +3,7 @@
 // a causal mask through where) against the CPU reference: causal and not, grouped-query heads
 // (hq = 4 * hkv), tq != tk both ways, d != dv, an explicit scale, single-token decoding, in
 // every float dtype and every layout; then the empty cases.
-import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, INT_DTYPES } from './harness.ts';
+import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, INT_DTYPES, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { nums, randT } from '../helpers.ts';
@@ -70,9 +70,10 @@ function maskFor(m: NonNullable<MaskCase['mask']>, d: DType): Tensor {
   return Tensor.from(bits, { dtype: 'u8', shape: m.shape });
 }
 
-s.opTest('scaledDotProductAttention', async () => {
-  for (const c of MASK_CASES) {
-    await checkOp('scaledDotProductAttention', FLOAT_DTYPES, LAYOUTS,
+/** every case in every float dtype, over the given layouts, against the CPU reference */
+async function checkMaskCases(cases: readonly MaskCase[], layouts: readonly LayoutKind[]): Promise<void> {
+  for (const c of cases) {
+    await checkOp('scaledDotProductAttention', FLOAT_DTYPES, layouts,
       (d: DType) => [randT(c.q, d), randT(c.k, d), randT(c.v, d), ...(c.mask ? [maskFor(c.mask, d)] : [])],
       ([q, k, v, mask]) => sdpa(q!, k!, v!, {
         ...(c.causal === undefined ? {} : { causal: c.causal }),
@@ -81,7 +82,10 @@ s.opTest('scaledDotProductAttention', async () => {
       }),
       { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
   }
-}, 'scaledDotProductAttention: bottom-right causal, windows, u8 and additive masks, rows with no key');
+}
+
+s.opTest('scaledDotProductAttention', () => checkMaskCases(MASK_CASES, LAYOUTS),
+  'scaledDotProductAttention: bottom-right causal, windows, u8 and additive masks, rows with no key');
 
 // The fused kernel (attention.hip) takes tq <= 16 and head dims <= 256 in f32/f16/bf16: head dims
 // of Llama, Mistral, Qwen, Phi and Gemma; keys split across blocks (tk past 64 per split) and
@@ -101,18 +105,8 @@ const KERNEL_CASES: readonly MaskCase[] = [
   { name: 'dv 80 != d 128', q: [1, 4, 2, 128], k: [1, 2, 90, 128], v: [1, 2, 90, 80], causal: 'bottom-right' },
 ];
 
-s.opTest('scaledDotProductAttention', async () => {
-  for (const c of KERNEL_CASES) {
-    await checkOp('scaledDotProductAttention', FLOAT_DTYPES, ['contiguous', 'transposed'],
-      (d: DType) => [randT(c.q, d), randT(c.k, d), randT(c.v, d), ...(c.mask ? [maskFor(c.mask, d)] : [])],
-      ([q, k, v, mask]) => sdpa(q!, k!, v!, {
-        ...(c.causal === undefined ? {} : { causal: c.causal }),
-        ...(c.window === undefined ? {} : { window: c.window }),
-        ...(mask ? { mask } : {}),
-      }),
-      { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
-  }
-}, 'scaledDotProductAttention: fused kernel head dims, splits, chunk edges, GQA/MQA tiles, masks on splits');
+s.opTest('scaledDotProductAttention', () => checkMaskCases(KERNEL_CASES, ['contiguous', 'transposed']),
+  'scaledDotProductAttention: fused kernel head dims, splits, chunk edges, GQA/MQA tiles, masks on splits');
 
 s.opTest('scaledDotProductAttention', async () => {
   // K/V read in place from strided views: narrowed out of a preallocated cache [b, hkv, maxLen, d],

@@ -119,23 +119,18 @@ s.test('inside a captured graph: the seed is a kernel argument, replays give the
   if (dev.isCpu) return;  // ROCM_TENSOR_GPU_TESTS_ON=cpu: the CPU device has no graphs
   const x = Tensor.randn([1001], { seed: 1, device: dev });
   const probs = Tensor.rand([3, 50], { seed: 2, device: dev });
-  const g = dev.captureGraph(() => [
-    Tensor.randn([1001], { seed: 21, device: dev }),
-    Tensor.rand([1001], { seed: 22, dtype: 'bf16', device: dev }),
-    Tensor.randint(0, 10, [1001], { seed: 23, device: dev }),
-    x.dropout(0.2, { seed: 24 }),
-    probs.multinomial(9, { replacement: true, seed: 25 }),
-    probs.multinomial(9, { seed: 26 }),
-  ]);
-  const xc = x.to(cpu), pc = probs.to(cpu);
-  const refs = () => [
-    Tensor.randn([1001], { seed: 21, device: cpu }),
-    Tensor.rand([1001], { seed: 22, dtype: 'bf16', device: cpu }),
-    Tensor.randint(0, 10, [1001], { seed: 23, device: cpu }),
-    xc.dropout(0.2, { seed: 24 }),
-    pc.multinomial(9, { replacement: true, seed: 25 }),
-    pc.multinomial(9, { seed: 26 }),
+  // the same draws on either device: captured on the GPU, the reference on the CPU
+  const draws = (d: typeof dev, xs: Tensor, ps: Tensor): Tensor[] => [
+    Tensor.randn([1001], { seed: 21, device: d }),
+    Tensor.rand([1001], { seed: 22, dtype: 'bf16', device: d }),
+    Tensor.randint(0, 10, [1001], { seed: 23, device: d }),
+    xs.dropout(0.2, { seed: 24 }),
+    ps.multinomial(9, { replacement: true, seed: 25 }),
+    ps.multinomial(9, { seed: 26 }),
   ];
+  const g = dev.captureGraph(() => draws(dev, x, probs));
+  const xc = x.to(cpu), pc = probs.to(cpu);
+  const refs = () => draws(cpu, xc, pc);
   for (let round = 0; round < 2; round++) {
     g.replay();
     const want = refs();
