@@ -2,8 +2,8 @@
 // score matrix in global memory. A block takes one (batch, kv head), up to ATT_RT query rows of
 // that head's group (grouped-query heads read their shared K/V once, through the head mapping)
 // and one split of the keys; splits run side by side so one sequence still fills the device, and
-// attn_merge combines their partial results. Inside a split the keys go in chunks of ATT_CH, one
-// key per thread for the scores, with the softmax kept online across chunks (running max m,
+// attn_merge combines their partial results. Inside a split the keys go in chunks of ATT_CH,
+// ATT_TPK threads per key for the scores, with the softmax kept online across chunks (running max m,
 // running sum l, the output accumulator rescaled by exp(m_old - m_new)). Sums in f32.
 //
 // Visibility, as the CPU reference: with hasDiag, query i sees key j iff j <= i + diag, and with
@@ -27,47 +27,55 @@
 #include "rowreduce.h"
 
 #define ATT_RT 8
-#define ATT_CH 256
+// threads per key in the score pass: each dots a quarter of the head dim, so a key's loads are
+// in flight together instead of one thread reading the whole row in turn
+#define ATT_TPK 4
+// keys per chunk: one per ATT_TPK threads of a full block
+#define ATT_CH (RT_BLOCK_MAX / ATT_TPK)
 #define ATT_DMAX 256
-// loads in flight per thread before any is used: 16-byte key vectors, values of v (4 key
-// vectors spilled scalar registers on gfx9 and gfx90a f16)
-#define ATT_KLOADS 3
+// loads in flight per thread before any is used: 16-byte key vectors (a quarter of a d 128 bf16
+// row), values of v
+#define ATT_KLOADS 4
 #define ATT_VLOADS 4
 
-// Loads to f32 without divergent branches (compat.h's f16_to_f32 branches on the exponent; on
-// wave64 each branch of the unrolled loops below saves an exec mask in scalar registers, which
-// spilled them on gfx9). Same values: every f16 is exact in f32.
+// Loads to f32. f16 goes through the hardware conversion: compat.h's software f16_to_f32 branches
+// on the exponent and holds its constants in scalar registers, which (on wave64, where each
+// divergent branch of the unrolled loops below also saves an exec mask there) spilled them on
+// gfx9. Same values: every f16 is exact in f32, and the conversion is exact on both vendors.
 template <class T> RT_DEVICE float att_load(T x) { return Elem<T>::load(x); }
 template <> RT_DEVICE float att_load<f16>(f16 h) {
-  const u32 s = (u32)(h.bits & 0x8000u) << 16, e = (h.bits >> 10) & 0x1fu, m = h.bits & 0x3ffu;
-  const float sub = bits_f32(s | f32_bits((float)m * 5.9604644775390625e-8f));
-  const u32 big = s | (e == 0x1fu ? 0x7f800000u : (e + 112u) << 23) | (m << 13);
-  return e == 0u ? sub : bits_f32(big);
+#if RT_HIP
+  return (float)__builtin_bit_cast(_Float16, h.bits);
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+  return f;
+#endif
 }
 
+// This lane's share (sub of ATT_TPK) of the dots of key row kr with every query row: 16-byte
+// vectors sub, sub + ATT_TPK, ... of the row, ATT_KLOADS of them loaded before any is used.
 template <class T>
-RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, u32 nr, bool vec, float (&s)[ATT_RT]) {
+RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, u32 nr, bool vec, u32 sub, float (&s)[ATT_RT]) {
   typedef Vec16<T> V;
-  constexpr u32 VN = V::N;
+  constexpr u32 VN = V::N, STEP = ATT_TPK * VN;
   if (vec) {
-    // ATT_KLOADS 16-byte loads in flight before any is used: one key row per thread, so without
-    // this each load's latency would be paid in turn
-    u32 e = 0;
-    for (; e + ATT_KLOADS * VN <= d; e += ATT_KLOADS * VN) {
+    u32 e = sub * VN;
+    for (; e + (ATT_KLOADS - 1) * STEP < d; e += ATT_KLOADS * STEP) {
       V kv[ATT_KLOADS];
 #pragma unroll
-      for (u32 w = 0; w < ATT_KLOADS; w++) kv[w] = *(const V*)(kr + e + w * VN);
+      for (u32 w = 0; w < ATT_KLOADS; w++) kv[w] = *(const V*)(kr + e + w * STEP);
 #pragma unroll
       for (u32 w = 0; w < ATT_KLOADS; w++) {
 #pragma unroll
         for (u32 u = 0; u < VN; u++) {
           const float kx = att_load(kv[w].v[u]);
 #pragma unroll
-          for (u32 r = 0; r < ATT_RT; r++) if (r < nr) s[r] += qs[r][e + w * VN + u] * kx;
+          for (u32 r = 0; r < ATT_RT; r++) if (r < nr) s[r] += qs[r][e + w * STEP + u] * kx;
         }
       }
     }
-    for (; e < d; e += VN) {
+    for (; e < d; e += STEP) {
       const V kv = *(const V*)(kr + e);
 #pragma unroll
       for (u32 u = 0; u < VN; u++) {
@@ -77,7 +85,7 @@ RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, u32 nr, 
       }
     }
   } else {
-    for (u32 e = 0; e < d; e++) {
+    for (u32 e = sub; e < d; e += ATT_TPK) {
       const float kx = att_load(kr[e]);
 #pragma unroll
       for (u32 r = 0; r < ATT_RT; r++) if (r < nr) s[r] += qs[r][e] * kx;
@@ -94,7 +102,7 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
   typedef Elem<T> E;
   __shared__ float qs[ATT_RT][ATT_DMAX];
   __shared__ float sc[ATT_RT][ATT_CH];
-  __shared__ float red[ATT_RT * ATT_CH];
+  __shared__ float red[ATT_RT * RT_BLOCK_MAX];
   // the running max is read by a whole wave and then rewritten by its lane 0: two buffers, one
   // per parity of the chunk, so no lane rewrites a value another may still be reading
   __shared__ float mrow[2][ATT_RT], lrow[ATT_RT], fac[ATT_RT];
@@ -148,26 +156,37 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
   const bool vec = svec != 0;
 
   u32 cur = 0;
-  for (u32 j0 = js; j0 < je; j0 += ATT_CH, cur ^= 1u) {
-    const u32 nj = min((u32)ATT_CH, je - j0);
+  const u32 chunk = nt / ATT_TPK;
+  for (u32 j0 = js; j0 < je; j0 += chunk, cur ^= 1u) {
+    const u32 nj = min(chunk, je - j0);
     {
-      const u32 j = j0 + tid;
+      const u32 kk = tid / ATT_TPK, sub = tid % ATT_TPK, j = j0 + kk;
       float s[ATT_RT];
 #pragma unroll
       for (u32 r = 0; r < ATT_RT; r++) s[r] = 0.f;
-      if (tid < nj) att_dot(kb + (i64)j * kstride, qs, d, nr, vec, s);
+      if (kk < nj) att_dot(kb + (i64)j * kstride, qs, d, nr, vec, sub, s);
+      // the key's ATT_TPK lanes are adjacent: a butterfly leaves the whole dot on each
+#pragma unroll
+      for (u32 m = 1; m < ATT_TPK; m <<= 1) {
+#pragma unroll
+        for (u32 r = 0; r < ATT_RT; r++) s[r] += shfl_xor(s[r], (int)m);
+      }
       // branch-free per lane (only uniform branches): on wave64 every divergent branch of these
       // unrolled rows saved an exec mask in scalar registers, which spilled them on gfx9. Lanes
       // past the chunk read the last key's mask entry and discard it.
       const i64 jm = (i64)min(j, tk - 1) * msk;
 #pragma unroll
       for (u32 r = 0; r < ATT_RT; r++) {
-        bool vis = tid < nj && r < nr;
+        bool vis = kk < nj && r < nr;
         float val = s[r];
         vis = vis & ((i64)j <= shi[r]) & ((i64)j > slo[r]);
         if (maskKind == 1) vis = vis & (((const u8*)mask)[smo[r] + jm] != 0);
         else if (maskKind == 2) val += att_load(((const T*)mask)[smo[r] + jm]);
-        sc[r][tid] = vis ? val : -INFINITY;
+        s[r] = vis ? val : -INFINITY;
+      }
+      if (sub == 0) {
+#pragma unroll
+        for (u32 r = 0; r < ATT_RT; r++) sc[r][kk] = s[r];
       }
     }
     __syncthreads();
@@ -234,21 +253,45 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
   }
 }
 
-// A split that saw nothing has l = 0 and takes no part; a NaN anywhere makes the row NaN.
+// A split that saw nothing has l = 0 and takes no part; a NaN anywhere makes the row NaN. The
+// splits' values are loaded ATT_MLOADS at a time before any is used: one at a time, each
+// iteration waited on its load, and the merge took longer than the attention itself.
+#define ATT_MLOADS 8
 template <class T>
 RT_DEVICE void attn_merge(T* o, const float* wso, const float* wsml, u32 rows, u32 splits, u32 dv) {
   grid_loop64((u64)rows * dv, [&](u64 i) {
     const u64 row = i / dv, c = i % dv;
     const float* ml = wsml + row * splits * 2;
+    const float* po = wso + row * splits * dv + c;
     float m = -INFINITY;
-    for (u32 s = 0; s < splits; s++) if (ml[2 * s + 1] != 0.f) m = max_nan(m, ml[2 * s]);
+    for (u32 s0 = 0; s0 < splits; s0 += ATT_MLOADS) {
+      float ms[ATT_MLOADS], ls[ATT_MLOADS];
+#pragma unroll
+      for (u32 u = 0; u < ATT_MLOADS; u++) {
+        const bool in = s0 + u < splits;
+        ms[u] = in ? ml[2 * (s0 + u)] : -INFINITY;
+        ls[u] = in ? ml[2 * (s0 + u) + 1] : 0.f;
+      }
+#pragma unroll
+      for (u32 u = 0; u < ATT_MLOADS; u++) if (ls[u] != 0.f) m = max_nan(m, ms[u]);
+    }
     float l = 0.f, acc = 0.f;
-    for (u32 s = 0; s < splits; s++) {
-      const float ls = ml[2 * s + 1];
-      if (ls == 0.f) continue;
-      const float f = expf(ml[2 * s] - m);
-      l += ls * f;
-      acc += wso[(row * splits + s) * dv + c] * f;
+    for (u32 s0 = 0; s0 < splits; s0 += ATT_MLOADS) {
+      float ms[ATT_MLOADS], ls[ATT_MLOADS], os[ATT_MLOADS];
+#pragma unroll
+      for (u32 u = 0; u < ATT_MLOADS; u++) {
+        const bool in = s0 + u < splits;
+        ms[u] = in ? ml[2 * (s0 + u)] : 0.f;
+        ls[u] = in ? ml[2 * (s0 + u) + 1] : 0.f;
+        os[u] = in ? po[(u64)(s0 + u) * dv] : 0.f;
+      }
+#pragma unroll
+      for (u32 u = 0; u < ATT_MLOADS; u++) {
+        if (ls[u] == 0.f) continue;
+        const float f = expf(ms[u] - m);
+        l += ls[u] * f;
+        acc += os[u] * f;
+      }
     }
     o[i] = Elem<T>::store(l == 0.f ? 0.f : acc / l);
   });
