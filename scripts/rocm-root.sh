@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds (once) and caches a Debian-unstable root holding the real ROCm 6.4 headers, the ROCm
-# shared objects, and clang 21 with the ROCm device libraries. The ABI conformance suite and
+# Builds (once) and caches a Debian-unstable root holding the real ROCm 6.4 headers (and RCCL's),
+# the ROCm shared objects, and clang 21 with the ROCm device libraries. The ABI conformance suite and
 # scripts/build-hsaco.sh both use it; a plain Debian 12 machine has neither.
 # Prints the root's path on stdout. Fails loudly on any download error (never skips).
 #
@@ -31,11 +31,22 @@ if [ ! -f "$root/.stage-headers" ]; then
   chroot "$root" sh -ec 'mkdir -p /tmp/debs && cd /tmp/debs && apt-get -o Acquire::Check-Valid-Until=false -o APT::Sandbox::User=root -q download libmiopen-dev librocblas-dev && for d in *.deb; do dpkg-deb -x $d /; done && rm -f *.deb' >&2
   touch "$root/.stage-headers"
 fi
+if [ ! -f "$root/.stage-rccl-headers" ]; then
+  # RCCL (the collectives library, NCCL's API): its header, unpacked like the rocBLAS one
+  log "unpacking the RCCL header (librccl-dev)"
+  chroot "$root" sh -ec 'mkdir -p /tmp/debs && cd /tmp/debs && apt-get -o Acquire::Check-Valid-Until=false -o APT::Sandbox::User=root -q download librccl-dev && for d in librccl-dev*.deb; do dpkg-deb -x $d /; done && rm -f librccl-dev*.deb' >&2
+  touch "$root/.stage-rccl-headers"
+fi
 if [ "$parts" = all ] && [ ! -f "$root/.stage-libs" ]; then
   # Only the dynamic symbol tables matter: extract the .so files, not rocBLAS's 4 GB of kernels.
   log "downloading libamdhip64-6, libmiopen1, librocblas4 (symbol tables)"
   chroot "$root" sh -ec 'mkdir -p /tmp/libdebs && cd /tmp/libdebs && apt-get -o Acquire::Check-Valid-Until=false -o APT::Sandbox::User=root -q download libamdhip64-6 libmiopen1 librocblas4 && mkdir -p /opt/rocm-sos && for d in *.deb; do dpkg-deb --fsys-tarfile $d | tar -x -C /opt/rocm-sos --wildcards "*.so*"; done && rm -f *.deb' >&2
   touch "$root/.stage-libs"
+fi
+if [ "$parts" = all ] && [ ! -f "$root/.stage-rccl-lib" ]; then
+  log "downloading librccl1 (symbol table)"
+  chroot "$root" sh -ec 'mkdir -p /tmp/libdebs && cd /tmp/libdebs && apt-get -o Acquire::Check-Valid-Until=false -o APT::Sandbox::User=root -q download librccl1 && mkdir -p /opt/rocm-sos && for d in librccl1*.deb; do dpkg-deb --fsys-tarfile $d | tar -x -C /opt/rocm-sos --wildcards "*.so*"; done && rm -f librccl1*.deb' >&2
+  touch "$root/.stage-rccl-lib"
 fi
 if [ "$parts" = all ] && [ ! -f "$root/.stage-runtime" ]; then
   # The no-device check dlopens the real libamdhip64 inside the root, so it needs the runtime

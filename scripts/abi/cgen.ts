@@ -4,6 +4,7 @@
 // that prints every enum value, macro, struct offset and size we rely on.
 import koffi, { type TypeObject } from 'koffi';
 import { registerAliases, type NativeAlias } from '../../src/ffi/native.ts';
+import { registerNcclTypes } from '../../src/ffi/nccl.ts';
 import { ABI_ALIASES, ABI_LIBRARIES, C_PRELUDE } from './tables.ts';
 
 export interface ParsedProto {
@@ -39,8 +40,9 @@ const CLASS_OK: Record<'int' | 'pointer' | 'real', readonly number[]> = { int: [
 const classIs = (cType: string, ks: readonly number[]): string =>
   `(${ks.map((k) => `__builtin_classify_type((${cType})0) == ${k}`).join(' || ')})`;
 
-function koffiClass(primitive: string): 'int' | 'pointer' | 'real' | 'void' {
+function koffiClass(primitive: string): 'int' | 'pointer' | 'real' | 'void' | 'record' {
   if (primitive === 'Void') return 'void';
+  if (primitive === 'Record') return 'record';
   if (primitive === 'Float32' || primitive === 'Float64') return 'real';
   if (['Pointer', 'String', 'String16', 'Callback', 'Prototype'].includes(primitive)) return 'pointer';
   return 'int';
@@ -67,6 +69,7 @@ let protoSerial = 0;
 
 export function protoCheckSource(): ProtoCheckSource {
   registerAliases(ABI_ALIASES);
+  registerNcclTypes();
   const out: string[] = [];
   const lines: (CheckLine | null)[] = [];
   const emit = (text: string, label: CheckLine | null): void => {
@@ -104,6 +107,10 @@ export function protoCheckSource(): ProtoCheckSource {
         const pl: CheckLine = { label: `${p.name} ${s.what}: koffi ${s.ko.name} (${s.ko.primitive}, ${s.ko.size} bytes) vs C ${s.c}`, kind: 'param' };
         if (cls === 'void') {
           emit(`_Static_assert(__builtin_types_compatible_p(${s.c}, void), "${p.name} ${s.what} void");`, pl);
+        } else if (cls === 'record') {
+          // a struct by value (ncclUniqueId): the size, and C's record class (12)
+          emit(`_Static_assert(sizeof(${s.c}) == ${s.ko.size}, "${p.name} ${s.what} size");`, pl);
+          emit(`_Static_assert(__builtin_classify_type(*(${s.c} *)0) == 12, "${p.name} ${s.what} class");`, pl);
         } else {
           emit(`_Static_assert(sizeof(${s.c}) == ${s.ko.size}, "${p.name} ${s.what} size");`, pl);
           emit(`_Static_assert(${classIs(s.c, CLASS_OK[cls])}, "${p.name} ${s.what} class");`, pl);

@@ -95,6 +95,24 @@ export const MIOPEN_LIB: LibrarySpec = {
     'or set ROCM_TENSOR_MIOPEN_LIB',
 };
 
+/** RCCL: NCCL's API on ROCm (the collectives of several GPUs and hosts) */
+export const RCCL_LIB: LibrarySpec = {
+  id: 'rccl',
+  envVar: 'ROCM_TENSOR_RCCL_LIB',
+  sonames: ['librccl.so.1', 'librccl.so'],
+  dirs: rocmDirs,
+  install: 'install RCCL (ROCm `rccl` package, or `apt install librccl1` on Debian/Ubuntu); or set ROCM_TENSOR_RCCL_LIB',
+};
+
+/** NCCL, the same API on NVIDIA */
+export const NCCL_LIB: LibrarySpec = {
+  id: 'nccl',
+  envVar: 'ROCM_TENSOR_NCCL_LIB',
+  sonames: ['libnccl.so.2', 'libnccl.so'],
+  dirs: cudaDirs,
+  install: 'install NCCL (`apt install libnccl2` from NVIDIA\'s CUDA repository, or `pip install nvidia-nccl-cu12`); or set ROCM_TENSOR_NCCL_LIB',
+};
+
 const cache = new Map<string, LoadedLibrary>();
 
 export function openLibrary(spec: LibrarySpec): LoadedLibrary {
