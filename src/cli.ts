@@ -87,6 +87,15 @@ program.command('generate').description('text from a Hugging Face Llama-family m
   .option('--json', 'print one JSON object at the end (ids, text, speeds) instead of streaming')
   .option('--no-chat', 'feed --prompt as raw text, without the chat template')
   .action(async (dir: string, o: GenerateCliOptions) => generateCommand(dir, o));
+program.command('launch').description('start N local processes of one job with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set')
+  .requiredOption('--nproc <n>', 'processes (ranks) to start')
+  .option('--port <p>', 'MASTER_PORT (default: a free port)', '0')
+  .option('--addr <host>', 'MASTER_ADDR', '127.0.0.1')
+  .argument('<command...>', 'the command of each rank (put it after --), e.g. -- node train.js')
+  .action(async (command: string[], o: { nproc: string; port: string; addr: string }) => {
+    const { launch } = await import('./dist/launch.ts');
+    process.exitCode = await launch({ nproc: Number(o.nproc), port: Number(o.port), addr: o.addr, command });
+  });
 program.command('bench').description('micro-benchmarks (from a source checkout: npm run bench)')
   .allowUnknownOption(true).action(async () => {
     const { pathToFileURL } = await import('node:url');
