@@ -93,7 +93,7 @@ program.command('launch').description('start N local processes of one job with R
   .option('--addr <host>', 'MASTER_ADDR', '127.0.0.1')
   .argument('<command...>', 'the command of each rank (put it after --), e.g. -- node train.js')
   .action(async (command: string[], o: { nproc: string; port: string; addr: string }) => {
-    const { launch } = await import('./dist/launch.ts');
+    const { launch } = await import('./distributed/launch.ts');
     process.exitCode = await launch({ nproc: Number(o.nproc), port: Number(o.port), addr: o.addr, command });
   });
 program.command('bench').description('micro-benchmarks (from a source checkout: npm run bench)')

@@ -34,5 +34,5 @@ export { PretrainedLlama, type GeneratedToken } from './models/pretrained.ts';
 export { generateIds, type GenerateOptions, type GenerateStep, type GenerateTimings } from './models/generate.ts';
 export { Sampler, type SamplingOptions } from './models/sampling.ts';
 export { DecodeGraph } from './models/decode-graph.ts';
-export { rendezvous, distEnvFrom, RendezvousError, type DistEnv, type RendezvousOptions } from './dist/rendezvous.ts';
-export { launch, type LaunchOptions } from './dist/launch.ts';
+export { rendezvous, distEnvFrom, RendezvousError, type DistEnv, type RendezvousOptions } from './distributed/rendezvous.ts';
+export { launch, type LaunchOptions } from './distributed/launch.ts';

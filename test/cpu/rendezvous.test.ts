@@ -6,8 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { rendezvous, distEnvFrom, RendezvousError } from '../../src/dist/rendezvous.ts';
-import { freePort } from '../../src/dist/launch.ts';
+import { rendezvous, distEnvFrom, RendezvousError } from '../../src/distributed/rendezvous.ts';
+import { freePort } from '../../src/distributed/launch.ts';
 import { REPO_ROOT, runtime, runtimePath, tsCommand } from '../runtime.ts';
 
 const base = async (worldSize: number) => ({ worldSize, masterAddr: '127.0.0.1', masterPort: await freePort(), localRank: 0 });
