@@ -35,7 +35,7 @@ export async function launch(o: LaunchOptions): Promise<number> {
   if (o.command.length === 0) throw new RangeError('launch: no command to run (put it after --)');
   const port = o.port || await freePort(o.addr);
   const children: ChildProcess[] = [];
-  let failed: { rank: number; code: number } | null = null;
+  let failedCode: number | null = null;
   let killTimer: NodeJS.Timeout | null = null;
   const stopOthers = (): void => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
@@ -52,8 +52,8 @@ export async function launch(o: LaunchOptions): Promise<number> {
     child.on('error', (e) => { process.stderr.write(`launch: rank ${rank}: ${e.message}\n`); });
     child.on('close', (code, signal) => {
       const c = code ?? (signal ? 128 : 1);
-      if (c !== 0 && !failed) {
-        failed = { rank, code: c };
+      if (c !== 0 && failedCode === null) {
+        failedCode = c;
         process.stderr.write(`launch: rank ${rank} exited with ${code ?? signal}; stopping the others\n`);
         stopOthers();
       }
@@ -62,5 +62,5 @@ export async function launch(o: LaunchOptions): Promise<number> {
   }));
   await Promise.all(exits);
   if (killTimer) clearTimeout(killTimer);
-  return failed ? (failed as { code: number }).code : 0;
+  return failedCode ?? 0;
 }
