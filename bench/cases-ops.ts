@@ -4,12 +4,8 @@
 // whole run with --torch stays within minutes. Memory-bound rows state the bytes read + written
 // (their % is of the copy ceiling), compute-bound rows (convolution, matmul, prefill attention)
 // the flops.
-import { DTYPE_INFO, type DType } from '../src/index.ts';
-import { mem, setsFor, type BenchCase, type BenchOp, type CaseParams } from './cases.ts';
-
-const size = (d: DType) => DTYPE_INFO[d].size;
-const prod = (s: readonly number[]) => s.reduce((a, b) => a * b, 1);
-const fmt = (s: readonly number[]) => `[${s.join(', ')}]`;
+import type { DType } from '../src/index.ts';
+import { fmt, mem, prod, setsFor, size, type BenchCase, type BenchOp, type CaseParams } from './cases.ts';
 
 interface Spec {
   op: BenchOp; label: string; shape: number[]; shapeB?: number[]; dtype: DType;

@@ -76,9 +76,9 @@ export function setsFor(inputBytes: number): number {
   return Math.max(2, Math.min(MAX_SETS, Math.ceil(ROTATE_BYTES / Math.max(1, inputBytes))));
 }
 
-const prod = (s: readonly number[]) => s.reduce((a, b) => a * b, 1);
-const size = (d: DType) => DTYPE_INFO[d].size;
-const fmt = (s: readonly number[]) => `[${s.join(', ')}]`;
+export const prod = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
+export const size = (d: DType): number => DTYPE_INFO[d].size;
+export const fmt = (s: readonly number[]): string => `[${s.join(', ')}]`;
 
 export function mem(op: BenchOp, shape: number[], dtype: DType, inputBytes: number, bytes: number, extra: Partial<BenchCase> = {}): BenchCase {
   const id = `${op}${extra.to ? `->${extra.to}` : ''} ${fmt(shape)} ${dtype}`;

@@ -4,16 +4,11 @@
 // table), with the copy ceiling measured in the same run.
 import { parseArgs } from 'node:util';
 import { Device } from '../src/index.ts';
-import { benchCases, timingRules } from './cases.ts';
-import { prepare } from './ours.ts';
-import { timeGpu } from './timing.ts';
+import { measureCopyGBs } from './ours.ts';
 import { printDecodeLoop, runDecodeLoop } from './decode-loop-run.ts';
 
 const { values: opt } = parseArgs({ options: { torch: { type: 'boolean', default: false }, python: { type: 'string', default: 'python3' }, steps: { type: 'string', default: '50' } } });
 const dev = Device.bestGpu();
 if (!dev) { console.log('bench:decode-loop: no ROCm or CUDA device found'); process.exit(0); }
-const copyCase = benchCases(false).find((c) => c.kind === 'ceiling-memory')!;
-const cp = prepare(dev, copyCase);
-const copyGBs = copyCase.bytes / (timeGpu(dev, timingRules(false), (i) => cp.run(i)).medianMs / 1e3) / 1e9;
-cp.dispose();
+const copyGBs = measureCopyGBs(dev);
 printDecodeLoop(dev, runDecodeLoop(dev, copyGBs, Number(opt.steps), opt.torch ? opt.python! : null), copyGBs);

@@ -14,9 +14,7 @@ import Table from 'cli-table3';
 import { Device } from '../src/index.ts';
 import { PretrainedLlama } from '../src/models/pretrained.ts';
 import { generateIds, type GenerateTimings } from '../src/models/generate.ts';
-import { benchCases, timingRules } from './cases.ts';
-import { prepare } from './ours.ts';
-import { timeGpu } from './timing.ts';
+import { measureCopyGBs } from './ours.ts';
 import { tableStyle } from '../src/colour.ts';
 
 const { values: opt } = parseArgs({
@@ -35,11 +33,7 @@ if (!dev) { console.log('bench:llm: no ROCm or CUDA device found; nothing to mea
 const nNew = Number(opt.new), nPrompt = Number(opt.prompt);
 
 // the copy ceiling, measured now
-const rules = timingRules(false);
-const copyCase = benchCases(false).find((c) => c.kind === 'ceiling-memory')!;
-const cp = prepare(dev, copyCase);
-const copyGBs = copyCase.bytes / (timeGpu(dev, rules, (i) => cp.run(i)).medianMs / 1e3) / 1e9;
-cp.dispose();
+const copyGBs = measureCopyGBs(dev);
 dev.emptyCache();
 
 let peakRss = process.memoryUsage().rss;

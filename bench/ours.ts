@@ -4,7 +4,8 @@
 import { Tensor, DTYPE_INFO, type Device, type DType } from '../src/index.ts';
 import { fromNumbers } from '../src/dtype.ts';
 import type { DevicePtr } from '../src/runtime/gpu.ts';
-import type { BenchCase } from './cases.ts';
+import { benchCases, timingRules, type BenchCase } from './cases.ts';
+import { timeGpu } from './timing.ts';
 import { prepareOp } from './ours-ops.ts';
 
 export interface Prepared {
@@ -46,6 +47,17 @@ export function deviceRandom(dev: Device, shape: readonly number[], dtype: DType
 function rawRandom(dev: Device, bytes: number, dtype: DType): { ptr: DevicePtr; t: Tensor } {
   const t = deviceRandom(dev, [bytes / DTYPE_INFO[dtype].size], dtype, -1, 1);
   return { ptr: t.storage.ptrAt(t.layout.offset), t };
+}
+
+/** the device copy bandwidth (GB/s, read + written) of the bench's 1 GiB copy case, measured now */
+export function measureCopyGBs(dev: Device): number {
+  const copyCase = benchCases(false).find((c) => c.kind === 'ceiling-memory')!;
+  const cp = prepare(dev, copyCase);
+  try {
+    return copyCase.bytes / (timeGpu(dev, timingRules(false), (i) => cp.run(i)).medianMs / 1e3) / 1e9;
+  } finally {
+    cp.dispose();
+  }
 }
 
 export function prepare(dev: Device, c: BenchCase): Prepared {

@@ -3,7 +3,7 @@
 // the stream type's spelling differ (hipStream_t / cudaStream_t, both opaque pointers). Loaded
 // on first use only, with an error that says how to install it. The ABI suite checks the table
 // against RCCL's real header and shared object (Debian's librccl-dev and librccl1).
-import koffi, { type TypeObject } from 'koffi';
+import koffi from 'koffi';
 import { GpuError } from '../errors.ts';
 import { openLibrary, NCCL_LIB, RCCL_LIB, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
@@ -20,9 +20,11 @@ export const NCCL_ALIASES: readonly NativeAlias[] = [
 ];
 
 // passed by value to ncclCommInitRank: 128 bytes on the stack, so a struct, not a pointer
-let uniqueIdType: TypeObject | null = null;
+let uniqueIdRegistered = false;
 function registerUniqueId(): void {
-  if (!uniqueIdType) uniqueIdType = koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', NCCL_UNIQUE_ID_BYTES, 'Array') });
+  if (uniqueIdRegistered) return;
+  koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', NCCL_UNIQUE_ID_BYTES, 'Array') });
+  uniqueIdRegistered = true;
 }
 
 export const NCCL_FUNCTIONS = {

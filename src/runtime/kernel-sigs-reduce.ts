@@ -1,6 +1,5 @@
 // Signatures of the row-wise kernel families (hip-src/reduce.hip, softmax.hip, norm.hip,
-// rope.hip, gemv.hip,
-// attention.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the same ABI test checks
+// rope.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the same ABI test checks
 // them against every arch's code-object metadata and the PTX.
 // It imports only types from kernel-sigs.ts, so that file can spread ROW_KERNEL_SIGNATURES
 // into KERNEL_SIGNATURES without an import cycle.
@@ -77,32 +76,10 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
-function gemvSigs(): Map<string, readonly ArgSpec[]> {
-  const m = new Map<string, readonly ArgSpec[]>();
-  // y, x, w, yOff, xOff, wOff, n, k, ldw
-  for (const d of ['f32', 'f16', 'bf16']) m.set(`gemv_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'u64']);
-  return m;
-}
-
-function attentionSigs(): Map<string, readonly ArgSpec[]> {
-  const m = new Map<string, readonly ArgSpec[]>();
-  for (const d of ['f32', 'f16', 'bf16']) {
-    // o, wso, wsml, q, k, v, mask; their offsets; hq, hkv, tq, tk, d, dv; q, k, v strides (3
-    // each), mask strides (4); maskKind, hasDiag, diag, window, scale, splits, perSplit
-    m.set(`attn_decode_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
-      'u32', 'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32', 'u32', 'u32']);
-    // o, wso, wsml, oOff, rows, splits, dv
-    m.set(`attn_merge_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'u32', 'u32', 'u32']);
-  }
-  return m;
-}
-
 /** merge into KERNEL_SIGNATURES (kernel-sigs.ts) or check beside it */
 export const ROW_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'reduce.hip': reduceSigs,
   'softmax.hip': softmaxSigs,
   'norm.hip': normSigs,
   'rope.hip': ropeSigs,
-  'gemv.hip': gemvSigs,
-  'attention.hip': attentionSigs,
 };

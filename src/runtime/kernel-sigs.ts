@@ -10,6 +10,7 @@ import { ROW_KERNEL_SIGNATURES } from './kernel-sigs-reduce.ts';
 import { INDEXING_KERNEL_SIGNATURES } from './kernel-sigs-indexing.ts';
 import { SORT_KERNEL_SIGNATURES } from './kernel-sigs-sort.ts';
 import { RANDOM_KERNEL_SIGNATURES } from './kernel-sigs-random.ts';
+import { DECODE_KERNEL_SIGNATURES } from './kernel-sigs-decode.ts';
 
 /** a parameter as ops pass it: a KernelArg kind, or 'geom' for the 368-byte Geom record */
 export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom';
@@ -167,4 +168,5 @@ export const KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string
   ...INDEXING_KERNEL_SIGNATURES,
   ...SORT_KERNEL_SIGNATURES,
   ...RANDOM_KERNEL_SIGNATURES,
+  ...DECODE_KERNEL_SIGNATURES,
 };

@@ -7,44 +7,10 @@ import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { DTypeError, ShapeError, TensorError } from '../../src/errors.ts';
 import { assertClose, nums, randT, throwsWith } from '../helpers.ts';
+import { gridRef } from '../attention-ref.ts';
 
 const sdpa = Tensor.scaledDotProductAttention;
 const TOLS: Record<string, number> = { f64: 1e-12, f32: 2e-6, f16: 3e-3, bf16: 2e-2 };
-
-type Allow = (b: number, h: number, i: number, j: number) => boolean;
-type Bias = (b: number, h: number, i: number, j: number) => number;
-
-/** softmax over the allowed keys of q k^T * scale + bias; no allowed key: zeros */
-function gridRef(q: Tensor, k: Tensor, v: Tensor, allow: Allow, bias: Bias = () => 0, scale?: number): number[] {
-  const [b, hq, tq, d] = q.shape as [number, number, number, number];
-  const [, hkv, tk] = k.shape as [number, number, number];
-  const dv = v.shape[3]!;
-  const sc = scale ?? 1 / Math.sqrt(d);
-  const qv = nums(q), kv = nums(k), vv = nums(v);
-  const out: number[] = [];
-  for (let bi = 0; bi < b; bi++) for (let h = 0; h < hq; h++) {
-    const g = Math.floor(h / (hq / hkv));
-    for (let i = 0; i < tq; i++) {
-      const s: number[] = [];
-      for (let j = 0; j < tk; j++) {
-        if (!allow(bi, h, i, j)) { s.push(-Infinity); continue; }
-        let dot = 0;
-        for (let e = 0; e < d; e++) dot += qv[((bi * hq + h) * tq + i) * d + e]! * kv[((bi * hkv + g) * tk + j) * d + e]!;
-        s.push(dot * sc + bias(bi, h, i, j));
-      }
-      const m = Math.max(...s);
-      if (m === -Infinity) { for (let e = 0; e < dv; e++) out.push(0); continue; }
-      const p = s.map((x) => Math.exp(x - m));
-      const z = p.reduce((a, c) => a + c, 0);
-      for (let e = 0; e < dv; e++) {
-        let acc = 0;
-        for (let j = 0; j < tk; j++) acc += (p[j]! / z) * vv[((bi * hkv + g) * tk + j) * dv + e]!;
-        out.push(acc);
-      }
-    }
-  }
-  return out;
-}
 
 const FLOATS: DType[] = ['f32', 'f64', 'f16', 'bf16'];
 const qkv = (d: DType, tq: number, tk: number, hq = 4, hkv = 2, b = 2, hd = 8) =>

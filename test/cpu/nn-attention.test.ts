@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { DTypeError, ShapeError } from '../../src/errors.ts';
 import { LAYOUTS, assertClose, nums, randT, withLayout, throwsWith } from '../helpers.ts';
+import { gridRef } from '../attention-ref.ts';
 
 const FLOATS: DType[] = ['f32', 'f64', 'f16', 'bf16'];
 const TOLS: Record<string, number> = { f64: 1e-12, f32: 2e-6, f16: 2e-3, bf16: 1.6e-2 };
@@ -91,33 +92,8 @@ test('rope: errors', () => {
 
 // ---- attention --------------------------------------------------------------------------------
 /** plain loops: scores = q k^T * scale, masked (j > i) when causal, softmax over keys, times v */
-function attnRef(q: Tensor, k: Tensor, v: Tensor, causal: boolean, scale: number): number[] {
-  const [b, hq, tq, d] = q.shape as [number, number, number, number];
-  const [, hkv, tk] = k.shape as [number, number, number];
-  const dv = v.shape[3]!;
-  const qv = nums(q), kv = nums(k), vv = nums(v);
-  const out: number[] = [];
-  for (let bi = 0; bi < b; bi++) for (let h = 0; h < hq; h++) {
-    const g = Math.floor(h / (hq / hkv));
-    for (let i = 0; i < tq; i++) {
-      const s: number[] = [];
-      for (let j = 0; j < tk; j++) {
-        let dot = 0;
-        for (let e = 0; e < d; e++) dot += qv[((bi * hq + h) * tq + i) * d + e]! * kv[((bi * hkv + g) * tk + j) * d + e]!;
-        s.push(causal && j > i ? -Infinity : dot * scale);
-      }
-      const m = Math.max(...s);
-      const p = s.map((x) => Math.exp(x - m));
-      const z = p.reduce((a, c) => a + c, 0);
-      for (let e = 0; e < dv; e++) {
-        let acc = 0;
-        for (let j = 0; j < tk; j++) acc += p[j]! / z * vv[((bi * hkv + g) * tk + j) * dv + e]!;
-        out.push(acc);
-      }
-    }
-  }
-  return out;
-}
+const attnRef = (q: Tensor, k: Tensor, v: Tensor, causal: boolean, scale: number): number[] =>
+  gridRef(q, k, v, (_b, _h, i, j) => !causal || j <= i, () => 0, scale);
 
 test('attention: known values (two keys, causal, default scale, huge scores)', () => {
   const f = (v: number[], shape: number[]) => Tensor.from(v, { dtype: 'f64', shape });

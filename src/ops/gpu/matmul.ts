@@ -55,6 +55,8 @@ function operand(t: Tensor, batch: Shape): BlasOperand {
 
 // ---- one row times a weight: hip-src/gemv.hip ---------------------------------------------
 const GEMV_DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
+const GEMV_BLOCK = 256;
+const GEMV_BLOCK_DIMS: [number, number, number] = [GEMV_BLOCK, 1, 1];
 
 /**
  * One row x [k] times a weight seen transposed (b [k, n] with unit stride along k: W [n, k] with
@@ -76,9 +78,6 @@ function gemv(a: Tensor, b: Tensor, out: Tensor, n: number, k: number): boolean 
   }
   return true;
 }
-const GEMV_BLOCK = 256;
-const GEMV_BLOCK_DIMS: [number, number, number] = [GEMV_BLOCK, 1, 1];
-
 export function matmul(a: Tensor, b: Tensor, outShape: Shape): Tensor {
   const out = Tensor.empty(outShape, a.dtype, a.device);
   const r = outShape.length;

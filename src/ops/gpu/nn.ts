@@ -132,6 +132,13 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
 /** the lowest finite value of each float dtype */
 const LOWEST: Record<string, number> = { f32: -3.4028234663852886e38, f64: -Number.MAX_VALUE, f16: -65504, bf16: -3.3895313892515355e38 };
 
+/** the fused kernel (gpu/attention.ts) where it applies, else the composed path below */
+export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
+  if (p.outShape.some((n) => n === 0)) return Tensor.empty(p.outShape, q.dtype, q.device);
+  if (attentionKernelApplies(q, k, v) && k.layout.shape[2]! > 0) return attentionKernel(q, k, v, p);
+  return composedAttention(q, k, v, p);
+}
+
 /**
  * Scaled dot-product attention from GPU ops, like PyTorch's math path (half types keep the
  * scores in their dtype). The g = hq / hkv query heads that share a kv head are stacked along
@@ -140,20 +147,13 @@ const LOWEST: Record<string, number> = { f32: -3.4028234663852886e38, f64: -Numb
  * The causal diagonal, the window and a u8 mask make one visibility mask; a float mask is added.
  * Where a query can end up seeing no key, its probabilities are zeroed, so its output row is
  * zeros as the CPU reference says (the softmax of a row of -Infinity would be NaN).
+ * Taken for long queries, f64 and head dims past the fused kernel's.
  */
-export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
-  if (p.outShape.some((n) => n === 0)) return Tensor.empty(p.outShape, q.dtype, q.device);
-  if (attentionKernelApplies(q, k, v) && k.layout.shape[2]! > 0) return attentionKernel(q, k, v, p);
-  return composedAttention(q, k, v, p);
-}
-
-/** batched GEMMs around the softmax kernel: long queries, f64, head dims past the kernel's */
 function composedAttention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   const dev = q.device;
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k.layout.shape as [number, number, number];
   const { diag, window, mask } = p;
-  if (p.outShape.some((n) => n === 0)) return Tensor.empty(p.outShape, q.dtype, dev);
   const rows = (hq / hkv) * tq;
   const temps: Tensor[] = [];
   const keep = (t: Tensor): Tensor => { temps.push(t); return t; };

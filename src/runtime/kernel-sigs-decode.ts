@@ -1,0 +1,30 @@
+// Signatures of the decode-step kernels (hip-src/gemv.hip, attention.hip), in the form of
+// KERNEL_SIGNATURES in kernel-sigs.ts (which spreads DECODE_KERNEL_SIGNATURES), so the ABI test
+// checks them against every arch's code object and the PTX. Types only are imported from
+// kernel-sigs.ts, so there is no cycle.
+import type { ArgSpec } from './kernel-sigs.ts';
+
+function gemvSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  // y, x, w, yOff, xOff, wOff, n, k, ldw
+  for (const d of ['f32', 'f16', 'bf16']) m.set(`gemv_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'u64']);
+  return m;
+}
+
+function attentionSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of ['f32', 'f16', 'bf16']) {
+    // o, wso, wsml, q, k, v, mask; their offsets; hq, hkv, tq, tk, d, dv; q, k, v strides (3
+    // each), mask strides (4); maskKind, hasDiag, diag, window, scale, splits, perSplit
+    m.set(`attn_decode_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
+      'u32', 'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32', 'u32', 'u32']);
+    // o, wso, wsml, oOff, rows, splits, dv
+    m.set(`attn_merge_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'u32', 'u32', 'u32']);
+  }
+  return m;
+}
+
+export const DECODE_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
+  'gemv.hip': gemvSigs,
+  'attention.hip': attentionSigs,
+};
