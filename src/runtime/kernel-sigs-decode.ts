@@ -1,4 +1,4 @@
-// Signatures of the decode-step kernels (hip-src/gemv.hip, attention.hip), in the form of
+// Signatures of the decode-step and attention kernels (hip-src/gemv.hip, attention.hip, flash.hip), in the form of
 // KERNEL_SIGNATURES in kernel-sigs.ts (which spreads DECODE_KERNEL_SIGNATURES), so the ABI test
 // checks them against every arch's code object and the PTX. Types only are imported from
 // kernel-sigs.ts, so there is no cycle.
@@ -24,7 +24,21 @@ function attentionSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+function flashSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of ['f16', 'bf16']) {
+    for (const hd of [64, 80, 96, 128, 256]) {
+      // o, q, k, v, mask; their offsets; hq, hkv, tq, tk, d; q, k, v strides (3 each), mask
+      // strides (4); maskKind, hasDiag, diag, window, scale
+      m.set(`flash_fwd_${d}_${hd}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
+        'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32']);
+    }
+  }
+  return m;
+}
+
 export const DECODE_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'gemv.hip': gemvSigs,
   'attention.hip': attentionSigs,
+  'flash.hip': flashSigs,
 };

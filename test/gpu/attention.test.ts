@@ -108,6 +108,40 @@ const KERNEL_CASES: readonly MaskCase[] = [
 s.opTest('scaledDotProductAttention', () => checkMaskCases(KERNEL_CASES, ['contiguous', 'transposed']),
   'scaledDotProductAttention: fused kernel head dims, splits, chunk edges, GQA/MQA tiles, masks on splits');
 
+// The matrix-core kernel (flash.hip) takes f16/bf16 queries past 16 rows with d = dv <= 256: every
+// head-dim bucket, head dims between buckets (zero-padded) and odd ones (element-wise loads),
+// causal both ways with tq != tk both ways, GQA/MQA, windows, masks, a single key, lengths that
+// are not multiples of the 64-row and 64-key blocks. f32 takes the short-query kernel at any
+// length; both are checked alike.
+const FLASH_CASES: readonly MaskCase[] = [
+  ...[64, 80, 96, 128, 256].map((d) => ({ name: `prefill d ${d}, 4/2 heads, tq 130 < tk 190 bottom-right`, q: [1, 4, 130, d], k: [1, 2, 190, d], v: [1, 2, 190, d], causal: 'bottom-right' as const })),
+  { name: 'prefill full, 8/2 heads, tq = tk = 200', q: [1, 8, 200, 128], k: [1, 2, 200, 128], v: [1, 2, 200, 128] },
+  { name: 'prefill top-left, tq 150 > tk 70', q: [2, 2, 150, 64], k: [2, 2, 70, 64], v: [2, 2, 70, 64], causal: 'top-left' },
+  { name: 'prefill bottom-right, tq 150 > tk 70 (rows with no key)', q: [1, 2, 150, 64], k: [1, 2, 70, 64], v: [1, 2, 70, 64], causal: 'bottom-right' },
+  { name: 'prefill MQA 4/1 top-left, tq = tk = 129', q: [1, 4, 129, 128], k: [1, 1, 129, 128], v: [1, 1, 129, 128], causal: 'top-left' },
+  { name: 'prefill window 40 bottom-right, tq 100 < tk 180', q: [1, 2, 100, 64], k: [1, 2, 180, 64], v: [1, 2, 180, 64], causal: 'bottom-right', window: 40 },
+  { name: 'prefill u8 padding mask [b, 1, 1, tk] + causal', q: [2, 2, 80, 64], k: [2, 2, 80, 64], v: [2, 2, 80, 64], causal: 'bottom-right', mask: { shape: [2, 1, 1, 80], kind: 'u8' } },
+  { name: 'prefill u8 mask [tq, tk], some rows empty', q: [1, 2, 40, 64], k: [1, 2, 70, 64], v: [1, 2, 70, 64], mask: { shape: [40, 70], kind: 'u8', empty: true } },
+  { name: 'prefill additive mask [b, 1, tq, tk]', q: [1, 4, 70, 96], k: [1, 2, 90, 96], v: [1, 2, 90, 96], mask: { shape: [1, 1, 70, 90], kind: 'add' } },
+  { name: 'prefill d 40 (bucket 64, zero-padded)', q: [1, 2, 65, 40], k: [1, 2, 65, 40], v: [1, 2, 65, 40], causal: 'top-left' },
+  { name: 'prefill d 33 (odd: element-wise loads)', q: [1, 2, 40, 33], k: [1, 2, 50, 33], v: [1, 2, 50, 33], causal: 'bottom-right' },
+  { name: 'prefill tk 1, tq 20', q: [1, 2, 20, 64], k: [1, 2, 1, 64], v: [1, 2, 1, 64] },
+  { name: 'prefill tq 17 = tk', q: [1, 2, 17, 128], k: [1, 2, 17, 128], v: [1, 2, 17, 128], causal: 'top-left' },
+  { name: 'prefill d 256 causal, tq = tk = 100', q: [1, 2, 100, 256], k: [1, 2, 100, 256], v: [1, 2, 100, 256], causal: 'top-left' },
+];
+
+s.opTest('scaledDotProductAttention', () => checkMaskCases(FLASH_CASES, ['contiguous', 'transposed']),
+  'scaledDotProductAttention: prefill kernel head dims, causal both ways, GQA/MQA, windows, masks, odd sizes');
+
+s.opTest('scaledDotProductAttention', async () => {
+  // prefill over a cache view: K/V narrowed out of [b, hkv, maxLen, d], q in rope's thd layout
+  const b = 2, hq = 8, hkv = 2, d = 128, maxLen = 256, tk = 200, tq = 90;
+  await checkOp('scaledDotProductAttention', ['f32', 'f16', 'bf16'], ['contiguous'],
+    (dt: DType) => [randT([b, tq, hq, d], dt), randT([b, hkv, maxLen, d], dt), randT([b, hkv, maxLen, d], dt)],
+    ([q, kc, vc]) => sdpa(q!.transpose(1, 2), kc!.narrow(2, 0, tk), vc!.narrow(2, 0, tk), { causal: 'bottom-right' }),
+    { variant: 'prefill: cache views narrowed to tk, q in thd layout', tol: { f16: 1e-2, bf16: 2e-2 } });
+}, 'scaledDotProductAttention: prefill over strided cache views');
+
 s.opTest('scaledDotProductAttention', async () => {
   // K/V read in place from strided views: narrowed out of a preallocated cache [b, hkv, maxLen, d],
   // and the [b, t, h, d] layout (rope's thd form) transposed to [b, h, t, d]; q likewise

@@ -21,11 +21,18 @@ const ATT_RT = 8, ATT_DMAX = 256, ATT_BLOCK: [number, number, number] = [256, 1,
 const MIN_KEYS_PER_SPLIT = 16;
 const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
 
-/** whether attentionKernel takes these operands */
-export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
-  const [, , tq, d] = q.layout.shape as [number, number, number, number];
-  const dv = v.layout.shape[3]!;
-  return DTYPES.has(q.dtype) && tq <= ATTN_MAX_TQ && d >= 1 && d <= ATT_DMAX && dv >= 1 && dv <= ATT_DMAX;
+/** the grid's z limit: row tiles per (batch, kv head) */
+const MAX_GRID_Z = 65535;
+
+/**
+ * Whether attentionKernel takes these operands: short queries, or with `anyLength` queries of
+ * any length (the route for f32 prefill: FMA work, but no O(tq * tk) memory).
+ */
+export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLength = false): boolean {
+  const [, hq, tq, d] = q.layout.shape as [number, number, number, number];
+  const hkv = k.layout.shape[1]!, dv = v.layout.shape[3]!;
+  const short = tq <= ATTN_MAX_TQ || (anyLength && Math.ceil((hq / hkv) * tq / ATT_RT) <= MAX_GRID_Z);
+  return DTYPES.has(q.dtype) && short && d >= 1 && d <= ATT_DMAX && dv >= 1 && dv <= ATT_DMAX;
 }
 
 /** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */

@@ -10,6 +10,7 @@ import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
 import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
 import { attentionKernel, attentionKernelApplies } from './attention.ts';
+import { flashApplies, flashAttention } from './flash.ts';
 
 // ---- softmax, layerNorm, rmsNorm, rope: hip-src/softmax.hip, norm.hip, rope.hip ------------
 // The kernels take contiguous rows; other layouts are copied first (the copy is disposed once
@@ -132,10 +133,19 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
 /** the lowest finite value of each float dtype */
 const LOWEST: Record<string, number> = { f32: -3.4028234663852886e38, f64: -Number.MAX_VALUE, f16: -65504, bf16: -3.3895313892515355e38 };
 
-/** the fused kernel (gpu/attention.ts) where it applies, else the composed path below */
+/**
+ * Short queries (decode) take the split-KV kernel (gpu/attention.ts); long f16/bf16 queries the
+ * matrix-core kernel (gpu/flash.ts); long f32 queries the split-KV kernel's FMA path, which has no
+ * O(tq * tk) memory either. The composed path below is left for f64, head dims past 256 and
+ * d != dv.
+ */
 export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   if (p.outShape.some((n) => n === 0)) return Tensor.empty(p.outShape, q.dtype, q.device);
-  if (attentionKernelApplies(q, k, v) && k.layout.shape[2]! > 0) return attentionKernel(q, k, v, p);
+  if (k.layout.shape[2]! > 0) {
+    if (attentionKernelApplies(q, k, v)) return attentionKernel(q, k, v, p);
+    if (flashApplies(q, k, v)) return flashAttention(q, k, v, p);
+    if (attentionKernelApplies(q, k, v, true)) return attentionKernel(q, k, v, p);
+  }
   return composedAttention(q, k, v, p);
 }
 
@@ -147,7 +157,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): 
  * The causal diagonal, the window and a u8 mask make one visibility mask; a float mask is added.
  * Where a query can end up seeing no key, its probabilities are zeroed, so its output row is
  * zeros as the CPU reference says (the softmax of a row of -Infinity would be NaN).
- * Taken for long queries, f64 and head dims past the fused kernel's.
+ * Taken for f64, head dims past 256 and d != dv.
  */
 function composedAttention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   const dev = q.device;

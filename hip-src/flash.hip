@@ -1,0 +1,578 @@
+// flash.hip: fused attention for long queries (prefill) on the matrix cores, with the softmax
+// kept online (no score matrix in global memory). A block takes FL_BM = 64 query rows of one
+// (batch, query head), four waves of 16 rows each, and walks the visible keys in blocks of BN:
+// K and V tiles go to LDS, each wave computes its 16 x BN scores on the matrix cores, masks
+// them, folds them into its running max and sum, and accumulates P V on the matrix cores again.
+// Sums in f32; P is rounded to the input type for the second product (as FlashAttention does).
+//
+// One kernel body for every vendor; what differs is the wave-level arch layer FlArch below
+// (fragment loads, the instruction, where a lane's accumulator elements sit), whose index
+// arithmetic is mma-layout.h, run on the host by test/emu/mma-emu.cpp against instruction
+// models. NVIDIA: mma.sync m16n8k16 with ldmatrix and cp.async; gfx90a/gfx942/gfx950: MFMA
+// 16x16x16; gfx11 and gfx12: WMMA 16x16x16; gfx1030: the gfx12 layout with FMAs.
+//
+// Visibility as attention.hip (the CPU reference's rules): with hasDiag, query i sees key j iff
+// j <= i + diag, and with window > 0 also j > i + diag - window; maskKind 1 (u8, 0 hides), 2
+// (additive, the input type, -inf hides). A row that sees no key gets zeros; NaN propagates.
+//
+// Kernels (DT f16 bf16, HD the head-dim bucket 64 80 96 128 256; d = dv <= HD, columns past d
+// are zero-filled in LDS and not stored):
+//   flash_fwd_<DT>_<HD>(T* o, const T* q, const T* k, const T* v, const void* mask,
+//       i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
+//       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
+//       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window,
+//       float scale)
+//     grid (b * hq, ceil(tq / 64)), block 128 threads on NVIDIA, 256 on AMD. o contiguous [b, hq, tq, d]. The head dim has
+//     unit stride; the other strides are in elements and arbitrary (cache views read in place).
+#include "rowreduce.h"
+#include "mma-layout.h"
+
+#define FL_WAVES 4
+#define FL_BM (FL_WAVES * 16)
+// LDS rows padded by 16 bytes: consecutive rows start 16 bytes apart modulo 128, so the eight
+// 16-byte row pieces one fragment load reads fall in different banks
+#define FL_PAD 8
+
+#if RT_CUDA
+#define FL_FAMILY ML_NV
+#elif defined(__gfx90a__) || defined(__gfx942__) || defined(__gfx950__)
+#define FL_FAMILY ML_MFMA
+#elif defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+#define FL_FAMILY ML_WMMA11
+#elif defined(__gfx1200__) || defined(__gfx1201__)
+#define FL_FAMILY ML_WMMA12
+#else
+#define FL_FAMILY ML_FMA
+#endif
+
+typedef MlLayout<FL_FAMILY> L;
+
+// 16-bit storage to f32 and back for the scalar paths
+template <class T> RT_DEVICE float fl_f(T x) { return Elem<T>::load(x); }
+
+// keys per block: bounded by the LDS (64 KiB on AMD, 48 KiB of static shared memory on NVIDIA)
+// with Q, K and V resident (NVIDIA keeps Q in registers, so its K and V reuse Q's LDS), and by
+// the registers: a wave32 AMD lane holds 8 accumulators per 16 x 16 tile where a wave64 lane holds
+// 4, so there the score tile stays 16 keys wide (wider ones spilled to scratch on gfx11/gfx12).
+template <int HD> struct FlCfg {
+  static constexpr int LD = HD + FL_PAD;
+#if RT_CUDA
+  static constexpr int BN = HD > 128 ? 32 : 64;
+  static constexpr int Q_ROWS = 0;  // Q is staged in the K/V region before the loop
+#else
+  static constexpr int BN = L::WAVE == 32 || HD > 128 ? 16 : 64;
+  static constexpr int Q_ROWS = FL_BM;
+#endif
+  // AMD keeps V transposed ([head dim][keys], VLD apart): its V^T operand then reads along rows
+  static constexpr int VLD = BN + FL_PAD;
+  static constexpr int K_ELEMS = (Q_ROWS + BN) * LD;
+  static constexpr int V_ELEMS = Q_ROWS ? HD * VLD : BN * LD;
+  static constexpr int LDS_ELEMS = K_ELEMS + V_ELEMS > FL_BM * LD ? K_ELEMS + V_ELEMS : FL_BM * LD;
+  // AMD blocks are 256 threads: on wave32 that is 8 waves, two per 16 query rows, each computing
+  // the rows' scores and half of their output columns (CT 16-wide column tiles each): a wave32
+  // lane would otherwise hold 8 accumulators per tile of the whole head dim, which spilled
+#if RT_CUDA
+  static constexpr int CS = 1;
+#else
+  static constexpr int CS = 256 / (4 * L::WAVE);
+#endif
+  static constexpr int CT = (HD / 16 + CS - 1) / CS;
+};
+
+// ---- the wave-level arch layer --------------------------------------------------------------
+// qs: this wave's 16 query rows in LDS; ks, vs: the key and value tiles (BN rows); all rows LD
+// apart. s: the wave's scores, o: its output accumulator, both in the family's layout.
+template <class T, int HD, int F> struct FlArch;
+
+#if RT_CUDA
+RT_DEVICE u32 fl_saddr(const void* p) { return (u32)__cvta_generic_to_shared(p); }
+RT_DEVICE void fl_ldsm(u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(fl_saddr(p)));
+}
+RT_DEVICE void fl_ldsm_t(u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(fl_saddr(p)));
+}
+template <class T> RT_DEVICE void fl_mma(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1);
+template <> RT_DEVICE void fl_mma<bf16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> RT_DEVICE void fl_mma<f16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// two f32 to the input type, round to nearest even; lo in the low half
+template <class T> RT_DEVICE u32 fl_pack(float lo, float hi);
+template <> RT_DEVICE u32 fl_pack<bf16>(float lo, float hi) {
+  u32 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+template <> RT_DEVICE u32 fl_pack<f16>(float lo, float hi) {
+  u32 r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+template <class T, int HD> struct FlArch<T, HD, ML_NV> {
+  static constexpr int BN = FlCfg<HD>::BN, LD = FlCfg<HD>::LD;
+  static constexpr int SN = BN / 8 * 4, ON = HD / 8 * 4;
+  struct QF { u32 a[HD / 16][4]; };
+  // ldmatrix x4: lane l gives the row address of matrix l / 8; matrices 0..3 are a0..a3
+  static RT_DEVICE void load_q(QF& qf, const T* qs, u32 lane) {
+    const T* p = qs + (lane % 8 + 8 * ((lane / 8) & 1)) * LD + 8 * (lane / 16);
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) fl_ldsm(qf.a[kk], p + kk * 16);
+  }
+  static RT_DEVICE void qk(float (&s)[SN], const QF& qf, const T*, const T* ks, u32 lane) {
+#pragma unroll
+    for (int e = 0; e < SN; e++) s[e] = 0.f;
+    // matrices: keys +0 / +8 (bit 1 of l / 8), head-dim columns +0 / +8 (bit 0): b0 b1 of two
+    // adjacent n8 tiles
+    const T* p = ks + (lane % 8 + 8 * ((lane / 16) & 1)) * LD + 8 * ((lane / 8) & 1);
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) {
+#pragma unroll
+      for (int np = 0; np < BN / 16; np++) {
+        u32 b[4];
+        fl_ldsm(b, p + np * 16 * LD + kk * 16);
+        fl_mma<T>(*(float(*)[4])&s[8 * np], qf.a[kk], b[0], b[1]);
+        fl_mma<T>(*(float(*)[4])&s[8 * np + 4], qf.a[kk], b[2], b[3]);
+      }
+    }
+  }
+  static RT_DEVICE void pv(float (&o)[ON], const float (&s)[SN], const T* vs, u32 lane, int) {
+    // transposed matrices: keys +0 / +8 (bit 0 of l / 8), columns +0 / +8 (bit 1)
+    const T* p = vs + (lane % 8 + 8 * ((lane / 8) & 1)) * LD + 8 * ((lane / 16) & 1);
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; kk++) {
+      const float* s0 = &s[8 * kk];
+      const u32 a[4] = { fl_pack<T>(s0[0], s0[1]), fl_pack<T>(s0[2], s0[3]), fl_pack<T>(s0[4], s0[5]), fl_pack<T>(s0[6], s0[7]) };
+#pragma unroll
+      for (int dp = 0; dp < HD / 16; dp++) {
+        u32 b[4];
+        fl_ldsm_t(b, p + kk * 16 * LD + dp * 16);
+        fl_mma<T>(*(float(*)[4])&o[8 * dp], a, b[0], b[1]);
+        fl_mma<T>(*(float(*)[4])&o[8 * dp + 4], a, b[2], b[3]);
+      }
+    }
+  }
+  // element e of s (or o): tile e / 4, accumulator element e % 4
+  static RT_DEVICE int row(u32 lane, int e) { return L::acc_row((int)lane, e & 3); }
+  static RT_DEVICE int col(u32 lane, int e) { return (e / 4) * 8 + L::acc_col((int)lane, e & 3); }
+  static RT_DEVICE int slot(int e) { return L::acc_slot(e & 3); }
+};
+#endif
+
+#if RT_HIP
+typedef float v4f __attribute__((ext_vector_type(4)));
+typedef float v8f __attribute__((ext_vector_type(8)));
+typedef short v4s __attribute__((ext_vector_type(4)));
+typedef short v8s __attribute__((ext_vector_type(8)));
+typedef short v16s __attribute__((ext_vector_type(16)));
+typedef _Float16 v4h __attribute__((ext_vector_type(4)));
+typedef _Float16 v8h __attribute__((ext_vector_type(8)));
+typedef _Float16 v16h __attribute__((ext_vector_type(16)));
+template <int N> struct FlPack { u32 w[N / 2]; };  // N 16-bit operand values, two per word
+
+// Keeps the LDS reads of one tile product after the previous one: scheduled freely, the fully
+// unrolled loops below hoisted every fragment of a block into registers at once and spilled on
+// the wave32 archs, whose lanes hold twice the accumulators of a wave64 lane.
+RT_DEVICE void fl_fence() { asm volatile("" ::: "memory"); }
+
+RT_DEVICE u32 fl_pack2(float lo, float hi, bf16) { return (u32)f32_to_bf16(lo).bits | ((u32)f32_to_bf16(hi).bits << 16); }
+RT_DEVICE u32 fl_pack2(float lo, float hi, f16) {
+  return (u32)__builtin_bit_cast(u16, (_Float16)lo) | ((u32)__builtin_bit_cast(u16, (_Float16)hi) << 16);
+}
+
+// One 16 x 16 x 16 product on the matrix cores: acc += A B, A and B as OPS 16-bit values per
+// lane in the family's operand layout (mma-layout.h).
+template <class T, int F> struct FlMma;
+#if defined(__gfx90a__) || defined(__gfx942__) || defined(__gfx950__)
+template <> struct FlMma<bf16, ML_MFMA> {
+  static RT_DEVICE void run(float* acc, const FlPack<4>& a, const FlPack<4>& b) {
+    v4f c = { acc[0], acc[1], acc[2], acc[3] };
+    c = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(v4s, a), __builtin_bit_cast(v4s, b), c, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < 4; i++) acc[i] = c[i];
+  }
+};
+template <> struct FlMma<f16, ML_MFMA> {
+  static RT_DEVICE void run(float* acc, const FlPack<4>& a, const FlPack<4>& b) {
+    v4f c = { acc[0], acc[1], acc[2], acc[3] };
+    c = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(v4h, a), __builtin_bit_cast(v4h, b), c, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < 4; i++) acc[i] = c[i];
+  }
+};
+#endif
+#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+template <> struct FlMma<bf16, ML_WMMA11> {
+  static RT_DEVICE void run(float* acc, const FlPack<16>& a, const FlPack<16>& b) {
+    v8f c;
+#pragma unroll
+    for (int i = 0; i < 8; i++) c[i] = acc[i];
+    c = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(__builtin_bit_cast(v16s, a), __builtin_bit_cast(v16s, b), c);
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc[i] = c[i];
+  }
+};
+template <> struct FlMma<f16, ML_WMMA11> {
+  static RT_DEVICE void run(float* acc, const FlPack<16>& a, const FlPack<16>& b) {
+    v8f c;
+#pragma unroll
+    for (int i = 0; i < 8; i++) c[i] = acc[i];
+    c = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(__builtin_bit_cast(v16h, a), __builtin_bit_cast(v16h, b), c);
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc[i] = c[i];
+  }
+};
+#endif
+#if defined(__gfx1200__) || defined(__gfx1201__)
+template <> struct FlMma<bf16, ML_WMMA12> {
+  static RT_DEVICE void run(float* acc, const FlPack<8>& a, const FlPack<8>& b) {
+    v8f c;
+#pragma unroll
+    for (int i = 0; i < 8; i++) c[i] = acc[i];
+    c = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12(__builtin_bit_cast(v8s, a), __builtin_bit_cast(v8s, b), c);
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc[i] = c[i];
+  }
+};
+template <> struct FlMma<f16, ML_WMMA12> {
+  static RT_DEVICE void run(float* acc, const FlPack<8>& a, const FlPack<8>& b) {
+    v8f c;
+#pragma unroll
+    for (int i = 0; i < 8; i++) c[i] = acc[i];
+    c = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(__builtin_bit_cast(v8h, a), __builtin_bit_cast(v8h, b), c);
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc[i] = c[i];
+  }
+};
+#endif
+
+// The AMD families: S^T = K Q^T and O^T += V^T P^T, a lane owning query lane % 16. V sits
+// transposed in LDS ([head dim][keys], VLD apart), so the V^T operand reads along a row too.
+template <class T, int HD, int F> struct FlArchAmd {
+  typedef MlLayout<F> M;
+  static constexpr int BN = FlCfg<HD>::BN, LD = FlCfg<HD>::LD, VLD = FlCfg<HD>::VLD;
+  static constexpr int CT = FlCfg<HD>::CT, SN = BN / 16 * M::ACC, ON = CT * M::ACC;
+  typedef FlPack<M::OPS> P;
+  struct QF {};
+  static RT_DEVICE void load_q(QF&, const T*, u32) {}
+  // operand values k (a_k or b_k) of one LDS row, read two at a time
+  template <bool IS_A> static RT_DEVICE P frag(const T* row, int lane) {
+    P p;
+#pragma unroll
+    for (int v = 0; v < M::OPS; v += 2) p.w[v / 2] = *(const u32*)(row + (IS_A ? M::a_k(lane, v) : M::b_k(lane, v)));
+    return p;
+  }
+  static RT_DEVICE void qk(float (&s)[SN], const QF&, const T* qs, const T* ks, u32 lane) {
+    const int l = (int)lane, r = l % 16;
+#pragma unroll
+    for (int e = 0; e < SN; e++) s[e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) {
+      const P b = frag<false>(qs + r * LD + kk * 16, l);
+#pragma unroll
+      for (int kt = 0; kt < BN / 16; kt++) {
+        FlMma<T, F>::run(&s[kt * M::ACC], frag<true>(ks + (kt * 16 + r) * LD + kk * 16, l), b);
+        fl_fence();
+      }
+    }
+  }
+  static RT_DEVICE void pv(float (&o)[ON], const float (&s)[SN], const T* vts, u32 lane, int ct0) {
+    const int l = (int)lane, r = l % 16;
+#pragma unroll
+    for (int kt = 0; kt < BN / 16; kt++) {
+      // P^T as the B operand: key p_acc of lane p_lane (this lane, or its partner on gfx11);
+      // every lane takes part in the exchange, only some keep what it brings
+      P b;
+#pragma unroll
+      for (int v = 0; v < M::OPS; v += 2) {
+        float x[2];
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+          const float mine = s[kt * M::ACC + M::p_acc(l, v + u)];
+          const float there = M::EXCHANGE ? shfl_xor(mine, 16) : mine;
+          x[u] = M::p_lane(l, v + u) == l ? mine : there;
+        }
+        b.w[v / 2] = fl_pack2(x[0], x[1], T{});
+      }
+#pragma unroll
+      for (int dt = 0; dt < CT; dt++) {
+        // (the second half of an odd tile count has one tile fewer)
+        if (ct0 + dt < HD / 16) FlMma<T, F>::run(&o[dt * M::ACC], frag<true>(vts + ((ct0 + dt) * 16 + r) * VLD + kt * 16, l), b);
+        fl_fence();
+      }
+    }
+  }
+  // element e: tile e / ACC of 16 keys (or head-dim columns); the query is the row
+  static RT_DEVICE int row(u32 lane, int) { return (int)lane % 16; }
+  static RT_DEVICE int col(u32 lane, int e) { return (e / M::ACC) * 16 + M::acc_row((int)lane, e % M::ACC); }
+  static RT_DEVICE int slot(int) { return 0; }
+};
+template <class T, int HD> struct FlArch<T, HD, ML_MFMA> : FlArchAmd<T, HD, ML_MFMA> {};
+template <class T, int HD> struct FlArch<T, HD, ML_WMMA11> : FlArchAmd<T, HD, ML_WMMA11> {};
+template <class T, int HD> struct FlArch<T, HD, ML_WMMA12> : FlArchAmd<T, HD, ML_WMMA12> {};
+
+// gfx1030, no matrix cores: the gfx12 accumulator layout (a lane owns query lane % 16 and keys
+// or head-dim columns 8 (lane / 16) + e of each 16-wide tile), each element an FMA dot product
+// read straight from LDS.
+template <class T, int HD> struct FlArch<T, HD, ML_FMA> : FlArchAmd<T, HD, ML_WMMA12> {
+  typedef FlArchAmd<T, HD, ML_WMMA12> B;
+  static constexpr int BN = B::BN, LD = B::LD, VLD = B::VLD, SN = B::SN, ON = B::ON, CT = B::CT;
+  struct QF {};
+  static RT_DEVICE void load_q(QF&, const T*, u32) {}
+  static RT_DEVICE void qk(float (&s)[SN], const QF&, const T* qs, const T* ks, u32 lane) {
+    const int r = (int)lane % 16, h = (int)lane / 16;
+#pragma unroll
+    for (int e = 0; e < SN; e++) s[e] = 0.f;
+    for (int c = 0; c < HD; c += 8) {
+      const Vec16<T> qv = *(const Vec16<T>*)(qs + r * LD + c);
+#pragma unroll
+      for (int e = 0; e < SN; e++) {
+        const Vec16<T> kv = *(const Vec16<T>*)(ks + ((e / 8) * 16 + 8 * h + e % 8) * LD + c);
+#pragma unroll
+        for (int u = 0; u < 8; u++) s[e] += fl_f(qv.v[u]) * fl_f(kv.v[u]);
+        fl_fence();
+      }
+    }
+  }
+  static RT_DEVICE void pv(float (&o)[ON], const float (&s)[SN], const T* vts, u32 lane, int ct0) {
+    const int h = (int)lane / 16;
+#pragma unroll
+    for (int kt = 0; kt < BN / 16; kt++) {
+      // this query's 16 probabilities of the tile: 8 here, 8 in the partner lane
+      float p[16];
+#pragma unroll
+      for (int e = 0; e < 8; e++) {
+        const float mine = s[kt * 8 + e], other = shfl_xor(mine, 16);
+        p[e] = h ? other : mine;
+        p[8 + e] = h ? mine : other;
+      }
+#pragma unroll
+      for (int e = 0; e < ON; e++) {
+        if (ct0 + e / 8 >= HD / 16) continue;
+        const T* vr = vts + ((ct0 + e / 8) * 16 + 8 * h + e % 8) * VLD + kt * 16;
+        const Vec16<T> v0 = *(const Vec16<T>*)vr, v1 = *(const Vec16<T>*)(vr + 8);
+        float acc = 0.f;
+#pragma unroll
+        for (int u = 0; u < 8; u++) acc += p[u] * fl_f(v0.v[u]) + p[8 + u] * fl_f(v1.v[u]);
+        o[e] += acc;
+        fl_fence();
+      }
+    }
+  }
+};
+#endif
+
+// ---- global -> LDS tiles ----------------------------------------------------------------------
+// closes a group of asynchronous copies (NVIDIA); fl_wait<P> counts groups
+RT_DEVICE void fl_commit() {
+#if RT_CUDA
+  asm volatile("cp.async.commit_group;");
+#endif
+}
+
+// n rows of a strided [rows, d] source into LDS rows of LD (TR: transposed, into columns of rows
+// VLD apart), zero past `valid` rows and past column d. vec: 16-byte pieces (d, strides and base
+// 8-element aligned), asynchronous on NVIDIA (cp.async, waited by fl_wait); else one by one.
+template <class T, int HD, bool TR = false>
+RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d, bool vec) {
+  constexpr int LD = FlCfg<HD>::LD, VLD = FlCfg<HD>::VLD, CH = HD / 8;
+  const int nt = (int)blockDim.x;
+  if (vec) {
+    for (int x = (int)threadIdx.x; x < n * CH; x += nt) {
+      const int r = x / CH, c = x % CH;
+      const bool in = r < valid && (u32)(c * 8) < d;
+      const T* from = src + (in ? (i64)r * stride + c * 8 : 0);
+      if (TR) {
+        Vec16<T> z;
+        if (in) z = *(const Vec16<T>*)from;
+        else for (int u = 0; u < 8; u++) z.v[u] = T{ 0 };
+#pragma unroll
+        for (int u = 0; u < 8; u++) dst[(c * 8 + u) * VLD + r] = z.v[u];
+        continue;
+      }
+      T* to = dst + r * LD + c * 8;
+#if RT_CUDA
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(fl_saddr(to)), "l"(from), "r"(in ? 16 : 0));
+#else
+      Vec16<T> z;
+      if (in) z = *(const Vec16<T>*)from;
+      else for (int u = 0; u < 8; u++) z.v[u] = T{ 0 };
+      *(Vec16<T>*)to = z;
+#endif
+    }
+  } else {
+    for (int x = (int)threadIdx.x; x < n * HD; x += nt) {
+      const int r = x / HD, c = x % HD;
+      dst[TR ? c * VLD + r : r * LD + c] = r < valid && (u32)c < d ? src[(i64)r * stride + c] : T{ 0 };
+    }
+  }
+  fl_commit();
+}
+// wait until at most `pending` tile copies of this thread are in flight, then for the block
+template <int P> RT_DEVICE void fl_wait() {
+#if RT_CUDA
+  asm volatile("cp.async.wait_group %0;" :: "n"(P));
+#endif
+  __syncthreads();
+}
+
+RT_DEVICE float fl_exp2(float x) {
+#if RT_CUDA
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return __builtin_amdgcn_exp2f(x);
+#endif
+}
+
+template <class T, int HD>
+RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* mask,
+    u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
+    i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
+    i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+  typedef FlCfg<HD> C;
+  typedef FlArch<T, HD, FL_FAMILY> A;
+  constexpr int BN = C::BN, LD = C::LD, SN = A::SN, ON = A::ON, R = L::ROWS_PER_LANE;
+  __shared__ __attribute__((aligned(16))) T lds[C::LDS_ELEMS];
+  T* const qsm = lds;
+  T* const ksm = lds + C::Q_ROWS * LD;
+  T* const vsm = ksm + BN * LD;
+
+  const u32 bh = blockIdx.x, bi = bh / hq, h = bh % hq, kh = h / (hq / hkv);
+  // the most expensive query blocks (causal: the last) go first, so the tail of the grid is short
+  const u32 mb = gridDim.y - 1 - blockIdx.y, m0 = mb * FL_BM;
+  // wave: its 16 query rows (w) and its share of the output columns (from column tile ct0)
+  const u32 lane = threadIdx.x % (u32)L::WAVE, w = threadIdx.x / (u32)L::WAVE % FL_WAVES;
+  const int ct0 = (int)(threadIdx.x / (u32)L::WAVE / FL_WAVES) * C::CT;
+  const T* qb = q + (i64)bi * qsb + (i64)h * qsh + (i64)m0 * qst;
+  const T* kb = k + (i64)bi * ksb + (i64)kh * ksh;
+  const T* vb = v + (i64)bi * vsb + (i64)kh * vsh;
+  // uniform: the 16-byte path needs every row start 8-element aligned
+  const bool vq = d % 8 == 0 && qsb % 8 == 0 && qsh % 8 == 0 && qst % 8 == 0 && aligned16(q);
+  const bool vk = d % 8 == 0 && ksb % 8 == 0 && ksh % 8 == 0 && kst % 8 == 0 && aligned16(k);
+  const bool vv = d % 8 == 0 && vsb % 8 == 0 && vsh % 8 == 0 && vst % 8 == 0 && aligned16(v);
+
+  // the keys any row of this block sees: [kbeg, kend)
+  const i64 qlast = (i64)min(m0 + FL_BM, tq) - 1;
+  i64 kend = tk, kbeg = 0;
+  if (hasDiag) {
+    kend = max((i64)0, min((i64)tk, qlast + diag + 1));
+    if (window > 0) kbeg = max((i64)0, (i64)m0 + diag - window + 1);
+  }
+  const u32 jfirst = (u32)(kbeg / BN) * BN;
+
+  fl_tile<T, HD>(qsm, qb, qst, FL_BM, (int)min((u32)FL_BM, tq - m0), d, vq);
+  fl_wait<0>();
+  typename A::QF qf;
+  const T* qw = qsm + w * 16 * LD;
+  A::load_q(qf, qw, lane);
+  if (C::Q_ROWS == 0) __syncthreads();  // Q's LDS becomes K and V
+
+  float m[R], l[R], oacc[ON], s[SN];
+#pragma unroll
+  for (int r = 0; r < R; r++) { m[r] = -INFINITY; l[r] = 0.f; }
+#pragma unroll
+  for (int e = 0; e < ON; e++) oacc[e] = 0.f;
+  const float sl2 = scale * 1.4426950408889634f;
+
+  if (jfirst < kend) fl_tile<T, HD>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
+    const int nvalid = (int)min((i64)BN, (i64)tk - j0);
+    fl_tile<T, HD, C::Q_ROWS != 0>(vsm, vb + (i64)j0 * vst, vst, BN, nvalid, d, vv);
+    fl_wait<1>();  // K of this block is in
+    A::qk(s, qf, qw, ksm, lane);
+    __syncthreads();  // every wave is done with K: the next block's K may load
+    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    else fl_commit();  // an empty group, so the wait for V below counts the same
+
+    // masking only where this key block can hide something from some row of the block
+    const bool edge = (i64)j0 + BN > (i64)tk || maskKind != 0 ||
+        (hasDiag && ((i64)j0 + BN - 1 > (i64)m0 + diag || (window > 0 && (i64)j0 <= qlast + diag - window)));
+    if (edge) {
+#pragma unroll
+      for (int e = 0; e < SN; e++) {
+        const i64 i = (i64)m0 + w * 16 + A::row(lane, e), j = (i64)j0 + A::col(lane, e);
+        bool vis = j < (i64)tk;
+        if (hasDiag) vis = vis && j <= i + diag && (window <= 0 || j > i + diag - window);
+        float x = s[e] * sl2;
+        if (maskKind != 0 && vis && i < (i64)tq) {
+          const i64 mo = (i64)bi * msb + (i64)h * msh + i * mst + j * msk;
+          if (maskKind == 1) vis = ((const u8*)mask)[mo] != 0;
+          else x += fl_f(((const T*)mask)[mo]) * 1.4426950408889634f;
+        }
+        s[e] = vis ? x : -INFINITY;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < SN; e++) s[e] *= sl2;
+    }
+
+    // online softmax in the log2 domain
+    float mx[R], alpha[R], mu[R], ls[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) { mx[r] = -INFINITY; ls[r] = 0.f; }
+#pragma unroll
+    for (int e = 0; e < SN; e++) mx[A::slot(e)] = max_nan(mx[A::slot(e)], s[e]);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR0));
+      if (L::XOR1) mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR1));
+      const float mn = max_nan(m[r], mx[r]);
+      // nothing visible yet: keep the zero sums rather than exp2(-inf - -inf)
+      alpha[r] = mn == -INFINITY ? 1.f : fl_exp2(m[r] - mn);
+      mu[r] = mn == -INFINITY ? 0.f : mn;
+      m[r] = mn;
+    }
+#pragma unroll
+    for (int e = 0; e < SN; e++) {
+      s[e] = fl_exp2(s[e] - mu[A::slot(e)]);
+      ls[A::slot(e)] += s[e];
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++) l[r] = l[r] * alpha[r] + ls[r];
+#pragma unroll
+    for (int e = 0; e < ON; e++) oacc[e] *= alpha[A::slot(e)];
+
+    fl_wait<1>();  // V of this block is in (the next K may still be loading)
+    A::pv(oacc, s, vsm, lane, ct0);
+    __syncthreads();  // every wave is done with V before the next block's loads into it
+  }
+
+  // the row sums were per lane: fold the lanes of each row
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    l[r] += shfl_xor(l[r], L::XOR0);
+    if (L::XOR1) l[r] += shfl_xor(l[r], L::XOR1);
+  }
+  T* ob = o + ((u64)bh * tq + m0 + w * 16) * d;
+  const u32 rows = tq > m0 + w * 16 ? min(16u, tq - m0 - w * 16) : 0u;
+#pragma unroll
+  for (int e = 0; e < ON; e++) {
+    const int r = A::row(lane, e), c = ct0 * 16 + A::col(lane, e);
+    if ((u32)r < rows && (u32)c < d) {
+      const float lr = l[A::slot(e)];
+      ob[(u64)r * d + c] = Elem<T>::store(lr == 0.f ? 0.f : oacc[e] / lr);
+    }
+  }
+}
+
+#define FLASH(DT, T, HD) \
+  RT_KERNEL void flash_fwd_##DT##_##HD(T* o, const T* q, const T* k, const T* v, const void* mask, \
+      i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, \
+      i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst, \
+      i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) { \
+    const void* m = maskKind == 1 ? (const void*)((const u8*)mask + mOff) \
+        : maskKind == 2 ? (const void*)((const T*)mask + mOff) : mask; \
+    flash_fwd<T, HD>(o + oOff, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, qsb, qsh, qst, \
+        ksb, ksh, kst, vsb, vsh, vst, msb, msh, mst, msk, maskKind, hasDiag, diag, window, scale); }
+
+#define FLASH_DTS(HD) FLASH(f16, f16, HD) FLASH(bf16, bf16, HD)
+FLASH_DTS(64) FLASH_DTS(80) FLASH_DTS(96) FLASH_DTS(128) FLASH_DTS(256)

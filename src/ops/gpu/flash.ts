@@ -1,0 +1,65 @@
+// Fused attention for long queries on the matrix cores (hip-src/flash.hip): f16 and bf16 with
+// f32 sums, q/k/v as strided views (a KV cache narrowed to its filled length reads in place),
+// grouped-query heads through the head mapping, causal either way, windows and masks, and no
+// score matrix in global memory. Head dims go to the next compiled bucket, whose extra columns
+// the kernel fills with zeros in LDS and does not store.
+import { Tensor } from '../../tensor.ts';
+import type { AttentionParams } from '../nn.ts';
+import { arg } from '../../runtime/kernels.ts';
+import { contiguous } from '../copy.ts';
+import { base, offsetOf } from './reduce.ts';
+
+/** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
+export const FLASH_HEAD_DIMS = [64, 80, 96, 128, 256] as const;
+/** query rows per block (flash.hip's FL_BM) and the grid's y limit */
+const FL_BM = 64, MAX_GRID_Y = 65535;
+
+const bucketOf = (d: number): number | undefined => FLASH_HEAD_DIMS.find((b) => d <= b);
+
+/** whether flashAttention takes these operands */
+export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
+  const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
+  const dv = v.layout.shape[3]!;
+  return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
+    Math.ceil(tq / FL_BM) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
+}
+
+/** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
+function unitLast(t: Tensor, temps: Tensor[]): Tensor {
+  if (t.layout.strides[3] === 1 || t.layout.shape[3] === 1) return t;
+  const c = contiguous(t);
+  temps.push(c);
+  return c;
+}
+
+export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
+  const dev = q0.device;
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k0.layout.shape as [number, number, number];
+  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  const temps: Tensor[] = [];
+  try {
+    const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
+    const mask = p.mask ? p.mask.broadcastAs([b, hq, tq, tk]) : null;
+    if (mask) temps.push(mask);
+    const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
+    const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
+    const i64 = arg.i64;
+    // four waves of 16 query rows; AMD blocks are 256 threads (two waves per rows on wave32)
+    const block: [number, number, number] = [dev.runtime.info.vendor === 'cuda' ? 128 : 256, 1, 1];
+    dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucketOf(d)!}`, [b * hq, Math.ceil(tq / FL_BM), 1], block, 0, dev.stream, [
+      base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
+      offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
+      arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
+      i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
+      i64(ms[0]!), i64(ms[1]!), i64(ms[2]!), i64(ms[3]!),
+      arg.u32(mask ? (mask.dtype === 'u8' ? 1 : 2) : 0), arg.u32(p.diag === null ? 0 : 1), i64(p.diag ?? 0), i64(p.window ?? 0),
+      arg.f32(p.scale)]);
+  } catch (e) {
+    out.dispose();
+    throw e;
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+  return out;
+}
