@@ -107,7 +107,8 @@ export class Communicator {
   /** resolves when every rank has reached it: a one-element all-reduce, then synchronize() */
   async barrier(o: WaitOptions = {}): Promise<void> {
     this.usable('barrier');
-    this.barrierBuf ??= Tensor.zeros([1], { dtype: 'f32', device: this.device });
+    // the contents do not matter: only that every rank's all-reduce completes
+    this.barrierBuf ??= Tensor.empty([1], 'f32', this.device);
     this.allReduce(this.barrierBuf);
     await this.synchronize(o);
   }

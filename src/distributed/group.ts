@@ -98,7 +98,7 @@ export class DeviceGroup {
 
   /** resolves when every rank has reached it */
   async barrier(o: WaitOptions = {}): Promise<void> {
-    const ones = this.comms.map((c) => Tensor.zeros([1], { dtype: 'f32', device: c.device }));
+    const ones = this.comms.map((c) => Tensor.empty([1], 'f32', c.device));
     try { this.allReduce(ones); await this.synchronize(o); } finally { for (const t of ones) t.dispose(); }
   }
 
