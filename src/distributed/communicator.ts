@@ -43,6 +43,8 @@ const RECENT = 4;
 
 /** a wait in progress: poll() until done; dispose() always */
 export interface PendingWait {
+  /** the number of the last collective this wait covers (later ones stay pending) */
+  readonly upTo: number;
   poll(): PollResult;
   dispose(): void;
 }
@@ -50,8 +52,11 @@ export interface PendingWait {
 export class Communicator {
   private abortedBecause: string | null = null;
   private destroyed = false;
-  private readonly pending = new Set<GpuStream>();
-  private readonly recent: string[] = [];
+  /** streams with collectives not yet waited for, with the number of the last one queued there */
+  private readonly pending = new Map<GpuStream, number>();
+  /** the last few collectives queued (for error messages), numbered like `pending` */
+  private readonly recent: { readonly seq: number; readonly text: string }[] = [];
+  private seq = 0;
   private groupDepth = 0;
   private barrierBuf: Tensor | null = null;
   readonly timeoutMs: number;
@@ -121,7 +126,7 @@ export class Communicator {
     const w = this.beginWait();
     let r: PollResult;
     try { r = await pollUntil(() => w.poll(), Date.now() + timeoutMs); } finally { w.dispose(); }
-    this.settle('synchronize', r, timeoutMs);
+    this.settle('synchronize', r, timeoutMs, w.upTo);
   }
 
   /** stops the collectives in flight and frees the communicator; every later call throws */
@@ -158,8 +163,8 @@ export class Communicator {
       if (e instanceof GpuError) throw new CollectiveError(`${plan.text} on rank ${this.rank} of ${this.size} (${this.device}): ${e.message}`);
       throw e;
     }
-    this.pending.add(stream);
-    this.recent.push(plan.text);
+    this.pending.set(stream, ++this.seq);
+    this.recent.push({ seq: this.seq, text: plan.text });
     if (this.recent.length > RECENT) this.recent.shift();
   }
 
@@ -167,13 +172,14 @@ export class Communicator {
   beginWait(): PendingWait {
     const rt = this.device.runtime;
     const events: GpuEvent[] = [];
-    for (const s of this.pending) {
+    for (const s of this.pending.keys()) {
       const e = rt.eventCreate(false);
       events.push(e);
       rt.eventRecord(e, s);
     }
     const status: [number] = [0];
     return {
+      upTo: this.seq,
       poll: (): PollResult => {
         if (this.abortedBecause !== null) return { state: 'failed', error: `the communicator was aborted (${this.abortedBecause})` };
         const code = this.nccl.fn.ncclCommGetAsyncError(this.handle, status);
@@ -187,10 +193,15 @@ export class Communicator {
     };
   }
 
-  /** after a wait: done clears the pending set; anything else aborts and throws */
-  settle(op: string, r: PollResult, timeoutMs: number): void {
-    if (r.state === 'done') { this.pending.clear(); this.recent.length = 0; return; }
-    const inFlight = this.recent.length ? this.recent.join(', ') : 'nothing queued';
+  /** after a wait: done forgets the collectives it covered (those queued during the wait stay
+   *  pending); anything else aborts and throws */
+  settle(op: string, r: PollResult, timeoutMs: number, upTo = this.seq): void {
+    if (r.state === 'done') {
+      for (const [s, last] of this.pending) if (last <= upTo) this.pending.delete(s);
+      while (this.recent.length && this.recent[0]!.seq <= upTo) this.recent.shift();
+      return;
+    }
+    const inFlight = this.recent.length ? this.recent.map((x) => x.text).join(', ') : 'nothing queued';
     const head = `${op} on rank ${this.rank} of ${this.size} (${this.device})`;
     if (r.state === 'pending') {
       this.abort(`a wait timed out after ${timeoutMs / 1e3} s`);

@@ -115,7 +115,7 @@ export class DeviceGroup {
     };
     let r: PollResult;
     try { r = await pollUntil(poll, Date.now() + timeoutMs); } finally { for (const w of waits) w.dispose(); }
-    if (r.state === 'done') { for (const c of this.comms) c.settle('synchronize', r, timeoutMs); return; }
+    if (r.state === 'done') { for (const [i, c] of this.comms.entries()) c.settle('synchronize', r, timeoutMs, waits[i]!.upTo); return; }
     const errors: unknown[] = [];
     for (const [i, c] of this.comms.entries()) {
       const mine = results[i] ?? PENDING;

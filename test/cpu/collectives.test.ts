@@ -201,6 +201,20 @@ test('synchronize past the deadline: the communicator is aborted and the error n
   assert.equal(f.of('ncclCommDestroy'), [], 'an aborted communicator is not destroyed again');
 });
 
+test('collectives queued while a wait is in progress stay pending after it', async () => {
+  const { g, d, gpus } = setup(2);
+  const c = g.comms[0]!;
+  c.allReduce(Tensor.empty([2], 'f32', d[0]!));
+  gpus.eventsDone = false;
+  const first = c.synchronize({ timeoutMs: 2000 });
+  c.broadcast(Tensor.empty([3], 'u8', d[0]!), { root: 1 });   // queued during the wait
+  gpus.eventsDone = true;
+  await first;
+  gpus.eventsDone = false;
+  const e = await rejection(c.synchronize({ timeoutMs: 100 }));
+  assert.match(e.message, /the collectives in flight \(broadcast\(root 1\) u8 \[3\]\) did not finish/);
+});
+
 test('an asynchronous library error: every communicator of the group is aborted, the failing rank named', async () => {
   const { f, g, d } = setup(2);
   g.allReduce(d.map((dev) => Tensor.empty([4], 'f32', dev)));
