@@ -18,6 +18,7 @@ import { simulatedRanks } from '../../src/distributed/rank-set.ts';
 import { ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP } from '../../src/distributed/tensor-parallel.ts';
 import { freePort } from '../../src/distributed/launch.ts';
 import { NCCL_CONST } from '../../src/ffi/nccl.ts';
+import { pollUntil, pollUntilSync, defaultTimeoutMs, DONE, PENDING } from '../../src/distributed/watchdog.ts';
 import { fakeGpus, fakeNccl, fakeStreamPtr } from '../fake-nccl.ts';
 
 const ptr = (t: Tensor): bigint => t.storage.ptrAt(t.layout.offset);
@@ -272,6 +273,20 @@ test('checkShapes words: ranks that agree pass; a disagreement lists every rank\
   assert.is(disagreement(cat(w0, w1), 2), null);
   assert.is(disagreement(cat(w0, w1b), 2), 'rank 0: allReduce(sum) f32 [4, 4]; rank 1: allReduce(max) f32 [4, 3]');
   assert.is(describeWords(w0), 'allReduce(sum) f32 [4, 4]');
+});
+
+test('the deadline polls: done as soon as polled done, pending at the deadline, failures at once; the default deadline', async () => {
+  let n = 0;
+  assert.is((await pollUntil(() => (++n >= 5 ? DONE : PENDING), Date.now() + 5000)).state, 'done');
+  assert.is(n, 5);
+  const t0 = Date.now();
+  assert.is(pollUntilSync(() => PENDING, Date.now() + 120).state, 'pending');
+  const took = Date.now() - t0;
+  assert.ok(took >= 110 && took < 1000, `sync wait took ${took} ms`);
+  assert.equal(pollUntilSync(() => ({ state: 'failed', error: 'x' }), Date.now() + 5000), { state: 'failed', error: 'x' });
+  assert.is(defaultTimeoutMs({}), 300_000);
+  assert.is(defaultTimeoutMs({ ROCM_TENSOR_DIST_TIMEOUT_MS: '2500' }), 2500);
+  assert.is(defaultTimeoutMs({ ROCM_TENSOR_DIST_TIMEOUT_MS: 'soon' }), 300_000);
 });
 
 // ---- tensor parallelism on simulated ranks (CPU) ------------------------------------------------
