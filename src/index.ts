@@ -36,3 +36,17 @@ export { Sampler, type SamplingOptions } from './models/sampling.ts';
 export { DecodeGraph } from './models/decode-graph.ts';
 export { rendezvous, distEnvFrom, RendezvousError, type DistEnv, type RendezvousOptions } from './distributed/rendezvous.ts';
 export { launch, type LaunchOptions } from './distributed/launch.ts';
+export { Communicator, type CommunicatorOptions, type WaitOptions } from './distributed/communicator.ts';
+export {
+  DeviceGroup, type DeviceGroupOptions, type Transfer,
+  type GroupReduceOptions, type GroupOutOptions, type GroupRootOptions, type GroupRootReduceOptions,
+} from './distributed/group.ts';
+export { initProcessGroup, deviceForLocalRank, type InitOptions } from './distributed/init.ts';
+export type { ReduceOptions as CollectiveReduceOptions, OutOptions as CollectiveOutOptions, RootOptions as CollectiveRootOptions, RootReduceOptions as CollectiveRootReduceOptions } from './distributed/plans.ts';
+export { REDUCE_OPS as COLLECTIVE_REDUCE_OPS, type ReduceOpName as CollectiveReduceOp } from './distributed/nccl-types.ts';
+export { CollectiveError, CollectiveTimeoutError } from './distributed/errors.ts';
+export { rankSet, simulatedRanks, type RankSet } from './distributed/rank-set.ts';
+export {
+  ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP, shardRows, shardCols,
+  type ColumnParallelOptions, type RowParallelOptions,
+} from './distributed/tensor-parallel.ts';

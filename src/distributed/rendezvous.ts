@@ -40,9 +40,14 @@ export interface RendezvousOptions extends DistEnv {
   readonly payload?: Uint8Array;
   /** how long to wait for every rank (rank 0) or for rank 0 (the others); default 60 s */
   readonly timeoutMs?: number;
+  /**
+   * what every rank must agree on before they build anything together (the device vendor and
+   * the collectives library's version): rank 0 refuses a rank whose text differs from its own
+   */
+  readonly meta?: string;
 }
 
-interface Hello { rank: number; worldSize: number }
+interface Hello { rank: number; worldSize: number; meta?: string }
 interface Reply { ok: boolean; id?: string; error?: string }
 
 /** one JSON object per line each way: small, and readable in a packet capture */
@@ -91,7 +96,8 @@ function serve(o: RendezvousOptions, timeoutMs: number): Promise<Uint8Array> {
         try { h = JSON.parse(line) as Hello; } catch { sock.destroy(); return; }
         const bad = h.worldSize !== o.worldSize ? `rank ${h.rank} says WORLD_SIZE ${h.worldSize}, rank 0 has ${o.worldSize}`
           : !(Number.isInteger(h.rank) && h.rank >= 1 && h.rank < o.worldSize) ? `rank ${h.rank} is out of range for WORLD_SIZE ${o.worldSize}`
-            : waiting.has(h.rank) ? `rank ${h.rank} arrived twice` : null;
+            : waiting.has(h.rank) ? `rank ${h.rank} arrived twice`
+              : (h.meta ?? '') !== (o.meta ?? '') ? `rank ${h.rank} has ${h.meta || 'nothing'}, rank 0 has ${o.meta || 'nothing'}` : null;
         if (bad) {
           waiting.set(-1 - waiting.size, sock);
           finish(new RendezvousError(`rendezvous: ${bad}`));
@@ -117,7 +123,7 @@ function join(o: RendezvousOptions, timeoutMs: number): Promise<Uint8Array> {
       const sock = connect(o.masterPort, o.masterAddr);
       let answered = false;
       const guard = setTimeout(() => sock.destroy(new Error('no reply')), Math.max(1, deadline - Date.now()));
-      sock.on('connect', () => sock.write(JSON.stringify({ rank: o.rank, worldSize: o.worldSize } satisfies Hello) + '\n'));
+      sock.on('connect', () => sock.write(JSON.stringify({ rank: o.rank, worldSize: o.worldSize, meta: o.meta } satisfies Hello) + '\n'));
       readLine(sock, (line) => {
         answered = true;
         clearTimeout(guard);

@@ -135,6 +135,11 @@ class CudaRuntime implements GpuRuntime {
   streamPtr(s: GpuStream, call = 'stream'): bigint {
     return this.unwrap(s, CuStream, 'stream', call).ptr;
   }
+  nativeStream(s: GpuStream): bigint { return this.streamPtr(s, 'nativeStream'); }
+  callForeign<T>(fn: () => T): T {
+    this.enter();
+    try { return fn(); } finally { currentContext = null; }
+  }
   private pinnedPtr(b: PinnedBuffer, call: string, off: number, bytes: number): bigint {
     if (!(b instanceof CuPinned)) throw new TensorError(`${call}: host buffer is not pinned memory from hostAlloc of the CUDA runtime`);
     if (!b.alive) throw new DisposedError(`${call}: pinned buffer used after hostFree`);

@@ -201,6 +201,19 @@ export interface GpuRuntime {
   /** frees the exec; launches already queued still complete */
   graphExecDestroy(g: GpuGraphExec): void;
 
+  /**
+   * For libraries that take the vendor's own handles (RCCL / NCCL): the native stream pointer
+   * (hipStream_t / CUstream) of a live stream of this device.
+   */
+  nativeStream(s: GpuStream): bigint;
+  /**
+   * Runs fn, a call into a library that may switch the current device itself (RCCL / NCCL do,
+   * in ncclCommInitAll and ncclGroupEnd), with this device current on the calling thread, then
+   * forgets which device is current so the runtime's next call makes its own device current
+   * again instead of trusting a cached value the library may have changed.
+   */
+  callForeign<T>(fn: () => T): T;
+
   /** rocBLAS / cuBLAS, loaded on first use */
   blas(): BlasApi;
   /** MIOpen / cuDNN, loaded on first use */

@@ -374,6 +374,12 @@ export function openRocm(index: number): GpuRuntime {
     graphLaunch(g: GpuGraphExec, s: GpuStream): void { activate(); call('hipGraphLaunch', raw(g), raw(s)); },
     graphExecDestroy(g: GpuGraphExec): void { activate(); call('hipGraphExecDestroy', raw(g)); },
 
+    nativeStream(s: GpuStream): bigint { return raw(s); },
+    callForeign<T>(fn: () => T): T {
+      activate();
+      try { return fn(); } finally { currentDevice = -1; }
+    },
+
     blas(): BlasApi {
       blas ??= createRocblasBlas({ device: index, activate, streamPtr: raw });
       return blas;

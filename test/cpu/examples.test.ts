@@ -33,6 +33,12 @@ const CHECKS: Record<string, (out: string) => void> = {
     const m = /^\[(\d+) tokens on (cpu|rocm:\d+|cuda:\d+)\]$/m.exec(out);
     assert.ok(m && Number(m[1]) >= 1, `a token count line: ${out.slice(-200)}`);
   },
+  'tp-mlp.ts': (out) => {
+    // f32 and bf16: each split MLP equals the one-device MLP within its tolerance
+    const lines = out.split('\n').filter((l) => l.startsWith('tensor parallel over 2 '));
+    assert.is(lines.length, 2, out);
+    for (const l of lines) assert.match(l, /: match$/);
+  },
   'tiny-cnn.ts': (out) => {
     assert.match(out, /^ran on (cpu|rocm:\d+|cuda:\d+) in [\d.]+ ms/m);
     const rows = [0, 1, 2, 3].map((i) => listAfter(out, `\nimage ${i}:`));

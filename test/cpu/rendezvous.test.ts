@@ -67,6 +67,22 @@ test('mismatched WORLD_SIZE and a duplicate rank are refused', async () => {
   assert.match(d0.message, /rank 1 arrived twice/);
 });
 
+test('a rank whose meta (vendor, library version) differs from rank 0\'s is refused', async () => {
+  const b = await base(2);
+  const [e0, e1] = await Promise.all([
+    rejection(rendezvous({ ...b, rank: 0, payload, meta: 'cuda NCCL 2.28.3', timeoutMs: 3000 })),
+    rejection(rendezvous({ ...b, rank: 1, meta: 'cuda NCCL 2.21.5', timeoutMs: 3000 })),
+  ]);
+  assert.match(e0.message, /rank 1 has cuda NCCL 2\.21\.5, rank 0 has cuda NCCL 2\.28\.3/);
+  assert.match(e1.message, /rank 0 refused rank 1/);
+  const c = await base(2);
+  const got = await Promise.all([
+    rendezvous({ ...c, rank: 0, payload, meta: 'same', timeoutMs: 3000 }),
+    rendezvous({ ...c, rank: 1, meta: 'same', timeoutMs: 3000 }),
+  ]);
+  assert.equal(Array.from(got[1]), Array.from(payload));
+});
+
 test('distEnvFrom reads torchrun\'s variables and names what is wrong', () => {
   assert.equal(distEnvFrom({ RANK: '1', WORLD_SIZE: '2', MASTER_PORT: '29500' }),
     { rank: 1, worldSize: 2, localRank: 1, masterAddr: '127.0.0.1', masterPort: 29500 });
