@@ -107,12 +107,12 @@ const ROW_CASES: readonly RowCase[] = [
 for (const c of ROW_CASES) {
   s.test(`${c.op} (row kernel): a bad id names op, id, position and range; the good values stand`, async (dev) => {
     for (const bad of [4, 2 ** 33]) {
+      // u32 ids cannot hold 2^33
+      if (c.idsSig.endsWith('u32') && bad > 2 ** 32) continue;
       if (dev.isCpu) {
         assert.instance(thrown(() => c.run(dev, bad), `${c.op} id ${bad} on the CPU`), IndexError);
         continue;
       }
-      // u32 ids cannot hold 2^33
-      if (c.idsSig.endsWith('u32') && bad > 2 ** 32) continue;
       const y = c.run(dev, bad);
       const e = await rejected(y.toArray(), `${c.op} (rows) with id ${bad}`);
       assert.instance(e, IndexError, `${c.op}: ${e.message}`);
