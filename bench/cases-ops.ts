@@ -94,6 +94,13 @@ function sortsAndCopies(out: BenchCase[]): void {
     out.push(row({ op: 'contiguousT', label: 'contiguous of .T', shape: [rows, cols], dtype: d, inputBytes: e * s, bytes: 2 * e * s }));
     out.push(row({ op: 'sum', label: 'sum over dim 0', shape: [rows, cols], dtype: d, params: { dim: 0 }, inputBytes: e * s, bytes: e * s + cols * s }));
   }
+  // more column reductions (colreduce.hip): a max down the columns, and a batch of them (the
+  // middle dim of [b, rows, cols])
+  out.push(row({ op: 'max', label: 'max over dim 0', shape: [rows, cols], dtype: 'f32', params: { dim: 0 }, inputBytes: e * 4, bytes: e * 4 + cols * 4 }));
+  {
+    const x = [32, 2048, 512], n = prod(x), kept = x[0]! * x[2]!;
+    out.push(row({ op: 'sum', label: 'sum over dim 1', shape: x, dtype: 'bf16', params: { dim: 1 }, inputBytes: n * 2, bytes: n * 2 + kept * 2 }));
+  }
   {
     const x = [4096, 4096], e = prod(x);
     for (const d of ['f32', 'bf16'] as const) {

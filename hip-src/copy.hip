@@ -9,10 +9,16 @@
 //       pattern in the low bits; u8: the low 8 bits).
 //   copy_strided_<W>(E* y, const E* x, Geom g)                       operands y, x
 //       any layout on both sides (a strided destination writes into a view).
-//   copy2d_<W>(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 cols, i64 yRowStride, i64 xRowStride)
-//       y[yOff + r*yRowStride + c] = x[xOff + r*xRowStride + c]; rows of `cols` contiguous
-//       elements (narrow, cat, pad). Strides and offsets in elements.
+//   copy_rows_<W>(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 len, i64 yRowStride,
+//                 i64 xRowStride, u32 group)                        W also b16 (16-byte units)
+//       y[yOff + r*yRowStride + k] = x[xOff + r*xRowStride + k] for k < len: copies whose both
+//       sides are rows of contiguous units (cat, sliceSet, narrow). Strides and offsets are in
+//       units of W; the host picks the widest W that every row start is aligned to, so most
+//       rows move in 16-byte loads and stores, and there is no per-element index division
+//       (the strided kernel divides per element per dim). A group of `group` threads (a power
+//       of two dividing the block, else the whole block) copies one row at a time; len < 2^31.
 #include "elementwise.h"
+#include "row-groups.h"
 
 template <class T>
 RT_DEVICE void fill_contig(T* y, u64 n, T v) {
@@ -50,16 +56,22 @@ FILL(u8, u8, u32, ((u8)value))
 FILL(u32, u32, u32, value)
 FILL(i64, i64, i64, value)
 
+template <class E>
+RT_DEVICE void copy_rows(E* y, const E* x, u64 rows, u32 len, i64 yRowStride, i64 xRowStride, u32 group) {
+  const Groups g(group);
+  for (u64 r = g.first; r < rows; r += g.step) copy_row(y + (i64)r * yRowStride, x + (i64)r * xRowStride, len, g.lane, g.size);
+}
+
 #define COPY(W, E) \
   RT_KERNEL void copy_strided_##W(E* y, const E* x, Geom g) { \
     map1_strided(y, x, g, [](E v) { return v; }); } \
-  RT_KERNEL void copy2d_##W(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 cols, i64 yRowStride, i64 xRowStride) { \
-    y += yOff; x += xOff; \
-    grid_loop(rows * cols, [&](auto i) { \
-      const auto r = i / (decltype(i))cols, c = i - r * (decltype(i))cols; \
-      y[(i64)r * yRowStride + (i64)c] = x[(i64)r * xRowStride + (i64)c]; }); }
+  COPY_ROWS(W, E)
+#define COPY_ROWS(W, E) \
+  RT_KERNEL void copy_rows_##W(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 len, i64 yRowStride, i64 xRowStride, u32 group) { \
+    copy_rows(y + yOff, x + xOff, rows, (u32)len, yRowStride, xRowStride, group); }
 
 COPY(b1, u8)
 COPY(b2, u16)
 COPY(b4, u32)
 COPY(b8, u64)
+COPY_ROWS(b16, uint4)

@@ -11,7 +11,7 @@
 //
 // Ids are not checked on the host (that would need a hidden sync). An id outside [0, limit)
 // is skipped, never read through nor written through, and the first such id on the device is
-// recorded in the error record `err` (see record_bad_id), which src/runtime/device-errors.ts
+// recorded in the error record `err` (record_bad_id in bad-id.h), which src/runtime/device-errors.ts
 // reads back and turns into an IndexError at the next readback.
 //
 // Kernels (W element width b1 b2 b4 b8, E its storage type; I in u8 u32 i64; DT any dtype):
@@ -27,21 +27,7 @@
 //       f32 for f16/bf16 (the host accumulates in an f32 copy and rounds once at the end).
 //       Integers wrap; u8 adds through a compare-and-swap on its aligned 32-bit word, so acc
 //       must be a block whose size is a multiple of 4 bytes (the allocator's blocks are).
-#include "compat.h"
-
-// The error record: u32 tag (0 = clear), u32 done (1 once the fields below are written),
-// u64 id (the id's bits, zero-extended for u8/u32), u64 pos, u64 limit. 32 bytes.
-RT_DEVICE void record_bad_id(u64* err, u32 tag, u64 id, u64 pos, u64 limit) {
-  u32* head = reinterpret_cast<u32*>(err);
-  // a plain look first: with many bad ids only the first few threads reach the atomic
-  if (*reinterpret_cast<volatile u32*>(head) != 0u) return;
-  if (atomicCAS(head, 0u, tag) != 0u) return;
-  err[1] = id;
-  err[2] = pos;
-  err[3] = limit;
-  __threadfence();
-  atomicExch(head + 1, 1u);
-}
+#include "bad-id.h"
 
 template <class E, class I>
 RT_DEVICE void gather_impl(E* y, const E* x, const I* ids, const Geom& g, i64 dimStride, u64 limit, u64* err, u32 tag) {

@@ -1,4 +1,4 @@
-// Signatures of hip-src/indexing.hip and hip-src/upsample.hip, in the form of KERNEL_SIGNATURES
+// Signatures of hip-src/indexing.hip, index-rows.hip and upsample.hip, in the form of KERNEL_SIGNATURES
 // in kernel-sigs.ts (which spreads this table in), so test/abi/kernels.test.ts checks them
 // against every arch's code-object metadata and the PTX. Imports only types from kernel-sigs.ts,
 // so there is no import cycle.
@@ -17,6 +17,23 @@ export const SCATTER_MARK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'geom', 'i64'
 export const SCATTER_WRITE_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64'];
 /** acc, src, ids, geom, dimStride, limit, err, tag */
 export const SCATTER_ADD_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];
+
+/** the units index_rows moves: element widths, and 16-byte vectors where rows are aligned */
+export const ROW_UNITS = ['b1', 'b2', 'b4', 'b8', 'b16'] as const;
+export type RowUnit = (typeof ROW_UNITS)[number];
+/** y, x, ids, err, yOff, xOff, idsOff, rows, n, len, xPre, xDim, idsStride, limit, group, tag */
+export const INDEX_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
+/** y, x, ids, err, yOff, geom (x rows, ids rows), rows, cols, xCol, idsCol, xDim, limit, group, tag */
+export const GATHER_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'geom', 'u64', 'u64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
+
+function indexRowsSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const i of INDEX_ID_DTYPES) {
+    for (const w of ROW_UNITS) m.set(`index_rows_${w}_${i}`, INDEX_ROWS_SIG);
+    for (const w of WIDTHS) m.set(`gather_rows_${w}_${i}`, GATHER_ROWS_SIG);
+  }
+  return m;
+}
 
 function indexingSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
@@ -47,5 +64,6 @@ function upsampleSigs(): Map<string, readonly ArgSpec[]> {
 /** merge into KERNEL_SIGNATURES (kernel-sigs.ts) */
 export const INDEXING_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'indexing.hip': indexingSigs,
+  'index-rows.hip': indexRowsSigs,
   'upsample.hip': upsampleSigs,
 };

@@ -28,6 +28,16 @@ export const REDUCE_STRIDED_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr
 /** y, pv, pi, yOff, outer, segs, count, mode */
 export const REDUCE_FINAL_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u32'];
 
+/** y, pv, pi, x, yOff, xOff, rows, cols, xBatch, xRow, segLen, batch, segs, tiles, tx, vec
+ *  (hip-src/colreduce.hip: reductions down columns) */
+export const REDUCE_COLS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64', 'u64', 'u32', 'u32', 'u32', 'u32', 'u32'];
+
+function colReduceSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of ALL_DTYPES) for (const op of reduceOpsFor(d)) m.set(`reduce_${op}_${d}_cols`, REDUCE_COLS_SIG);
+  return m;
+}
+
 function reduceSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of ALL_DTYPES) {
@@ -79,6 +89,7 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
 /** merge into KERNEL_SIGNATURES (kernel-sigs.ts) or check beside it */
 export const ROW_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'reduce.hip': reduceSigs,
+  'colreduce.hip': colReduceSigs,
   'softmax.hip': softmaxSigs,
   'norm.hip': normSigs,
   'rope.hip': ropeSigs,

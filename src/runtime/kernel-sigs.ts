@@ -150,11 +150,9 @@ function copySigs(): Map<string, readonly ArgSpec[]> {
     m.set(`fill_${d}`, ['ptr', 'i64', 'u64', v]);
     m.set(`fill_${d}_strided`, ['ptr', 'geom', v]);
   }
-  for (const w of COPY_WIDTHS) {
-    m.set(`copy_strided_${w}`, ['ptr', 'ptr', 'geom']);
-    // y, x, yOff, xOff, rows, cols, yRowStride, xRowStride (elements)
-    m.set(`copy2d_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64']);
-  }
+  for (const w of COPY_WIDTHS) m.set(`copy_strided_${w}`, ['ptr', 'ptr', 'geom']);
+  // y, x, yOff, xOff, rows, len, yRowStride, xRowStride (in units of w), group
+  for (const w of [...COPY_WIDTHS, 'b16']) m.set(`copy_rows_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64', 'u32']);
   return m;
 }
 

@@ -76,6 +76,55 @@ s.test('good values around a bad id are still right, and only the first bad id i
   assert.equal(await nums(z), [1 + 7, 2 + 8, 3 + 9, 4, 5, 6, 7, 8, 9, 10 + 1, 11 + 2, 12 + 3]);
 });
 
+// The row kernels (index-rows.hip) check ids too: once per row for indexSelect and embedding
+// (a bad row is skipped, the others copied), per element for gather; the position names the id.
+interface RowCase {
+  readonly op: string;
+  readonly run: (dev: Device, bad: number) => Tensor;
+  /** where the bad id sits in ids, as the message prints it */
+  readonly at: string;
+  readonly idsSig: string;
+  /** the good output values, by flat index, that must still be right */
+  readonly good: readonly [number, number][];
+}
+const iota0 = (n: number) => Array.from({ length: n }, (_, k) => k);
+const ROW_CASES: readonly RowCase[] = [
+  // rows of 16 f32 (16-byte units); row 1 of the output is the bad one
+  { op: 'indexSelect', run: (dev, bad) => f32(iota0(64), [4, 16], dev).indexSelect(f32([3, bad, 0], [3], dev, 'i64'), 0),
+    at: '[1]', idsSig: '[3] i64', good: [[0, 48], [15, 63], [32, 0], [47, 15]] },
+  // a leading dim: one division a row
+  { op: 'indexSelect', run: (dev, bad) => f32(iota0(128), [2, 4, 16], dev).indexSelect(f32([2, bad], [2], dev, 'u32'), 1),
+    at: '[1]', idsSig: '[2] u32', good: [[0, 32], [32, 96], [47, 111]] },
+  { op: 'embedding', run: (dev, bad) => Tensor.embedding(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota0(64), [4, 16], dev)),
+    at: '[1, 1]', idsSig: '[2, 3] i64', good: [[0, 0], [16 * 3 + 5, 53], [16 * 5 + 15, 31]] },
+  { op: 'gather', run: (dev, bad) => {
+    const ids = Array.from({ length: 40 }, (_, k) => k % 4);
+    ids[37] = bad;
+    return f32(iota0(80), [4, 20], dev).gather(f32(ids, [2, 20], dev, 'i64'), 0);
+  }, at: '[1, 17]', idsSig: '[2, 20] i64', good: [[0, 0], [1, 21], [36, 16], [38, 2 * 20 + 18]] },
+];
+
+for (const c of ROW_CASES) {
+  s.test(`${c.op} (row kernel): a bad id names op, id, position and range; the good values stand`, async (dev) => {
+    for (const bad of [4, 2 ** 33]) {
+      // u32 ids cannot hold 2^33
+      if (c.idsSig.endsWith('u32') && bad > 2 ** 32) continue;
+      if (dev.isCpu) {
+        assert.instance(thrown(() => c.run(dev, bad), `${c.op} id ${bad} on the CPU`), IndexError);
+        continue;
+      }
+      const y = c.run(dev, bad);
+      const e = await rejected(y.toArray(), `${c.op} (rows) with id ${bad}`);
+      assert.instance(e, IndexError, `${c.op}: ${e.message}`);
+      assert.ok(e.message.startsWith(`${c.op}:`), `names the op: ${e.message}`);
+      assert.ok(e.message.includes(`id ${bad} at position ${c.at} of ids ${c.idsSig}`), `names id and position: ${e.message}`);
+      assert.ok(e.message.includes('[0, 4)'), `names the range: ${e.message}`);
+      const got = await nums(y);
+      for (const [i, v] of c.good) assert.is(got[i], v, `${c.op}: element ${i} next to the bad id`);
+    }
+  });
+}
+
 /**
  * A write through a bad id aimed exactly at a guard allocation must not land: the op runs once
  * with good ids to learn where its output goes (the caching allocator hands the same block back

@@ -1,7 +1,9 @@
 // The indexing family on the GPU against the CPU reference: indexSelect, gather, scatter,
 // scatterAdd, indexAdd and embedding, for every dtype and ids dtype (u8, u32, i64), every layout
 // of x, src and ids, duplicate ids (random ids over a small range, broadcast ids), empty ids and
-// tensors over 2^20 elements. Moves must be exact; adds within the per-dtype tolerances.
+// tensors over 2^20 elements. The 'rows:' cases and the big ones take the row kernels of
+// index-rows.hip where the layout allows (the other layouts of the same case fall back to the
+// per-element kernels, so both paths meet the same data). Moves must be exact; adds within the per-dtype tolerances.
 // Bad ids (the device-side error record) are indexing-errors.test.ts.
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
@@ -33,6 +35,10 @@ s.opTest('indexSelect', async () => {
     { name: 'dim 1 of [6, 7], repeats', x: [6, 7], dim: 1, k: 9 },
     { name: 'dim -2 of [3, 4, 5]', x: [3, 4, 5], dim: -2, k: 6 },
     { name: 'empty ids', x: [6, 7], dim: 0, k: 0 },
+    // the row kernel (index-rows.hip): rows of 40 elements (16-byte units where aligned), and
+    // rows after a leading dim (one division a row)
+    { name: 'rows: dim 0 of [9, 40]', x: [9, 40], dim: 0, k: 13 },
+    { name: 'rows: dim 1 of [3, 5, 24]', x: [3, 5, 24], dim: 1, k: 7 },
   ];
   for (const c of cases) {
     const n = c.x.at(c.dim)!;
@@ -51,6 +57,10 @@ s.opTest('gather', async () => {
     { name: 'dim 1 of [5, 7], smaller ids', x: [5, 7], ids: [3, 9], dim: 1 },
     { name: 'dim 2 of [3, 4, 5]', x: [3, 4, 5], ids: [2, 4, 6], dim: 2 },
     { name: 'empty ids', x: [5, 7], ids: [0, 7], dim: 0 },
+    // the row walk (index-rows.hip): rows of at least 16 ids along the last dim
+    { name: 'rows: dim 0 of [20, 40]', x: [20, 40], ids: [15, 40], dim: 0 },
+    { name: 'rows: dim 1 of [6, 50], ids [6, 33]', x: [6, 50], ids: [6, 33], dim: 1 },
+    { name: 'rows: dim 1 of [3, 9, 20], ids [3, 5, 20]', x: [3, 9, 20], ids: [3, 5, 20], dim: 1 },
   ];
   for (const c of cases) {
     for (const it of ID_DTYPES) {
@@ -145,6 +155,8 @@ s.opTest('embedding', async () => {
     { name: 'ids [3, 4], table [10, 6]', ids: [3, 4], table: [10, 6] },
     { name: 'ids [7], table [12, 3]', ids: [7], table: [12, 3] },
     { name: 'empty ids', ids: [0], table: [10, 6] },
+    // rows of 32 elements: 16-byte units for every dtype but u8 when aligned
+    { name: 'ids [4, 5], table [50, 32]', ids: [4, 5], table: [50, 32] },
   ];
   for (const c of cases) {
     for (const it of ID_DTYPES) {

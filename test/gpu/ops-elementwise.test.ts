@@ -178,6 +178,11 @@ s.opTest('contiguous', async () => {
 s.opTest('cat', async () => {
   await checkOp('cat', ALL_DTYPES, LAYOUTS, (d) => [values(SHAPE, d), values([4, 67], d)], (ts) => Tensor.cat(ts, 0), { variant: 'dim 0' });
   await checkOp('cat', ALL_DTYPES, LAYOUTS, (d) => [values(SHAPE, d), values([9, 5], d), values([9, 1], d)], (ts) => Tensor.cat(ts, 1), { variant: 'dim 1, three' });
+  // row copies (copy_rows): rows of whole 16-byte units where aligned, a 3-d cat whose leading
+  // dims merge into one row stride, and rows enough to loop the grid
+  await checkOp('cat', ALL_DTYPES, LAYOUTS, (d) => [values([6, 32], d), values([6, 16], d)], (ts) => Tensor.cat(ts, 1), { variant: 'dim 1, 16-byte rows' });
+  await checkOp('cat', ALL_DTYPES, LAYOUTS, (d) => [values([3, 4, 24], d), values([3, 4, 8], d)], (ts) => Tensor.cat(ts, 2), { variant: 'dim 2 of 3-d' });
+  await checkOp('cat', ['f32', 'bf16', 'u8'], ['contiguous', 'offset'], (d) => [values([1500, 700], d), values([1500, 36], d)], (ts) => Tensor.cat(ts, 1), { variant: 'dim 1, large' });
 });
 const DST_LAYOUTS: readonly LayoutKind[] = ['contiguous', 'transposed', 'narrowed', 'offset'];
 s.opTest('sliceSet', async () => {

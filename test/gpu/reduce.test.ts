@@ -1,7 +1,8 @@
 // Reductions on the GPU against the CPU reference: sum, mean, min, max, argmin, argmax over the
 // last dim, the first dim, middle dims, every dim and no dim, short rows (one warp a row), long
-// rows (one block a row), and few long runs (split into segments and folded by a second kernel),
-// for every dtype and layout. Then NaN handling and first-index ties, checked value by value.
+// rows (one block a row), few long runs (split into segments and folded by a second kernel) and
+// column reductions (colreduce.hip: 'columns:' cases, and the first-dim ones), for every dtype
+// and layout. Then NaN handling and first-index ties, checked value by value.
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, INT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, REDUCE_OPS, type DType, type ReduceOp } from '../../src/index.ts';
@@ -46,6 +47,12 @@ const VARIANTS: readonly Variant[] = [
   { name: 'one long run [2, 30000] dim 1', shape: [2, 30000], dims: 1, keepdim: true, layouts: BIG },
   { name: 'long columns [1500, 40] dim 0', shape: [1500, 40], dims: 0, keepdim: false, layouts: BIG },
   { name: 'every dim of [300, 500]', shape: [300, 500], dims: undefined, keepdim: false, layouts: BIG },
+  // down columns (colreduce.hip): a batch dim and a column count no vector width divides; few
+  // rows (the tile widens); merged reduced dims; long columns split into segments
+  { name: 'columns: dim 1 of [3, 70, 37]', shape: [3, 70, 37], dims: 1, keepdim: false },
+  { name: 'columns: dim 0 of [5, 600]', shape: [5, 600], dims: 0, keepdim: true },
+  { name: 'columns: dims [0, 1] of [12, 10, 48]', shape: [12, 10, 48], dims: [0, 1], keepdim: false },
+  { name: 'columns: dim 0 of [3000, 264]', shape: [3000, 264], dims: 0, keepdim: false, layouts: ['contiguous', 'offset', 'narrowed', 'broadcast'] },
 ];
 
 for (const op of REDUCE_OPS) {
@@ -94,13 +101,40 @@ s.opTest('argmax', async (dev) => {
       const x = Tensor.full([2, n], 3, { dtype, device: dev });
       assert.equal(await nums(x.argmax(1)), [0, 0], `${dtype} n=${n}: argmax of a constant row`);
       assert.equal(await nums(x.argmin(1)), [0, 0], `${dtype} n=${n}: argmin of a constant row`);
-      // reducing dim 0 of a contiguous [n, 2]: the strided kernel, one thread per column
+      // reducing dim 0 of a contiguous [n, 2]: down the columns (colreduce.hip; segments for long ones)
       const cols = Tensor.full([n, 2], 3, { dtype, device: dev });
       assert.equal(await nums(cols.argmax(0)), [0, 0], `${dtype} n=${n}: argmax down the columns`);
       assert.equal(await nums(cols.argmin(0)), [0, 0], `${dtype} n=${n}: argmin down the columns`);
     }
   }
 }, 'argmin/argmax: the first index wins at every scale');
+
+s.opTest('max', async (dev) => {
+  for (const dtype of FLOATS) {
+    // column 1 has NaNs at rows 5 and 9, the others none; long columns split into segments
+    for (const n of [16, 40000]) {
+      const vals = Array.from({ length: 3 * n }, (_, i) => ((i * 7919) % 13) - 6);
+      vals[5 * 3 + 1] = NaN; vals[9 * 3 + 1] = NaN;
+      const x = cpuFrom(vals, [n, 3], dtype).to(dev);
+      const mx = await nums(x.max(0)), mn = await nums(x.min(0));
+      const amx = await nums(x.argmax(0)), amn = await nums(x.argmin(0));
+      assert.ok(Number.isNaN(mx[1]!) && Number.isNaN(mn[1]!), `${dtype} n=${n}: min/max of a column with NaN: ${mn[1]}, ${mx[1]}`);
+      assert.equal([amx[1], amn[1]], [5, 5], `${dtype} n=${n}: argmax/argmin down a column take the first NaN`);
+      const col0 = vals.filter((_, i) => i % 3 === 0);
+      assert.equal([mx[0], mn[0]], [6, -6], `${dtype} n=${n}: column without NaN`);
+      assert.equal([amx[0], amn[0]], [col0.indexOf(6), col0.indexOf(-6)], `${dtype} n=${n}: first index among equals down a column`);
+    }
+  }
+}, 'down columns: NaN propagates in min/max and wins argmin/argmax; first index among ties');
+
+s.opTest('sum', async (dev) => {
+  // a column sum split into segments folds its partials in a fixed order: the same bits twice
+  for (const dtype of ['f32', 'bf16'] as DType[]) {
+    const x = randT([20000, 300], dtype, -3, 3).to(dev);
+    const a = await x.sum(0).toArray(), b = await x.sum(0).toArray();
+    assert.equal(Array.from(a, Number), Array.from(b, Number), `${dtype}: two column sums differ`);
+  }
+}, 'sum down columns is deterministic');
 
 s.opTest('sum', async (dev) => {
   // -inf and +inf make NaN; an empty run sums to 0 and averages to NaN

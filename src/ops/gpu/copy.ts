@@ -1,8 +1,10 @@
 // GPU copies and fills (hip-src/copy.hip), plus the helpers every elementwise GPU op shares:
 // eachGeom (strided launches of any rank), scalarOn (a number as a one-element device tensor)
 // and contigPerThread (the grid of a contiguous launch).
-// Dense-to-dense copies are a device-to-device memcpy; everything else goes by element width
-// through copy_strided_<w>, so one kernel serves every dtype of that width.
+// Dense-to-dense copies are a device-to-device memcpy; views that are rows of contiguous
+// elements on both sides (cat, sliceSet, narrow) go through copy_rows_<unit>, 16 bytes a load
+// where the rows are aligned; everything else goes by element width through copy_strided_<w>,
+// so one kernel serves every dtype of that width.
 import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, roundTo, type DType } from '../../dtype.ts';
 import { ShapeError } from '../../errors.ts';
 import { numel, type Shape } from '../../layout.ts';
@@ -11,12 +13,14 @@ import { Tensor } from '../../tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { GEOM_MAX_RANK, copyWidth, packGeom, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES } from '../dispatch.ts';
+import { ROW_LEN_MAX, rowForm, rowLaunch, rowUnitBytes, unitName, type RowForm } from './rows.ts';
 
 const FILE = 'copy.hip';
 
 /** kernel names built once, not per launch */
 const FILL_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, { contig: `fill_${d}`, strided: `fill_${d}_strided` }])) as Record<DType, { contig: string; strided: string }>;
 const COPY_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, `copy_strided_${copyWidth(d)}`])) as Record<DType, string>;
+const ROW_NAMES = new Map([1, 2, 4, 8, 16].map((u) => [u, `copy_rows_${unitName(u)}`]));
 
 /**
  * Calls launch(geom, numel) for a strided kernel over `shape`. A shape that still has more than
@@ -100,9 +104,26 @@ export function copyInto(dst: Tensor, src: Tensor): void {
     dev.runtime.copyDtoDAsync(dst.storage.ptrAt(dl.offset), src.storage.ptrAt(sl.offset), n * DTYPE_INFO[dst.dtype].size, dev.stream);
     return;
   }
+  const rows = rowForm(dl.shape, dl.strides, sl.strides);
+  if (rows && copyRows(dst, src, rows)) return;
   const y = arg.ptr(dst.storage.ptrAt(0)), x = arg.ptr(src.storage.ptrAt(0));
   const name = COPY_NAMES[dst.dtype];
   eachGeom('copy', dl.shape, [{ strides: dl.strides, offset: dl.offset }, { strides: sl.strides, offset: sl.offset }], (g, work) => {
     dev.kernels.launch1d(FILE, name, work, dev.stream, [y, x, arg.bytes(g)]);
   });
+}
+
+/** dst <- src as rows (copy_rows_<unit>); false when a row is too long for the kernel's
+ *  32-bit length, and the caller takes the strided kernel */
+function copyRows(dst: Tensor, src: Tensor, f: RowForm): boolean {
+  const dev = dst.device, es = DTYPE_INFO[dst.dtype].size;
+  const yBase = dst.storage.ptrAt(0), xBase = src.storage.ptrAt(0);
+  const yOff = dst.layout.offset, xOff = src.layout.offset;
+  const u = rowUnitBytes(es, [yBase, xBase], [yOff, xOff, f.dStride, f.sStride, f.len]);
+  const per = u / es, len = f.len / per;
+  if (len > ROW_LEN_MAX) return false;
+  const { grid, block, group } = rowLaunch(dev, f.rows, len);
+  dev.kernels.launch(FILE, ROW_NAMES.get(u)!, grid, block, 0, dev.stream, [arg.ptr(yBase), arg.ptr(xBase),
+    arg.i64(yOff / per), arg.i64(xOff / per), arg.u64(f.rows), arg.u64(len), arg.i64(f.dStride / per), arg.i64(f.sStride / per), arg.u32(group)]);
+  return true;
 }

@@ -4,6 +4,8 @@
 // id * that dim's stride. Ids are range-checked by the kernels, which skip a bad id and record
 // it for src/runtime/device-errors.ts (an IndexError at the next readback): checking them here
 // would need a sync. Element moves go by width, so one kernel serves every dtype of a width.
+// indexSelect, embedding and gather try the row kernels of index-rows.ts first: where the data
+// runs along rows they move it in wide units with no per-element index division.
 import type { DType } from '../../dtype.ts';
 import { DTYPE_INFO } from '../../dtype.ts';
 import { ShapeError } from '../../errors.ts';
@@ -18,6 +20,7 @@ import { withDeviceErrors, type ErrorOp } from '../../runtime/device-errors.ts';
 import { sig } from '../dispatch.ts';
 import { cast } from './cast.ts';
 import { copyInto, eachGeom } from './copy.ts';
+import { embeddingRows, launchGatherRows, launchSelectRows, selectRows } from './index-rows.ts';
 
 const FILE = 'indexing.hip';
 
@@ -63,34 +66,51 @@ function gatherWalk(y: Tensor, x: Tensor, xOp: StridedOperand, dimStride: number
   return y;
 }
 
+/** the row kernels of index-rows.ts first (they return false where the layout does not suit
+ *  them), else the per-element walk */
+function viaRows(y: Tensor, x: Tensor, xOp: StridedOperand, dimStride: number, w: Walk, rows: () => boolean): Tensor {
+  if (y.numel === 0) return y;
+  try { if (rows()) return y; } catch (e) { y.dispose(); throw e; }
+  return gatherWalk(y, x, xOp, dimStride, w);
+}
+
 export function indexSelect(x: Tensor, ids: Tensor, dim: number, outShape: Shape): Tensor {
   const r = outShape.length, xl = x.layout, il = ids.layout;
   const y = Tensor.empty(outShape, x.dtype, x.device);
-  return gatherWalk(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, {
+  const w: Walk = {
     op: 'indexSelect', shape: outShape, ids,
     idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
     limit: xl.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+  };
+  return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () => {
+    const p = selectRows(x, ids, dim);
+    return p !== null && launchSelectRows(y, x, ids, p, site(w));
   });
 }
 
 export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
   const xl = x.layout, il = ids.layout;
   const y = Tensor.empty(il.shape, x.dtype, x.device);
-  return gatherWalk(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, {
+  const w: Walk = {
     op: 'gather', shape: il.shape, ids,
     idsOp: operand(il.strides, il.offset), posOp: operand(contiguousStrides(il.shape), 0),
     limit: xl.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
-  });
+  };
+  return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () => launchGatherRows(y, x, ids, dim, site(w)));
 }
 
 export function embedding(ids: Tensor, table: Tensor, outShape: Shape): Tensor {
   const tl = table.layout, il = ids.layout;
   const y = Tensor.empty(outShape, table.dtype, table.device);
   const lead = new Array<number>(il.rank).fill(0);
-  return gatherWalk(y, table, operand([...lead, tl.strides[1]!], tl.offset), tl.strides[0]!, {
+  const w: Walk = {
     op: 'embedding', shape: outShape, ids,
     idsOp: operand([...il.strides, 0], il.offset), posOp: operand([...contiguousStrides(il.shape), 0], 0),
     limit: tl.shape[0]!, what: `the rows of table ${sig(table)}`,
+  };
+  return viaRows(y, table, operand([...lead, tl.strides[1]!], tl.offset), tl.strides[0]!, w, () => {
+    const p = embeddingRows(ids, table);
+    return p !== null && launchSelectRows(y, table, ids, p, site(w));
   });
 }
 

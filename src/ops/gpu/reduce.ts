@@ -1,6 +1,7 @@
 // GPU path for reductions (hip-src/reduce.hip). The input is viewed with the kept dims first
 // and the reduced dims last, as [outer, inner]: a contiguous view goes to the _rows kernel (16-byte
-// loads), anything else to _strided with the permuted shape and strides in a Geom record. Few
+// loads), a column reduction (the reduced dims outside a unit-stride kept dim) to colreduce.hip
+// (colreduce.ts), anything else to _strided with the permuted shape and strides in a Geom record. Few
 // long runs are split into segments so the whole GPU works on them, and a second kernel folds
 // the per-segment partials. Also home of rowLaunch(), the launch shape of the row kernels.
 import { dtypeSize, type DType } from '../../dtype.ts';
@@ -14,8 +15,10 @@ import { packGeom } from '../../runtime/kernel-sigs.ts';
 import type { ReduceOp } from '../types.ts';
 import { ROWS32_OPS } from '../../runtime/kernel-sigs-reduce.ts';
 import { contiguous } from '../copy.ts';
+import { colsPlan, columnView } from './colreduce.ts';
 
 const FILE = 'reduce.hip';
+const COLS_FILE = 'colreduce.hip';
 const NULL_PTR: DevicePtr = asDevicePtr(0n);
 /** runs up to this long take a warp each; longer ones a block, unless there are enough of them
  *  to give every multiprocessor WARP_ROWS_PER_SM warps (then a warp each: no block barriers) */
@@ -130,6 +133,8 @@ export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdi
   const kept = shape.map((_, i) => i).filter((i) => !dims.includes(i));
   const permuted = x.layout.permute([...kept, ...dims]);
 
+  if (!permuted.isContiguous() && reduceColumns(op, x, out, permuted, kept.length)) return out;
+
   let src = x, geom: Uint8Array | null = null, p: Plan;
   if (permuted.isContiguous()) {
     p = plan(dev, outer, inner, false);
@@ -148,35 +153,66 @@ export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdi
   }
 
   const k = dev.kernels, stream = dev.stream;
-  const split = p.segs > 1;
-  const pv = split ? Tensor.empty([p.segs * outer], accDType(x.dtype), dev) : null;
-  const pi = split && isArg ? Tensor.empty([p.segs * outer], 'u32', dev) : null;
-  const pvArg = pv ? base(pv) : arg.ptr(NULL_PTR);
-  const piArg = pi ? base(pi) : arg.ptr(NULL_PTR);
   const tail = [arg.u64(outer), arg.u64(inner), arg.u64(p.segLen), arg.u32(p.mode)];
   try {
-    if (geom) {
-      k.launch(FILE, `reduce_${op}_${x.dtype}_strided`, p.grid, p.block, 0, stream,
-        [base(out), pvArg, piArg, base(src), offsetOf(out), arg.bytes(geom), ...tail]);
-    } else if (leanRows(op, src.dtype, p, outer, inner)) {
-      k.launch(FILE, `reduce_${op}_${x.dtype}_rows32`, p.grid, p.block, 0, stream,
-        [base(out), base(src), offsetOf(out), offsetOf(src), arg.u32(outer), arg.u32(inner)]);
-    } else {
-      k.launch(FILE, `reduce_${op}_${x.dtype}_rows`, p.grid, p.block, 0, stream,
-        [base(out), pvArg, piArg, base(src), offsetOf(out), offsetOf(src), ...tail]);
-    }
+    withPartials(op, x.dtype, out, p.segs, inner, (pv, pi) => {
+      if (geom) {
+        k.launch(FILE, `reduce_${op}_${x.dtype}_strided`, p.grid, p.block, 0, stream,
+          [base(out), pv, pi, base(src), offsetOf(out), arg.bytes(geom), ...tail]);
+      } else if (leanRows(op, src.dtype, p, outer, inner)) {
+        k.launch(FILE, `reduce_${op}_${x.dtype}_rows32`, p.grid, p.block, 0, stream,
+          [base(out), base(src), offsetOf(out), offsetOf(src), arg.u32(outer), arg.u32(inner)]);
+      } else {
+        k.launch(FILE, `reduce_${op}_${x.dtype}_rows`, p.grid, p.block, 0, stream,
+          [base(out), pv, pi, base(src), offsetOf(out), offsetOf(src), ...tail]);
+      }
+    });
+  } finally {
+    if (src !== x) src.dispose();
+  }
+  return out;
+}
+
+/**
+ * Runs `launch` with the workspace for `segs` partial results per output (null pointers when
+ * segs is 1: the kernel writes out itself), then folds the partials into out with the _final
+ * kernel. `count` is what mean divides by.
+ */
+function withPartials(op: ReduceOp, dtype: DType, out: Tensor, segs: number, count: number, launch: (pv: KernelArg, pi: KernelArg) => void): void {
+  const dev = out.device, outer = out.numel;
+  const split = segs > 1;
+  const isArg = op === 'argmin' || op === 'argmax';
+  const pv = split ? Tensor.empty([segs * outer], accDType(dtype), dev) : null;
+  const pi = split && isArg ? Tensor.empty([segs * outer], 'u32', dev) : null;
+  const pvArg = pv ? base(pv) : arg.ptr(NULL_PTR);
+  const piArg = pi ? base(pi) : arg.ptr(NULL_PTR);
+  try {
+    launch(pvArg, piArg);
     if (split) {
-      const f = finalPlan(dev, outer, p.segs);
-      k.launch(FILE, `reduce_${op}_${x.dtype}_final`, f.grid, f.block, 0, stream,
-        [base(out), pvArg, piArg, offsetOf(out), arg.u64(outer), arg.u64(p.segs), arg.u64(inner), arg.u32(f.mode)]);
+      const f = finalPlan(dev, outer, segs);
+      dev.kernels.launch(FILE, `reduce_${op}_${dtype}_final`, f.grid, f.block, 0, dev.stream,
+        [base(out), pvArg, piArg, offsetOf(out), arg.u64(outer), arg.u64(segs), arg.u64(count), arg.u32(f.mode)]);
     }
   } finally {
     // the allocator is stream-ordered: freed now, reused only by work queued after these kernels
     pv?.dispose();
     pi?.dispose();
-    if (src !== x) src.dispose();
   }
-  return out;
+}
+
+/** a column reduction (colreduce.ts) when the view is one and its plan fits; false otherwise */
+function reduceColumns(op: ReduceOp, x: Tensor, out: Tensor, permuted: Layout, nKept: number): boolean {
+  const v = columnView(permuted, nKept);
+  if (!v) return false;
+  const dev = x.device;
+  const c = colsPlan(dev, op, dtypeSize(x.dtype), x.storage.ptrAt(0), permuted.offset, v);
+  if (!c) return false;
+  withPartials(op, x.dtype, out, c.segs, c.rows, (pv, pi) => {
+    dev.kernels.launch(COLS_FILE, `reduce_${op}_${x.dtype}_cols`, c.grid, c.block, 0, dev.stream, [base(out), pv, pi, base(x),
+      offsetOf(out), arg.i64(permuted.offset), arg.u64(c.rows), arg.u64(c.cols), arg.i64(c.xBatch), arg.i64(c.xRow),
+      arg.u64(c.segLen), arg.u32(c.batch), arg.u32(c.segs), arg.u32(c.tiles), arg.u32(c.tx), arg.u32(c.vec)]);
+  });
+  return true;
 }
 
 /** a contiguous reduction the plan gives one warp per row and one segment, in u32 range */

@@ -1,0 +1,98 @@
+// index-rows.hip: the fast paths of indexSelect, embedding and gather, for layouts where the
+// copied data runs along rows (src/ops/gpu/index-rows.ts decides; indexing.hip's kernels take
+// every other layout). A group of threads owns one output row at a time, so the id of a row
+// (indexSelect, embedding) is read and range-checked once per row, not once per element, and
+// the only divisions left are one per row.
+//
+// Rows go to groups of `group` threads (row-groups.h): any grid is correct.
+//
+// Kernels (W the unit moved: b1 b2 b4 b8, and b16 for row copies; E its storage type;
+// I in u8 u32 i64):
+//   index_rows_<W>_<I>(E* y, const E* x, const I* ids, u64* err, i64 yOff, i64 xOff, i64 idsOff,
+//                      u64 rows, u64 n, u64 len, i64 xPre, i64 xDim, i64 idsStride,
+//                      u64 limit, u32 group, u32 tag)
+//       Output row r (rows = pre * n, each `len` units, y contiguous from yOff) is the x row
+//       at xOff + p * xPre + id * xDim, p = r / n, id = ids[idsOff + (r % n) * idsStride].
+//       The host picks W so that every row start is W-aligned (16-byte loads where it can).
+//       A bad id skips its row (lane 0 records it, at position r % n of the ids).
+//   gather_rows_<W>_<I>(E* y, const E* x, const I* ids, u64* err, i64 yOff, Geom g,
+//                      u64 rows, u64 cols, i64 xCol, i64 idsCol, i64 xDim,
+//                      u64 limit, u32 group, u32 tag)
+//       y (contiguous from yOff) is [rows, cols]; g walks the rows: operand 0 gives the x row
+//       start (stride 0 on the gathered dim), operand 1 the ids row start. Then
+//       y[r * cols + c] = x[xRow + c * xCol + ids[idsRow + c * idsCol] * xDim]; a bad id
+//       skips its element and is recorded at position r * cols + c. cols < 2^31.
+#include "bad-id.h"
+#include "row-groups.h"
+
+template <class E, class I>
+RT_DEVICE void index_rows_impl(E* __restrict__ y, const E* __restrict__ x, const I* __restrict__ ids, u64* err,
+    u64 rows, u64 n, u32 len, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) {
+  const Groups g(group);
+  for (u64 r = g.first; r < rows; r += g.step) {
+    // one division a row (32-bit where rows allow), none at all for the common single-block
+    // case (indexSelect on dim 0, embedding): the branches are uniform
+    const u64 p = n >= rows ? 0 : rows <= 0xffffffffull ? (u64)((u32)r / (u32)n) : r / n, j = r - p * n;
+    const u64 id = (u64)ids[(i64)j * idsStride];
+    if (id >= limit) {
+      if (g.lane == 0) record_bad_id(err, tag, id, j, limit);
+      continue;
+    }
+    copy_row(y + r * len, x + (i64)p * xPre + (i64)id * xDim, len, g.lane, g.size);
+  }
+}
+
+template <class E, class I>
+RT_DEVICE void gather_rows_impl(E* __restrict__ y, const E* __restrict__ x, const I* __restrict__ ids, u64* err,
+    const Geom& geom, u64 rows, u32 cols, i64 xCol, i64 idsCol, i64 xDim, u64 limit, u32 group, u32 tag) {
+  constexpr u32 B = 4;  // ids a thread loads before it gathers any (loads in flight)
+  const Groups g(group);
+  const u32 G = g.size;
+  const bool narrow = rows <= 0x7fffffffull;
+  for (u64 r = g.first; r < rows; r += g.step) {
+    i64 off[2];
+    if (narrow) geom_offsets<2>(geom, (u32)r, off);
+    else geom_offsets<2>(geom, r, off);
+    const E* xr = x + off[0];
+    const I* ir = ids + off[1];
+    E* yr = y + r * cols;
+    // B ids, then the B elements they pick, then the stores: loads in flight, not round trips
+    u32 c = g.lane;
+    for (; c + (B - 1) * G < cols; c += B * G) {
+      u64 id[B];
+      E v[B];
+#pragma unroll
+      for (u32 u = 0; u < B; u++) id[u] = (u64)ir[(i64)(c + u * G) * idsCol];
+#pragma unroll
+      for (u32 u = 0; u < B; u++) if (id[u] < limit) v[u] = xr[(i64)(c + u * G) * xCol + (i64)id[u] * xDim];
+#pragma unroll
+      for (u32 u = 0; u < B; u++) {
+        if (id[u] < limit) yr[c + u * G] = v[u];
+        else record_bad_id(err, tag, id[u], r * cols + c + u * G, limit);
+      }
+    }
+    for (; c < cols; c += G) {
+      const u64 id = (u64)ir[(i64)c * idsCol];
+      if (id < limit) yr[c] = xr[(i64)c * xCol + (i64)id * xDim];
+      else record_bad_id(err, tag, id, r * cols + c, limit);
+    }
+  }
+}
+
+#define INDEX_ROWS(W, E, IN, I) \
+  RT_KERNEL void index_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, i64 xOff, i64 idsOff, \
+      u64 rows, u64 n, u64 len, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) { \
+    index_rows_impl(y + yOff, x + xOff, ids + idsOff, err, rows, n, (u32)len, xPre, xDim, idsStride, limit, group, tag); }
+#define GATHER_ROWS(W, E, IN, I) \
+  RT_KERNEL void gather_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, Geom g, \
+      u64 rows, u64 cols, i64 xCol, i64 idsCol, i64 xDim, u64 limit, u32 group, u32 tag) { \
+    gather_rows_impl(y + yOff, x, ids, err, g, rows, (u32)cols, xCol, idsCol, xDim, limit, group, tag); }
+
+#define BY_IDS(IN, I) \
+  INDEX_ROWS(b1, u8, IN, I) INDEX_ROWS(b2, u16, IN, I) INDEX_ROWS(b4, u32, IN, I) \
+  INDEX_ROWS(b8, u64, IN, I) INDEX_ROWS(b16, uint4, IN, I) \
+  GATHER_ROWS(b1, u8, IN, I) GATHER_ROWS(b2, u16, IN, I) GATHER_ROWS(b4, u32, IN, I) GATHER_ROWS(b8, u64, IN, I)
+
+BY_IDS(u8, u8)
+BY_IDS(u32, u32)
+BY_IDS(i64, i64)
