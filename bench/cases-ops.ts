@@ -129,17 +129,18 @@ function nnOps(out: BenchCase[]): void {
     const q = [8, 32, 1024, 128], s = 2, cs = 1024 * 64;
     out.push(row({ op: 'rope', label: 'rope (halves)', shape: q, dtype: 'bf16', inputBytes: prod(q) * s, bytes: 2 * prod(q) * s + 2 * cs * s }));
   }
-  {
-    const q = [8, 16, 1024, 128], [b, h, t, d] = q as [number, number, number, number];
+  // prefill at the size, and one long sequence (32768: the composed path's scores alone
+  // would take 34 GB there); flops count the visible scores only
+  for (const q of [[8, 16, 4096, 128], [1, 16, 32768, 128]]) {
+    const [b, h, t, d] = q as [number, number, number, number];
     const inputBytes = 3 * prod(q) * 2, flops = 4 * b * h * t * t * d;
-    out.push(row({ op: 'attention', label: 'attention', shape: q, shapeB: q, dtype: 'bf16', params: { causal: false }, inputBytes, flops }));
-    // half the score matrix is hidden: the flops counted are the visible half's
+    if (t <= 4096) out.push(row({ op: 'attention', label: 'attention', shape: q, shapeB: q, dtype: 'bf16', params: { causal: false }, inputBytes, flops }));
     out.push(row({ op: 'attention', label: 'attention causal', shape: q, shapeB: q, dtype: 'bf16', params: { causal: true }, inputBytes, flops: flops / 2 }));
   }
-  {
-    // one decode step of an 8B-sized model: 32 query heads over 8 kv heads, 4096 cached keys;
-    // reading k and v is the work, so this is a memory row
-    const q = [1, 32, 1, 128], kv = [1, 8, 4096, 128];
+  // one decode step of an 8B-sized model: 32 query heads over 8 kv heads, 4096 and 32768 cached
+  // keys; reading k and v is the work, so these are memory rows
+  for (const tk of [4096, 32768]) {
+    const q = [1, 32, 1, 128], kv = [1, 8, tk, 128];
     const bytes = (2 * prod(q) + 2 * prod(kv)) * 2;
     out.push(row({ op: 'attention', label: 'attention decode', shape: q, shapeB: kv, dtype: 'bf16', params: { causal: false }, inputBytes: bytes, bytes }));
   }
