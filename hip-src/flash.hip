@@ -1,7 +1,7 @@
 // flash.hip: fused attention for long queries (prefill) on the matrix cores, with the softmax
-// kept online (no score matrix in global memory). A block takes FL_BM = 64 query rows of one
-// (batch, query head), four waves of 16 rows each, and walks the visible keys in blocks of BN:
-// K and V tiles go to LDS, each wave computes its 16 x BN scores on the matrix cores, masks
+// kept online (no score matrix in global memory). A block takes BM query rows of one (batch,
+// query head), a wave per 16 rows (FlCfg: 128 rows on NVIDIA up to head dim 128, else 64), and
+// walks the visible keys in blocks of BN: K and V tiles go to LDS, each wave computes its 16 x BN scores on the matrix cores, masks
 // them, folds them into its running max and sum, and accumulates P V on the matrix cores again.
 // Sums in f32; P is rounded to the input type for the second product (as FlashAttention does).
 //
@@ -22,13 +22,12 @@
 //       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
 //       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window,
 //       float scale)
-//     grid (b * hq, ceil(tq / 64)), block 128 threads on NVIDIA, 256 on AMD. o contiguous [b, hq, tq, d]. The head dim has
+//     grid (b * hq, ceil(tq / BM)), block 2 * BM threads on NVIDIA (BM 128 for HD <= 128, else
+//     64), 256 on AMD (BM 64). o contiguous [b, hq, tq, d]. The head dim has
 //     unit stride; the other strides are in elements and arbitrary (cache views read in place).
 #include "rowreduce.h"
 #include "mma-layout.h"
 
-#define FL_WAVES 4
-#define FL_BM (FL_WAVES * 16)
 // LDS rows padded by 16 bytes: consecutive rows start 16 bytes apart modulo 128, so the eight
 // 16-byte row pieces one fragment load reads fall in different banks
 #define FL_PAD 8
@@ -56,18 +55,26 @@ template <class T> RT_DEVICE float fl_f(T x) { return Elem<T>::load(x); }
 // 4, so there the score tile stays 16 keys wide (wider ones spilled to scratch on gfx11/gfx12).
 template <int HD> struct FlCfg {
   static constexpr int LD = HD + FL_PAD;
+  // waves of 16 query rows per block: 8 on NVIDIA where Q fits the K/V region (each K/V tile then
+  // serves 128 rows, half the L2 traffic of 64), else 4
+#if RT_CUDA
+  static constexpr int WAVES = HD <= 128 ? 8 : 4;
+#else
+  static constexpr int WAVES = 4;
+#endif
+  static constexpr int BM = 16 * WAVES;
 #if RT_CUDA
   static constexpr int BN = HD > 128 ? 32 : 64;
   static constexpr int Q_ROWS = 0;  // Q is staged in the K/V region before the loop
 #else
   static constexpr int BN = L::WAVE == 32 || HD > 128 ? 16 : 64;
-  static constexpr int Q_ROWS = FL_BM;
+  static constexpr int Q_ROWS = BM;
 #endif
   // AMD keeps V transposed ([head dim][keys], VLD apart): its V^T operand then reads along rows
   static constexpr int VLD = BN + FL_PAD;
   static constexpr int K_ELEMS = (Q_ROWS + BN) * LD;
   static constexpr int V_ELEMS = Q_ROWS ? HD * VLD : BN * LD;
-  static constexpr int LDS_ELEMS = K_ELEMS + V_ELEMS > FL_BM * LD ? K_ELEMS + V_ELEMS : FL_BM * LD;
+  static constexpr int LDS_ELEMS = K_ELEMS + V_ELEMS > BM * LD ? K_ELEMS + V_ELEMS : BM * LD;
   // AMD blocks are 256 threads: on wave32 that is 8 waves, two per 16 query rows, each computing
   // the rows' scores and half of their output columns (CT 16-wide column tiles each): a wave32
   // lane would otherwise hold 8 accumulators per tile of the whole head dim, which spilled
@@ -163,6 +170,7 @@ template <class T, int HD> struct FlArch<T, HD, ML_NV> {
   static RT_DEVICE int row(u32 lane, int e) { return L::acc_row((int)lane, e & 3); }
   static RT_DEVICE int col(u32 lane, int e) { return (e / 4) * 8 + L::acc_col((int)lane, e & 3); }
   static RT_DEVICE int slot(int e) { return L::acc_slot(e & 3); }
+  static RT_DEVICE int slot_row(u32 lane, int r) { return L::acc_row((int)lane, 2 * r); }
 };
 #endif
 
@@ -313,6 +321,7 @@ template <class T, int HD, int F> struct FlArchAmd {
   static RT_DEVICE int row(u32 lane, int) { return (int)lane % 16; }
   static RT_DEVICE int col(u32 lane, int e) { return (e / M::ACC) * 16 + M::acc_row((int)lane, e % M::ACC); }
   static RT_DEVICE int slot(int) { return 0; }
+  static RT_DEVICE int slot_row(u32 lane, int) { return (int)lane % 16; }
 };
 template <class T, int HD> struct FlArch<T, HD, ML_MFMA> : FlArchAmd<T, HD, ML_MFMA> {};
 template <class T, int HD> struct FlArch<T, HD, ML_WMMA11> : FlArchAmd<T, HD, ML_WMMA11> {};
@@ -433,6 +442,22 @@ RT_DEVICE float fl_exp2(float x) {
 #endif
 }
 
+// An explicit mask on scores already scaled to the log2 domain: u8 (0 hides) or additive (the
+// input type, scaled alike. (Out of line, the call alone slowed the unmasked loop by half on an
+// H200: the registers live across it.)
+template <class T, class A, int SN>
+RT_DEVICE void fl_mask(float (&s)[SN], const void* mask, i64 mhead, i64 mst, i64 msk, u32 row0, u32 j0,
+    u32 tq, u32 lane, u32 maskKind) {
+#pragma unroll
+  for (int e = 0; e < SN; e++) {
+    const u32 i = row0 + (u32)A::row(lane, e);
+    if (s[e] == -INFINITY || i >= tq) continue;
+    const i64 mo = mhead + (i64)i * mst + (i64)(j0 + (u32)A::col(lane, e)) * msk;
+    if (maskKind == 1) s[e] = ((const u8*)mask)[mo] != 0 ? s[e] : -INFINITY;
+    else s[e] += fl_f(((const T*)mask)[mo]) * 1.4426950408889634f;
+  }
+}
+
 template <class T, int HD>
 RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* mask,
     u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
@@ -448,10 +473,14 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
 
   const u32 bh = blockIdx.x, bi = bh / hq, h = bh % hq, kh = h / (hq / hkv);
   // the most expensive query blocks (causal: the last) go first, so the tail of the grid is short
-  const u32 mb = gridDim.y - 1 - blockIdx.y, m0 = mb * FL_BM;
+  // rows of this block: a wave per 16 rows (times the column split), at most C::BM (the LDS
+  // holds that many query rows; the host never launches more)
+  const u32 waves = blockDim.x / (u32)(L::WAVE * C::CS), bm = 16 * waves;
+  if (bm > (u32)C::BM) return;
+  const u32 mb = gridDim.y - 1 - blockIdx.y, m0 = mb * bm;
   // wave: its 16 query rows (w) and its share of the output columns (from column tile ct0)
-  const u32 lane = threadIdx.x % (u32)L::WAVE, w = threadIdx.x / (u32)L::WAVE % FL_WAVES;
-  const int ct0 = (int)(threadIdx.x / (u32)L::WAVE / FL_WAVES) * C::CT;
+  const u32 lane = threadIdx.x % (u32)L::WAVE, w = threadIdx.x / (u32)L::WAVE % waves;
+  const int ct0 = (int)(threadIdx.x / (u32)L::WAVE / waves) * C::CT;
   const T* qb = q + (i64)bi * qsb + (i64)h * qsh + (i64)m0 * qst;
   const T* kb = k + (i64)bi * ksb + (i64)kh * ksh;
   const T* vb = v + (i64)bi * vsb + (i64)kh * vsh;
@@ -461,7 +490,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   const bool vv = d % 8 == 0 && vsb % 8 == 0 && vsh % 8 == 0 && vst % 8 == 0 && aligned16(v);
 
   // the keys any row of this block sees: [kbeg, kend)
-  const i64 qlast = (i64)min(m0 + FL_BM, tq) - 1;
+  const i64 qlast = (i64)min(m0 + bm, tq) - 1;
   i64 kend = tk, kbeg = 0;
   if (hasDiag) {
     kend = max((i64)0, min((i64)tk, qlast + diag + 1));
@@ -469,7 +498,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   }
   const u32 jfirst = (u32)(kbeg / BN) * BN;
 
-  fl_tile<T, HD>(qsm, qb, qst, FL_BM, (int)min((u32)FL_BM, tq - m0), d, vq);
+  fl_tile<T, HD>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
   fl_wait<0>();
   typename A::QF qf;
   const T* qw = qsm + w * 16 * LD;
@@ -497,19 +526,28 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
     const bool edge = (i64)j0 + BN > (i64)tk || maskKind != 0 ||
         (hasDiag && ((i64)j0 + BN - 1 > (i64)m0 + diag || (window > 0 && (i64)j0 <= qlast + diag - window)));
     if (edge) {
+      // per row of the lane, the visible keys of this block as block-relative bounds lo < kl < hi
+      // (32-bit, clamped): per element only two compares, which kept the masked path from
+      // holding 64-bit positions for every score (40 more registers on NVIDIA)
+      int lo[R], hi[R];
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        const i64 i = (i64)m0 + w * 16 + A::slot_row(lane, r);
+        i64 h1 = (i64)tk - j0, l1 = -1;
+        if (hasDiag) {
+          h1 = min(h1, i + diag + 1 - j0);
+          if (window > 0) l1 = max(l1, i + diag - window - j0);
+        }
+        hi[r] = (int)max((i64)0, min(h1, (i64)BN));
+        lo[r] = (int)max((i64)-1, min(l1, (i64)BN));
+      }
 #pragma unroll
       for (int e = 0; e < SN; e++) {
-        const i64 i = (i64)m0 + w * 16 + A::row(lane, e), j = (i64)j0 + A::col(lane, e);
-        bool vis = j < (i64)tk;
-        if (hasDiag) vis = vis && j <= i + diag && (window <= 0 || j > i + diag - window);
-        float x = s[e] * sl2;
-        if (maskKind != 0 && vis && i < (i64)tq) {
-          const i64 mo = (i64)bi * msb + (i64)h * msh + i * mst + j * msk;
-          if (maskKind == 1) vis = ((const u8*)mask)[mo] != 0;
-          else x += fl_f(((const T*)mask)[mo]) * 1.4426950408889634f;
-        }
-        s[e] = vis ? x : -INFINITY;
+        const int kl = A::col(lane, e);
+        const bool vis = kl < hi[A::slot(e)] && kl > lo[A::slot(e)];
+        s[e] = vis ? s[e] * sl2 : -INFINITY;
       }
+      if (maskKind != 0) fl_mask<T, A, SN>(s, mask, (i64)bi * msb + (i64)h * msh, mst, msk, m0 + w * 16, j0, tq, lane, maskKind);
     } else {
 #pragma unroll
       for (int e = 0; e < SN; e++) s[e] *= sl2;

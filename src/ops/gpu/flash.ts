@@ -11,8 +11,19 @@ import { base, offsetOf } from './reduce.ts';
 
 /** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
 export const FLASH_HEAD_DIMS = [64, 80, 96, 128, 256] as const;
-/** query rows per block (flash.hip's FL_BM) and the grid's y limit */
-const FL_BM = 64, MAX_GRID_Y = 65535;
+const MAX_GRID_Y = 65535;
+
+/**
+ * Query rows per block and threads per block, as flash.hip's FlCfg has them: a wave per 16 rows,
+ * 8 waves on NVIDIA up to head dim 128 (else 4); on AMD 256 threads over 64 rows (wave64: 4
+ * waves; wave32: 8, two per 16 rows).
+ */
+function blockShape(cuda: boolean, bucket: number): { rows: number; threads: number } {
+  if (!cuda) return { rows: 64, threads: 256 };
+  const tune = Number(process.env['RT_FLASH_ROWS_TMP'] ?? 0);
+  if (tune && bucket <= 128) return { rows: tune, threads: tune * 2 };
+  return bucket <= 128 ? { rows: 128, threads: 256 } : { rows: 64, threads: 128 };
+}
 
 const bucketOf = (d: number): number | undefined => FLASH_HEAD_DIMS.find((b) => d <= b);
 
@@ -21,7 +32,7 @@ export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const dv = v.layout.shape[3]!;
   return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
-    Math.ceil(tq / FL_BM) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
+    Math.ceil(tq / 64) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
 }
 
 /** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
@@ -45,9 +56,9 @@ export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionP
     const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
     const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
     const i64 = arg.i64;
-    // four waves of 16 query rows; AMD blocks are 256 threads (two waves per rows on wave32)
-    const block: [number, number, number] = [dev.runtime.info.vendor === 'cuda' ? 128 : 256, 1, 1];
-    dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucketOf(d)!}`, [b * hq, Math.ceil(tq / FL_BM), 1], block, 0, dev.stream, [
+    const bucket = bucketOf(d)!;
+    const { rows, threads } = blockShape(dev.runtime.info.vendor === 'cuda', bucket);
+    dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucket}`, [b * hq, Math.ceil(tq / rows), 1], [threads, 1, 1], 0, dev.stream, [
       base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
       offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
       arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
