@@ -49,6 +49,11 @@ typedef MlLayout<FL_FAMILY> L;
 
 // 16-bit storage to f32 and back for the scalar paths
 template <class T> RT_DEVICE float fl_f(T x) { return Elem<T>::load(x); }
+#if RT_HIP
+// one exact v_cvt_f32_f16 instead of compat.h's branchy decoder, whose size kept gfx1030's FMA
+// loops from unrolling fully and left the output accumulator in scratch, indexed dynamically
+template <> RT_DEVICE float fl_f<f16>(f16 x) { return (float)__builtin_bit_cast(_Float16, x.bits); }
+#endif
 
 // keys per block: bounded by the LDS (64 KiB on AMD, 48 KiB of static shared memory on NVIDIA)
 // with Q, K and V resident (NVIDIA keeps Q in registers, so its K and V reuse Q's LDS), and by
@@ -181,6 +186,10 @@ template <int N> struct FlPack { u32 w[N / 2]; };  // N 16-bit operand values, t
 // unrolled loops below hoisted every fragment of a block into registers at once and spilled on
 // the wave32 archs, whose lanes hold twice the accumulators of a wave64 lane.
 RT_DEVICE void fl_fence() { asm volatile("" ::: "memory"); }
+// Pins a product here, between the fences around it: the matrix instructions read no memory, so
+// without this the compiler sank every product of qk past the block barrier after it (to their
+// first use), and all the fragments they read stayed live at once (spilled on gfx11 at HD 256).
+RT_DEVICE void fl_pin(v8f& c) { asm volatile("" : "+v"(c)); }
 
 RT_DEVICE u32 fl_pack2(float lo, float hi, bf16) { return (u32)f32_to_bf16(lo).bits | ((u32)f32_to_bf16(hi).bits << 16); }
 RT_DEVICE u32 fl_pack2(float lo, float hi, f16) {
@@ -215,6 +224,7 @@ template <> struct FlMma<bf16, ML_WMMA11> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(__builtin_bit_cast(v16s, a), __builtin_bit_cast(v16s, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
@@ -225,6 +235,7 @@ template <> struct FlMma<f16, ML_WMMA11> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(__builtin_bit_cast(v16h, a), __builtin_bit_cast(v16h, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
@@ -237,6 +248,7 @@ template <> struct FlMma<bf16, ML_WMMA12> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12(__builtin_bit_cast(v8s, a), __builtin_bit_cast(v8s, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
@@ -247,6 +259,7 @@ template <> struct FlMma<f16, ML_WMMA12> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(__builtin_bit_cast(v8h, a), __builtin_bit_cast(v8h, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
