@@ -446,6 +446,13 @@ RT_DEVICE float fl_exp2(float x) {
 #endif
 }
 
+// What the key loop and the output store address memory through, one value per block.
+template <class T> struct FlBase {
+  const T* kb; const T* vb; T* ob;
+  const void* mrow;  // the mask's (batch, head) plane, u8 or T elements
+  i64 kst, vst, mst, msk;
+};
+
 template <class T, int HD>
 RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* mask,
     u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
@@ -466,8 +473,20 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   const u32 lane = threadIdx.x % (u32)L::WAVE, w = threadIdx.x / (u32)L::WAVE % FL_WAVES;
   const int ct0 = (int)(threadIdx.x / (u32)L::WAVE / FL_WAVES) * C::CT;
   const T* qb = q + (i64)bi * qsb + (i64)h * qsh + (i64)m0 * qst;
-  const T* kb = k + (i64)bi * ksb + (i64)kh * ksh;
-  const T* vb = v + (i64)bi * vsb + (i64)kh * vsh;
+  const i64 mplane = (i64)bi * msb + (i64)h * msh;
+  FlBase<T> fb = { k + (i64)bi * ksb + (i64)kh * ksh, v + (i64)bi * vsb + (i64)kh * vsh,
+      o + ((u64)bh * tq + m0) * d,
+      maskKind == 1 ? (const void*)((const u8*)mask + mplane)
+          : maskKind == 2 ? (const void*)((const T*)mask + mplane) : mask,
+      kst, vst, mst, msk };
+#if RT_HIP
+  // On wave64 (MFMA) the same values read back from LDS live in vector registers, which those
+  // archs have to spare, where as 64-bit scalars next to the arguments they come from they
+  // spilled the scalar registers of gfx90a/gfx942/gfx950 (as in attention.hip's decode kernel).
+  // The wave32 archs keep them scalar: there they fit, and vector registers are the scarcer.
+  __shared__ FlBase<T> sfb;
+  if (L::WAVE == 64 && threadIdx.x == 0) sfb = fb;
+#endif
   // uniform: the 16-byte path needs every row start 8-element aligned
   const bool vq = d % 8 == 0 && qsb % 8 == 0 && qsh % 8 == 0 && qst % 8 == 0 && aligned16(q);
   const bool vk = d % 8 == 0 && ksb % 8 == 0 && ksh % 8 == 0 && kst % 8 == 0 && aligned16(k);
@@ -484,6 +503,9 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
 
   fl_tile<T, HD>(qsm, qb, qst, FL_BM, (int)min((u32)FL_BM, tq - m0), d, vq);
   fl_wait<0>();
+#if RT_HIP
+  if (L::WAVE == 64) fb = sfb;
+#endif
   typename A::QF qf;
   const T* qw = qsm + w * 16 * LD;
   A::load_q(qf, qw, lane);
@@ -496,14 +518,14 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   for (int e = 0; e < ON; e++) oacc[e] = 0.f;
   const float sl2 = scale * 1.4426950408889634f;
 
-  if (jfirst < kend) fl_tile<T, HD>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if (jfirst < kend) fl_tile<T, HD>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
     const int nvalid = (int)min((i64)BN, (i64)tk - j0);
-    fl_tile<T, HD, C::Q_ROWS != 0>(vsm, vb + (i64)j0 * vst, vst, BN, nvalid, d, vv);
+    fl_tile<T, HD, C::Q_ROWS != 0>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qw, ksm, lane);
     __syncthreads();  // every wave is done with K: the next block's K may load
-    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
     else fl_commit();  // an empty group, so the wait for V below counts the same
 
     // masking only where this key block can hide something from some row of the block
@@ -517,9 +539,9 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
         if (hasDiag) vis = vis && j <= i + diag && (window <= 0 || j > i + diag - window);
         float x = s[e] * sl2;
         if (maskKind != 0 && vis && i < (i64)tq) {
-          const i64 mo = (i64)bi * msb + (i64)h * msh + i * mst + j * msk;
-          if (maskKind == 1) vis = ((const u8*)mask)[mo] != 0;
-          else x += fl_f(((const T*)mask)[mo]) * 1.4426950408889634f;
+          const i64 mo = i * fb.mst + j * fb.msk;
+          if (maskKind == 1) vis = ((const u8*)fb.mrow)[mo] != 0;
+          else x += fl_f(((const T*)fb.mrow)[mo]) * 1.4426950408889634f;
         }
         s[e] = vis ? x : -INFINITY;
       }
@@ -565,7 +587,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
     l[r] += shfl_xor(l[r], L::XOR0);
     if (L::XOR1) l[r] += shfl_xor(l[r], L::XOR1);
   }
-  T* ob = o + ((u64)bh * tq + m0 + w * 16) * d;
+  T* ob = fb.ob + (u64)w * 16 * d;
   const u32 rows = tq > m0 + w * 16 ? min(16u, tq - m0 - w * 16) : 0u;
 #pragma unroll
   for (int e = 0; e < ON; e++) {
