@@ -7,9 +7,9 @@
 //   (b) the row-reduction xor masks join exactly the lanes of one query, which together hold
 //       each key of a tile once;
 //   (c) the P^T exchange (p_lane/p_acc, EXCHANGE) gives the B operand the second product needs;
-//   (d) one wave-level flash step (16 queries, 2 key blocks of 16, head dim 32: S^T through the
-//       model, masking, online softmax through the xor masks, the P exchange, O^T through the
-//       model) matches a double-precision reference;
+//   (d) one wave-level flash step (16 queries, 2 key blocks of 16 or 32 keys, head dim 32: S^T
+//       through the model, masking, online softmax through the xor masks, the P exchange, O^T
+//       through the model) matches a double-precision reference;
 // and that a wrong accumulator layout fails (a), so the checks can fail at all. NVIDIA's
 // m16n8k16 layout gets (a)-(c). Prints one line per check; exits 1 on any mismatch.
 //   g++ -std=c++17 -O1 test/emu/mma-emu.cpp -o mma-emu && ./mma-emu
@@ -121,33 +121,38 @@ template <class Lay> static bool check_exchange(const char* name) {
 }
 
 // ---- (d) one wave-level flash step --------------------------------------------------------------
-constexpr int HD = 32, BN = 16, NB = 2, TK = BN * NB, LD = HD + 8, VLD = TK + 8;
+// two key blocks of BN = 16 KT keys (KT 16-key tiles a block: 1 as on wave32, 2 to exercise the
+// tile offsets that wave64's 64-key blocks use), head dim 32
+constexpr int HD = 32, LD = HD + 8, TKMAX = 64;
 constexpr float SCALE = 0.35f, LOG2E = 1.4426950408889634f;
 // visibility: a diagonal (key <= query + 9), plus rows that test the online softmax's edges:
 // query 3 sees nothing in the first block, query 5 nothing at all, query 7 nothing in the second
-static bool visible(int i, int j) {
+static bool visible(int i, int j, int bn) {
   if (i == 5) return false;
-  if (i == 3 && j < BN) return false;
-  if (i == 7 && j >= BN) return false;
+  if (i == 3 && j < bn) return false;
+  if (i == 7 && j >= bn) return false;
   return j <= i + 9 || (i * 7 + j * 3) % 5 == 0;
 }
 
 struct Step {
-  std::vector<uint16_t> q, k, vt;  // Q [16][LD], K [TK][LD] (row per key), V^T [HD][VLD]
+  int bn, tk, vld;
+  std::vector<uint16_t> q, k, vt;  // Q [16][LD], K [tk][LD] (row per key), V^T [HD][vld]
   double ref[16][HD];
 };
-static Step make_step(Dt dt, Rng& rng) {
+static Step make_step(Dt dt, Rng& rng, int bn) {
   Step t;
+  t.bn = bn; t.tk = 2 * bn; t.vld = t.tk + 8;
+  const int TK = t.tk, VLD = t.vld;
   t.q.assign(16 * LD, 0); t.k.assign(TK * LD, 0); t.vt.assign(HD * VLD, 0);
   for (int i = 0; i < 16; i++) for (int c = 0; c < HD; c++) t.q[i * LD + c] = rnd16(rng, dt);
   for (int j = 0; j < TK; j++) for (int c = 0; c < HD; c++) t.k[j * LD + c] = rnd16(rng, dt);
   for (int c = 0; c < HD; c++) for (int j = 0; j < TK; j++) t.vt[c * VLD + j] = rnd16(rng, dt);
   for (int i = 0; i < 16; i++) {
-    double s[TK], mx = -INFINITY, sum = 0;
+    double s[TKMAX], mx = -INFINITY, sum = 0;
     for (int j = 0; j < TK; j++) {
       double x = 0;
       for (int c = 0; c < HD; c++) x += (double)h16_to_f(t.q[i * LD + c], dt) * h16_to_f(t.k[j * LD + c], dt);
-      s[j] = visible(i, j) ? x * SCALE : -INFINITY;
+      s[j] = visible(i, j, bn) ? x * SCALE : -INFINITY;
       mx = std::fmax(mx, s[j]);
     }
     for (int c = 0; c < HD; c++) t.ref[i][c] = 0;
@@ -162,54 +167,57 @@ static Step make_step(Dt dt, Rng& rng) {
   return t;
 }
 
-// the wave's registers between the kernel's steps: scores (one 16-key tile), output (HD / 16
+// the wave's registers between the kernel's steps: scores (KT 16-key tiles), output (HD / 16
 // column tiles), running max and sum; a lane owns query lane % 16
-template <class Lay> struct WaveState {
-  static constexpr int SN = Lay::ACC, ON = HD / 16 * Lay::ACC;
+template <class Lay, int KT> struct WaveState {
+  static constexpr int SN = KT * Lay::ACC, ON = HD / 16 * Lay::ACC;
   float s[64][SN], o[64][ON], m[64], l[64];
 };
 
 // S^T = K Q^T for key block j0 (FlArchAmd::qk)
-template <int F, class Lay> static std::string qk(WaveState<Lay>& w, const Step& t, int j0, Dt dt) {
-  for (int l = 0; l < Lay::WAVE; l++) for (int e = 0; e < Lay::ACC; e++) w.s[l][e] = 0;
-  for (int kk = 0; kk < HD / 16; kk++) {
-    WaveRegs ra{}, rb{};
-    WaveAcc c{}, d{};
-    for (int l = 0; l < Lay::WAVE; l++) {
-      frag<Lay, true>(ra.w[l], &t.k[(j0 + l % 16) * LD + kk * 16], l);
-      frag<Lay, false>(rb.w[l], &t.q[(l % 16) * LD + kk * 16], l);
-      for (int e = 0; e < Lay::ACC; e++) c.f[l][e] = w.s[l][e];
+template <int F, class Lay, int KT> static std::string qk(WaveState<Lay, KT>& w, const Step& t, int j0, Dt dt) {
+  for (int l = 0; l < Lay::WAVE; l++) for (int e = 0; e < KT * Lay::ACC; e++) w.s[l][e] = 0;
+  for (int kk = 0; kk < HD / 16; kk++)
+    for (int kt = 0; kt < KT; kt++) {
+      WaveRegs ra{}, rb{};
+      WaveAcc c{}, d{};
+      for (int l = 0; l < Lay::WAVE; l++) {
+        frag<Lay, true>(ra.w[l], &t.k[(j0 + kt * 16 + l % 16) * LD + kk * 16], l);
+        frag<Lay, false>(rb.w[l], &t.q[(l % 16) * LD + kk * 16], l);
+        for (int e = 0; e < Lay::ACC; e++) c.f[l][e] = w.s[l][kt * Lay::ACC + e];
+      }
+      const std::string err = Fam<F>::mma(d, ra, rb, c, dt);
+      if (!err.empty()) return err;
+      for (int l = 0; l < Lay::WAVE; l++) for (int e = 0; e < Lay::ACC; e++) w.s[l][kt * Lay::ACC + e] = d.f[l][e];
     }
-    const std::string err = Fam<F>::mma(d, ra, rb, c, dt);
-    if (!err.empty()) return err;
-    for (int l = 0; l < Lay::WAVE; l++) for (int e = 0; e < Lay::ACC; e++) w.s[l][e] = d.f[l][e];
-  }
   return "";
 }
 
 // O^T += V^T P^T (FlArchAmd::pv): P^T's B operand by the exchange, rounded to the input type
-template <int F, class Lay> static std::string pv(WaveState<Lay>& w, const Step& t, int j0, Dt dt) {
-  WaveRegs rb{};
-  for (int l = 0; l < Lay::WAVE; l++)
-    for (int v = 0; v < Lay::OPS; v += 2) {
-      uint16_t x[2];
-      for (int u = 0; u < 2; u++) {
-        const float mine = w.s[l][Lay::p_acc(l, v + u)];
-        const float there = Lay::EXCHANGE ? w.s[l ^ 16][Lay::p_acc(l ^ 16, v + u)] : mine;  // shfl_xor(mine, 16)
-        x[u] = f_to_h16(Lay::p_lane(l, v + u) == l ? mine : there, dt);
+template <int F, class Lay, int KT> static std::string pv(WaveState<Lay, KT>& w, const Step& t, int j0, Dt dt) {
+  for (int kt = 0; kt < KT; kt++) {
+    WaveRegs rb{};
+    for (int l = 0; l < Lay::WAVE; l++)
+      for (int v = 0; v < Lay::OPS; v += 2) {
+        uint16_t x[2];
+        for (int u = 0; u < 2; u++) {
+          const float mine = w.s[l][kt * Lay::ACC + Lay::p_acc(l, v + u)];
+          const float there = Lay::EXCHANGE ? w.s[l ^ 16][kt * Lay::ACC + Lay::p_acc(l ^ 16, v + u)] : mine;  // shfl_xor(mine, 16)
+          x[u] = f_to_h16(Lay::p_lane(l, v + u) == l ? mine : there, dt);
+        }
+        rb.w[l][v / 2] = (uint32_t)x[0] | ((uint32_t)x[1] << 16);
       }
-      rb.w[l][v / 2] = (uint32_t)x[0] | ((uint32_t)x[1] << 16);
+    for (int dt16 = 0; dt16 < HD / 16; dt16++) {
+      WaveRegs ra{};
+      WaveAcc c{}, d{};
+      for (int l = 0; l < Lay::WAVE; l++) {
+        frag<Lay, true>(ra.w[l], &t.vt[(dt16 * 16 + l % 16) * t.vld + j0 + kt * 16], l);
+        for (int e = 0; e < Lay::ACC; e++) c.f[l][e] = w.o[l][dt16 * Lay::ACC + e];
+      }
+      const std::string err = Fam<F>::mma(d, ra, rb, c, dt);
+      if (!err.empty()) return err;
+      for (int l = 0; l < Lay::WAVE; l++) for (int e = 0; e < Lay::ACC; e++) w.o[l][dt16 * Lay::ACC + e] = d.f[l][e];
     }
-  for (int dt16 = 0; dt16 < HD / 16; dt16++) {
-    WaveRegs ra{};
-    WaveAcc c{}, d{};
-    for (int l = 0; l < Lay::WAVE; l++) {
-      frag<Lay, true>(ra.w[l], &t.vt[(dt16 * 16 + l % 16) * VLD + j0], l);
-      for (int e = 0; e < Lay::ACC; e++) c.f[l][e] = w.o[l][dt16 * Lay::ACC + e];
-    }
-    const std::string err = Fam<F>::mma(d, ra, rb, c, dt);
-    if (!err.empty()) return err;
-    for (int l = 0; l < Lay::WAVE; l++) for (int e = 0; e < Lay::ACC; e++) w.o[l][dt16 * Lay::ACC + e] = d.f[l][e];
   }
   return "";
 }
@@ -217,9 +225,9 @@ template <int F, class Lay> static std::string pv(WaveState<Lay>& w, const Step&
 // gfx1030's FMA layer, as flash.hip's FlArch<T, HD, ML_FMA> writes it: element e of a lane in half
 // h = lane / 16 is key (or head-dim column) (e / 8) * 16 + 8 h + e % 8 of its tiles; P's 16 keys
 // gathered from this lane and its partner. (Restated here: that code is not in mma-layout.h.)
-template <class Lay> static std::string fma_qk(WaveState<Lay>& w, const Step& t, int j0, Dt dt) {
+template <class Lay, int KT> static std::string fma_qk(WaveState<Lay, KT>& w, const Step& t, int j0, Dt dt) {
   for (int l = 0; l < 32; l++)
-    for (int e = 0; e < 8; e++) {
+    for (int e = 0; e < KT * 8; e++) {
       const int key = (e / 8) * 16 + 8 * (l / 16) + e % 8;
       float s = 0;
       for (int c = 0; c < HD; c++) s += h16_to_f(t.q[(l % 16) * LD + c], dt) * h16_to_f(t.k[(j0 + key) * LD + c], dt);
@@ -227,35 +235,36 @@ template <class Lay> static std::string fma_qk(WaveState<Lay>& w, const Step& t,
     }
   return "";
 }
-template <class Lay> static std::string fma_pv(WaveState<Lay>& w, const Step& t, int j0, Dt dt) {
-  for (int l = 0; l < 32; l++) {
-    const int h = l / 16;
-    float p[16];
-    for (int e = 0; e < 8; e++) {
-      const float mine = w.s[l][e], other = w.s[l ^ 16][e];
-      p[e] = h ? other : mine;
-      p[8 + e] = h ? mine : other;
+template <class Lay, int KT> static std::string fma_pv(WaveState<Lay, KT>& w, const Step& t, int j0, Dt dt) {
+  for (int kt = 0; kt < KT; kt++)
+    for (int l = 0; l < 32; l++) {
+      const int h = l / 16;
+      float p[16];
+      for (int e = 0; e < 8; e++) {
+        const float mine = w.s[l][kt * 8 + e], other = w.s[l ^ 16][kt * 8 + e];
+        p[e] = h ? other : mine;
+        p[8 + e] = h ? mine : other;
+      }
+      for (int e = 0; e < WaveState<Lay, KT>::ON; e++) {
+        const int col = (e / 8) * 16 + 8 * h + e % 8;
+        float acc = 0;
+        for (int u = 0; u < 16; u++) acc += p[u] * h16_to_f(t.vt[col * t.vld + j0 + kt * 16 + u], dt);
+        w.o[l][e] += acc;
+      }
     }
-    for (int e = 0; e < WaveState<Lay>::ON; e++) {
-      const int col = (e / 8) * 16 + 8 * h + e % 8;
-      float acc = 0;
-      for (int u = 0; u < 16; u++) acc += p[u] * h16_to_f(t.vt[col * VLD + j0 + u], dt);
-      w.o[l][e] += acc;
-    }
-  }
   return "";
 }
 
 // the step of flash_fwd between two key blocks, wave-wide: masking, the online softmax with its
 // shuffles (shfl_xor(x, m) reads lane ^ m), then P V; compares the output with the reference
-template <int F, class Lay> static bool check_step(Dt dt, Rng& rng) {
-  const Step t = make_step(dt, rng);
-  WaveState<Lay> w{};
-  constexpr int N = Lay::WAVE, SN = WaveState<Lay>::SN, ON = WaveState<Lay>::ON;
+template <int F, class Lay, int KT> static bool check_step(Dt dt, Rng& rng) {
+  const Step t = make_step(dt, rng, 16 * KT);
+  WaveState<Lay, KT> w{};
+  constexpr int N = Lay::WAVE, SN = WaveState<Lay, KT>::SN, ON = WaveState<Lay, KT>::ON;
   for (int l = 0; l < N; l++) { w.m[l] = -INFINITY; w.l[l] = 0; }
   const float sl2 = SCALE * LOG2E;
   std::string err;
-  for (int j0 = 0; j0 < TK && err.empty(); j0 += BN) {
+  for (int j0 = 0; j0 < t.tk && err.empty(); j0 += t.bn) {
     if constexpr (F == ML_FMA) err = fma_qk(w, t, j0, dt);
     else err = qk<F>(w, t, j0, dt);
     // FlArchAmd::row / col: the query is lane % 16, element e is key (e / ACC) * 16 + acc_row
@@ -264,7 +273,7 @@ template <int F, class Lay> static bool check_step(Dt dt, Rng& rng) {
       mx[l] = -INFINITY;
       for (int e = 0; e < SN; e++) {
         const int i = l % 16, j = j0 + (e / Lay::ACC) * 16 + Lay::acc_row(l, e % Lay::ACC);
-        w.s[l][e] = visible(i, j) ? w.s[l][e] * sl2 : -INFINITY;
+        w.s[l][e] = visible(i, j, t.bn) ? w.s[l][e] * sl2 : -INFINITY;
         mx[l] = std::fmax(mx[l], w.s[l][e]);
       }
     }
@@ -303,7 +312,7 @@ template <int F, class Lay> static bool check_step(Dt dt, Rng& rng) {
   for (int i = 0; i < 16; i++) for (int c = 0; c < HD; c++) once = once && seen[i][c] == 1;
   const double tol = dt == DT_F16 ? 1e-3 : 1e-2;  // P is rounded to the input type (not on gfx1030)
   worst_step[dt] = std::fmax(worst_step[dt], worst);
-  return report(once && zero_row && worst <= tol, std::string(Fam<F>::name) + " (d) " + dt_name(dt) + ": flash step differs from the reference (max abs err " + std::to_string(worst) + ")");
+  return report(once && zero_row && worst <= tol, std::string(Fam<F>::name) + " (d) " + dt_name(dt) + " " + std::to_string(KT) + " tile(s) a block: flash step differs from the reference (max abs err " + std::to_string(worst) + ")");
 }
 
 // ---- the AMD families ---------------------------------------------------------------------------
@@ -321,7 +330,8 @@ template <int F, class Bad> static void amd_family(const char* what) {
   for (Dt dt : { DT_F16, DT_BF16 })
     for (int r = 0; r < 25; r++, trials++) {
       if constexpr (F != ML_FMA) check_product<F, Lay>(dt, rng, true);
-      check_step<F, Lay>(dt, rng);
+      check_step<F, Lay, 1>(dt, rng);
+      check_step<F, Lay, 2>(dt, rng);
     }
   check_masks<Lay>(Fam<F>::name);
   if constexpr (F != ML_FMA) check_exchange<Lay>(Fam<F>::name);
@@ -332,9 +342,9 @@ template <int F, class Bad> static void amd_family(const char* what) {
     quiet = false;
     report(caught, std::string(Fam<F>::name) + ": a wrong accumulator layout went unnoticed");
   }
-  std::printf("%-4s %-7s %s\n     %s(d) %d flash steps, max |err| f16 %.1e bf16 %.1e; (b) xor masks%s\n",
+  std::printf("%-4s %-7s %s\n     %s(d) %d flash steps (1 and 2 tiles a key block), max |err| f16 %.1e bf16 %.1e; (b) xor masks%s\n",
       failures == failed0 ? "ok" : "FAIL", Fam<F>::name, what,
-      F != ML_FMA ? ("(a) " + std::to_string(trials) + " products; ").c_str() : "", trials, worst_step[0], worst_step[1],
+      F != ML_FMA ? ("(a) " + std::to_string(trials) + " products; ").c_str() : "", 2 * trials, worst_step[0], worst_step[1],
       F != ML_FMA ? "; (c) P exchange; a wrong accumulator layout rejected" : "");
 }
 
@@ -424,7 +434,7 @@ int main() {
   amd_family<ML_WMMA12, BadWmma12>("v_wmma_f32_16x16x16 f16/bf16 _gfx12 (gfx1200 gfx1201)");
   amd_family<ML_FMA, BadWmma12>("the gfx12 layout with FMAs (gfx1030)");
   nv_family();
-  std::printf("%s: %d mismatch%s (instruction models of the ISA descriptions; nothing here ran on a GPU)\n",
+  std::printf("%s: %d mismatch%s (models written from the vendors' layout descriptions; nothing here ran on a GPU)\n",
       failures ? "FAIL" : "ok", failures, failures == 1 ? "" : "es");
   return failures ? 1 : 0;
 }
