@@ -48,6 +48,11 @@ typedef MlLayout<FL_FAMILY> L;
 
 // 16-bit storage to f32 and back for the scalar paths
 template <class T> RT_DEVICE float fl_f(T x) { return Elem<T>::load(x); }
+#if RT_HIP
+// one exact v_cvt_f32_f16 instead of compat.h's branchy decoder, whose size kept gfx1030's FMA
+// loops from unrolling fully and left the output accumulator in scratch, indexed dynamically
+template <> RT_DEVICE float fl_f<f16>(f16 x) { return (float)__builtin_bit_cast(_Float16, x.bits); }
+#endif
 
 // keys per block: bounded by the LDS (64 KiB on AMD, 48 KiB of static shared memory on NVIDIA)
 // with Q, K and V resident (NVIDIA keeps Q in registers, so its K and V reuse Q's LDS), and by
@@ -189,6 +194,10 @@ template <int N> struct FlPack { u32 w[N / 2]; };  // N 16-bit operand values, t
 // unrolled loops below hoisted every fragment of a block into registers at once and spilled on
 // the wave32 archs, whose lanes hold twice the accumulators of a wave64 lane.
 RT_DEVICE void fl_fence() { asm volatile("" ::: "memory"); }
+// Pins a product here, between the fences around it: the matrix instructions read no memory, so
+// without this the compiler sank every product of qk past the block barrier after it (to their
+// first use), and all the fragments they read stayed live at once (spilled on gfx11 at HD 256).
+RT_DEVICE void fl_pin(v8f& c) { asm volatile("" : "+v"(c)); }
 
 RT_DEVICE u32 fl_pack2(float lo, float hi, bf16) { return (u32)f32_to_bf16(lo).bits | ((u32)f32_to_bf16(hi).bits << 16); }
 RT_DEVICE u32 fl_pack2(float lo, float hi, f16) {
@@ -223,6 +232,7 @@ template <> struct FlMma<bf16, ML_WMMA11> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(__builtin_bit_cast(v16s, a), __builtin_bit_cast(v16s, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
@@ -233,6 +243,7 @@ template <> struct FlMma<f16, ML_WMMA11> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(__builtin_bit_cast(v16h, a), __builtin_bit_cast(v16h, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
@@ -245,6 +256,7 @@ template <> struct FlMma<bf16, ML_WMMA12> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12(__builtin_bit_cast(v8s, a), __builtin_bit_cast(v8s, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
@@ -255,6 +267,7 @@ template <> struct FlMma<f16, ML_WMMA12> {
 #pragma unroll
     for (int i = 0; i < 8; i++) c[i] = acc[i];
     c = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(__builtin_bit_cast(v8h, a), __builtin_bit_cast(v8h, b), c);
+    fl_pin(c);
 #pragma unroll
     for (int i = 0; i < 8; i++) acc[i] = c[i];
   }
@@ -442,19 +455,26 @@ RT_DEVICE float fl_exp2(float x) {
 #endif
 }
 
+// What the key loop and the output store address memory through, one value per block.
+template <class T> struct FlBase {
+  const T* kb; const T* vb; T* ob;
+  const void* mrow;  // the mask's (batch, head) plane, u8 or T elements
+  i64 kst, vst, mst, msk;
+};
+
 // An explicit mask on scores already scaled to the log2 domain: u8 (0 hides) or additive (the
-// input type, scaled alike. (Out of line, the call alone slowed the unmasked loop by half on an
-// H200: the registers live across it.)
+// input type, scaled alike). Inline: out of line, the call alone slowed the unmasked loop by half
+// on an H200 (the registers live across it).
 template <class T, class A, int SN>
-RT_DEVICE void fl_mask(float (&s)[SN], const void* mask, i64 mhead, i64 mst, i64 msk, u32 row0, u32 j0,
-    u32 tq, u32 lane, u32 maskKind) {
+RT_DEVICE void fl_mask(float (&s)[SN], const void* mrow, i64 mst, i64 msk, u32 row0, u32 j0, u32 tq, u32 lane,
+    u32 maskKind) {
 #pragma unroll
   for (int e = 0; e < SN; e++) {
     const u32 i = row0 + (u32)A::row(lane, e);
     if (s[e] == -INFINITY || i >= tq) continue;
-    const i64 mo = mhead + (i64)i * mst + (i64)(j0 + (u32)A::col(lane, e)) * msk;
-    if (maskKind == 1) s[e] = ((const u8*)mask)[mo] != 0 ? s[e] : -INFINITY;
-    else s[e] += fl_f(((const T*)mask)[mo]) * 1.4426950408889634f;
+    const i64 mo = (i64)i * mst + (i64)(j0 + (u32)A::col(lane, e)) * msk;
+    if (maskKind == 1) s[e] = ((const u8*)mrow)[mo] != 0 ? s[e] : -INFINITY;
+    else s[e] += fl_f(((const T*)mrow)[mo]) * 1.4426950408889634f;
   }
 }
 
@@ -482,8 +502,20 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   const u32 lane = threadIdx.x % (u32)L::WAVE, w = threadIdx.x / (u32)L::WAVE % waves;
   const int ct0 = (int)(threadIdx.x / (u32)L::WAVE / waves) * C::CT;
   const T* qb = q + (i64)bi * qsb + (i64)h * qsh + (i64)m0 * qst;
-  const T* kb = k + (i64)bi * ksb + (i64)kh * ksh;
-  const T* vb = v + (i64)bi * vsb + (i64)kh * vsh;
+  const i64 mplane = (i64)bi * msb + (i64)h * msh;
+  FlBase<T> fb = { k + (i64)bi * ksb + (i64)kh * ksh, v + (i64)bi * vsb + (i64)kh * vsh,
+      o + ((u64)bh * tq + m0) * d,
+      maskKind == 1 ? (const void*)((const u8*)mask + mplane)
+          : maskKind == 2 ? (const void*)((const T*)mask + mplane) : mask,
+      kst, vst, mst, msk };
+#if RT_HIP
+  // On wave64 (MFMA) the same values read back from LDS live in vector registers, which those
+  // archs have to spare, where as 64-bit scalars next to the arguments they come from they
+  // spilled the scalar registers of gfx90a/gfx942/gfx950 (as in attention.hip's decode kernel).
+  // The wave32 archs keep them scalar: there they fit, and vector registers are the scarcer.
+  __shared__ FlBase<T> sfb;
+  if (L::WAVE == 64 && threadIdx.x == 0) sfb = fb;
+#endif
   // uniform: the 16-byte path needs every row start 8-element aligned
   const bool vq = d % 8 == 0 && qsb % 8 == 0 && qsh % 8 == 0 && qst % 8 == 0 && aligned16(q);
   const bool vk = d % 8 == 0 && ksb % 8 == 0 && ksh % 8 == 0 && kst % 8 == 0 && aligned16(k);
@@ -500,6 +532,9 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
 
   fl_tile<T, HD>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
   fl_wait<0>();
+#if RT_HIP
+  if (L::WAVE == 64) fb = sfb;
+#endif
   typename A::QF qf;
   const T* qw = qsm + w * 16 * LD;
   A::load_q(qf, qw, lane);
@@ -512,14 +547,14 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   for (int e = 0; e < ON; e++) oacc[e] = 0.f;
   const float sl2 = scale * 1.4426950408889634f;
 
-  if (jfirst < kend) fl_tile<T, HD>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if (jfirst < kend) fl_tile<T, HD>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
     const int nvalid = (int)min((i64)BN, (i64)tk - j0);
-    fl_tile<T, HD, C::Q_ROWS != 0>(vsm, vb + (i64)j0 * vst, vst, BN, nvalid, d, vv);
+    fl_tile<T, HD, C::Q_ROWS != 0>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qw, ksm, lane);
     __syncthreads();  // every wave is done with K: the next block's K may load
-    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
     else fl_commit();  // an empty group, so the wait for V below counts the same
 
     // masking only where this key block can hide something from some row of the block
@@ -547,7 +582,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
         const bool vis = kl < hi[A::slot(e)] && kl > lo[A::slot(e)];
         s[e] = vis ? s[e] * sl2 : -INFINITY;
       }
-      if (maskKind != 0) fl_mask<T, A, SN>(s, mask, (i64)bi * msb + (i64)h * msh, mst, msk, m0 + w * 16, j0, tq, lane, maskKind);
+      if (maskKind != 0) fl_mask<T, A, SN>(s, fb.mrow, fb.mst, fb.msk, m0 + w * 16, j0, tq, lane, maskKind);
     } else {
 #pragma unroll
       for (int e = 0; e < SN; e++) s[e] *= sl2;
@@ -590,7 +625,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
     l[r] += shfl_xor(l[r], L::XOR0);
     if (L::XOR1) l[r] += shfl_xor(l[r], L::XOR1);
   }
-  T* ob = o + ((u64)bh * tq + m0 + w * 16) * d;
+  T* ob = fb.ob + (u64)w * 16 * d;
   const u32 rows = tq > m0 + w * 16 ? min(16u, tq - m0 - w * 16) : 0u;
 #pragma unroll
   for (int e = 0; e < ON; e++) {

@@ -1,8 +1,9 @@
 // mma-layout.h: where each lane of a wave keeps the elements of a 16-row matrix-core tile, for
 // every instruction family flash.hip uses. Pure index arithmetic with no device intrinsics, so
 // the same code compiles for the GPUs and for the host: test/emu/mma-emu.cpp runs these
-// functions against models of the instructions written from the vendors' ISA documents, which
-// is how the AMD layouts are checked with no AMD GPU at hand.
+// functions against models of the instructions written from the vendors' layout descriptions
+// (test/emu/isa-models.h names them), which is how the AMD layouts are checked with no AMD GPU
+// at hand.
 //
 // flash.hip computes, per wave, S = Q K^T for 16 query rows and O += P V. On NVIDIA it does so
 // as written (m16n8k16: a lane holds two query rows). On AMD it computes the transposes

@@ -109,12 +109,14 @@ test('a wrong argument list is refused, naming the kernel and the parameter', ()
   assert.throws(() => packArgs(l, ptrForValue, buf), /parameter 2 .* is a 8-byte value, got ptr/);
 });
 
-test('manifest register stats match the code objects; no spills or scratch on gfx942 and gfx1100', () => {
+// every AMD arch, not two: flash.hip's layers differ per family (MFMA, WMMA gfx11 and gfx12, FMAs
+// on gfx1030), and each had its own spills before; no AMD GPU runs them to notice
+test('manifest register stats match the code objects; no spills or scratch, LDS within 64 KiB, on every AMD arch', () => {
   const spilled: string[] = [];
   for (const [f, e] of Object.entries(manifest.files)) {
-    for (const arch of ['gfx942', 'gfx1100']) {
+    for (const arch of AMD_ARCHS) {
       for (const [name, k] of Object.entries(e.objects[arch]!.kernels)) {
-        if (k['sgprSpill'] !== 0 || k['vgprSpill'] !== 0 || k['scratch'] !== 0) spilled.push(`${arch} ${f} ${name} ${JSON.stringify(k)}`);
+        if (k['sgprSpill'] !== 0 || k['vgprSpill'] !== 0 || k['scratch'] !== 0 || !(k['lds']! <= 65536)) spilled.push(`${arch} ${f} ${name} ${JSON.stringify(k)}`);
       }
     }
   }
