@@ -91,11 +91,12 @@ if (!rt) {
     ds.forEach((v, i) => assert.is(bf[i], numberToBf16Bits(v), `bf16 of ${v}`));
   });
 
-  test('copy2d_b4 copies rows between strides; cmp_lt_u32 and where_u8_f32 compose', () => {
+  test('copy_rows_b4 copies rows between strides; cmp_lt_u32 and where_u8_f32 compose', () => {
     const src = Uint32Array.from({ length: 6 * 8 }, (_, i) => i);
     const x = upload(src), y = alloc(3 * 5 * 4);
     // rows 1..3, cols 2..6 of a 6x8 matrix into a dense 3x5
-    k.launch1d('copy.hip', 'copy2d_b4', 15, s, [arg.ptr(y), arg.ptr(x), arg.i64(0), arg.i64(8 + 2), arg.u64(3), arg.u64(5), arg.i64(5), arg.i64(8)]);
+    // (a group of 32 threads a row)
+    k.launch1d('copy.hip', 'copy_rows_b4', 3 * 32, s, [arg.ptr(y), arg.ptr(x), arg.i64(0), arg.i64(8 + 2), arg.u64(3), arg.u64(5), arg.i64(5), arg.i64(8), arg.u32(32)]);
     const out = read(new Uint32Array(15), y);
     for (let r = 0; r < 3; r++) for (let c = 0; c < 5; c++) assert.is(out[r * 5 + c], (r + 1) * 8 + c + 2);
     const a = upload(Uint32Array.from([1, 5, 3, 9])), b = upload(Uint32Array.from([2, 2, 3, 10])), m = alloc(4);
