@@ -42,7 +42,7 @@ export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLengt
 }
 
 /** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
-function unitLast(t: Tensor, temps: Tensor[]): Tensor {
+export function unitLast(t: Tensor, temps: Tensor[]): Tensor {
   if (t.layout.strides[3] === 1 || t.layout.shape[3] === 1) return t;
   const c = contiguous(t);
   temps.push(c);

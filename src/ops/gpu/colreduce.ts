@@ -9,6 +9,7 @@ import type { Layout } from '../../layout.ts';
 import type { Device } from '../../device.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';
 import type { ReduceOp } from '../types.ts';
+import { mergedRuns } from './rows.ts';
 
 /** x[b, r, c] = x[xOff + b*xBatch + r*xRow + c]: output b*cols + c reduces over r */
 export interface ColsView { readonly batch: number; readonly rows: number; readonly cols: number; readonly xBatch: number; readonly xRow: number }
@@ -32,18 +33,6 @@ const BLOCKS_PER_SM = 8;
 /** rows each thread of a segment reads at least, so the fold through shared memory is amortized */
 const ROWS_PER_THREAD = 8;
 
-/** (size, stride) runs of dims that merge, size-1 dims dropped, outermost first */
-function runs(shape: readonly number[], strides: readonly number[]): { n: number; s: number }[] {
-  const out: { n: number; s: number }[] = [];
-  for (let i = shape.length - 1; i >= 0; i--) {
-    const n = shape[i]!;
-    if (n === 1) continue;
-    const last = out[0];
-    if (last && strides[i] === last.s * last.n) last.n *= n;
-    else out.unshift({ n, s: strides[i]! });
-  }
-  return out;
-}
 
 /**
  * The permuted view (kept dims first, then the reduced ones) as a column reduction, or null:
@@ -52,8 +41,8 @@ function runs(shape: readonly number[], strides: readonly number[]): { n: number
  */
 export function columnView(permuted: Layout, nKept: number): ColsView | null {
   const { shape, strides } = permuted;
-  const kept = runs(shape.slice(0, nKept), strides.slice(0, nKept));
-  const red = runs(shape.slice(nKept), strides.slice(nKept));
+  const kept = mergedRuns(shape.slice(0, nKept), strides.slice(0, nKept));
+  const red = mergedRuns(shape.slice(nKept), strides.slice(nKept));
   if (red.length !== 1 || kept.length === 0 || kept.length > 2 || kept[kept.length - 1]!.s !== 1) return null;
   const c = kept[kept.length - 1]!, b = kept.length === 2 ? kept[0]! : { n: 1, s: 0 };
   return { batch: b.n, rows: red[0]!.n, cols: c.n, xBatch: b.s, xRow: red[0]!.s };

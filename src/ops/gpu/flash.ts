@@ -6,7 +6,7 @@
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
 import { arg } from '../../runtime/kernels.ts';
-import { contiguous } from '../copy.ts';
+import { unitLast } from './attention.ts';
 import { base, offsetOf } from './reduce.ts';
 
 /** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
@@ -32,14 +32,6 @@ export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
   const dv = v.layout.shape[3]!;
   return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
     Math.ceil(tq / 64) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
-}
-
-/** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
-function unitLast(t: Tensor, temps: Tensor[]): Tensor {
-  if (t.layout.strides[3] === 1 || t.layout.shape[3] === 1) return t;
-  const c = contiguous(t);
-  temps.push(c);
-  return c;
 }
 
 export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {

@@ -13,7 +13,7 @@ import type { Tensor } from '../../tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { copyWidth, packGeom } from '../../runtime/kernel-sigs.ts';
 import { withDeviceErrors, type ErrorSite } from '../../runtime/device-errors.ts';
-import { ROW_LEN_MAX, rowLaunch, rowUnitBytes, unitName } from './rows.ts';
+import { ROW_LEN_MAX, mergedRuns, rowLaunch, rowUnitBytes, unitName } from './rows.ts';
 
 const FILE = 'index-rows.hip';
 /** rows shorter than this go through the per-element kernel unless no row needs a division */
@@ -21,18 +21,6 @@ const SHORT_ROW = 8;
 /** gather rows shorter than this: the per-row Geom lookup would cost more than it saves */
 const GATHER_MIN_COLS = 16;
 
-/** one (size, stride) per run of dims that merge (size-1 dims dropped), outermost first */
-function merged(shape: readonly number[], strides: readonly number[]): { n: number; s: number }[] {
-  const out: { n: number; s: number }[] = [];
-  for (let i = shape.length - 1; i >= 0; i--) {
-    const n = shape[i]!;
-    if (n === 1) continue;
-    const last = out[0];
-    if (last && strides[i] === last.s * last.n) last.n *= n;
-    else out.unshift({ n, s: strides[i]! });
-  }
-  return out;
-}
 
 /** y [pre, n, len] (contiguous) <- the x rows at xOff + p*xPre + ids[j]*xDim, in elements */
 export interface RowSelect {
@@ -47,8 +35,8 @@ export interface RowSelect {
  */
 export function selectRows(x: Tensor, ids: Tensor, dim: number): RowSelect | null {
   const { shape, strides } = x.layout;
-  const before = merged(shape.slice(0, dim), strides.slice(0, dim));
-  const after = merged(shape.slice(dim + 1), strides.slice(dim + 1));
+  const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
+  const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
   if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return null;
   return {
     pre: before[0]?.n ?? 1, n: ids.layout.shape[0]!, len: after[0]?.n ?? 1,
@@ -60,7 +48,7 @@ export function selectRows(x: Tensor, ids: Tensor, dim: number): RowSelect | nul
  *  order is then the order of the output rows) and the table's rows must be unit-stride */
 export function embeddingRows(ids: Tensor, table: Tensor): RowSelect | null {
   const il = ids.layout, tl = table.layout;
-  const run = merged(il.shape, il.strides);
+  const run = mergedRuns(il.shape, il.strides);
   if (run.length > 1 || (tl.shape[1]! > 1 && tl.strides[1] !== 1)) return null;
   return { pre: 1, n: ids.numel, len: tl.shape[1]!, xPre: 0, xDim: tl.strides[0]!, idsStride: run[0]?.s ?? 0, limit: tl.shape[0]! };
 }

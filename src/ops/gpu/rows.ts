@@ -6,6 +6,19 @@ import type { Dim3 } from '../../runtime/kernels.ts';
 import type { DevicePtr } from '../../runtime/gpu.ts';
 import type { RowUnit } from '../../runtime/kernel-sigs-indexing.ts';
 
+/** one (size, stride) per run of dims that merge (size-1 dims dropped), outermost first */
+export function mergedRuns(shape: readonly number[], strides: readonly number[]): { n: number; s: number }[] {
+  const out: { n: number; s: number }[] = [];
+  for (let i = shape.length - 1; i >= 0; i--) {
+    const n = shape[i]!;
+    if (n === 1) continue;
+    const last = out[0];
+    if (last && strides[i] === last.s * last.n) last.n *= n;
+    else out.unshift({ n, s: strides[i]! });
+  }
+  return out;
+}
+
 /** the row kernels take a row's length in units as a 32-bit count below 2^31 */
 export const ROW_LEN_MAX = 2 ** 31 - 1;
 
