@@ -5,7 +5,7 @@
 // caller keeps the composed path (batched GEMMs and the softmax kernel).
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
-import { arg } from '../../runtime/kernels.ts';
+import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
 import { base, offsetOf } from './reduce.ts';
 
@@ -49,6 +49,22 @@ export function unitLast(t: Tensor, temps: Tensor[]): Tensor {
   return c;
 }
 
+/**
+ * The mask broadcast to [b, hq, tq, tk] (kept in `temps`) and the arguments both attention kernel
+ * families take after the q/k/v strides, in their order: the mask's four strides, maskKind (0
+ * none, 1 u8, 2 additive), hasDiag, diag, window, scale.
+ */
+export function visibility(p: AttentionParams, shape: readonly number[], temps: Tensor[]): { mask: Tensor | null; args: KernelArg[] } {
+  const mask = p.mask ? p.mask.broadcastAs(shape) : null;
+  if (mask) temps.push(mask);
+  const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
+  return {
+    mask,
+    args: [...ms.map((x) => arg.i64(x)), arg.u32(mask ? (mask.dtype === 'u8' ? 1 : 2) : 0), arg.u32(p.diag === null ? 0 : 1),
+      arg.i64(p.diag ?? 0), arg.i64(p.window ?? 0), arg.f32(p.scale)],
+  };
+}
+
 export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
@@ -72,9 +88,7 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
       ws = Tensor.empty([rows * used * dv], 'f32', dev); temps.push(ws);
       wsml = Tensor.empty([rows * used * 2], 'f32', dev); temps.push(wsml);
     }
-    const mask = p.mask ? p.mask.broadcastAs([b, hq, tq, tk]) : null;
-    if (mask) temps.push(mask);
-    const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
+    const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
     const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
     const i64 = arg.i64;
     dev.kernels.launch('attention.hip', `attn_decode_${q.dtype}`, [b * hkv, used, tiles], ATT_BLOCK, 0, dev.stream, [
@@ -82,9 +96,7 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
       offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
       arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d), arg.u32(dv),
       i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
-      i64(ms[0]!), i64(ms[1]!), i64(ms[2]!), i64(ms[3]!),
-      arg.u32(mask ? (mask.dtype === 'u8' ? 1 : 2) : 0), arg.u32(p.diag === null ? 0 : 1), i64(p.diag ?? 0), i64(p.window ?? 0),
-      arg.f32(p.scale), arg.u32(used), arg.u32(perSplit)]);
+      ...vis, arg.u32(used), arg.u32(perSplit)]);
     if (ws && wsml) {
       dev.kernels.launch1d('attention.hip', `attn_merge_${q.dtype}`, rows * dv, dev.stream, [
         base(out), base(ws), base(wsml), offsetOf(out), arg.u32(rows), arg.u32(used), arg.u32(dv)]);

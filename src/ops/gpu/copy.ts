@@ -13,7 +13,7 @@ import { Tensor } from '../../tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { GEOM_MAX_RANK, copyWidth, packGeom, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES } from '../dispatch.ts';
-import { ROW_LEN_MAX, rowForm, rowLaunch, rowUnitBytes, unitName, type RowForm } from './rows.ts';
+import { rowForm, rowPlan, unitName, type RowForm } from './rows.ts';
 
 const FILE = 'copy.hip';
 
@@ -116,14 +116,10 @@ export function copyInto(dst: Tensor, src: Tensor): void {
 /** dst <- src as rows (copy_rows_<unit>); false when a row is too long for the kernel's
  *  32-bit length, and the caller takes the strided kernel */
 function copyRows(dst: Tensor, src: Tensor, f: RowForm): boolean {
-  const dev = dst.device, es = DTYPE_INFO[dst.dtype].size;
-  const yBase = dst.storage.ptrAt(0), xBase = src.storage.ptrAt(0);
-  const yOff = dst.layout.offset, xOff = src.layout.offset;
-  const u = rowUnitBytes(es, [yBase, xBase], [yOff, xOff, f.dStride, f.sStride, f.len]);
-  const per = u / es, len = f.len / per;
-  if (len > ROW_LEN_MAX) return false;
-  const { grid, block, group } = rowLaunch(dev, f.rows, len);
-  dev.kernels.launch(FILE, ROW_NAMES.get(u)!, grid, block, 0, dev.stream, [arg.ptr(yBase), arg.ptr(xBase),
-    arg.i64(yOff / per), arg.i64(xOff / per), arg.u64(f.rows), arg.u64(len), arg.i64(f.dStride / per), arg.i64(f.sStride / per), arg.u32(group)]);
+  const r = rowPlan(dst, src, f.rows, f.len, [f.dStride, f.sStride]);
+  if (!r) return false;
+  dst.device.kernels.launch(FILE, ROW_NAMES.get(r.unit)!, r.grid, r.block, 0, dst.device.stream, [arg.ptr(dst.storage.ptrAt(0)),
+    arg.ptr(src.storage.ptrAt(0)), arg.i64(r.yOff), arg.i64(r.xOff), arg.u64(f.rows), arg.u64(r.len), arg.i64(r.strides[0]!),
+    arg.i64(r.strides[1]!), arg.u32(r.group)]);
   return true;
 }

@@ -6,7 +6,7 @@
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
 import { arg } from '../../runtime/kernels.ts';
-import { unitLast } from './attention.ts';
+import { unitLast, visibility } from './attention.ts';
 import { base, offsetOf } from './reduce.ts';
 
 /** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
@@ -42,9 +42,7 @@ export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionP
   const temps: Tensor[] = [];
   try {
     const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
-    const mask = p.mask ? p.mask.broadcastAs([b, hq, tq, tk]) : null;
-    if (mask) temps.push(mask);
-    const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
+    const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
     const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
     const i64 = arg.i64;
     const bucket = bucketOf(d)!;
@@ -54,9 +52,7 @@ export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionP
       offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
       arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
       i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
-      i64(ms[0]!), i64(ms[1]!), i64(ms[2]!), i64(ms[3]!),
-      arg.u32(mask ? (mask.dtype === 'u8' ? 1 : 2) : 0), arg.u32(p.diag === null ? 0 : 1), i64(p.diag ?? 0), i64(p.window ?? 0),
-      arg.f32(p.scale)]);
+      ...vis]);
   } catch (e) {
     out.dispose();
     throw e;

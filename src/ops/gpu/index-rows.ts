@@ -6,14 +6,13 @@
 //  - gather walks rows of the ids' last dim: one Geom lookup per row, then consecutive
 //    elements of y and ids go to consecutive threads.
 // Bad ids are still caught on the device (the kernels record them like indexing.hip's).
-import { DTYPE_INFO } from '../../dtype.ts';
 import { ShapeError } from '../../errors.ts';
 import { numel } from '../../layout.ts';
 import type { Tensor } from '../../tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { copyWidth, packGeom } from '../../runtime/kernel-sigs.ts';
 import { withDeviceErrors, type ErrorSite } from '../../runtime/device-errors.ts';
-import { ROW_LEN_MAX, mergedRuns, rowLaunch, rowUnitBytes, unitName } from './rows.ts';
+import { ROW_LEN_MAX, mergedRuns, rowLaunch, rowPlan, unitName } from './rows.ts';
 
 const FILE = 'index-rows.hip';
 /** rows shorter than this go through the per-element kernel unless no row needs a division */
@@ -58,18 +57,15 @@ export function embeddingRows(ids: Tensor, table: Tensor): RowSelect | null {
 export function launchSelectRows(y: Tensor, x: Tensor, ids: Tensor, p: RowSelect, site: ErrorSite): boolean {
   const rows = p.pre * p.n;
   if (p.pre > 1 && p.len < SHORT_ROW) return false;
-  const dev = y.device, es = DTYPE_INFO[x.dtype].size;
-  const yBase = y.storage.ptrAt(0), xBase = x.storage.ptrAt(0);
-  const yOff = y.layout.offset, xOff = x.layout.offset;
-  const u = rowUnitBytes(es, [yBase, xBase], [yOff, xOff, p.xPre, p.xDim, p.len]);
-  const per = u / es, len = p.len / per;
-  if (len > ROW_LEN_MAX) return false;
-  const { grid, block, group } = rowLaunch(dev, rows, len);
-  const name = `index_rows_${unitName(u)}_${ids.dtype}`;
+  const plan = rowPlan(y, x, rows, p.len, [p.xPre, p.xDim]);
+  if (!plan) return false;
+  const dev = y.device;
+  const name = `index_rows_${unitName(plan.unit)}_${ids.dtype}`;
   withDeviceErrors(dev, site, (err, tag) => {
-    dev.kernels.launch(FILE, name, grid, block, 0, dev.stream, [arg.ptr(yBase), arg.ptr(xBase), arg.ptr(ids.storage.ptrAt(0)), arg.ptr(err),
-      arg.i64(yOff / per), arg.i64(xOff / per), arg.i64(ids.layout.offset), arg.u64(rows), arg.u64(p.n), arg.u64(len),
-      arg.i64(p.xPre / per), arg.i64(p.xDim / per), arg.i64(p.idsStride), arg.u64(p.limit), arg.u32(group), arg.u32(tag)]);
+    dev.kernels.launch(FILE, name, plan.grid, plan.block, 0, dev.stream, [arg.ptr(y.storage.ptrAt(0)), arg.ptr(x.storage.ptrAt(0)),
+      arg.ptr(ids.storage.ptrAt(0)), arg.ptr(err),
+      arg.i64(plan.yOff), arg.i64(plan.xOff), arg.i64(ids.layout.offset), arg.u64(rows), arg.u64(p.n), arg.u64(plan.len),
+      arg.i64(plan.strides[0]!), arg.i64(plan.strides[1]!), arg.i64(p.idsStride), arg.u64(p.limit), arg.u32(plan.group), arg.u32(tag)]);
   });
   return true;
 }

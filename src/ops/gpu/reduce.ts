@@ -43,6 +43,13 @@ export function rowLaunch(dev: Device, rows: number, cols: number, dtype: DType)
   const vectors = Math.ceil(cols / (16 / dtypeSize(dtype)));
   let group = Math.min(info.warpSize, block);
   while (group * ROW_KV < vectors && group * 2 <= block && block % (group * 2) === 0) group *= 2;
+  return groupGrid(dev, rows, block, group);
+}
+
+/** blocks of `block` threads enough for `rows` rows at `group` threads each, capped at about 32
+ *  a multiprocessor (every row kernel loops grid-stride) */
+export function groupGrid(dev: Device, rows: number, block: number, group: number): { grid: Dim3; block: Dim3; group: number } {
+  const info = dev.runtime.info;
   const perBlock = Math.max(1, Math.floor(block / group));
   const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * 32);
   return { grid: [Math.max(1, Math.min(cap, Math.ceil(rows / perBlock))), 1, 1], block: [block, 1, 1], group };

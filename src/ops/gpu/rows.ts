@@ -2,6 +2,9 @@
 // are rows of contiguous elements, the widest unit every row start is aligned to (16-byte
 // vectors where possible), and the launch shape of one group of threads per row.
 import type { Device } from '../../device.ts';
+import { DTYPE_INFO } from '../../dtype.ts';
+import type { Tensor } from '../../tensor.ts';
+import { groupGrid } from './reduce.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';
 import type { DevicePtr } from '../../runtime/gpu.ts';
 import type { RowUnit } from '../../runtime/kernel-sigs-indexing.ts';
@@ -54,7 +57,7 @@ export function rowForm(shape: readonly number[], dStrides: readonly number[], s
  * base address and every byte offset, stride and length given: rows then start on unit
  * boundaries and hold whole units. `counts` are in elements of `elemBytes`.
  */
-export function rowUnitBytes(elemBytes: number, ptrs: readonly DevicePtr[], counts: readonly number[]): number {
+function rowUnitBytes(elemBytes: number, ptrs: readonly DevicePtr[], counts: readonly number[]): number {
   for (const u of [16, 8, 4, 2, 1]) {
     if (u < elemBytes) break;
     if (ptrs.every((p) => (p as bigint) % BigInt(u) === 0n) && counts.every((c) => (Math.abs(c) * elemBytes) % u === 0)) return u;
@@ -65,14 +68,29 @@ export function rowUnitBytes(elemBytes: number, ptrs: readonly DevicePtr[], coun
 export const unitName = (bytes: number): RowUnit => `b${bytes}` as RowUnit;
 
 /** grid, block and group size for `rows` rows of `lenUnits` units: the smallest power-of-two
- *  group that moves a row in UNITS_PER_THREAD passes (up to the whole block), and blocks enough
- *  to cover the rows, capped at about 32 a multiprocessor (the kernels loop grid-stride) */
+ *  group that moves a row in UNITS_PER_THREAD passes (up to the whole block); the grid is
+ *  reduce.ts's groupGrid */
 export function rowLaunch(dev: Device, rows: number, lenUnits: number): { grid: Dim3; block: Dim3; group: number } {
-  const info = dev.runtime.info;
   const block = dev.kernels.preferredBlockSize;
   let group = 1;
   while (group < block && group * UNITS_PER_THREAD < lenUnits) group *= 2;
-  const perBlock = Math.max(1, Math.floor(block / group));
-  const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * 32);
-  return { grid: [Math.max(1, Math.min(cap, Math.ceil(rows / perBlock))), 1, 1], block: [block, 1, 1], group };
+  return groupGrid(dev, rows, block, group);
+}
+
+/** How rows of x go to rows of y: the widest unit (bytes) every row start, stride and length is
+ *  aligned to; the offsets, the given row strides and the row length in that unit; the launch.
+ *  Null when a row is too long for the kernels' 32-bit length (the caller takes its per-element
+ *  kernel). */
+export interface RowPlan {
+  readonly unit: number; readonly yOff: number; readonly xOff: number;
+  readonly strides: readonly number[]; readonly len: number;
+  readonly grid: Dim3; readonly block: Dim3; readonly group: number;
+}
+export function rowPlan(y: Tensor, x: Tensor, rows: number, len: number, strides: readonly number[]): RowPlan | null {
+  const es = DTYPE_INFO[x.dtype].size;
+  const yOff = y.layout.offset, xOff = x.layout.offset;
+  const unit = rowUnitBytes(es, [y.storage.ptrAt(0), x.storage.ptrAt(0)], [yOff, xOff, ...strides, len]);
+  const per = unit / es, n = len / per;
+  if (n > ROW_LEN_MAX) return null;
+  return { unit, yOff: yOff / per, xOff: xOff / per, strides: strides.map((t) => t / per), len: n, ...rowLaunch(y.device, rows, n) };
 }
