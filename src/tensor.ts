@@ -14,6 +14,8 @@ import * as castOps from './ops/cast.ts';
 import * as copyOps from './ops/copy.ts';
 import * as reduceOps from './ops/reduce.ts';
 import * as matmulOps from './ops/matmul.ts';
+import * as linearOps from './ops/linear.ts';
+import type { LinearOptions } from './ops/linear.ts';
 import * as convOps from './ops/conv.ts';
 import * as poolOps from './ops/pool.ts';
 import * as upOps from './ops/upsample.ts';
@@ -322,6 +324,11 @@ export class Tensor {
   // ---- linear algebra, convolution, pooling, resampling ------------------------------------
   /** batched, broadcasting batch dims: [..., m, k] x [..., k, n] */
   matmul(other: Tensor): Tensor { return matmulOps.matmul(this.check('matmul'), other.check('matmul')); }
+  /**
+   * x W^T with W [out, in] as nn.Linear keeps it, and optionally a bias, an RMSNorm of x before
+   * and a SwiGLU or residual after: one kernel for a single row on a GPU (ops/linear.ts)
+   */
+  linear(w: Tensor, opts: LinearOptions = {}): Tensor { return linearOps.linear(this.check('linear'), w.check('linear'), opts); }
   /** x [n, cIn, l], w [cOut, cIn/groups, k] */
   conv1d(w: Tensor, opts: ConvOptions = {}): Tensor { return convOps.conv1d(this.check('conv1d'), w.check('conv1d'), opts); }
   /** x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw] */

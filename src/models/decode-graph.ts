@@ -55,8 +55,9 @@ export class DecodeGraph {
       const pad = cache.paddingMask;
       const mask = pad ? pad.minimum(upTo) : upTo;
       const windowMask = window === null ? undefined : mask.minimum(this.keyIdx.add(window).gt(this.pos));
-      const rope = model.rope.gather(this.pos);
-      const logits = model.forward(this.tokens, cache, { lastOnly: true, at: { ids: this.pos, mask, rope, ...(windowMask ? { windowMask } : {}) } });
+      // one sequence reads the rotary tables at the position inside its projection kernel
+      const rope = b > 1 ? model.rope.gather(this.pos) : undefined;
+      const logits = model.forward(this.tokens, cache, { lastOnly: true, at: { ids: this.pos, mask, ...(rope ? { rope } : {}), ...(windowMask ? { windowMask } : {}) } });
       const last = logits.reshape([b, logits.dim(2)]);
       const u = this.uniforms ? this.uniforms.indexSelect(this.step, 0).reshape([b, 1]) : undefined;
       const next = sampler.sample(last, u);

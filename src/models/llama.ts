@@ -155,18 +155,15 @@ export class LlamaModel {
       let x = this.embed.forward(ids);
       for (let l = 0; l < this.blocks.length; l++) {
         const blk = this.blocks[l]!;
-        // the residual stream is replaced layer by layer; release each old one at once
-        const n1 = blk.inNorm.forward(x);
-        const a = blk.attn.forward(n1, l, this.rope, cache, at);
-        const x1 = x.add(a);
-        for (const t of [x, n1, a]) t.dispose();
-        const n2 = blk.postNorm.forward(x1);
-        const m = blk.mlp.forward(n2);
-        x = x1.add(m);
-        for (const t of [x1, n2, m]) t.dispose();
+        // each block takes its norm and adds its residual itself (one kernel each at batch 1);
+        // the residual stream is replaced block by block, each old one released at once
+        const x1 = blk.attn.forward(x, l, this.rope, cache, at, { norm: blk.inNorm, residual: x });
+        x.dispose();
+        x = blk.mlp.forward(x1, { norm: blk.postNorm, residual: x1 });
+        x1.dispose();
       }
       const last = opts.lastOnly && t > 1 ? x.narrow(1, t - 1, 1) : x;
-      return this.lmHead.forward(this.norm.forward(last));
+      return this.lmHead.forward(last, { norm: this.norm });
     });
     if (!at) cache.length += t;
     return logits;

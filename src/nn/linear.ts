@@ -1,25 +1,17 @@
 // y = x W^T (+ b) with W [out, in] as Hugging Face stores it: the transposed view goes to BLAS
-// as a transpose flag, never copied. Leading dims of x are flattened into one GEMM.
+// as a transpose flag, never copied; one row of x on a GPU is one GEMV kernel, which also takes
+// an RMSNorm before and a residual add after (ops/linear.ts).
 import type { Tensor } from '../tensor.ts';
+import type { LinearOptions } from '../ops/linear.ts';
 
 export class Linear {
   constructor(readonly weight: Tensor, readonly bias: Tensor | null = null) {}
   get inFeatures(): number { return this.weight.dim(1); }
   get outFeatures(): number { return this.weight.dim(0); }
 
-  forward(x: Tensor): Tensor {
-    const lead = x.shape.slice(0, -1);
-    const x2 = x.rank === 2 ? x : x.reshape([-1, this.inFeatures]);
-    const wt = this.weight.T;
-    const y = x2.matmul(wt);
-    wt.dispose();
-    if (x2 !== x) x2.dispose();
-    let out = y;
-    if (this.bias) { out = y.add(this.bias); y.dispose(); }
-    if (x.rank === 2) return out;
-    const r = out.reshape([...lead, this.outFeatures]);
-    out.dispose();
-    return r;
+  /** x [..., in] -> [..., out]; `fused`: the norm, activation and residual folded in */
+  forward(x: Tensor, fused: Omit<LinearOptions, 'bias'> = {}): Tensor {
+    return x.linear(this.weight, { ...fused, bias: this.bias });
   }
   dispose(): void { this.weight.dispose(); this.bias?.dispose(); }
 }

@@ -79,6 +79,12 @@ export class RotaryEmbedding {
     return { cos: this.cosT!.narrow(0, start, len), sin: this.sinT!.narrow(0, start, len) };
   }
 
+  /** the whole tables [reserved positions, headDim / 2], for kernels that index them themselves */
+  tables(): { cos: Tensor; sin: Tensor } {
+    if (!this.cosT || !this.sinT) throw new TensorError('rotary: tables not reserved yet');
+    return { cos: this.cosT, sin: this.sinT };
+  }
+
   /** cos and sin rows at positions held on the device (u32 [t]): what a replayed graph reads */
   gather(positions: Tensor): { cos: Tensor; sin: Tensor } {
     if (!this.cosT || !this.sinT) throw new TensorError('rotary: tables not reserved yet');

@@ -40,8 +40,8 @@ export const GPU_OPS: readonly string[] = [
   'where', 'cast',
   // copies and in-place writes
   'fill', 'contiguous', 'cat', 'sliceSet', 'copy2d',
-  // linear algebra
-  'matmul',
+  // linear algebra (linear and qkvToCache: the fused decode-step GEMVs of hip-src/gemv-fused.hip)
+  'matmul', 'linear', 'qkvToCache',
   // dnn
   'conv1d', 'conv2d', 'convTranspose1d', 'convTranspose2d', 'avgPool2d', 'maxPool2d',
   'softmax', 'logSoftmax', 'batchNorm',
