@@ -7,14 +7,14 @@
 // A unit is one output row of W (or a pair of rows that the epilogue combines), computed by
 // `split` waves of one block that share its k range (short or few rows fill the GPU that way);
 // partial sums meet in shared memory and the first lane of the unit runs the epilogue. Sums in
-// f32, each output rounded once. x is staged in shared memory as f32; with NORM, each block
-// first sums x^2 (x is a few KB, in the caches) and stages x * g / sqrt(mean(x^2) + eps)
-// (norm.hip's formula), so the normalised row is never written anywhere.
+// f32, each output rounded once. With NORM, x is RMS-normalised on the fly: the dot product runs
+// over x * g and the unit also sums x^2 over its k range, so the scale 1 / sqrt(mean(x^2) + eps)
+// (norm.hip's formula) multiplies the finished sum: no separate pass, nothing written.
 //
 // Kernels (DT in f32 f16 bf16; T storage; N in n (plain) r (RMS-normalised x)):
 //   gemvf_<N>_<DT>(T* y, const T* x, const T* w, const T* g, const T* bias, const T* r,
 //                  i64 yOff, i64 xOff, i64 wOff, i64 gOff, i64 bOff, i64 rOff,
-//                  u32 n, u32 k, u32 chunk, u64 ldw, float eps, u32 flags, u32 split)
+//                  u32 n, u32 k, u64 ldw, float eps, u32 flags, u32 split)
 //       y[j] = x . W[j] (+ bias[j]) (+ r[j]), j < n; flags: 1 bias, 2 residual r.
 //   gemvf_swiglu_<N>_<DT>(same arguments)
 //       y[j] = silu(x . W[j] + bias[j]) * (x . W[n + j] + bias[n + j]) (+ r[j]), j < n: W is
@@ -22,7 +22,7 @@
 //   gemvf_qkv_<N>_<DT>(T* q, T* kc, T* vc, const T* x, const T* w, const T* g, const T* bias,
 //                      const T* cs, const T* sn, const u32* posPtr,
 //                      i64 qOff, i64 kOff, i64 vOff, i64 xOff, i64 wOff, i64 gOff, i64 bOff,
-//                      i64 cOff, i64 sOff, u32 k, u32 chunk, u64 ldw, float eps, u32 flags, u32 split,
+//                      i64 cOff, i64 sOff, u32 k, u64 ldw, float eps, u32 flags, u32 split,
 //                      u32 heads, u32 kvHeads, u32 d, u32 pos, i64 headStride, i64 posStride)
 //       the fused q/k/v projection W [(heads + 2 kvHeads) d, k] of one token at position
 //       p = posPtr ? *posPtr : pos (a replayed graph keeps it on the device): rotary embedding
@@ -30,8 +30,7 @@
 //       q[h d + i], k and v into the caches at kc/vc[head * headStride + p * posStride + i].
 //       Units are the rotary pairs (i, i + d/2) of every head. flags: 1 bias.
 // x, g, bias, r, y, q contiguous; W row j at w + j * ldw with unit stride along k. Any grid is
-// correct (units go to blocks grid-stride); split must divide the waves of a block. `chunk`:
-// elements of x staged at a time, a multiple of 8, with chunk * 4 bytes of dynamic shared memory.
+// correct (units go to blocks grid-stride); split must divide the waves of a block.
 #include "rowreduce.h"
 
 // independent 16-byte loads of W per lane (per row) before any is consumed
@@ -39,33 +38,26 @@
 #define GF_BIAS 1u
 #define GF_RESID 2u
 
-// x (times g and the norm's scale) in f32, one chunk of k at a time: the dot products then
-// cost one conversion and one FMA per element of W. Reading x and g from global memory per
-// element of W, with their conversions and the sum of squares, made the f32 work the bound (the
-// 128256 x 2048 head took 194 us with the norm against 121 us without, on an H200).
-extern __shared__ float gf_xs[];
+struct GfSums { float a, b, sq; };
 
-struct GfSums { float a, b; };
-
-// The unit's dot products over the vectors c = first, first + stride, ... of one chunk of
-// `len` elements: row a (and b for pairs) against the staged x. `vec`: 16-byte loads of W.
-template <class T, bool PAIR>
-RT_DEVICE void gf_dot(GfSums& s, const T* wa, const T* wb, u32 len, u32 first, u32 stride, bool vec) {
+// The unit's dot products over the vectors c = first, first + stride, ... of k: row a (and b
+// for pairs), and sum(x^2) with NORM. `vec`: 16-byte loads (aligned, k and ldw multiples).
+template <class T, bool NORM, bool PAIR>
+RT_DEVICE GfSums gf_dot(const T* x, const T* g, const T* wa, const T* wb, u32 k, u32 first, u32 stride, bool vec) {
   typedef Vec16<T> V;
   typedef Elem<T> E;
   constexpr u32 VN = V::N;
+  GfSums s = {0.f, 0.f, 0.f};
+  // one element of x (normalised by g when NORM) against W's elements
+  auto term = [&](T xe, T ge, T ae, T be) {
+    float xf = E::load(xe);
+    if (NORM) { s.sq += xf * xf; xf *= E::load(ge); }
+    s.a += E::load(ae) * xf;
+    if (PAIR) s.b += E::load(be) * xf;
+  };
   if (vec) {
-    const V *av = (const V*)wa, *bv = (const V*)wb;
-    const u32 kv = len / VN;
-    // one vector of W against the staged x at vector index c
-    auto term = [&](const V& a, const V& b, u32 c) {
-      const float* xv = gf_xs + c * VN;
-#pragma unroll
-      for (u32 e = 0; e < VN; e++) {
-        s.a += E::load(a.v[e]) * xv[e];
-        if (PAIR) s.b += E::load(b.v[e]) * xv[e];
-      }
-    };
+    const V *xv = (const V*)x, *gv = (const V*)g, *av = (const V*)wa, *bv = (const V*)wb;
+    const u32 kv = k / VN;
     u32 c = first;
     for (; c + (GF_UNROLL - 1) * stride < kv; c += GF_UNROLL * stride) {
       V a[GF_UNROLL], b[GF_UNROLL];
@@ -75,71 +67,62 @@ RT_DEVICE void gf_dot(GfSums& s, const T* wa, const T* wb, u32 len, u32 first, u
         if (PAIR) b[u] = bv[c + u * stride];
       }
 #pragma unroll
-      for (int u = 0; u < GF_UNROLL; u++) term(a[u], PAIR ? b[u] : a[u], c + u * stride);
+      for (int u = 0; u < GF_UNROLL; u++) {
+        const V xx = xv[c + u * stride];
+        V gg;
+        if (NORM) gg = gv[c + u * stride];
+#pragma unroll
+        for (u32 e = 0; e < VN; e++) term(xx.v[e], NORM ? gg.v[e] : xx.v[e], a[u].v[e], PAIR ? b[u].v[e] : a[u].v[e]);
+      }
     }
     for (; c < kv; c += stride) {
-      const V a = av[c];
-      term(a, PAIR ? bv[c] : a, c);
+      const V xx = xv[c], a = av[c];
+      V gg, b;
+      if (NORM) gg = gv[c];
+      if (PAIR) b = bv[c];
+#pragma unroll
+      for (u32 e = 0; e < VN; e++) term(xx.v[e], NORM ? gg.v[e] : xx.v[e], a.v[e], PAIR ? b.v[e] : a.v[e]);
     }
   } else {
-    for (u32 c = first; c < len; c += stride) {
-      s.a += E::load(wa[c]) * gf_xs[c];
-      if (PAIR) s.b += E::load(wb[c]) * gf_xs[c];
-    }
+    for (u32 c = first; c < k; c += stride) term(x[c], NORM ? g[c] : x[c], wa[c], PAIR ? wb[c] : wa[c]);
   }
+  return s;
 }
 
-// Runs every unit: rows(u, wa, wb) names its rows of W, epi(u, a, b) gets the finished sums
-// on one lane. x is staged in chunks of `chunk` elements (the dynamic shared memory, a multiple
-// of 8): once when k fits, else per chunk for each round of units. Every thread of a block runs
-// the same iterations, since staging and the split's exchange synchronise the block.
+// Runs every unit: rows(u, wa, wb) names its rows of W, epi(u, a, b) gets the finished,
+// normalised sums on one lane. Every thread of a block runs the same iterations (the shared
+// memory exchange synchronises the block).
 template <class T, bool NORM, bool PAIR, class Rows, class Epi>
-RT_DEVICE void gf_units(u32 units, const T* x, const T* g, u32 k, u32 chunk, u64 ldw, float eps, u32 split,
+RT_DEVICE void gf_units(u32 units, const T* x, const T* g, u32 k, u64 ldw, float eps, u32 split,
                         const T* w, Rows rows, Epi epi) {
-  typedef Elem<T> E;
   __shared__ GfSums part[RT_BLOCK_MAX / 32];
   const u32 ws = (u32)warpSize, wid = threadIdx.x / ws, lane = threadIdx.x % ws;
   const u32 upb = blockDim.x / ws / split, sub = wid % split, slot = wid / split;
-  float scale = 1.f;
-  if (NORM) {
-    float sq = 0.f;
-    for (u32 i = threadIdx.x; i < k; i += blockDim.x) { const float v = E::load(x[i]); sq += v * v; }
-    scale = 1.f / sqrtf(block_all(sq, SumOp<float>()) / (float)k + eps);  // norm.hip's formula
-  }
-  auto stage = [&](u32 c0, u32 len) {
-    __syncthreads();  // the previous chunk may still be read
-    for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
-      float v = E::load(x[c0 + i]);
-      if (NORM) v *= E::load(g[c0 + i]) * scale;
-      gf_xs[i] = v;
-    }
-    __syncthreads();
-  };
-  const bool once = k <= chunk;
-  if (once) stage(0, k);
   // a uniform choice: every lane and wave takes the same path
-  const bool vec = aligned16(w) && k % Vec16<T>::N == 0 && ldw % Vec16<T>::N == 0;
+  const bool vec = aligned16(x) && aligned16(w) && (!NORM || aligned16(g)) && k % Vec16<T>::N == 0 && ldw % Vec16<T>::N == 0;
   for (u32 first = blockIdx.x * upb; first < units; first += gridDim.x * upb) {
     const u32 u = first + slot;
-    GfSums s = {0.f, 0.f};
-    const T *wa = w, *wb = w;
-    if (u < units) rows(u, wa, wb);
-    for (u32 c0 = 0; c0 < k; c0 += chunk) {
-      const u32 len = k - c0 < chunk ? k - c0 : chunk;
-      if (!once) stage(c0, len);
-      if (u < units) gf_dot<T, PAIR>(s, wa + c0, wb + c0, len, sub * ws + lane, split * ws, vec);
+    GfSums s = {0.f, 0.f, 0.f};
+    if (u < units) {
+      const T *wa, *wb;
+      rows(u, wa, wb);
+      s = gf_dot<T, NORM, PAIR>(x, g, wa, wb, k, sub * ws + lane, split * ws, vec);
     }
     s.a = warp_all(s.a, SumOp<float>());
     if (PAIR) s.b = warp_all(s.b, SumOp<float>());
+    if (NORM) s.sq = warp_all(s.sq, SumOp<float>());
     if (split > 1) {
       if (lane == 0) part[wid] = s;
       __syncthreads();
       if (sub == 0) {
-        for (u32 i = 1; i < split; i++) { const GfSums p = part[wid + i]; s.a += p.a; s.b += p.b; }
+        for (u32 i = 1; i < split; i++) { const GfSums p = part[wid + i]; s.a += p.a; s.b += p.b; s.sq += p.sq; }
       }
-      __syncthreads();  // the next round rewrites part[]
+      __syncthreads();  // the next iteration rewrites part[]
     }
-    if (sub == 0 && lane == 0 && u < units) epi(u, s.a, s.b);
+    if (sub == 0 && lane == 0 && u < units) {
+      const float scale = NORM ? 1.f / sqrtf(s.sq / (float)k + eps) : 1.f;
+      epi(u, s.a * scale, s.b * scale);
+    }
   }
 }
 
@@ -148,8 +131,8 @@ RT_DEVICE float gf_opt(const T* p, u32 flags, u32 bit, u64 i) { return (flags & 
 
 template <class T, bool NORM>
 RT_DEVICE void gemvf(T* y, const T* x, const T* w, const T* g, const T* bias, const T* r,
-                     u32 n, u32 k, u32 chunk, u64 ldw, float eps, u32 flags, u32 split) {
-  gf_units<T, NORM, false>(n, x, g, k, chunk, ldw, eps, split, w,
+                     u32 n, u32 k, u64 ldw, float eps, u32 flags, u32 split) {
+  gf_units<T, NORM, false>(n, x, g, k, ldw, eps, split, w,
     [&](u32 j, const T*& wa, const T*& wb) { wa = wb = w + (u64)j * ldw; },
     [&](u32 j, float a, float) {
       y[j] = Elem<T>::store(a + gf_opt(bias, flags, GF_BIAS, j) + gf_opt(r, flags, GF_RESID, j));
@@ -158,8 +141,8 @@ RT_DEVICE void gemvf(T* y, const T* x, const T* w, const T* g, const T* bias, co
 
 template <class T, bool NORM>
 RT_DEVICE void gemvf_swiglu(T* y, const T* x, const T* w, const T* g, const T* bias, const T* r,
-                            u32 n, u32 k, u32 chunk, u64 ldw, float eps, u32 flags, u32 split) {
-  gf_units<T, NORM, true>(n, x, g, k, chunk, ldw, eps, split, w,
+                            u32 n, u32 k, u64 ldw, float eps, u32 flags, u32 split) {
+  gf_units<T, NORM, true>(n, x, g, k, ldw, eps, split, w,
     [&](u32 j, const T*& wa, const T*& wb) { wa = w + (u64)j * ldw; wb = w + (u64)(n + j) * ldw; },
     [&](u32 j, float a, float b) {
       const float gate = a + gf_opt(bias, flags, GF_BIAS, j), up = b + gf_opt(bias, flags, GF_BIAS, (u64)n + j);
@@ -169,12 +152,12 @@ RT_DEVICE void gemvf_swiglu(T* y, const T* x, const T* w, const T* g, const T* b
 
 template <class T, bool NORM>
 RT_DEVICE void gemvf_qkv(T* q, T* kc, T* vc, const T* x, const T* w, const T* g, const T* bias,
-                         const T* cs, const T* sn, const u32* posPtr, u32 k, u32 chunk, u64 ldw, float eps,
+                         const T* cs, const T* sn, const u32* posPtr, u32 k, u64 ldw, float eps,
                          u32 flags, u32 split, u32 heads, u32 kvHeads, u32 d, u32 pos,
                          i64 headStride, i64 posStride) {
   typedef Elem<T> E;
   const u32 half = d / 2;
-  gf_units<T, NORM, true>((heads + 2 * kvHeads) * half, x, g, k, chunk, ldw, eps, split, w,
+  gf_units<T, NORM, true>((heads + 2 * kvHeads) * half, x, g, k, ldw, eps, split, w,
     [&](u32 u, const T*& wa, const T*& wb) {
       const u32 h = u / half, i = u - h * half;
       wa = w + (u64)(h * d + i) * ldw;
@@ -200,16 +183,15 @@ RT_DEVICE void gemvf_qkv(T* q, T* kc, T* vc, const T* x, const T* w, const T* g,
 
 #define GF_LINEAR(NAME, FN, N, NORM, DT, T) \
   RT_KERNEL void NAME##_##N##_##DT(T* y, const T* x, const T* w, const T* g, const T* bias, const T* r, \
-      i64 yOff, i64 xOff, i64 wOff, i64 gOff, i64 bOff, i64 rOff, u32 n, u32 k, u32 chunk, u64 ldw, float eps, u32 flags, \
-      u32 split) { \
-    FN<T, NORM>(y + yOff, x + xOff, w + wOff, g + gOff, bias + bOff, r + rOff, n, k, chunk, ldw, eps, flags, split); }
+      i64 yOff, i64 xOff, i64 wOff, i64 gOff, i64 bOff, i64 rOff, u32 n, u32 k, u64 ldw, float eps, u32 flags, u32 split) { \
+    FN<T, NORM>(y + yOff, x + xOff, w + wOff, g + gOff, bias + bOff, r + rOff, n, k, ldw, eps, flags, split); }
 #define GF_QKV(N, NORM, DT, T) \
   RT_KERNEL void gemvf_qkv_##N##_##DT(T* q, T* kc, T* vc, const T* x, const T* w, const T* g, const T* bias, \
       const T* cs, const T* sn, const u32* posPtr, i64 qOff, i64 kOff, i64 vOff, i64 xOff, i64 wOff, i64 gOff, \
-      i64 bOff, i64 cOff, i64 sOff, u32 k, u32 chunk, u64 ldw, float eps, u32 flags, u32 split, u32 heads, u32 kvHeads, \
+      i64 bOff, i64 cOff, i64 sOff, u32 k, u64 ldw, float eps, u32 flags, u32 split, u32 heads, u32 kvHeads, \
       u32 d, u32 pos, i64 headStride, i64 posStride) { \
     gemvf_qkv<T, NORM>(q + qOff, kc + kOff, vc + vOff, x + xOff, w + wOff, g + gOff, bias + bOff, cs + cOff, \
-      sn + sOff, posPtr, k, chunk, ldw, eps, flags, split, heads, kvHeads, d, pos, headStride, posStride); }
+      sn + sOff, posPtr, k, ldw, eps, flags, split, heads, kvHeads, d, pos, headStride, posStride); }
 #define GF_ALL(N, NORM, DT, T) GF_LINEAR(gemvf, gemvf, N, NORM, DT, T) \
   GF_LINEAR(gemvf_swiglu, gemvf_swiglu, N, NORM, DT, T) GF_QKV(N, NORM, DT, T)
 #define GF_DT(DT, T) GF_ALL(n, false, DT, T) GF_ALL(r, true, DT, T)

@@ -15,14 +15,14 @@ function gemvFusedSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of ['f32', 'f16', 'bf16']) {
     for (const n of ['n', 'r']) {
-      // y, x, w, g, bias, r; their offsets; n, k, chunk, ldw, eps, flags, split
-      const linear: ArgSpec[] = [...Array<ArgSpec>(6).fill('ptr'), ...Array<ArgSpec>(6).fill('i64'), 'u32', 'u32', 'u32', 'u64', 'f32', 'u32', 'u32'];
+      // y, x, w, g, bias, r; their offsets; n, k, ldw, eps, flags, split
+      const linear: ArgSpec[] = [...Array<ArgSpec>(6).fill('ptr'), ...Array<ArgSpec>(6).fill('i64'), 'u32', 'u32', 'u64', 'f32', 'u32', 'u32'];
       m.set(`gemvf_${n}_${d}`, linear);
       m.set(`gemvf_swiglu_${n}_${d}`, linear);
-      // q, kc, vc, x, w, g, bias, cos, sin, posPtr; offsets of all but posPtr; k, chunk, ldw,
-      // eps, flags, split, heads, kvHeads, d, pos, headStride, posStride
+      // q, kc, vc, x, w, g, bias, cos, sin, posPtr; offsets of all but posPtr; k, ldw, eps,
+      // flags, split, heads, kvHeads, d, pos, headStride, posStride
       m.set(`gemvf_qkv_${n}_${d}`, [...Array<ArgSpec>(10).fill('ptr'), ...Array<ArgSpec>(9).fill('i64'),
-        'u32', 'u32', 'u64', 'f32', 'u32', 'u32', 'u32', 'u32', 'u32', 'u32', 'i64', 'i64']);
+        'u32', 'u64', 'f32', 'u32', 'u32', 'u32', 'u32', 'u32', 'u32', 'i64', 'i64']);
     }
   }
   return m;

@@ -15,15 +15,6 @@ const U32_MAX = 0xffffffff;
 // keeps 4-8 16-byte loads per lane outstanding)
 const WAVES_PER_SM = 16;
 const FLAG_BIAS = 1, FLAG_RESID = 2;
-// elements of x a block stages in shared memory at a time (as f32: 16 KB, so shared memory
-// leaves every block that the registers allow resident)
-const CHUNK = 4096;
-
-/** the staged chunk of x for k: elements and dynamic shared memory bytes */
-function chunkOf(k: number): { chunk: number; bytes: number } {
-  const chunk = Math.min(Math.ceil(k / 8) * 8, CHUNK);
-  return { chunk, bytes: chunk * 4 };
-}
 
 /** W [rows, k] with unit stride along k: rows at w + j * ldw */
 function rowsLd(w: Tensor, k: number): number | null {
@@ -42,15 +33,10 @@ function splitFor(dev: Tensor['device'], units: number): number {
   return split;
 }
 
-// blocks per multiprocessor the grid is capped at: about what is resident at once, so a block
-// that takes several rounds of units stages x (when k fits one chunk) once for all of them
-const BLOCKS_PER_SM = 8;
-
 function grid(dev: Tensor['device'], units: number, split: number): [number, number, number] {
-  const { warpSize, maxGridDim, multiprocessors } = dev.runtime.info;
+  const { warpSize, maxGridDim } = dev.runtime.info;
   const perBlock = BLOCK / warpSize / split;
-  const cap = Math.min(maxGridDim[0], BLOCKS_PER_SM * multiprocessors);
-  return [Math.max(1, Math.min(Math.ceil(units / perBlock), cap)), 1, 1];
+  return [Math.max(1, Math.min(Math.ceil(units / perBlock), maxGridDim[0])), 1, 1];
 }
 
 /** contiguous views of the small operands: copies (tracked in `temps`) where needed */
@@ -83,10 +69,9 @@ export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: 
     const flags = (o.bias ? FLAG_BIAS : 0) | (o.residual ? FLAG_RESID : 0);
     const split = splitFor(dev, n);
     const name = `gemvf${o.act === 'swiglu' ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
-    const { chunk, bytes } = chunkOf(k);
-    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split), [BLOCK, 1, 1], bytes, dev.stream, [
+    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split), [BLOCK, 1, 1], 0, dev.stream, [
       base(out), base(xd), base(w), gp, bp, rp, offsetOf(out), offsetOf(xd), offsetOf(w), go, bo, ro,
-      arg.u32(n), arg.u32(k), arg.u32(chunk), arg.u64(ld), arg.f32(o.norm?.eps ?? 0), arg.u32(flags), arg.u32(split)]);
+      arg.u32(n), arg.u32(k), arg.u64(ld), arg.f32(o.norm?.eps ?? 0), arg.u32(flags), arg.u32(split)]);
   } catch (e) {
     out.dispose();
     throw e;
@@ -122,11 +107,10 @@ export function qkvRow(a: QkvToCacheArgs): Tensor | null {
     const name = `gemvf_qkv_${a.norm ? 'r' : 'n'}_${x.dtype}`;
     // a device-held position is read by the kernel: its pointer includes the view's offset
     const posPtr = arg.ptr(devPos ? devPos.storage.ptrAt(devPos.layout.offset) : asDevicePtr(0n));
-    const { chunk, bytes } = chunkOf(k);
-    dev.kernels.launch('gemv-fused.hip', name, grid(dev, units, split), [BLOCK, 1, 1], bytes, dev.stream, [
+    dev.kernels.launch('gemv-fused.hip', name, grid(dev, units, split), [BLOCK, 1, 1], 0, dev.stream, [
       base(q), base(a.keys), base(a.values), base(xd), base(w), gp, bp, base(a.cos), base(a.sin), posPtr,
       offsetOf(q), offsetOf(a.keys), offsetOf(a.values), offsetOf(xd), offsetOf(w), go, bo, offsetOf(a.cos), offsetOf(a.sin),
-      arg.u32(k), arg.u32(chunk), arg.u64(ld), arg.f32(a.norm?.eps ?? 0), arg.u32(a.bias ? FLAG_BIAS : 0), arg.u32(split),
+      arg.u32(k), arg.u64(ld), arg.f32(a.norm?.eps ?? 0), arg.u32(a.bias ? FLAG_BIAS : 0), arg.u32(split),
       arg.u32(heads), arg.u32(kvHeads), arg.u32(d), arg.u32(typeof a.pos === 'number' ? a.pos : 0),
       arg.i64(ks[0]), arg.i64(ks[1])]);
   } catch (e) {
