@@ -16,6 +16,9 @@ export interface DecodeLoopResult {
   readonly boundMs: number;
   readonly eager: { msPerStep: number; hostMsPerStep: number };
   readonly replay: { msPerStep: number; hostMsPerStep: number };
+  /** the same layers with Tensor.linear's fusions: norm + gate/up + silu * mul, then down + add */
+  readonly fusedEager: { msPerStep: number; hostMsPerStep: number };
+  readonly fusedReplay: { msPerStep: number; hostMsPerStep: number };
   readonly torch: { eager: number; graph: number; eagerHost: number } | null;
   readonly torchError: string | null;
 }
@@ -28,6 +31,8 @@ export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, pytho
     norm: Tensor.ones([H], { dtype: 'bf16', device: dev }),
     gate: weight(FF, H, 3 * l), up: weight(FF, H, 3 * l + 1), down: weight(H, FF, 3 * l + 2),
   }));
+  // the fused form reads gate and up stacked [2 FF, H] (what a model loader keeps): the same bytes
+  const gateUps = layers.map((L) => Tensor.cat([L.gate, L.up], 0));
   const x = tidy(() => Tensor.ones([1, H], { dtype: 'bf16', device: dev }).mul(0.5));
   const step = (input: Tensor): Tensor => tidy(() => {
     let h = input;
@@ -35,6 +40,14 @@ export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, pytho
       const n = h.rmsNorm(L.norm, 1e-5);
       const a = n.matmul(L.gate.T).silu().mul(n.matmul(L.up.T));
       h = h.add(a.matmul(L.down.T));
+    }
+    return h;
+  });
+  const fusedStep = (input: Tensor): Tensor => tidy(() => {
+    let h = input;
+    for (const [l, L] of layers.entries()) {
+      const a = h.linear(gateUps[l]!, { norm: { weight: L.norm, eps: 1e-5 }, act: 'swiglu' });
+      h = a.linear(L.down, { residual: h });
     }
     return h;
   });
@@ -57,6 +70,10 @@ export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, pytho
     const g = dev.captureGraph(() => step(x));
     const replay = timeLoop(() => g.replay());
     g.dispose();
+    const fusedEager = timeLoop(() => fusedStep(x).dispose());
+    const fg = dev.captureGraph(() => fusedStep(x));
+    const fusedReplay = timeLoop(() => fg.replay());
+    fg.dispose();
     const boundMs = LAYERS * 3 * H * FF * 2 / (copyGBs * 1e9) * 1e3;
     let torch: DecodeLoopResult['torch'] = null, torchError: string | null = null;
     if (python) {
@@ -65,10 +82,11 @@ export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, pytho
       try { torch = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as NonNullable<DecodeLoopResult['torch']>; }
       catch { torchError = `exit ${r.status}: ${(r.stderr || r.stdout).slice(-300)}`; }
     }
-    return { steps, boundMs, eager, replay, torch, torchError };
+    return { steps, boundMs, eager, replay, fusedEager, fusedReplay, torch, torchError };
   } finally {
     x.dispose();
     for (const L of layers) { L.norm.dispose(); L.gate.dispose(); L.up.dispose(); L.down.dispose(); }
+    for (const t of gateUps) t.dispose();
   }
 }
 
@@ -81,6 +99,9 @@ export function printDecodeLoop(dev: Device, r: DecodeLoopResult, copyGBs: numbe
   const line = (name: string, ms: number, extra: string): void => console.log(`  ${name.padEnd(26)} ${ms.toFixed(3)} ms/step  ${(ms / r.boundMs).toFixed(2)}x bound${t ? `  ${(t.eager / ms).toFixed(2)}x PyTorch eager's speed` : ''}  ${extra}`);
   line('rocm-tensor eager', r.eager.msPerStep, `host ${r.eager.hostMsPerStep.toFixed(3)} ms to queue a step (${(r.eager.hostMsPerStep * 1e3 / ops).toFixed(1)} us per op)`);
   line('rocm-tensor graph replay', r.replay.msPerStep, `host ${(r.replay.hostMsPerStep * 1e3).toFixed(1)} us per replay`);
+  const fusedOps = LAYERS * 2;
+  line('rocm-tensor fused, eager', r.fusedEager.msPerStep, `host ${r.fusedEager.hostMsPerStep.toFixed(3)} ms to queue a step (${(r.fusedEager.hostMsPerStep * 1e3 / fusedOps).toFixed(1)} us per op, ${fusedOps} ops)`);
+  line('rocm-tensor fused, replay', r.fusedReplay.msPerStep, `host ${(r.fusedReplay.hostMsPerStep * 1e3).toFixed(1)} us per replay`);
   if (t) {
     line('PyTorch eager', t.eager, `host ${t.eagerHost.toFixed(3)} ms to queue a step (${(t.eagerHost * 1e3 / ops).toFixed(1)} us per op)`);
     line('PyTorch CUDA graph', t.graph, '');
