@@ -92,6 +92,39 @@ test('every dtype and op reaches the library with its codes', () => {
   }
 });
 
+test('avg over one rank reaches the library as sum (its one-rank avg kernel drops tail elements); over two as avg', async () => {
+  // an odd count that NCCL < 2.29.7 splits unevenly over its one-rank kernel's 32 blocks
+  const n = 65537;
+  for (const size of [1, 2]) {
+    const gpus = fakeGpus(size), f = fakeNccl();
+    const g = DeviceGroup.create(gpus.devices, { nccl: f.nccl });
+    const want = size === 1 ? NCCL_CONST.ncclSum : NCCL_CONST.ncclAvg;
+    for (const dt of ['f64', 'f32', 'bf16'] as const) {
+      f.calls.length = 0;
+      const ins = gpus.devices.map((dev) => Tensor.empty([n * size], dt, dev));
+      const outs = g.reduceScatter(ins, { op: 'avg' });
+      const rs = f.of('ncclReduceScatter').map((c) => c.args);
+      assert.equal(rs.map((a) => [a[0], a[1], a[2], a[4]]), ins.map((t, k) => [ptr(t), ptr(outs[k]!), n, want]), `reduceScatter ${dt} over ${size}`);
+      g.allReduce(ins, { op: 'avg', out: gpus.devices.map((dev) => Tensor.empty([n * size], dt, dev)) });
+      g.reduce(ins, { op: 'avg', out: gpus.devices.map((dev) => Tensor.empty([n * size], dt, dev)) });
+      for (const fn of ['ncclAllReduce', 'ncclReduce'] as const) assert.ok(f.of(fn).every((c) => c.args[4] === want), `${fn} ${dt} over ${size}`);
+    }
+    // the other ops keep their codes on one rank, and integer avg is still refused
+    f.calls.length = 0;
+    g.allReduce(gpus.devices.map((dev) => Tensor.empty([3], 'f32', dev)), { op: 'max' });
+    assert.is(f.of('ncclAllReduce')[0]!.args[4], NCCL_CONST.ncclMax);
+    throwsLike(() => g.allReduce(gpus.devices.map((dev) => Tensor.empty([3], 'i64', dev)), { op: 'avg' }), DTypeError, /avg is for float dtypes/);
+    if (size === 1) {
+      const one = await initProcessGroup({ env: { rank: 0, worldSize: 1, localRank: 0, masterAddr: '127.0.0.1', masterPort: 1 }, device: gpus.devices[0]!, nccl: f.nccl });
+      f.calls.length = 0;
+      one.allReduce(Tensor.empty([n], 'f64', gpus.devices[0]!), { op: 'avg' });
+      assert.is(f.of('ncclAllReduce')[0]!.args[4], NCCL_CONST.ncclSum, 'a one-rank process group as well');
+      one.destroy();
+    }
+    g.destroy();
+  }
+});
+
 test('different shapes or dtypes across the ranks of a group: an error naming them, nothing queued', () => {
   const { f, g, d } = setup(2);
   f.calls.length = 0;
