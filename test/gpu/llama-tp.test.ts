@@ -10,15 +10,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Device, Tensor } from '../../src/index.ts';
+import { Device } from '../../src/index.ts';
 import { loadNccl } from '../../src/ffi/nccl.ts';
 import { PretrainedLlama } from '../../src/models/pretrained.ts';
-import { generateIds, type GenerateOptions } from '../../src/models/generate.ts';
-import type { LlamaModel } from '../../src/models/llama.ts';
 import { writeModelFolder } from '../fixtures/model-folders.ts';
 import { relErr } from '../helpers.ts';
 import { REPO_ROOT, runtime, tsCommand } from '../runtime.ts';
-import { TP_DTYPES, TP_FOLDERS, TP_NEW, TP_PROMPT, type TpRun } from './tp-data.ts';
+import { TP_DTYPES, TP_FOLDERS, TP_NEW, TP_PROMPT, tpRecord, type TpRun } from './tp-data.ts';
 
 const label = 'gpu/llama-tp';
 const TOL: Record<string, number> = { f32: 2e-5, bf16: 4e-2 };
@@ -46,25 +44,10 @@ if (typeof gpus === 'string') {
   process.on('exit', () => rmSync(root, { recursive: true, force: true }));
   const launchArgs = (cmd: string[]) => tsCommand(runtime, join(REPO_ROOT, 'src/cli.ts'), ['launch', '--nproc', '2', '--', ...cmd]);
 
-  async function ids(m: LlamaModel, o: GenerateOptions): Promise<number[]> {
-    const out: number[] = [];
-    for await (const st of generateIds(m, [TP_PROMPT], { maxTokens: TP_NEW, stopIds: [], ...o })) out.push(st.ids[0]!);
-    return out;
-  }
   /** the same record as a rank's, on one GPU */
   async function oneGpu(folder: string, dtype: 'f32' | 'bf16'): Promise<TpRun> {
     const m = await PretrainedLlama.load(join(root, folder), { device: dev, dtype });
-    const c = m.model.newCache(1, TP_PROMPT.length);
-    const l = m.model.forward(Tensor.from(TP_PROMPT, { dtype: 'u32', shape: [1, TP_PROMPT.length], device: dev }), c);
-    const prefill = Array.from(await l.toArray(), Number);
-    l.dispose(); c.dispose();
-    const run: TpRun = {
-      folder, dtype, prefill,
-      greedyEager: await ids(m.model, { graph: false }),
-      greedyGraph: await ids(m.model, { graph: true }),
-      sampledGraph: await ids(m.model, { graph: true, temperature: 0.8, topK: 50, seed: 7 }),
-      weightBytes: m.model.weightBytes(),
-    };
+    const run = await tpRecord(m.model, folder, dtype, 7);
     m.dispose();
     return run;
   }

@@ -1,5 +1,8 @@
 // What the tensor-parallel GPU test and its ranks share: the model folders, the prompt, and the
-// record each run writes (one GPU, or one rank of two).
+// record each run makes (on one GPU, or as one rank of two).
+import { Tensor } from '../../src/index.ts';
+import type { LlamaModel } from '../../src/models/llama.ts';
+import { generateIds, type GenerateOptions } from '../../src/models/generate.ts';
 import type { FolderSpec } from '../fixtures/model-folders.ts';
 import { FOLDERS } from '../fixtures/model-folders.ts';
 
@@ -23,4 +26,27 @@ export interface TpRun {
   /** seeded differently on each rank (7 + rank): rank 0's draws must reach every rank */
   readonly sampledGraph: number[];
   readonly weightBytes: number;
+}
+
+async function generated(m: LlamaModel, o: GenerateOptions): Promise<number[]> {
+  const out: number[] = [];
+  for await (const st of generateIds(m, [TP_PROMPT], { maxTokens: TP_NEW, stopIds: [], ...o })) out.push(st.ids[0]!);
+  return out;
+}
+
+/** prefill logits and the ids of each generation, for the model on one GPU or this rank's shard */
+export async function tpRecord(m: LlamaModel, folder: string, dtype: string, seed: number): Promise<TpRun> {
+  const c = m.newCache(1, TP_PROMPT.length);
+  const ids = Tensor.from(TP_PROMPT, { dtype: 'u32', shape: [1, TP_PROMPT.length], device: m.device });
+  const l = m.forward(ids, c);
+  const prefill = Array.from(await l.toArray(), Number);
+  for (const t of [ids, l]) t.dispose();
+  c.dispose();
+  return {
+    folder, dtype, prefill,
+    greedyEager: await generated(m, { graph: false }),
+    greedyGraph: await generated(m, { graph: true }),
+    sampledGraph: await generated(m, { graph: true, temperature: 0.8, topK: 50, seed }),
+    weightBytes: m.weightBytes(),
+  };
 }
