@@ -11,6 +11,7 @@ import { LlamaModel } from '../../src/models/llama.ts';
 import { generateIds } from '../../src/models/generate.ts';
 import { llamaShard, shardSlices } from '../../src/models/llama-shard.ts';
 import { MemoryWeights } from '../../src/nn/weights.ts';
+import { RankRowParallel } from '../../src/distributed/rank-projection.ts';
 import { Device } from '../../src/device.ts';
 import { TP_CASES, tpModel } from '../fixtures/tp-models.ts';
 import { tinyConfig } from '../fixtures/tiny-llama.ts';
@@ -133,6 +134,20 @@ test('the tp option: errors name the rank, the device and what to pass instead',
   assert.equal(m.shard, { rank: 1, size: 2, heads: 2, kvHeads: 1, ff: 32 });
   assert.is(String(m.device), 'cpu');
   m.dispose();
+});
+
+test('a row-parallel projection folds in a residual (on rank 0 only), never a norm or activation over its split input', () => {
+  const w = Tensor.randn([6, 4], { seed: 1 }), b = Tensor.randn([6], { seed: 2 }), x = Tensor.randn([2, 4], { seed: 3 }), r = Tensor.randn([2, 6], { seed: 4 });
+  const sum: RankSet = { ...loneRank(1, 2), allReduceSum: (ts) => [...ts] };
+  // rank 1 of 2: its partial alone, neither bias nor residual (rank 0's partial carries them)
+  const p1 = new RankRowParallel(w.add(0), b.add(0), sum);
+  assertClose(Array.from(p1.forward(x, { residual: r }).toArraySync(), Number), Array.from(x.matmul(w.T).toArraySync(), Number), 1e-6, 1e-6, 'rank 1');
+  const p0 = new RankRowParallel(w.add(0), b.add(0), { ...sum, ranks: [0] });
+  const want = x.matmul(w.T).add(b).add(r);
+  assertClose(Array.from(p0.forward(x, { residual: r }).toArraySync(), Number), Array.from(want.toArraySync(), Number), 1e-6, 1e-6, 'rank 0');
+  throwsWith(() => p0.forward(x, { norm: { weight: Tensor.ones([4]), eps: 1e-5 } }), TensorError, 'split over the 2 ranks, so a norm before the product cannot be folded in');
+  throwsWith(() => p0.forward(x, { act: 'swiglu' }), TensorError, 'an activation after the product cannot be folded in');
+  p0.dispose(); p1.dispose();
 });
 
 test.run();
