@@ -21,7 +21,7 @@ export {
   Checkpoint, saveSafetensors, saveShardedSafetensors,
   type TensorInfo, type LoadOptions, type ShardOptions,
 } from './io/safetensors.ts';
-export { Linear } from './nn/linear.ts';
+export { Linear, type Projection } from './nn/linear.ts';
 export { Embedding } from './nn/embedding.ts';
 export { RMSNorm } from './nn/norm.ts';
 export { RotaryEmbedding, ropeInverseFrequencies, type RopeScaling } from './nn/rotary.ts';
@@ -30,6 +30,7 @@ export { CausalSelfAttention, type AttentionShape, type DevicePositions } from '
 export { GatedMLP } from './nn/mlp.ts';
 export { MemoryWeights, type WeightSource, type WeightInfo } from './nn/weights.ts';
 export { LlamaModel, type ModelLoadOptions } from './models/llama.ts';
+export { llamaShard, shardSlices, type LlamaShard, type ShardSlices, type WeightSlice } from './models/llama-shard.ts';
 export { parseLlamaConfig, MODEL_TYPES, type LlamaConfig, type ModelType } from './models/llama-config.ts';
 export { PretrainedLlama, type GeneratedToken } from './models/pretrained.ts';
 export { generateIds, type GenerateOptions, type GenerateStep, type GenerateTimings } from './models/generate.ts';
@@ -47,6 +48,8 @@ export type { ReduceOptions as CollectiveReduceOptions, OutOptions as Collective
 export { REDUCE_OPS as COLLECTIVE_REDUCE_OPS, type ReduceOpName as CollectiveReduceOp } from './distributed/nccl-types.ts';
 export { CollectiveError, CollectiveTimeoutError } from './distributed/errors.ts';
 export { rankSet, simulatedRanks, type RankSet } from './distributed/rank-set.ts';
+export { tensorParallelRank, type TensorParallelOption, type TensorParallelRank } from './distributed/tp-rank.ts';
+export { RankRowParallel } from './distributed/rank-projection.ts';
 export {
   ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP, shardRows, shardCols,
   type ColumnParallelOptions, type RowParallelOptions,

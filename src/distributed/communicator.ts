@@ -6,7 +6,7 @@
 import type { Device } from '../device.ts';
 import type { Nccl } from '../ffi/nccl.ts';
 import type { GpuEvent, GpuStream } from '../runtime/gpu.ts';
-import { GpuError, TensorError } from '../errors.ts';
+import { GpuError, GraphCaptureError, TensorError } from '../errors.ts';
 import { Tensor } from '../tensor.ts';
 import { CollectiveError, CollectiveTimeoutError } from './errors.ts';
 import { issuePlan, inGroup } from './issue.ts';
@@ -214,6 +214,12 @@ export class Communicator {
 
   private run(plan: Plan): Tensor {
     if (this.checkShapes && this.groupDepth === 0 && plan.kind !== 'send' && plan.kind !== 'recv') {
+      // the agreement reads back and waits: nothing a graph could replay
+      if (this.device.isCapturing) {
+        if (plan.created) plan.result.dispose();
+        throw new GraphCaptureError(`${plan.text} on rank ${this.rank} of ${this.size} (${this.device}): checkShapes waits for the device before ` +
+          'each collective, which cannot be captured into a graph; make the communicator without checkShapes (or run this work outside captureGraph)');
+      }
       try { agreeOnPlan(this, plan); } catch (e) { if (plan.created) plan.result.dispose(); throw e; }
     }
     this.queue(plan);

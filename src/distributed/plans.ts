@@ -6,6 +6,7 @@ import type { DevicePtr } from '../runtime/gpu.ts';
 import { ShapeError } from '../errors.ts';
 import { checkAliasing, checkOutNumel, checkPeer, checkSameDType, checkSameShape, checkTensor, desc, where, type RankCtx } from './checks.ts';
 import { ncclDType, ncclRedOp, type LibraryLevel, type ReduceOpName } from './nccl-types.ts';
+import { NCCL_CONST } from '../ffi/nccl.ts';
 
 export type PlanKind = 'allReduce' | 'allGather' | 'reduceScatter' | 'broadcast' | 'reduce' | 'send' | 'recv';
 
@@ -36,6 +37,18 @@ export interface RootReduceOptions extends RootOptions { readonly op?: ReduceOpN
 
 const ptr = (t: Tensor): DevicePtr => t.storage.ptrAt(t.layout.offset);
 
+/**
+ * The reduce op's code for this communicator. On one rank avg is the input itself, and goes to
+ * the library as sum, which it runs as a plain copy (or nothing, in place): its one-rank avg
+ * kernel (NCCL before 2.29.7, NVIDIA/nccl#1950, and RCCL before its port of that fix) splits the
+ * elements over its blocks with a rounded-down share and leaves the last count % blocks of them
+ * unwritten, e.g. element 65536 of an f64 [65537] reduce-scatter out of place.
+ */
+function redOpCode(c: RankCtx, op: ReduceOpName, t: Tensor, lib: LibraryLevel): number {
+  const code = ncclRedOp(c.op, op, t.dtype, lib);
+  return op === 'avg' && c.size === 1 ? NCCL_CONST.ncclSum : code;
+}
+
 function outOrNew(c: RankCtx, input: Tensor, out: Tensor | undefined, shape: readonly number[]): Tensor {
   if (out) {
     checkTensor(c, 'out', out);
@@ -48,7 +61,7 @@ function outOrNew(c: RankCtx, input: Tensor, out: Tensor | undefined, shape: rea
 export function planAllReduce(c: RankCtx, lib: LibraryLevel, t: Tensor, o: ReduceOptions = {}): Plan {
   const op = o.op ?? 'sum';
   checkTensor(c, 'input', t);
-  const dtype = ncclDType(c.op, t.dtype, lib), redOp = ncclRedOp(c.op, op, t.dtype, lib);
+  const dtype = ncclDType(c.op, t.dtype, lib), redOp = redOpCode(c, op, t, lib);
   const out = o.out ? outOrNew(c, t, o.out, t.layout.shape) : t;
   if (out !== t) { checkSameShape(c, t, out); checkAliasing(c, t, out); }
   return { kind: 'allReduce', send: ptr(t), recv: ptr(out), count: t.numel, dtype, redOp, rank: -1, result: out, created: out !== t && out !== o.out, shape: t.layout.shape, text: `allReduce(${op}) ${desc(t)}` };
@@ -69,7 +82,7 @@ export function planAllGather(c: RankCtx, lib: LibraryLevel, t: Tensor, o: OutOp
 export function planReduceScatter(c: RankCtx, lib: LibraryLevel, t: Tensor, o: ReduceOptions = {}): Plan {
   const op = o.op ?? 'sum';
   checkTensor(c, 'input', t);
-  const dtype = ncclDType(c.op, t.dtype, lib), redOp = ncclRedOp(c.op, op, t.dtype, lib);
+  const dtype = ncclDType(c.op, t.dtype, lib), redOp = redOpCode(c, op, t, lib);
   if (t.numel % c.size !== 0) {
     throw new ShapeError(`${where(c)}: the input ${desc(t)} has ${t.numel} elements, not a multiple of the ${c.size} ranks`);
   }
@@ -97,7 +110,7 @@ export function planReduce(c: RankCtx, lib: LibraryLevel, t: Tensor, o: RootRedu
   const root = o.root ?? 0, op = o.op ?? 'sum';
   checkPeer(c, 'root', root);
   checkTensor(c, 'input', t);
-  const dtype = ncclDType(c.op, t.dtype, lib), redOp = ncclRedOp(c.op, op, t.dtype, lib);
+  const dtype = ncclDType(c.op, t.dtype, lib), redOp = redOpCode(c, op, t, lib);
   const out = o.out ? outOrNew(c, t, o.out, t.layout.shape) : t;
   if (out !== t) { checkSameShape(c, t, out); checkAliasing(c, t, out); }
   return { kind: 'reduce', send: ptr(t), recv: ptr(out), count: t.numel, dtype, redOp, rank: root, result: out, created: out !== t && out !== o.out, shape: t.layout.shape, text: `reduce(${op}, root ${root}) ${desc(t)}` };

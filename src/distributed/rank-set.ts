@@ -1,8 +1,8 @@
 // What tensor-parallel layers need from "the ranks": how many there are, which of them this process
 // holds (one in a multi-process job, all of them in a DeviceGroup) with their devices, and a sum
-// all-reduce and an all-gather over one tensor per held rank. simulatedRanks() holds every rank on
-// one device and does both with plain tensor ops: the layers' arithmetic is then checkable on the
-// CPU, with no GPU or collectives library.
+// all-reduce, an all-gather and a broadcast over one tensor per held rank. simulatedRanks() holds
+// every rank on one device and does all three with plain tensor ops: the layers' arithmetic is
+// then checkable on the CPU, with no GPU or collectives library.
 import { Device } from '../device.ts';
 import { Tensor } from '../tensor.ts';
 import { TensorError } from '../errors.ts';
@@ -20,6 +20,8 @@ export interface RankSet {
   allReduceSum(ts: readonly Tensor[]): Tensor[];
   /** every rank's tensor one after another along a new leading dim: [size, ...shape] */
   allGather(ts: readonly Tensor[]): Tensor[];
+  /** rank `root`'s tensor into every rank's, in place (returns the same tensors) */
+  broadcast(ts: readonly Tensor[], root: number): Tensor[];
 }
 
 export function rankSet(x: Communicator | DeviceGroup): RankSet {
@@ -29,6 +31,7 @@ export function rankSet(x: Communicator | DeviceGroup): RankSet {
       size: g.size, ranks: g.comms.map((c) => c.rank), devices: g.devices,
       allReduceSum: (ts) => g.allReduce(ts, { op: 'sum' }),
       allGather: (ts) => g.allGather(ts, { out: ts.map((t, i) => Tensor.empty([g.size, ...t.layout.shape], t.dtype, g.devices[i]!)) }),
+      broadcast: (ts, root) => g.broadcast(ts, { root }),
     };
   }
   const c = x;
@@ -40,6 +43,7 @@ export function rankSet(x: Communicator | DeviceGroup): RankSet {
     size: c.size, ranks: [c.rank], devices: [c.device],
     allReduceSum: (ts) => [c.allReduce(one(ts), { op: 'sum' })],
     allGather: (ts) => { const t = one(ts); return [c.allGather(t, { out: Tensor.empty([c.size, ...t.layout.shape], t.dtype, c.device) })]; },
+    broadcast: (ts, root) => [c.broadcast(one(ts), { root })],
   };
 }
 
@@ -62,6 +66,12 @@ export function simulatedRanks(size: number, device: Device = Device.cpu()): Ran
     allGather: (ts) => {
       const s = Tensor.stack(all(ts), 0);
       return ts.map((_, i) => (i === 0 ? s : s.add(0)));
+    },
+    broadcast: (ts, root) => {
+      const xs = all(ts);
+      if (!Number.isInteger(root) || root < 0 || root >= size) throw new TensorError(`simulatedRanks: root ${root} is not a rank (0 .. ${size - 1})`);
+      for (const [i, t] of xs.entries()) if (i !== root) t.sliceSet(xs[root]!, 0, 0);
+      return [...xs];
     },
   };
 }

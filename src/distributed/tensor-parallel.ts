@@ -99,7 +99,8 @@ export interface RowParallelOptions {
   readonly splitInput?: boolean;
 }
 
-/** y = x W^T + b with W's input features split over the ranks: partial sums, then one all-reduce */
+/** y = x W^T + b with W's input features split over the ranks: partial sums (the bias in rank
+ *  0's), then one all-reduce */
 export class RowParallelLinear {
   constructor(readonly local: readonly Linear[], readonly bias: readonly Tensor[] | null, readonly ranks: RankSet, readonly options: RowParallelOptions = {}) {
     checkCount('RowParallelLinear', ranks, local);
@@ -118,16 +119,23 @@ export class RowParallelLinear {
 
   get inFeatures(): number { return this.local[0]!.inFeatures * this.ranks.size; }
 
-  forward(xs: readonly Tensor[]): Tensor[] {
+  /**
+   * xs: each held rank's input (its slice, unless splitInput); `residuals`, one per held rank and
+   * alike on every rank, are added to the output (a transformer block's residual stream)
+   */
+  forward(xs: readonly Tensor[], residuals?: readonly Tensor[]): Tensor[] {
     checkCount('RowParallelLinear.forward', this.ranks, xs);
+    if (residuals) checkCount('RowParallelLinear.forward residuals', this.ranks, residuals);
     return tidy(() => {
       const k = this.local[0]!.inFeatures;
       const parts = xs.map((x, i) => {
         const xi = this.options.splitInput ? x.narrow(-1, this.ranks.ranks[i]! * k, k).contiguous() : x;
-        return this.local[i]!.forward(xi);
+        // the bias and the residual go into rank 0's partial sum alone, so that the sum holds
+        // them once with no add after it (for one row on a GPU they ride in rank 0's GEMV kernel)
+        const first = this.ranks.ranks[i] === 0;
+        return xi.linear(this.local[i]!.weight, first ? { bias: this.bias?.[i] ?? null, residual: residuals?.[i] ?? null } : {});
       });
-      const sums = this.ranks.allReduceSum(parts);
-      return this.bias ? sums.map((s, i) => s.add(this.bias![i]!)) : sums;
+      return this.ranks.allReduceSum(parts);
     });
   }
   dispose(): void { for (const l of this.local) l.dispose(); for (const b of this.bias ?? []) b.dispose(); }

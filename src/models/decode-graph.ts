@@ -3,7 +3,9 @@
 // the position (rotary rows, the KV-cache write and the attention mask are all taken from it),
 // and the uniform numbers of the sampler (uploaded for every step ahead of time). The step ends
 // by writing its sampled ids and the next position back into those inputs, so the host only
-// replays and reads the ids.
+// replays and reads the ids. Under tensor parallelism the layers' all-reduces and the broadcast
+// of rank 0's ids are captured with the rest: the collectives library records them into the
+// graph, and every rank replays its own graph in step with the others.
 import { Tensor } from '../tensor.ts';
 import type { Graph } from '../graph.ts';
 import { TensorError } from '../errors.ts';
@@ -61,6 +63,7 @@ export class DecodeGraph {
       const last = logits.reshape([b, logits.dim(2)]);
       const u = this.uniforms ? this.uniforms.indexSelect(this.step, 0).reshape([b, 1]) : undefined;
       const next = sampler.sample(last, u);
+      model.shareIds(next);
       // feed the next replay: its tokens, position and step
       this.tokens.sliceSet(next.reshape([b, 1]), 1, 0);
       this.pos.sliceSet(this.pos.add(1), 0, 0);

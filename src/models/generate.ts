@@ -110,6 +110,7 @@ function step(model: LlamaModel, ids: Tensor, cache: KVCache, sampler: Sampler):
   const logits = model.forward(ids, cache, { lastOnly: true });
   const last = logits.reshape([logits.dim(0), logits.dim(2)]);
   const out = sampler.sample(last);
+  model.shareIds(out);
   logits.dispose(); last.dispose();
   return out;
 }

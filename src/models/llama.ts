@@ -1,7 +1,9 @@
 // A Llama-family decoder (Hugging Face model_type llama, mistral, qwen2) built from nn/: token
 // embedding, N blocks of (RMSNorm, grouped-query attention over a KV cache, RMSNorm, SwiGLU
 // MLP) with residuals, a final RMSNorm and the LM head (tied to the embedding or not).
-// Only the public Tensor API is used, so it runs on every device, the CPU included.
+// Only the public Tensor API is used, so it runs on every device, the CPU included. With the `tp`
+// option each process of a tensor-parallel job loads and runs one shard (llama-shard.ts): the
+// attention by heads and the MLP by features, one all-reduce after o_proj and one after down_proj.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tensor, toDevice, type DeviceLike } from '../tensor.ts';
@@ -9,7 +11,7 @@ import type { Device } from '../device.ts';
 import { DTYPE_INFO, type DType } from '../dtype.ts';
 import { TensorError } from '../errors.ts';
 import { tidy } from '../scope.ts';
-import { Linear } from '../nn/linear.ts';
+import { Linear, type Projection } from '../nn/linear.ts';
 import { RMSNorm } from '../nn/norm.ts';
 import { Embedding } from '../nn/embedding.ts';
 import { RotaryEmbedding, ropeInverseFrequencies } from '../nn/rotary.ts';
@@ -18,6 +20,9 @@ import { GatedMLP } from '../nn/mlp.ts';
 import { KVCache } from '../nn/kv-cache.ts';
 import { loadChecked, type WeightSource } from '../nn/weights.ts';
 import { parseLlamaConfig, type LlamaConfig } from './llama-config.ts';
+import { llamaShard, shardSlices, type LlamaShard, type WeightSlice } from './llama-shard.ts';
+import { tensorParallelRank, type TensorParallelOption, type TensorParallelRank } from '../distributed/tp-rank.ts';
+import { RankRowParallel } from '../distributed/rank-projection.ts';
 
 export interface ModelLoadOptions {
   device?: DeviceLike;
@@ -25,6 +30,12 @@ export interface ModelLoadOptions {
   dtype?: DType;
   /** called after each weight: tensors loaded so far, and in all */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * this process's rank of a tensor-parallel job: the Communicator that initProcessGroup()
+   * returns (one rank per process, under `rocm-tensor launch`). The model loads only its shard
+   * onto that rank's device (`device` may be left out) and every rank must run the same calls.
+   */
+  tp?: TensorParallelOption;
 }
 
 interface Block {
@@ -44,6 +55,9 @@ export class LlamaModel {
     private readonly norm: RMSNorm,
     private readonly lmHead: Linear,
     readonly rope: RotaryEmbedding,
+    /** this rank's part under tensor parallelism, null on one device */
+    readonly shard: LlamaShard | null,
+    private readonly tp: TensorParallelRank | null,
   ) {}
 
   /** reads config.json from a Hugging Face model folder */
@@ -58,31 +72,60 @@ export class LlamaModel {
     return parseLlamaConfig(raw, path);
   }
 
-  /** builds the model from weights with Hugging Face names */
+  /** builds the model from weights with Hugging Face names (only this rank's shard with `tp`) */
   static async fromWeights(config: LlamaConfig, src: WeightSource, opts: ModelLoadOptions = {}): Promise<LlamaModel> {
-    const device = toDevice(opts.device);
-    const dtype = opts.dtype ?? (device.isCpu ? 'f32' : config.dtype ?? 'bf16');
     const c = config;
+    const tp = opts.tp ? tensorParallelRank('LlamaModel', opts.tp) : null;
+    if (tp && opts.device !== undefined && toDevice(opts.device) !== tp.device) {
+      throw new TensorError(`LlamaModel: device ${toDevice(opts.device)} was given, but tensor-parallel rank ${tp.rank} of ${tp.size} runs on ${tp.device}; leave device out`);
+    }
+    const device = tp ? tp.device : toDevice(opts.device);
+    const dtype = opts.dtype ?? (device.isCpu ? 'f32' : config.dtype ?? 'bf16');
+    const shard = tp ? llamaShard(c, tp.rank, tp.size) : null;
+    const cut = shard ? shardSlices(shard, c.headDim) : null;
     const at = { device, dtype };
     const perLayer = 9 + (c.qkvBias ? 3 : 0) + (c.outBias ? 1 : 0) + (c.mlpBias ? 3 : 0);
     const total = 2 + (c.tieEmbeddings ? 0 : 1) + c.layers * perLayer;
     let done = 0;
     const owned: { dispose(): void }[] = [];
-    const get = async (name: string, shape: number[]): Promise<Tensor> => {
+    /** a weight of the full `shape`, or only `slice` of it */
+    const get = async (name: string, shape: number[], slice?: WeightSlice): Promise<Tensor> => {
       const t = await loadChecked(src, name, shape, at);
       opts.onProgress?.(++done, total);
-      return t;
+      if (!slice) return t;
+      // the loader reads whole tensors: this rank's part is copied out and the rest freed at
+      // once, so a device holds one whole weight at a time, never the whole model
+      const v = t.narrow(slice.dim, slice.start, slice.length);
+      const part = Tensor.cat([v], slice.dim);
+      v.dispose(); t.dispose();
+      return part;
     };
-    /** weights (and biases) of several projections stacked into one [sum out, in] Linear */
-    const fused = async (names: string[], outs: number[], inF: number, bias: boolean): Promise<Linear> => {
+    const cat = (ts: Tensor[]): Tensor => { if (ts.length === 1) return ts[0]!; const t = Tensor.cat(ts, 0); for (const x of ts) x.dispose(); return t; };
+    /** weights (and biases) of several projections stacked into one [sum out, in] Linear; with
+     *  `rows`, each projection's rows of this rank (column-parallel) */
+    const fused = async (parts: readonly { name: string; out: number; rows?: WeightSlice }[], inF: number, bias: boolean): Promise<Linear> => {
       // one at a time: loads share the device's staging buffer
       const ws: Tensor[] = [], bs: Tensor[] = [];
-      for (const [i, n] of names.entries()) ws.push(await get(`${n}.weight`, [outs[i]!, inF]));
-      if (bias) for (const [i, n] of names.entries()) bs.push(await get(`${n}.bias`, [outs[i]!]));
-      const cat = (ts: Tensor[]): Tensor => { if (ts.length === 1) return ts[0]!; const t = Tensor.cat(ts, 0); for (const x of ts) x.dispose(); return t; };
+      try {
+        for (const p of parts) ws.push(await get(`${p.name}.weight`, [p.out, inF], p.rows));
+        if (bias) for (const p of parts) bs.push(await get(`${p.name}.bias`, [p.out], p.rows));
+      } catch (e) {
+        for (const t of [...ws, ...bs]) t.dispose();
+        throw e;
+      }
       const lin = new Linear(cat(ws), bias ? cat(bs) : null);
       owned.push(lin);
       return lin;
+    };
+    /** a projection whose input features split over the ranks (row-parallel): this rank's
+     *  columns, the whole bias, and the all-reduce; a plain Linear on one device */
+    const reducing = async (name: string, out: number, inF: number, bias: boolean, cols?: WeightSlice): Promise<Projection> => {
+      const w = await get(`${name}.weight`, [out, inF], cols);
+      let b: Tensor | null = null;
+      try { if (bias) b = await get(`${name}.bias`, [out]); } catch (e) { w.dispose(); throw e; }
+      const proj = tp ? new RankRowParallel(w, b, tp.ranks) : new Linear(w, b);
+      owned.push(proj);
+      return proj;
     };
     try {
       const h = c.hiddenSize, d = c.headDim;
@@ -93,15 +136,23 @@ export class LlamaModel {
         const p = `model.layers.${l}`;
         const inNorm = new RMSNorm(await get(`${p}.input_layernorm.weight`, [h]), c.rmsNormEps);
         owned.push(inNorm);
-        const qkv = await fused([`${p}.self_attn.q_proj`, `${p}.self_attn.k_proj`, `${p}.self_attn.v_proj`], [c.heads * d, c.kvHeads * d, c.kvHeads * d], h, c.qkvBias);
-        const o = await fused([`${p}.self_attn.o_proj`], [h], c.heads * d, c.outBias);
+        const qkv = await fused([
+          { name: `${p}.self_attn.q_proj`, out: c.heads * d, rows: cut?.q },
+          { name: `${p}.self_attn.k_proj`, out: c.kvHeads * d, rows: cut?.kv },
+          { name: `${p}.self_attn.v_proj`, out: c.kvHeads * d, rows: cut?.kv },
+        ], h, c.qkvBias);
+        const o = await reducing(`${p}.self_attn.o_proj`, h, c.heads * d, c.outBias, cut?.o);
         const postNorm = new RMSNorm(await get(`${p}.post_attention_layernorm.weight`, [h]), c.rmsNormEps);
         owned.push(postNorm);
-        const gateUp = await fused([`${p}.mlp.gate_proj`, `${p}.mlp.up_proj`], [c.intermediateSize, c.intermediateSize], h, c.mlpBias);
-        const down = await fused([`${p}.mlp.down_proj`], [h], c.intermediateSize, c.mlpBias);
+        const gateUp = await fused([
+          { name: `${p}.mlp.gate_proj`, out: c.intermediateSize, rows: cut?.gateUp },
+          { name: `${p}.mlp.up_proj`, out: c.intermediateSize, rows: cut?.gateUp },
+        ], h, c.mlpBias);
+        const down = await reducing(`${p}.mlp.down_proj`, h, c.intermediateSize, c.mlpBias, cut?.down);
+        const heads = shard?.heads ?? c.heads, kvHeads = shard?.kvHeads ?? c.kvHeads;
         blocks.push({
           inNorm, postNorm,
-          attn: new CausalSelfAttention(qkv, o, { heads: c.heads, kvHeads: c.kvHeads, headDim: d, window: c.windows[l] ?? null }),
+          attn: new CausalSelfAttention(qkv, o, { heads, kvHeads, headDim: d, window: c.windows[l] ?? null }),
           mlp: new GatedMLP(gateUp, down),
         });
       }
@@ -111,17 +162,17 @@ export class LlamaModel {
       const headW = c.tieEmbeddings ? embed.weight.view(embed.weight.layout) : await get('lm_head.weight', [c.vocabSize, h]);
       const lmHead = new Linear(headW);
       const rope = new RotaryEmbedding(ropeInverseFrequencies(d, c.ropeTheta, c.ropeScaling), device, dtype);
-      return new LlamaModel(c, device, dtype, embed, blocks, norm, lmHead, rope);
+      return new LlamaModel(c, device, dtype, embed, blocks, norm, lmHead, rope, shard, tp);
     } catch (e) {
       for (const m of owned) m.dispose();
       throw e;
     }
   }
 
-  /** bytes of every weight held (a tied head counted once) */
+  /** bytes of every weight held (a tied head counted once; this rank's shard under tensor parallelism) */
   weightBytes(): number {
     const size = (t: Tensor | null) => (t ? t.numel * DTYPE_INFO[t.dtype].size : 0);
-    const lin = (l: Linear) => size(l.weight) + size(l.bias);
+    const lin = (l: Projection) => size(l.weight) + size(l.bias);
     let n = size(this.embed.weight) + size(this.norm.weight) + (this.config.tieEmbeddings ? 0 : lin(this.lmHead));
     for (const b of this.blocks) {
       n += size(b.inNorm.weight) + size(b.postNorm.weight) + lin(b.attn.qkv) + lin(b.attn.out) + lin(b.mlp.gateUp) + lin(b.mlp.down);
@@ -136,7 +187,17 @@ export class LlamaModel {
       throw new TensorError(`newCache: batch and maxLen must be positive integers, got ${batch} and ${maxLen}`);
     }
     this.rope.reserve(maxLen);
-    return new KVCache({ layers: c.layers, batch, kvHeads: c.kvHeads, maxLen, headDim: c.headDim }, this.device, this.dtype);
+    // under tensor parallelism each rank caches the key/value heads it computes
+    return new KVCache({ layers: c.layers, batch, kvHeads: this.shard?.kvHeads ?? c.kvHeads, maxLen, headDim: c.headDim }, this.device, this.dtype);
+  }
+
+  /**
+   * Under tensor parallelism, rank 0's sampled ids into every rank's `ids` (a broadcast, in
+   * place), so that all ranks feed the same tokens even where their logits differ in the last
+   * bit; nothing on one device. Queued like any op, so it also goes into a captured graph.
+   */
+  shareIds(ids: Tensor): void {
+    if (this.tp) this.tp.ranks.broadcast([ids], 0);
   }
 
   /**

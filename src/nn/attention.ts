@@ -4,7 +4,7 @@
 // cache's narrowed views with the diagonal aligned bottom-right (the last query sees the last
 // key), so prefill, chunked prefill and decode are one code path.
 import { Tensor } from '../tensor.ts';
-import type { Linear } from './linear.ts';
+import type { Projection } from './linear.ts';
 import type { RotaryEmbedding } from './rotary.ts';
 import type { KVCache } from './kv-cache.ts';
 import { tidy } from '../scope.ts';
@@ -34,8 +34,8 @@ export interface DevicePositions {
 
 export class CausalSelfAttention {
   constructor(
-    readonly qkv: Linear,
-    readonly out: Linear,
+    readonly qkv: Projection,
+    readonly out: Projection,
     readonly shape: AttentionShape,
   ) {}
 

@@ -4,13 +4,26 @@
 import type { Tensor } from '../tensor.ts';
 import type { LinearOptions } from '../ops/linear.ts';
 
-export class Linear {
+/** what a projection can fold in around its product (the bias is its own) */
+export type ProjectionFusion = Omit<LinearOptions, 'bias'>;
+
+/** what a layer calls a projection: a Linear, or a tensor-parallel one that holds a slice of it */
+export interface Projection {
+  readonly weight: Tensor;
+  readonly bias: Tensor | null;
+  readonly inFeatures: number;
+  readonly outFeatures: number;
+  forward(x: Tensor, fused?: ProjectionFusion): Tensor;
+  dispose(): void;
+}
+
+export class Linear implements Projection {
   constructor(readonly weight: Tensor, readonly bias: Tensor | null = null) {}
   get inFeatures(): number { return this.weight.dim(1); }
   get outFeatures(): number { return this.weight.dim(0); }
 
   /** x [..., in] -> [..., out]; `fused`: the norm, activation and residual folded in */
-  forward(x: Tensor, fused: Omit<LinearOptions, 'bias'> = {}): Tensor {
+  forward(x: Tensor, fused: ProjectionFusion = {}): Tensor {
     return x.linear(this.weight, { ...fused, bias: this.bias });
   }
   dispose(): void { this.weight.dispose(); this.bias?.dispose(); }

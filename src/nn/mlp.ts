@@ -2,7 +2,7 @@
 // into one projection [2 * ff, hidden] so the step runs one GEMM for both. The norm before it
 // and the residual add after it can be folded in (one kernel each side at batch 1 on a GPU).
 import type { Tensor } from '../tensor.ts';
-import type { Linear } from './linear.ts';
+import type { Projection } from './linear.ts';
 import type { RmsNormSpec } from '../ops/linear.ts';
 import { tidy } from '../scope.ts';
 
@@ -14,7 +14,7 @@ export interface BlockFusion {
 }
 
 export class GatedMLP {
-  constructor(readonly gateUp: Linear, readonly down: Linear) {}
+  constructor(readonly gateUp: Projection, readonly down: Projection) {}
   get ff(): number { return this.gateUp.outFeatures / 2; }
 
   forward(x: Tensor, fused: BlockFusion = {}): Tensor {

@@ -7,14 +7,14 @@
 // tensor-parallel layers' arithmetic on simulated ranks.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Tensor, DTYPES, ShapeError, DTypeError, DisposedError, TensorError, Linear, GatedMLP, type DType } from '../../src/index.ts';
+import { Tensor, DTYPES, ShapeError, DTypeError, DisposedError, TensorError, GraphCaptureError, Linear, GatedMLP, type DType } from '../../src/index.ts';
 import { DeviceGroup } from '../../src/distributed/group.ts';
 import { initProcessGroup } from '../../src/distributed/init.ts';
 import { CollectiveError, CollectiveTimeoutError } from '../../src/distributed/errors.ts';
 import { ncclDType, ncclRedOp, ncclVersionText, REDUCE_OPS } from '../../src/distributed/nccl-types.ts';
 import { encodePlan, disagreement, describeWords } from '../../src/distributed/agreement.ts';
 import { planAllReduce } from '../../src/distributed/plans.ts';
-import { simulatedRanks } from '../../src/distributed/rank-set.ts';
+import { rankSet, simulatedRanks } from '../../src/distributed/rank-set.ts';
 import { ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP } from '../../src/distributed/tensor-parallel.ts';
 import { freePort } from '../../src/distributed/launch.ts';
 import { NCCL_CONST } from '../../src/ffi/nccl.ts';
@@ -89,6 +89,39 @@ test('every dtype and op reaches the library with its codes', () => {
       assert.is(a[3], ncclDType('x', dt, NEW), `${dt} ${op}`);
       assert.is(a[4], ncclRedOp('x', op, dt, NEW), `${dt} ${op}`);
     }
+  }
+});
+
+test('avg over one rank reaches the library as sum (its one-rank avg kernel drops tail elements); over two as avg', async () => {
+  // an odd count that NCCL < 2.29.7 splits unevenly over its one-rank kernel's 32 blocks
+  const n = 65537;
+  for (const size of [1, 2]) {
+    const gpus = fakeGpus(size), f = fakeNccl();
+    const g = DeviceGroup.create(gpus.devices, { nccl: f.nccl });
+    const want = size === 1 ? NCCL_CONST.ncclSum : NCCL_CONST.ncclAvg;
+    for (const dt of ['f64', 'f32', 'bf16'] as const) {
+      f.calls.length = 0;
+      const ins = gpus.devices.map((dev) => Tensor.empty([n * size], dt, dev));
+      const outs = g.reduceScatter(ins, { op: 'avg' });
+      const rs = f.of('ncclReduceScatter').map((c) => c.args);
+      assert.equal(rs.map((a) => [a[0], a[1], a[2], a[4]]), ins.map((t, k) => [ptr(t), ptr(outs[k]!), n, want]), `reduceScatter ${dt} over ${size}`);
+      g.allReduce(ins, { op: 'avg', out: gpus.devices.map((dev) => Tensor.empty([n * size], dt, dev)) });
+      g.reduce(ins, { op: 'avg', out: gpus.devices.map((dev) => Tensor.empty([n * size], dt, dev)) });
+      for (const fn of ['ncclAllReduce', 'ncclReduce'] as const) assert.ok(f.of(fn).every((c) => c.args[4] === want), `${fn} ${dt} over ${size}`);
+    }
+    // the other ops keep their codes on one rank, and integer avg is still refused
+    f.calls.length = 0;
+    g.allReduce(gpus.devices.map((dev) => Tensor.empty([3], 'f32', dev)), { op: 'max' });
+    assert.is(f.of('ncclAllReduce')[0]!.args[4], NCCL_CONST.ncclMax);
+    throwsLike(() => g.allReduce(gpus.devices.map((dev) => Tensor.empty([3], 'i64', dev)), { op: 'avg' }), DTypeError, /avg is for float dtypes/);
+    if (size === 1) {
+      const one = await initProcessGroup({ env: { rank: 0, worldSize: 1, localRank: 0, masterAddr: '127.0.0.1', masterPort: 1 }, device: gpus.devices[0]!, nccl: f.nccl });
+      f.calls.length = 0;
+      one.allReduce(Tensor.empty([n], 'f64', gpus.devices[0]!), { op: 'avg' });
+      assert.is(f.of('ncclAllReduce')[0]!.args[4], NCCL_CONST.ncclSum, 'a one-rank process group as well');
+      one.destroy();
+    }
+    g.destroy();
   }
 });
 
@@ -252,6 +285,40 @@ test('initProcessGroup: rank 0\'s unique id reaches rank 1 through the rendezvou
   assert.is(process.env.NCCL_RUNTIME_CONNECT, '0', 'peers connect at init');
 });
 
+test('inside a graph capture the tensor-parallel collectives only call the library: no wait, no readback; checkShapes refuses', async () => {
+  const gpus = fakeGpus(2), f0 = fakeNccl(22803, 7), f1 = fakeNccl(22803, 99);
+  const env = { worldSize: 2, masterAddr: '127.0.0.1', masterPort: await freePort(), localRank: 0 };
+  const [c0, c1] = await Promise.all([
+    initProcessGroup({ env: { ...env, rank: 0 }, device: gpus.devices[0]!, nccl: f0.nccl, rendezvousTimeoutMs: 5000 }),
+    initProcessGroup({ env: { ...env, rank: 1, localRank: 1 }, device: gpus.devices[1]!, nccl: f1.nccl, rendezvousTimeoutMs: 5000, checkShapes: true }),
+  ]);
+  const dev = gpus.devices[0]!;
+  const t = Tensor.empty([4, 8], 'f32', dev), ids = Tensor.empty([1], 'u32', dev);
+  // every runtime call from here on is recorded; the device says it is capturing
+  const used: string[] = [];
+  const rt = dev.runtime as unknown as Record<string, unknown>;
+  const spy = new Proxy(rt, {
+    get: (o, k) => {
+      const v = o[k as string];
+      return typeof v === 'function' ? (...a: unknown[]) => { used.push(String(k)); return (v as (...x: unknown[]) => unknown).apply(o, a); } : v;
+    },
+  });
+  Object.defineProperty(dev, 'runtime', { value: spy, configurable: true });
+  Object.defineProperty(dev, 'isCapturing', { value: true, configurable: true });
+  f0.calls.length = 0;
+  const set = rankSet(c0);
+  assert.ok(set.allReduceSum([t])[0] === t, 'the row-parallel all-reduce is in place');
+  set.broadcast([ids], 0);
+  assert.equal(f0.calls.map((c) => c.fn), ['ncclAllReduce', 'ncclBroadcast']);
+  assert.equal([...new Set(used)].sort(), ['callForeign', 'nativeStream'], 'only the native stream and the foreign call');
+  // rank 1 asks for the agreement step, which waits for the device: refused during a capture
+  const dev1 = gpus.devices[1]!;
+  Object.defineProperty(dev1, 'isCapturing', { value: true, configurable: true });
+  f1.calls.length = 0;
+  throwsLike(() => c1.allReduce(Tensor.empty([4], 'f32', dev1)), GraphCaptureError, /allReduce\(sum\) f32 \[4\] on rank 1 of 2 \(cuda:1\): checkShapes waits for the device/);
+  assert.is(f1.calls.length, 0, 'nothing queued');
+});
+
 test('initProcessGroup: a rank with another library version is refused by rank 0', async () => {
   const gpus = fakeGpus(2);
   const env = { worldSize: 2, masterAddr: '127.0.0.1', masterPort: await freePort(), localRank: 0 };
@@ -328,6 +395,15 @@ for (const size of [1, 2, 4]) {
     await close(gathered[0]!, new Linear(gateUp).forward(x), 1e-5, 'fused blocks gathered back in order');
   });
 }
+
+test('simulated ranks: broadcast writes the root\'s tensor into every rank\'s, in place', () => {
+  const r = simulatedRanks(3);
+  const ts = [0, 1, 2].map((k) => Tensor.from([k, 10 + k], { dtype: 'u32' }));
+  const out = r.broadcast(ts, 2);
+  assert.ok(out.every((t, i) => t === ts[i]), 'the same tensors back');
+  assert.equal(ts.map((t) => Array.from(t.toArraySync(), Number)), [[2, 12], [2, 12], [2, 12]]);
+  throwsLike(() => r.broadcast(ts, 3), TensorError, /root 3 is not a rank \(0 \.\. 2\)/);
+});
 
 test('tensor-parallel shapes that do not split are refused', () => {
   const ranks = simulatedRanks(3);

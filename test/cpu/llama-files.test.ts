@@ -65,10 +65,10 @@ test('folders: text in, text out; chat template; stop ids from generation_config
 });
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-function cli(args: string[]) {
+function cli(args: string[], env: Record<string, string> = {}) {
   const bun = typeof (process.versions as Record<string, string | undefined>).bun === 'string';
   const argv = bun ? [CLI, ...args] : ['--import', 'tsx', CLI, ...args];
-  return spawnSync(process.execPath, argv, { encoding: 'utf8', env: { ...process.env, ROCM_TENSOR_DEVICE: 'cpu' } });
+  return spawnSync(process.execPath, argv, { encoding: 'utf8', env: { ...process.env, ROCM_TENSOR_DEVICE: 'cpu', ...env } });
 }
 
 test('cli: generate --json on the CPU; --ids; errors', async () => {
@@ -91,6 +91,17 @@ test('cli: generate --json on the CPU; --ids; errors', async () => {
   assert.ok(badT.status !== 0 && badT.stderr.includes('--temperature'), badT.stderr);
   const missing = cli(['generate', join(root, 'nope'), '--ids', '1', '--device', 'cpu']);
   assert.ok(missing.status !== 0 && missing.stderr.includes('config.json'), missing.stderr);
+});
+
+test('cli: generate as a rank of a launched job (WORLD_SIZE 2): --device refused; a rank without a GPU told so', async () => {
+  const { dir } = await writeModelFolder(root, FOLDERS[0]!);
+  const job = { RANK: '1', WORLD_SIZE: '2', LOCAL_RANK: '1', MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29999' };
+  const dev = cli(['generate', dir, '--ids', '1,2', '--device', 'cpu'], job);
+  assert.ok(dev.status !== 0 && dev.stderr.includes('started as one of 2 ranks (WORLD_SIZE), each on GPU LOCAL_RANK; leave out --device cpu'), dev.stderr);
+  const noGpu = cli(['generate', dir, '--ids', '1,2'], { ...job, ROCM_TENSOR_HIP_LIB: '/nonexistent/libamdhip64.so', ROCM_TENSOR_CUDA_LIB: '/nonexistent/libcuda.so' });
+  assert.ok(noGpu.status !== 0 && /each rank needs a GPU|LOCAL_RANK 1 needs/.test(noGpu.stderr), noGpu.stderr);
+  const badEnv = cli(['generate', dir, '--ids', '1,2'], { ...job, MASTER_PORT: '' });
+  assert.ok(badEnv.status !== 0 && badEnv.stderr.includes('MASTER_PORT is not set'), badEnv.stderr);
 });
 
 test.run();
