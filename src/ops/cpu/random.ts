@@ -2,7 +2,8 @@
 // Philox words of src/ops/cpu/philox.ts (which documents the seed and counter mapping). The
 // loops are written for speed (typed arrays, no BigInt, one block of four words at a time).
 import { numberToBf16Bits, numberToF16Bits, roundTo, DTYPE_INFO, type DType, type HostArray } from '../../dtype.ts';
-import { block, boxMuller, logU24, mulhi, roundKeys } from './philox.ts';
+import { block, logU24, mulhi, roundKeys } from './philox.ts';
+import { normalOfWord } from './normal.ts';
 
 const fr = Math.fround;
 const U24 = 2 ** -24, U53 = 2 ** -53;
@@ -44,14 +45,14 @@ export function rand(n: number, k0: number, k1: number, dtype: DType): HostArray
   return out;
 }
 
-/** standard normal: Box-Muller on words (0, 1) and (2, 3) of each block, in f32; f64 is the
- *  f32 value widened, f16/bf16 the f32 value rounded */
+/** standard normal: the inverse normal CDF of each word (normal.ts), in f32; f64 is the f32
+ *  value widened, f16/bf16 the f32 value rounded */
 export function randnF32(n: number, k0: number, k1: number): Float32Array {
   const ks = roundKeys(k0, k1), w = new Int32Array(4), out = new Float32Array(n);
   for (let b = 0, i = 0; i < n; b++, i += 4) {
     block(b, ks, w);
-    boxMuller(w[0]!, w[1]!, out, i, n);
-    if (i + 2 < n) boxMuller(w[2]!, w[3]!, out, i + 2, n);
+    const m = Math.min(4, n - i);
+    for (let k = 0; k < m; k++) out[i + k] = normalOfWord(w[k]!);
   }
   return out;
 }
