@@ -7,10 +7,10 @@
 // Floats: no fast-math functions (logf differs between vendors and from the host). randn's
 // inverse normal CDF (a table of cubics, randn-table.h) and multinomial's log are polynomials
 // evaluated with one rounding per operation, in the same order as the host; fused multiply-add
-// is off (CUDA: the __f*_rn intrinsics, which nvcc
-// never contracts; AMD: -ffp-contract=off and the pragma below), and division and sqrt are
-// the correctly rounded ones on both (CUDA: __fdiv_rn, __fsqrt_rn; AMD: the default
-// -fhip-fp32-correctly-rounded-divide-sqrt, named in the flags so it cannot drift).
+// is off (CUDA: the __f*_rn intrinsics, which nvcc never contracts; AMD: -ffp-contract=off and
+// the pragma below), and division and sqrt are the correctly rounded ones on both (CUDA:
+// __fdiv_rn, __fsqrt_rn; AMD: the default -fhip-fp32-correctly-rounded-divide-sqrt, named in
+// the flags so it cannot drift).
 //
 // Kernels (T a storage type, DT its dtype; n elements; y contiguous from element 0):
 //   rand_<DT>(T* y, u64 n, u32 k0, u32 k1)               DT float: uniform [0, 1)
