@@ -1,4 +1,5 @@
-// The CPU reference's random throughput (values a second, one thread): npx tsx bench/cpu-random.ts
+// The CPU's random throughput (values a second, one thread, best of 3 after two warm-up runs):
+//   npx tsx bench/cpu-random.ts [n]      bun bench/cpu-random.ts [n]
 import { Tensor, Device, type DType } from '../src/index.ts';
 
 const cpu = Device.cpu();
@@ -8,9 +9,12 @@ const cases: [string, (seed: number) => Tensor][] = [
   ['randn f32', (seed) => Tensor.randn([n], { seed, device: cpu })],
   ...(['f64', 'bf16'] as DType[]).map((dtype): [string, (seed: number) => Tensor] => [`randn ${dtype}`, (seed) => Tensor.randn([n], { seed, dtype, device: cpu })]),
   ['randint i64 [0, 1000)', (seed) => Tensor.randint(0, 1000, [n], { seed, device: cpu })],
+  ['bernoulli f32 p 0.3', (seed) => Tensor.bernoulli(0.3, { shape: [n], seed, device: cpu })],
 ];
+const where = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? 'bun' : `node ${process.version}`;
+console.log(`CPU random, ${where}`);
 for (const [name, make] of cases) {
-  make(0).dispose();  // warm up the JIT
+  make(0).dispose(); make(0).dispose();  // warm up the JIT (and the WebAssembly tier-up)
   const times: number[] = [];
   for (let r = 0; r < 3; r++) {
     const t0 = performance.now();

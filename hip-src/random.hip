@@ -4,12 +4,13 @@
 // takes word i & 3 of block i >> 2; 64-bit draws: words 2(i & 1) (high) and 2(i & 1) + 1 (low)
 // of block i >> 1. Everything comes from the kernel arguments, so a captured graph replays it.
 //
-// Floats: no fast-math functions (logf, sinf and cosf differ between vendors and from the
-// host). log, sin and cos are polynomials evaluated with one rounding per operation, in the
-// same order as the host; fused multiply-add is off (CUDA: the __f*_rn intrinsics, which nvcc
-// never contracts; AMD: -ffp-contract=off and the pragma below), and division and sqrt are
-// the correctly rounded ones on both (CUDA: __fdiv_rn, __fsqrt_rn; AMD: the default
-// -fhip-fp32-correctly-rounded-divide-sqrt, named in the flags so it cannot drift).
+// Floats: no fast-math functions (logf differs between vendors and from the host). randn's
+// inverse normal CDF (a table of cubics, randn-table.h) and multinomial's log are polynomials
+// evaluated with one rounding per operation, in the same order as the host; fused multiply-add
+// is off (CUDA: the __f*_rn intrinsics, which nvcc never contracts; AMD: -ffp-contract=off and
+// the pragma below), and division and sqrt are the correctly rounded ones on both (CUDA:
+// __fdiv_rn, __fsqrt_rn; AMD: the default -fhip-fp32-correctly-rounded-divide-sqrt, named in
+// the flags so it cannot drift).
 //
 // Kernels (T a storage type, DT its dtype; n elements; y contiguous from element 0):
 //   rand_<DT>(T* y, u64 n, u32 k0, u32 k1)               DT float: uniform [0, 1)
@@ -24,6 +25,7 @@
 // amd-flags: -ffp-contract=off -fhip-fp32-correctly-rounded-divide-sqrt
 #include "compat.h"
 #include "convert.h"
+#include "randn-table.h"
 
 #if defined(RT_HIP)
 #pragma clang fp contract(off)
@@ -47,20 +49,36 @@ RT_DEVICE float rsqrt_cr(float a) { return __builtin_sqrtf(a); }
 // ---- Philox 4x32-10 --------------------------------------------------------------------------
 struct Words { u32 w[4]; };
 
-RT_DEVICE Words philox_block(u64 b, u32 k0, u32 k1) {
+// The ten round keys, computed once before a grid loop. On CUDA each is passed through an empty
+// asm so the compiler cannot fold it back into "k0 + constant" inside the rounds, which costs an
+// add per key per block (AMD adds them on the scalar unit, from SGPRs).
+struct Keys {
+  u32 k[20];
+  RT_DEVICE Keys(u32 k0, u32 k1) {
+#pragma unroll
+    for (int r = 0; r < 10; r++) {
+      k[2 * r] = k0; k[2 * r + 1] = k1;
+#if defined(RT_CUDA)
+      asm volatile("" : "+r"(k[2 * r]), "+r"(k[2 * r + 1]));
+#endif
+      k0 += 0x9e3779b9u; k1 += 0xbb67ae85u;
+    }
+  }
+};
+
+RT_DEVICE Words philox_block(u64 b, const Keys& ks) {
   u32 c0 = (u32)b, c1 = (u32)(b >> 32), c2 = 0, c3 = 0;
 #pragma unroll
   for (int r = 0; r < 10; r++) {
     const u32 hi0 = __umulhi(0xd2511f53u, c0), lo0 = 0xd2511f53u * c0;
     const u32 hi1 = __umulhi(0xcd9e8d57u, c2), lo1 = 0xcd9e8d57u * c2;
-    c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;
-    k0 += 0x9e3779b9u; k1 += 0xbb67ae85u;
+    c0 = hi1 ^ c1 ^ ks.k[2 * r]; c1 = lo1; c2 = hi0 ^ c3 ^ ks.k[2 * r + 1]; c3 = lo0;
   }
   Words o; o.w[0] = c0; o.w[1] = c1; o.w[2] = c2; o.w[3] = c3;
   return o;
 }
 
-// ---- f32 log, sin, cos (constants as bits; the same ones as src/ops/cpu/philox.ts) --------------
+// ---- f32 log (constants as bits; the same ones as src/ops/cpu/philox.ts) ------------------------
 #define F(bits) __uint_as_float(bits##u)
 
 // log(k 2^-24) for an integer k in [1, 2^24]
@@ -80,40 +98,6 @@ RT_DEVICE float log_u24(u32 k) {
   const float ef = (float)e;
   const float inner = rsub(rsub(hfsq, radd(rmul(s, radd(hfsq, R)), rmul(ef, F(0x35bfbe8e)))), f);
   return rsub(rmul(ef, F(0x3f317200)), inner);
-}
-
-// sin and cos of 2 pi j 2^-24 for an integer j in [0, 2^24)
-RT_DEVICE void sincos_u24(u32 j, float& sn, float& cs) {
-  const u32 q = (j + 0x200000u) >> 22;
-  const float t = rmul((float)((int)j - (int)(q << 22)), 5.9604644775390625e-8f);  // exact
-  const float t2 = rmul(t, t);
-  float s = F(0x42283c1a);
-  s = radd(rmul(s, t2), F(0xc2996966));
-  s = radd(rmul(s, t2), F(0x42a335e3));
-  s = radd(rmul(s, t2), F(0xc2255de7));
-  s = radd(rmul(s, t2), F(0x40c90fdb));
-  s = rmul(s, t);
-  float c = F(0xc1d368f9);
-  c = radd(rmul(c, t2), F(0x4270fa83));
-  c = radd(rmul(c, t2), F(0xc2aae9e4));
-  c = radd(rmul(c, t2), F(0x4281e0f8));
-  c = radd(rmul(c, t2), F(0xc19de9e6));
-  c = radd(rmul(c, t2), 1.0f);
-  switch (q & 3u) {
-    case 0: sn = s; cs = c; break;
-    case 1: sn = c; cs = -s; break;
-    case 2: sn = -s; cs = -c; break;
-    default: sn = -c; cs = s;
-  }
-}
-
-// Box-Muller: (r cos, r sin), r = sqrt(-2 log(((a >> 8) + 1) 2^-24)), angle 2 pi (b >> 8) 2^-24
-RT_DEVICE void box_muller(u32 a, u32 b, float& z0, float& z1) {
-  const float r = rsqrt_cr(rmul(-2.0f, log_u24((a >> 8) + 1u)));  // -2 x is exact
-  float sn, cs;
-  sincos_u24(b >> 8, sn, cs);
-  z0 = rmul(r, cs);
-  z1 = rmul(r, sn);
 }
 
 RT_DEVICE float u24(u32 w) { return (float)(w >> 8) * 5.9604644775390625e-8f; }
@@ -149,11 +133,12 @@ template <class T>
 RT_DEVICE void rand32(T* y, u64 n, u32 k0, u32 k1) {
   constexpr int N = Vec16<T>::N, B = N / 4;
   const bool vec = aligned16(y);
-  grid_loop64((n + N - 1) / N, [&](u64 t) {
+  const Keys ks(k0, k1);
+  grid_loop((n + N - 1) / N, [&](u64 t) {
     Vec16<T> f;
 #pragma unroll
     for (int h = 0; h < B; h++) {
-      const Words w = philox_block(t * B + h, k0, k1);
+      const Words w = philox_block(t * B + h, ks);
 #pragma unroll
       for (int k = 0; k < 4; k++) f.v[4 * h + k] = unit_from_f32<T>(u24(w.w[k]));
     }
@@ -163,8 +148,9 @@ RT_DEVICE void rand32(T* y, u64 n, u32 k0, u32 k1) {
 
 RT_DEVICE void rand64(double* y, u64 n, u32 k0, u32 k1) {
   const bool vec = aligned16(y);
+  const Keys ks(k0, k1);
   grid_loop64((n + 1) >> 1, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
+    const Words w = philox_block(b, ks);
     Two<double> f;
     f.v[0] = u53(w.w[0], w.w[1]);
     f.v[1] = u53(w.w[2], w.w[3]);
@@ -172,35 +158,80 @@ RT_DEVICE void rand64(double* y, u64 n, u32 k0, u32 k1) {
   });
 }
 
+// ---- normal floats: the inverse normal CDF of one word (scripts/randn/gen-table.ts) -----------
+// The table sits in LDS, loaded once per block (coalesced) before the grid loop; every thread
+// of the block reaches the barrier.
+struct NormalTable {
+  float c[4 * RANDN_SEGMENTS];
+  RT_DEVICE void load() {
+    for (u32 i = threadIdx.x; i < 4 * RANDN_SEGMENTS; i += blockDim.x) c[i] = __uint_as_float(RANDN_TABLE[i]);
+    __syncthreads();
+  }
+  // v = f32(2 (w mod 2^31) + 1) rounded to nearest; segment (bits(v) >> 20) - 127 * 8; the cubic
+  // in d = v - (the segment's middle), which is exact; the sign is w's top bit
+  RT_DEVICE float normal(u32 w) const {
+    const float v = (float)((w << 1) | 1u);
+    const u32 vb = __float_as_uint(v), i = (vb >> 20) - 127u * 8u;
+    const float d = rsub(v, __uint_as_float((vb & 0xfff00000u) | 0x00080000u));
+    float z = c[3 * RANDN_SEGMENTS + i];
+    z = radd(rmul(z, d), c[2 * RANDN_SEGMENTS + i]);
+    z = radd(rmul(z, d), c[RANDN_SEGMENTS + i]);
+    z = radd(rmul(z, d), c[i]);
+    return __uint_as_float(__float_as_uint(z) ^ (w & 0x80000000u));
+  }
+};
+
+// f32 values into a vector of T, each rounded once to nearest even; f16/bf16 two at a time
+// (round_pair: one conversion instruction a pair on CUDA)
+template <class T> RT_DEVICE Vec16<T> narrow(const float* z) {
+  Vec16<T> f;
+#pragma unroll
+  for (int j = 0; j < Vec16<T>::N / 2; j++) {
+    const u32 w = round_pair<T>(z[2 * j], z[2 * j + 1]);
+    __builtin_memcpy(&f.v[2 * j], &w, 4);
+  }
+  return f;
+}
+template <> RT_DEVICE Vec16<float> narrow<float>(const float* z) {
+  Vec16<float> f;
+#pragma unroll
+  for (int j = 0; j < 4; j++) f.v[j] = z[j];
+  return f;
+}
+
 template <class T>
 RT_DEVICE void randn32(T* y, u64 n, u32 k0, u32 k1) {
+  __shared__ NormalTable tab;
+  tab.load();
   constexpr int N = Vec16<T>::N, B = N / 4;
   const bool vec = aligned16(y);
-  grid_loop64((n + N - 1) / N, [&](u64 t) {
-    Vec16<T> f;
+  const Keys ks(k0, k1);
+  grid_loop((n + N - 1) / N, [&](u64 t) {
+    float z[N];
 #pragma unroll
     for (int h = 0; h < B; h++) {
-      const Words w = philox_block(t * B + h, k0, k1);
-      float z[4];
-      box_muller(w.w[0], w.w[1], z[0], z[1]);
-      box_muller(w.w[2], w.w[3], z[2], z[3]);
+      const Words w = philox_block(t * B + h, ks);
 #pragma unroll
-      for (int k = 0; k < 4; k++) f.v[4 * h + k] = Elem<T>::store(z[k]);
+      for (int k = 0; k < 4; k++) z[4 * h + k] = tab.normal(w.w[k]);
     }
-    store16(y, t * N, n, f, vec);
+    store16(y, t * N, n, narrow<T>(z), vec);
   });
 }
 
-// f64 normals are the f32 ones widened (documented in README): the same numbers in every dtype
+// f64 normals are the f32 ones widened (documented in README): the same numbers in every dtype.
+// A thread writes two (16 bytes) from half a Philox block.
 RT_DEVICE void randn64(double* y, u64 n, u32 k0, u32 k1) {
-  grid_loop64((n + 3) >> 2, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
-    float z[4];
-    box_muller(w.w[0], w.w[1], z[0], z[1]);
-    box_muller(w.w[2], w.w[3], z[2], z[3]);
-    const u64 i = b << 2;
-#pragma unroll
-    for (int k = 0; k < 4; k++) if (i + k < n) y[i + k] = (double)z[k];
+  __shared__ NormalTable tab;
+  tab.load();
+  const bool vec = aligned16(y);
+  const Keys ks(k0, k1);
+  grid_loop((n + 1) >> 1, [&](u64 p) {
+    const Words w = philox_block(p >> 1, ks);
+    const bool odd = (p & 1) != 0;  // selects, not an index: an indexed Words goes to scratch on AMD
+    Two<double> f;
+    f.v[0] = (double)tab.normal(odd ? w.w[2] : w.w[0]);
+    f.v[1] = (double)tab.normal(odd ? w.w[3] : w.w[1]);
+    store2(y, p << 1, n, f, vec);
   });
 }
 
@@ -223,8 +254,9 @@ RT_DEVICE u64 scale64(u32 hi, u32 lo, u64 range) {
 
 template <class T>
 RT_DEVICE void randint_impl(T* y, u64 n, u32 k0, u32 k1, i64 low, u64 range) {
+  const Keys ks(k0, k1);
   grid_loop64((n + 1) >> 1, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
+    const Words w = philox_block(b, ks);
     const u64 i = b << 1;
     y[i] = cvt<T>((i64)(low + (i64)scale64(w.w[0], w.w[1], range)));
     if (i + 1 < n) y[i + 1] = cvt<T>((i64)(low + (i64)scale64(w.w[2], w.w[3], range)));
@@ -233,8 +265,9 @@ RT_DEVICE void randint_impl(T* y, u64 n, u32 k0, u32 k1, i64 low, u64 range) {
 
 template <class T>
 RT_DEVICE void bern_scalar(T* y, u64 n, u32 k0, u32 k1, u32 thr) {
+  const Keys ks(k0, k1);
   grid_loop64((n + 3) >> 2, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
+    const Words w = philox_block(b, ks);
     const u64 i = b << 2;
 #pragma unroll
     for (int k = 0; k < 4; k++) if (i + k < n) y[i + k] = cvt<T>((u32)((w.w[k] >> 8) < thr));
@@ -250,8 +283,9 @@ INTS(f32, float) INTS(f64, double) INTS(f16, f16) INTS(bf16, bf16) INTS(u8, u8) 
 // u (exact in f32) < p, compared in p's compute type: f32 for f32/f16/bf16, f64 for f64
 template <class P, class T>
 RT_DEVICE void bern_tensor(T* y, const P* p, u64 n, u32 k0, u32 k1) {
+  const Keys ks(k0, k1);
   grid_loop64((n + 3) >> 2, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
+    const Words w = philox_block(b, ks);
     const u64 i = b << 2;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
@@ -273,8 +307,9 @@ BERN_P(f32, float) BERN_P(f64, double) BERN_P(f16, f16) BERN_P(bf16, bf16)
 // kept where (w >> 8) >= thr, times scale in the compute type, rounded once to T
 template <class T>
 RT_DEVICE void dropout_impl(T* y, const T* x, u64 n, u32 k0, u32 k1, u32 thr, typename Elem<T>::C scale) {
+  const Keys ks(k0, k1);
   grid_loop64((n + 3) >> 2, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
+    const Words w = philox_block(b, ks);
     const u64 i = b << 2;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
@@ -296,8 +331,9 @@ RT_KERNEL void dropout_bf16(bf16* y, const bf16* x, i64 xOff, u64 n, u32 k0, u32
 // never wins: key +inf.
 template <class P>
 RT_DEVICE void mn_keys(float* keys, const P* p, u64 n, u32 k0, u32 k1) {
+  const Keys ks(k0, k1);
   grid_loop64((n + 3) >> 2, [&](u64 b) {
-    const Words w = philox_block(b, k0, k1);
+    const Words w = philox_block(b, ks);
     const u64 i = b << 2;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
@@ -349,8 +385,9 @@ MN_P(f32, float) MN_P(f64, double) MN_P(f16, f16) MN_P(bf16, bf16)
 // sum exceeds u * total; past the end (rounding), the last index with a nonzero probability
 template <class I>
 RT_DEVICE void mn_draw(I* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) {
+  const Keys ks(k0, k1);
   grid_loop64(rows * ns, [&](u64 e) {
-    const Words w = philox_block(e >> 1, k0, k1);
+    const Words w = philox_block(e >> 1, ks);
     const u32 a = (e & 1) ? w.w[2] : w.w[0], b = (e & 1) ? w.w[3] : w.w[1];
     const double* c = cdf + (e / ns) * cols;
     const double target = u53(a, b) * c[cols - 1];

@@ -42,7 +42,7 @@ export function rand(shape: Shape, seed: number | undefined, dtype: DType, devic
   return device.isCpu ? host(device, dtype, shape, cpu.rand(n, k0, k1, dtype)) : gpu.rand(shape, n, k0, k1, dtype, device);
 }
 
-/** standard normal in a float dtype (Box-Muller in f32; f64 is the f32 value widened) */
+/** standard normal in a float dtype (the inverse normal CDF of each word, in f32; f64 is the f32 value widened) */
 export function randn(shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
   checkShape('randn', shape);
   dtypeOf('randn', dtype, `shape ${shp(shape)}`, true);

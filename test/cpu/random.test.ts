@@ -1,10 +1,16 @@
-// Random ops on the CPU: Philox 4x32-10 against the Random123 known answers, the f32 log/sin/cos
-// against Math's, the seed and index mapping (determinism, shape independence), the
+// Random ops on the CPU: Philox 4x32-10 against the Random123 known answers, the f32 log against
+// Math's, randn's inverse normal CDF against a double-precision one (and its table against its
+// generator), the seed and index mapping (determinism, shape independence), the
 // distributions (moments and chi-square tests), and every error.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, DTypeError, ShapeError, TensorError, type DType } from '../../src/index.ts';
-import { philox, logU24, sinCosU24 } from '../../src/ops/cpu/philox.ts';
+import { philox, logU24 } from '../../src/ops/cpu/philox.ts';
+import { normalOfWord } from '../../src/ops/cpu/normal.ts';
+import { RANDN_TABLE } from '../../src/ops/cpu/randn-table.ts';
+import { buildTable, tableSources } from '../../scripts/randn/gen-table.ts';
+import { normalQuantileLow } from '../../scripts/randn/quantile.ts';
+import { readFileSync } from 'node:fs';
 import { readRaw } from '../../src/ops/cpu/util.ts';
 import { nums, throwsWith } from '../helpers.ts';
 
@@ -37,23 +43,57 @@ test('the seed is the key and element i takes word i & 3 of block i >> 2', () =>
   assert.is(nums(Tensor.rand([2], { seed: 5, dtype: 'f64' }))[1], ((o[2]! >>> 5) * 2 ** 26 + (o[3]! >>> 6)) * 2 ** -53);
 });
 
-test('f32 log, sin and cos are within 2 ulp of Math.log, Math.sin, Math.cos', () => {
-  const ulp = (x: number): number => { const a = Math.abs(Math.fround(x)); return a === 0 ? 2 ** -149 : 2 ** (Math.floor(Math.log2(a)) - 23); };
-  let worstLog = 0, worstSin = 0, worstCos = 0;
+const ulpOf = (x: number): number => { const a = Math.abs(Math.fround(x)); return a === 0 ? 2 ** -149 : 2 ** (Math.floor(Math.log2(a)) - 23); };
+
+test('f32 log is within 1 ulp of Math.log', () => {
+  let worst = 0;
   for (let k = 1; k <= 2 ** 24; k += k < 70000 ? 1 : 4093) {
     const want = Math.log(k * 2 ** -24);
-    if (want !== 0) worstLog = Math.max(worstLog, Math.abs(logU24(k) - want) / ulp(want));
+    if (want !== 0) worst = Math.max(worst, Math.abs(logU24(k) - want) / ulpOf(want));
   }
   assert.is(logU24(2 ** 24), 0);
-  const sc = new Float64Array(2);
-  for (let j = 0; j < 2 ** 24; j += 2039) {
-    sinCosU24(j, sc);
-    const th = 2 * Math.PI * j * 2 ** -24;
-    worstSin = Math.max(worstSin, Math.abs(sc[0]! - Math.sin(th)) / ulp(Math.sin(th)));
-    worstCos = Math.max(worstCos, Math.abs(sc[1]! - Math.cos(th)) / ulp(Math.cos(th)));
+  assert.ok(worst <= 1, `log ${worst}`);
+});
+
+test('randn: each word maps to the normal quantile of its probability, within 5 ulp (1e-8 near 0)', () => {
+  // word w: p = (2 (w mod 2^31) + 1) 2^-33 rounded to f32, negative below 1/2 (top bit clear)
+  const quantile = (w: number): number => {
+    const v = Math.fround(((w << 1) | 1) >>> 0);
+    const z = normalQuantileLow(v * 2 ** -33);
+    return (w >>> 31) ? -z : z;
+  };
+  let worstUlp = 0, worstNear0 = 0;
+  const check = (w: number): void => {
+    const got = normalOfWord(w), want = quantile(w), err = Math.abs(got - want);
+    if (Math.abs(want) >= 0.01) worstUlp = Math.max(worstUlp, err / ulpOf(want));
+    else worstNear0 = Math.max(worstNear0, err);
+  };
+  let x = 12345;
+  for (let i = 0; i < 60000; i++) { x = (Math.imul(x, 1103515245) + 12345) | 0; check(x); }
+  // every segment's ends, the extreme words and the small exact integers of the far tail
+  for (let e = 0; e < 32; e++) for (let s = 0; s < 8; s++) {
+    const v = 2 ** e * (1 + s / 8);
+    for (const u of [v - 1, v, v + 1, v + 2 ** Math.max(0, e - 4)]) {
+      const w = Math.floor((u - 1) / 2);
+      if (w >= 0 && w < 2 ** 31) { check(w); check(w + 2 ** 31); }
+    }
   }
-  console.log(`  worst ulp: log ${worstLog.toFixed(2)}, sin ${worstSin.toFixed(2)}, cos ${worstCos.toFixed(2)}`);
-  assert.ok(worstLog <= 1 && worstSin <= 2 && worstCos <= 2, `log ${worstLog} sin ${worstSin} cos ${worstCos}`);
+  for (let w = 0; w < 5000; w++) check(w);
+  console.log(`  randn: worst ${worstUlp.toFixed(2)} ulp for |z| >= 0.01, ${worstNear0.toExponential(2)} below`);
+  assert.ok(worstUlp <= 5 && worstNear0 <= 1e-8, `${worstUlp} ulp, ${worstNear0} near 0`);
+  assert.is(Math.fround(normalOfWord(0)), Math.fround(normalQuantileLow(2 ** -33)), 'the far tail: p = 2^-33');
+  assert.is(normalOfWord(0x7fffffff), 0, 'p = 1/2 (v rounds to 2^32)');
+  assert.ok(Object.is(normalOfWord(-1), -0));
+  assert.is(normalOfWord(0x80000000 | 0), -normalOfWord(0), 'the top bit is the sign');
+});
+
+test('randn: the committed table files are the generator\'s output', () => {
+  const tab = buildTable();
+  assert.equal(Array.from(RANDN_TABLE), Array.from(tab));
+  const { h, ts } = tableSources(tab);
+  const root = new URL('../../', import.meta.url).pathname;
+  assert.ok(readFileSync(`${root}hip-src/randn-table.h`, 'utf8') === h, 'hip-src/randn-table.h is stale: npx tsx scripts/randn/gen-table.ts');
+  assert.ok(readFileSync(`${root}src/ops/cpu/randn-table.ts`, 'utf8') === ts, 'src/ops/cpu/randn-table.ts is stale');
 });
 
 test('same seed, same bits; other seeds differ; element i does not depend on the shape', () => {
@@ -121,7 +161,7 @@ test('randn: moments and a chi-square test of the CDF buckets; f64 is the f32 wi
   for (const x of v) counts[Math.min(99, Math.floor(phi(x) * 100))]++;
   const c = chi2(counts, new Array(100).fill(n / 100));
   assert.ok(c < chi2Limit(99), `chi-square ${c}`);
-  assert.ok(v.reduce((m, x) => Math.max(m, Math.abs(x)), 0) < 5.8, 'the tail ends near sqrt(-2 log 2^-24) = 5.77');
+  assert.ok(v.reduce((m, x) => Math.max(m, Math.abs(x)), 0) <= 6.338, 'the tail ends at the quantile of 2^-33, 6.338');
   assert.equal(nums(Tensor.randn([1001], { seed: 3, dtype: 'f64' })), v.slice(0, 1001));
   assert.equal(nums(Tensor.randn([1001], { seed: 3, dtype: 'bf16' })), nums(Tensor.from(v.slice(0, 1001)).toDtype('bf16')));
   assert.equal(nums(Tensor.randn([5], { seed: 1 })).length, 5, 'odd counts');

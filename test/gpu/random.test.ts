@@ -34,6 +34,13 @@ s.test('rand and randn: the CPU bits in every float dtype and odd sizes', async 
     }
   }
   await sameBits(Tensor.randn([7, 0], { device: dev }), Tensor.randn([7, 0], { device: cpu }), 'empty');
+  // more sizes than the grid's threads (every thread loops, each block loads randn's table once)
+  for (const dtype of FLOATS) {
+    for (const n of [17, 4099, 9000011]) {
+      await sameBits(Tensor.randn([n], { seed: 77, dtype, device: dev }), Tensor.randn([n], { seed: 77, dtype, device: cpu }), `randn [${n}] ${dtype}`);
+    }
+  }
+  await sameBits(Tensor.rand([9000011], { seed: 78, device: dev }), Tensor.rand([9000011], { seed: 78, device: cpu }), 'rand [9000011]');
 });
 
 s.test('randint: every dtype, odd sizes, full u32 range and negative bounds', async (dev) => {

@@ -76,7 +76,7 @@ export function block(b: number, ks: Int32Array, out: Int32Array): void {
   out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
-// ---- f32 functions for Box-Muller and the exponential keys ---------------------------------
+// ---- f32 log for the exponential keys of multinomial ------------------------------------------
 // Constants are given as f32 bit patterns, the same ones hip-src/random.hip uses.
 const cvt = new Float32Array(1), cvtBits = new Uint32Array(cvt.buffer);
 export function f32FromBits(b: number): number { cvtBits[0] = b; return cvt[0]!; }
@@ -87,11 +87,6 @@ const LG1 = f32FromBits(0x3f2aaaab), LG2 = f32FromBits(0x3ecccccd), LG3 = f32Fro
 const LN2_HI = f32FromBits(0x3f317200), LN2_LO = f32FromBits(0x35bfbe8e);
 const SQRT2 = f32FromBits(0x3fb504f3);
 const POW2_NEG = Float64Array.from({ length: 32 }, (_, i) => 2 ** -i);
-const U24 = 2 ** -24;
-/** sin(2 pi t) and cos(2 pi t) on |t| <= 1/8 (Taylor series in turns, to t^9 and t^10) */
-const S1 = f32FromBits(0x40c90fdb), S3 = f32FromBits(0xc2255de7), S5 = f32FromBits(0x42a335e3), S7 = f32FromBits(0xc2996966), S9 = f32FromBits(0x42283c1a);
-const C2 = f32FromBits(0xc19de9e6), C4 = f32FromBits(0x4281e0f8), C6 = f32FromBits(0xc2aae9e4), C8 = f32FromBits(0x4270fa83), C10 = f32FromBits(0xc1d368f9);
-
 /**
  * log(k * 2^-24) in f32 for an integer k in [1, 2^24]: k = m * 2^e exactly with m in
  * [sqrt(1/2), sqrt(2)), then the fdlibm-style series for log(m). Within about 1 ulp of the
@@ -108,39 +103,4 @@ export function logU24(k: number): number {
   const R = fr(z * fr(LG1 + fr(z * fr(LG2 + fr(z * fr(LG3 + fr(z * LG4)))))));
   const hfsq = fr(fr(0.5 * f) * f);
   return fr(e * LN2_HI - fr(fr(hfsq - fr(fr(s * fr(hfsq + R)) + fr(e * LN2_LO))) - f));
-}
-
-/** sin and cos of 2 pi j 2^-24 for an integer j in [0, 2^24), into sc[0] (sin), sc[1] (cos):
- *  the quadrant comes from the top bits exactly, the rest is |t| <= 1/8 turn */
-export function sinCosU24(j: number, sc: Float32Array | Float64Array): void {
-  const q = (j + 0x200000) >>> 22;          // nearest quarter turn, 0..4
-  const t = (j - q * 0x400000) * U24;      // exact, in [-1/8, 1/8)
-  const t2 = fr(t * t);
-  const s = fr(fr(fr(fr(fr(fr(fr(fr(fr(S9 * t2) + S7) * t2) + S5) * t2) + S3) * t2) + S1) * t);
-  const c = fr(fr(fr(fr(fr(fr(fr(fr(fr(fr(C10 * t2) + C8) * t2) + C6) * t2) + C4) * t2) + C2) * t2) + 1);
-  switch (q & 3) {
-    case 0: sc[0] = s; sc[1] = c; break;
-    case 1: sc[0] = c; sc[1] = -s; break;
-    case 2: sc[0] = -s; sc[1] = -c; break;
-    default: sc[0] = -c; sc[1] = s;
-  }
-}
-
-/**
- * Box-Muller on two words: r = sqrt(-2 log u1), u1 = ((a >>> 8) + 1) 2^-24 in (0, 1], and the
- * angle 2 pi u2, u2 = (b >>> 8) 2^-24 in [0, 1). Writes (r cos, r sin) to out[at], out[at + 1]
- * (when at + 1 < limit). The sine and cosine are sinCosU24's, inlined (the hot loop of randn).
- */
-export function boxMuller(a: number, b: number, out: Float32Array, at: number, limit: number): void {
-  const r = fr(Math.sqrt(-2 * logU24((a >>> 8) + 1)));
-  const j = b >>> 8, q = (j + 0x200000) >>> 22;
-  const t = (j - q * 0x400000) * U24;
-  const t2 = fr(t * t);
-  const s = fr(fr(fr(fr(fr(fr(fr(fr(fr(S9 * t2) + S7) * t2) + S5) * t2) + S3) * t2) + S1) * t);
-  const c = fr(fr(fr(fr(fr(fr(fr(fr(fr(fr(C10 * t2) + C8) * t2) + C6) * t2) + C4) * t2) + C2) * t2) + 1);
-  const qq = q & 3;
-  const sn = qq === 0 ? s : qq === 1 ? c : qq === 2 ? -s : -c;
-  const cs = qq === 0 ? c : qq === 1 ? -s : qq === 2 ? -c : s;
-  out[at] = r * cs;
-  if (at + 1 < limit) out[at + 1] = r * sn;
 }

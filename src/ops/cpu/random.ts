@@ -1,8 +1,10 @@
 // CPU reference of the random ops: the numbers of hip-src/random.hip, bit for bit, from the
 // Philox words of src/ops/cpu/philox.ts (which documents the seed and counter mapping). The
-// loops are written for speed (typed arrays, no BigInt, one block of four words at a time).
+// words, rand's f32 and randn's f32 come from the WebAssembly module (random-wasm.ts, SIMD);
+// the rest is typed-array loops over those words.
 import { numberToBf16Bits, numberToF16Bits, roundTo, DTYPE_INFO, type DType, type HostArray } from '../../dtype.ts';
-import { block, boxMuller, logU24, mulhi, roundKeys } from './philox.ts';
+import { logU24, mulhi } from './philox.ts';
+import { normalF32, philoxWords, uniformF32 } from './random-wasm.ts';
 
 const fr = Math.fround;
 const U24 = 2 ** -24, U53 = 2 ** -53;
@@ -20,23 +22,12 @@ function fromF32(v: Float32Array, dtype: DType): HostArray {
 /** uniform [0, 1): f32 (w >>> 8) 2^-24; f64 53 bits from two words; f16/bf16 from the f32,
  *  with a value that rounds to 1.0 replaced by the largest value below 1 */
 export function rand(n: number, k0: number, k1: number, dtype: DType): HostArray {
-  const ks = roundKeys(k0, k1), w = new Int32Array(4);
   if (dtype === 'f64') {
-    const out = new Float64Array(n);
-    for (let b = 0, i = 0; i < n; b++, i += 2) {
-      block(b, ks, w);
-      out[i] = ((w[0]! >>> 5) * 67108864 + (w[1]! >>> 6)) * U53;
-      if (i + 1 < n) out[i + 1] = ((w[2]! >>> 5) * 67108864 + (w[3]! >>> 6)) * U53;
-    }
+    const out = new Float64Array(n), w = philoxWords(Math.ceil(n / 2), k0, k1);
+    for (let i = 0; i < n; i++) out[i] = ((w[2 * i]! >>> 5) * 67108864 + (w[2 * i + 1]! >>> 6)) * U53;
     return out;
   }
-  const v = new Float32Array(n);
-  for (let b = 0, i = 0; i < n; b++, i += 4) {
-    block(b, ks, w);
-    const m = Math.min(4, n - i);
-    for (let k = 0; k < m; k++) v[i + k] = (w[k]! >>> 8) * U24;
-  }
-  const out = fromF32(v, dtype);
+  const out = fromF32(uniformF32(n, k0, k1), dtype);
   if (dtype === 'f16' || dtype === 'bf16') {
     const one = dtype === 'f16' ? 0x3c00 : 0x3f80, below = one - 1, h = out as Uint16Array;
     for (let i = 0; i < n; i++) if (h[i] === one) h[i] = below;
@@ -44,16 +35,10 @@ export function rand(n: number, k0: number, k1: number, dtype: DType): HostArray
   return out;
 }
 
-/** standard normal: Box-Muller on words (0, 1) and (2, 3) of each block, in f32; f64 is the
- *  f32 value widened, f16/bf16 the f32 value rounded */
+/** standard normal: the inverse normal CDF of each word (normal.ts), in f32; f64 is the f32
+ *  value widened, f16/bf16 the f32 value rounded */
 export function randnF32(n: number, k0: number, k1: number): Float32Array {
-  const ks = roundKeys(k0, k1), w = new Int32Array(4), out = new Float32Array(n);
-  for (let b = 0, i = 0; i < n; b++, i += 4) {
-    block(b, ks, w);
-    boxMuller(w[0]!, w[1]!, out, i, n);
-    if (i + 2 < n) boxMuller(w[2]!, w[3]!, out, i + 2, n);
-  }
-  return out;
+  return normalF32(n, k0, k1);
 }
 export function randn(n: number, k0: number, k1: number, dtype: DType): HostArray {
   return fromF32(randnF32(n, k0, k1), dtype);
@@ -68,13 +53,9 @@ function scale64(hi: number, lo: number, range: number, rh: number, rl: number):
 
 /** integers low + k, k uniform in [0, range): element i from words 2(i & 1), 2(i & 1) + 1 */
 export function randint(n: number, k0: number, k1: number, low: number, range: number, dtype: DType): HostArray {
-  const ks = roundKeys(k0, k1), w = new Int32Array(4), v = new Float64Array(n);
+  const w = philoxWords(Math.ceil(n / 2), k0, k1), v = new Float64Array(n);
   const rh = range >>> 16, rl = range & 0xffff;
-  for (let b = 0, i = 0; i < n; b++, i += 2) {
-    block(b, ks, w);
-    v[i] = low + scale64(w[0]!, w[1]!, range, rh, rl);
-    if (i + 1 < n) v[i + 1] = low + scale64(w[2]!, w[3]!, range, rh, rl);
-  }
+  for (let i = 0; i < n; i++) v[i] = low + scale64(w[2 * i]!, w[2 * i + 1]!, range, rh, rl);
   return numbersTo(v, dtype);
 }
 
@@ -91,49 +72,33 @@ function numbersTo(v: Float64Array, dtype: DType): HostArray {
 
 /** 1 where (w >>> 8) < thr (that is u < p for thr = ceil(p 2^24)), else 0 */
 export function bernoulliScalar(n: number, k0: number, k1: number, thr: number, dtype: DType): HostArray {
-  const ks = roundKeys(k0, k1), w = new Int32Array(4), v = new Float64Array(n);
-  for (let b = 0, i = 0; i < n; b++, i += 4) {
-    block(b, ks, w);
-    const m = Math.min(4, n - i);
-    for (let k = 0; k < m; k++) v[i + k] = (w[k]! >>> 8) < thr ? 1 : 0;
-  }
+  const w = philoxWords(Math.ceil(n / 4), k0, k1), v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = (w[i]! >>> 8) < thr ? 1 : 0;
   return numbersTo(v, dtype);
 }
 
 /** 1 where u < p[i] (exact comparison: u and p are both exact doubles) */
 export function bernoulliTensor(p: Float64Array, k0: number, k1: number, dtype: DType): HostArray {
-  const n = p.length, ks = roundKeys(k0, k1), w = new Int32Array(4), v = new Float64Array(n);
-  for (let b = 0, i = 0; i < n; b++, i += 4) {
-    block(b, ks, w);
-    const m = Math.min(4, n - i);
-    for (let k = 0; k < m; k++) v[i + k] = (w[k]! >>> 8) * U24 < p[i + k]! ? 1 : 0;
-  }
+  const n = p.length, w = philoxWords(Math.ceil(n / 4), k0, k1), v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = (w[i]! >>> 8) * U24 < p[i]! ? 1 : 0;
   return numbersTo(v, dtype);
 }
 
 /** x[i] * scale where (w >>> 8) >= thr, else 0; the product rounded like the kernel (f32 for
  *  f32/f16/bf16 data, then to the dtype) */
 export function dropout(x: Float64Array, k0: number, k1: number, thr: number, scale: number, dtype: DType): HostArray {
-  const n = x.length, ks = roundKeys(k0, k1), w = new Int32Array(4), v = new Float64Array(n);
+  const n = x.length, w = philoxWords(Math.ceil(n / 4), k0, k1), v = new Float64Array(n);
   const wide = dtype === 'f64';
-  for (let b = 0, i = 0; i < n; b++, i += 4) {
-    block(b, ks, w);
-    const m = Math.min(4, n - i);
-    for (let k = 0; k < m; k++) v[i + k] = (w[k]! >>> 8) >= thr ? (wide ? x[i + k]! * scale : fr(x[i + k]! * scale)) : 0;
-  }
+  for (let i = 0; i < n; i++) v[i] = (w[i]! >>> 8) >= thr ? (wide ? x[i]! * scale : fr(x[i]! * scale)) : 0;
   return numbersTo(v, dtype);
 }
 
 /** exponential-race keys E / p, E = -log(((w >>> 8) + 1) 2^-24), in f32; p <= 0 or NaN: +inf */
 export function multinomialKeys(p: Float64Array, k0: number, k1: number): Float32Array {
-  const n = p.length, ks = roundKeys(k0, k1), w = new Int32Array(4), out = new Float32Array(n);
-  for (let b = 0, i = 0; i < n; b++, i += 4) {
-    block(b, ks, w);
-    const m = Math.min(4, n - i);
-    for (let k = 0; k < m; k++) {
-      const pk = fr(p[i + k]!);
-      out[i + k] = pk > 0 ? -logU24((w[k]! >>> 8) + 1) / pk : Infinity;
-    }
+  const n = p.length, w = philoxWords(Math.ceil(n / 4), k0, k1), out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const pk = fr(p[i]!);
+    out[i] = pk > 0 ? -logU24((w[i]! >>> 8) + 1) / pk : Infinity;
   }
   return out;
 }
@@ -162,10 +127,9 @@ export function multinomialCdf(p: Float64Array, rows: number, cols: number): Flo
 /** sample s of row r: the first index whose running sum exceeds u * total, u the 53-bit
  *  uniform of element r * ns + s; past the end, the last index with a nonzero probability */
 export function multinomialDraw(cdf: Float64Array, rows: number, cols: number, ns: number, k0: number, k1: number): Float64Array {
-  const total = rows * ns, ks = roundKeys(k0, k1), w = new Int32Array(4), out = new Float64Array(total);
+  const total = rows * ns, w = philoxWords(Math.ceil(total / 2), k0, k1), out = new Float64Array(total);
   for (let e = 0; e < total; e++) {
-    if ((e & 1) === 0) block(Math.floor(e / 2), ks, w);
-    const a = (e & 1) ? w[2]! : w[0]!, b = (e & 1) ? w[3]! : w[1]!;
+    const a = w[2 * e]!, b = w[2 * e + 1]!;
     const base = Math.floor(e / ns) * cols;
     const target = ((a >>> 5) * 67108864 + (b >>> 6)) * U53 * cdf[base + cols - 1]!;
     let lo = 0, hi = cols;

@@ -1,0 +1,152 @@
+// Generates randn's table (hip-src/randn-table.h and src/ops/cpu/randn-table.ts, both committed):
+//   npx tsx scripts/randn/gen-table.ts
+//
+// randn maps a 32-bit word w to a normal number by the inverse of the normal CDF: the sign is
+// w's top bit, and v = f32(2 (w mod 2^31) + 1), rounded to nearest, is the probability
+// p = v 2^-33 in (0, 1/2] scaled by 2^33. v's exponent and the top 3 bits of its significand
+// pick one of 8 segments of its binade (index = (bits(v) >> 20) - 127 * 8, 0..256; the last
+// is v = 2^32 alone, p = 1/2, z = 0); on each, z is a cubic in d = v - a, a the segment's
+// middle (d is exact), evaluated in f32 by Horner without fused multiply-adds:
+//   z = ((c3 d + c2) d + c1) d + c0,   then the sign of w applied.
+// The cubics interpolate the quantile (scripts/randn/quantile.ts) at Chebyshev nodes of the
+// segment (or pass through its only reachable values where there are at most four), the
+// coefficients rounded to f32 and c0 re-centred on the rounded ones' error.
+import { writeFileSync } from 'node:fs';
+import { normalQuantileLow } from './quantile.ts';
+
+export const SEGMENTS = 257;
+const fr = Math.fround;
+
+/** the quantile of p = v 2^-33 (z <= 0) */
+const zOf = (v: number): number => normalQuantileLow(v * 2 ** -33);
+
+/** segment i's range [lo, hi) of v and its middle a */
+export function segment(i: number): { lo: number; hi: number; a: number } {
+  const e = i >> 3, s = i & 7;
+  return { lo: 2 ** e * (1 + s / 8), hi: 2 ** e * (1 + (s + 1) / 8), a: 2 ** e * (1 + (2 * s + 1) / 16) };
+}
+
+/** the values v of segment i that occur: odd integers below 2^24, f32 values above */
+function reachable(i: number, limit: number): number[] {
+  const { lo, hi } = segment(i), e = i >> 3, out: number[] = [];
+  if (e < 24) {
+    for (let v = Math.ceil(lo) | 1; v < hi && out.length <= limit; v += 2) out.push(v);
+  } else {
+    const step = 2 ** (e - 23);
+    for (let v = lo; v < hi && out.length <= limit; v += step) out.push(v);
+  }
+  return out;
+}
+
+/** solves the small dense system m x = y (Gaussian elimination with partial pivoting) */
+function solve(m: number[][], y: number[]): number[] {
+  const n = y.length, a = m.map((r, i) => [...r, y[i]!]);
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(a[r]![c]!) > Math.abs(a[p]![c]!)) p = r;
+    [a[c], a[p]] = [a[p]!, a[c]!];
+    for (let r = c + 1; r < n; r++) {
+      const f = a[r]![c]! / a[c]![c]!;
+      for (let k = c; k <= n; k++) a[r]![k]! -= f * a[c]![k]!;
+    }
+  }
+  const x = new Array<number>(n).fill(0);
+  for (let r = n - 1; r >= 0; r--) {
+    let s = a[r]![n]!;
+    for (let k = r + 1; k < n; k++) s -= a[r]![k]! * x[k]!;
+    x[r] = s / a[r]![r]!;
+  }
+  return x;
+}
+
+/** f32 Horner, one rounding per operation (the kernel's order) */
+export function horner(c: ArrayLike<number>, d: number): number {
+  return fr(fr(fr(fr(fr(fr(c[3]! * d) + c[2]!) * d) + c[1]!) * d) + c[0]!);
+}
+
+/** coefficients c0..c3 (f32 values) of segment i */
+function fit(i: number): number[] {
+  if (i === SEGMENTS - 1) return [0, 0, 0, 0];  // v = 2^32: z = 0
+  const { lo, hi, a } = segment(i);
+  const pts = reachable(i, 4);
+  if (pts.length === 0) return [0, 0, 0, 0];  // never reached
+  let nodes: number[];
+  if (pts.length <= 4) nodes = pts;
+  else {
+    const mid = (lo + hi) / 2, half = (hi - lo) / 2;
+    nodes = [0, 1, 2, 3].map((k) => mid + half * Math.cos((2 * k + 1) * Math.PI / 8));
+  }
+  // in the scaled variable t = d / w, then back to powers of d
+  const w = (hi - lo) / 2, deg = nodes.length;
+  const t = solve(nodes.map((x) => Array.from({ length: deg }, (_, k) => ((x - a) / w) ** k)), nodes.map(zOf));
+  const c = [0, 1, 2, 3].map((k) => (k < deg ? fr(t[k]! / w ** k) : 0));
+  // re-centre c0 on the error of the rounded higher coefficients over the segment
+  const sample = pts.length <= 4 ? pts : Array.from({ length: 65 }, (_, k) => lo + (hi - lo) * k / 64).filter((x) => x < hi);
+  let rmin = Infinity, rmax = -Infinity;
+  for (const x of sample) {
+    const d = x - a, r = zOf(x) - (((c[3]! * d + c[2]!) * d + c[1]!) * d + c[0]!);
+    rmin = Math.min(rmin, r); rmax = Math.max(rmax, r);
+  }
+  c[0] = fr(c[0]! + (rmin + rmax) / 2);
+  return c;
+}
+
+export function buildTable(): Float32Array {
+  const tab = new Float32Array(4 * SEGMENTS);  // coefficient-major: c_k of segment i at k * 257 + i
+  for (let i = 0; i < SEGMENTS; i++) {
+    const c = fit(i);
+    for (let k = 0; k < 4; k++) tab[k * SEGMENTS + i] = c[k]!;
+  }
+  return tab;
+}
+
+function hexWords(tab: Float32Array, perLine: number, indent: string): string {
+  const words = Array.from(new Uint32Array(tab.buffer), (w) => `0x${w.toString(16).padStart(8, '0')}`);
+  const lines: string[] = [];
+  for (let i = 0; i < words.length; i += perLine) lines.push(indent + words.slice(i, i + perLine).join(', ') + ',');
+  return lines.join('\n');
+}
+
+const HEADER = 'generated by scripts/randn/gen-table.ts (which documents it); do not edit';
+
+export function tableSources(tab: Float32Array): { h: string; ts: string } {
+  const h = `// randn-table.h: ${HEADER}.
+// The f32 bits of randn's cubic coefficients, coefficient-major: c_k of segment i at k * 257 + i.
+#pragma once
+#define RANDN_SEGMENTS ${SEGMENTS}
+__device__ const unsigned RANDN_TABLE[4 * RANDN_SEGMENTS] = {
+${hexWords(tab, 8, '  ')}
+};
+`;
+  const ts = `// randn-table.ts: ${HEADER}.
+// The f32 bits of randn's cubic coefficients, coefficient-major: c_k of segment i at k * 257 + i
+// (the same words as hip-src/randn-table.h).
+export const RANDN_SEGMENTS = ${SEGMENTS};
+export const RANDN_TABLE = new Float32Array(new Uint32Array([
+${hexWords(tab, 8, '  ')}
+]).buffer);
+`;
+  return { h, ts };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const tab = buildTable();
+  const { h, ts } = tableSources(tab);
+  const root = new URL('../../', import.meta.url).pathname;
+  writeFileSync(`${root}hip-src/randn-table.h`, h);
+  writeFileSync(`${root}src/ops/cpu/randn-table.ts`, ts);
+  // the worst error over every reachable v of each segment (sampled where there are many)
+  let worstUlp = 0, worstAbs = 0, at = '';
+  for (let i = 0; i < SEGMENTS - 1; i++) {
+    const { a } = segment(i), c = [0, 1, 2, 3].map((k) => tab[k * SEGMENTS + i]!);
+    const pts = reachable(i, 1 << 30);
+    const step = Math.max(1, Math.floor(pts.length / 4000));
+    for (let j = 0; j < pts.length; j += j < 50 || j > pts.length - 50 ? 1 : step) {
+      const v = pts[j]!, want = zOf(v), got = horner(c, fr(v - a));
+      const err = Math.abs(got - want), ulp = 2 ** (Math.floor(Math.log2(Math.abs(want))) - 23);
+      worstAbs = Math.max(worstAbs, err);
+      if (Math.abs(want) >= 0.01 && err / ulp > worstUlp) { worstUlp = err / ulp; at = `segment ${i}, v ${v}, z ${want}`; }
+    }
+  }
+  console.log(`randn table: worst ${worstUlp.toFixed(2)} ulp for |z| >= 0.01 (${at}); worst absolute ${worstAbs.toExponential(2)}`);
+}
