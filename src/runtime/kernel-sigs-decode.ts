@@ -1,15 +1,8 @@
-// Signatures of the decode-step and attention kernels (hip-src/gemv.hip, attention.hip, flash.hip), in the form of
+// Signatures of the decode-step and attention kernels (hip-src/gemv-fused.hip, attention.hip, flash.hip), in the form of
 // KERNEL_SIGNATURES in kernel-sigs.ts (which spreads DECODE_KERNEL_SIGNATURES), so the ABI test
 // checks them against every arch's code object and the PTX. Types only are imported from
 // kernel-sigs.ts, so there is no cycle.
 import type { ArgSpec } from './kernel-sigs.ts';
-
-function gemvSigs(): Map<string, readonly ArgSpec[]> {
-  const m = new Map<string, readonly ArgSpec[]>();
-  // y, x, w, yOff, xOff, wOff, n, k, ldw
-  for (const d of ['f32', 'f16', 'bf16']) m.set(`gemv_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'u64']);
-  return m;
-}
 
 function gemvFusedSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
@@ -55,7 +48,6 @@ function flashSigs(): Map<string, readonly ArgSpec[]> {
 }
 
 export const DECODE_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
-  'gemv.hip': gemvSigs,
   'gemv-fused.hip': gemvFusedSigs,
   'attention.hip': attentionSigs,
   'flash.hip': flashSigs,

@@ -24,7 +24,7 @@ const CASES: readonly [string, number[], number[], 'b' | 'bT' | 'aT'][] = [
   ['vector . vector [29] x [29]', [29], [29], 'b'],
   ['k = 1', [33, 1], [1, 47], 'b'],
   ['m = 1, n = 1', [1, 64], [64, 1], 'b'],
-  // one row of x against a weight's transpose goes to the GEMV kernels (gemv.hip): 16-byte
+  // one row of x against a weight's transpose goes to the GEMV kernels (gemv-fused.hip): 16-byte
   // loads where k and the layouts allow (the offset and narrowed layouts do not), else scalar
   ['GEMV [1, 256] x W.T, W [300, 256]', [1, 256], [300, 256], 'bT'],
   ['GEMV vector [256] x W.T, W [96, 256]', [256], [96, 256], 'bT'],

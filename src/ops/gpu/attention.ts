@@ -8,6 +8,7 @@ import type { AttentionParams } from '../nn.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
 import { base, offsetOf } from './reduce.ts';
+import { filled } from './fill.ts';
 
 /** queries per head up to this many take the kernel (decode and short chunks) */
 export const ATTN_MAX_TQ = 16;
@@ -71,8 +72,7 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
   const dv = v0.layout.shape[3]!;
   const out = Tensor.empty(p.outShape, q0.dtype, dev);
-  const temps: Tensor[] = [];
-  try {
+  return filled(out, (temps) => {
     const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
     const rows = b * hq * tq;
     const tiles = Math.ceil((hq / hkv) * tq / ATT_RT);
@@ -101,11 +101,5 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
       dev.kernels.launch1d('attention.hip', `attn_merge_${q.dtype}`, rows * dv, dev.stream, [
         base(out), base(ws), base(wsml), offsetOf(out), arg.u32(rows), arg.u32(used), arg.u32(dv)]);
     }
-  } catch (e) {
-    out.dispose();
-    throw e;
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-  return out;
+  });
 }

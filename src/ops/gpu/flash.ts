@@ -8,6 +8,7 @@ import type { AttentionParams } from '../nn.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { unitLast, visibility } from './attention.ts';
 import { base, offsetOf } from './reduce.ts';
+import { filled } from './fill.ts';
 
 /** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
 export const FLASH_HEAD_DIMS = [64, 80, 96, 128, 256] as const;
@@ -39,8 +40,7 @@ export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionP
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
   const out = Tensor.empty(p.outShape, q0.dtype, dev);
-  const temps: Tensor[] = [];
-  try {
+  return filled(out, (temps) => {
     const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
     const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
     const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
@@ -53,11 +53,5 @@ export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionP
       arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
       i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
       ...vis]);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-  return out;
+  });
 }

@@ -4,7 +4,7 @@
 import { Tensor } from '../../tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { asDevicePtr } from '../../runtime/gpu.ts';
-import { contiguous } from '../copy.ts';
+import { dense, filled } from './fill.ts';
 import { base, offsetOf } from './reduce.ts';
 import type { LinearOptions, QkvToCacheArgs } from '../linear.ts';
 
@@ -39,14 +39,6 @@ function grid(dev: Tensor['device'], units: number, split: number): [number, num
   return [Math.max(1, Math.min(Math.ceil(units / perBlock), maxGridDim[0])), 1, 1];
 }
 
-/** contiguous views of the small operands: copies (tracked in `temps`) where needed */
-function dense(t: Tensor, temps: Tensor[]): Tensor {
-  if (t.layout.isContiguous()) return t;
-  const c = contiguous(t);
-  temps.push(c);
-  return c;
-}
-
 /** a nullable operand: its pointer and offset, or null and 0 */
 function opt(t: Tensor | null | undefined, temps: Tensor[], fallback: Tensor): [KernelArg, KernelArg, Tensor | null] {
   if (!t) return [base(fallback), arg.i64(0), null];
@@ -60,7 +52,7 @@ function opt(t: Tensor | null | undefined, temps: Tensor[], fallback: Tensor): [
  * head took 194 us with it against 121 us plain (H200), so a single-row norm is rmsNorm's own
  * kernel (about 5 us) before the plain product.
  */
-export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: number, outShape: number[]): Tensor | null {
+export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: number, outShape: readonly number[]): Tensor | null {
   if (!DTYPES.has(x.dtype) || k > U32_MAX || n > U32_MAX) return null;
   if (o.norm && o.act !== 'swiglu') {
     const xn = x.rmsNorm(o.norm.weight, o.norm.eps);
@@ -69,9 +61,8 @@ export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: 
   const ld = rowsLd(w, k);
   if (ld === null) return null;
   const dev = x.device;
-  const temps: Tensor[] = [];
-  const out = Tensor.empty(outShape, x.dtype, dev);
-  try {
+  const y = Tensor.empty(outShape, x.dtype, dev);
+  return filled(y, (temps) => {
     const xd = dense(x, temps);
     const [gp, go] = opt(o.norm?.weight, temps, xd);
     const [bp, bo] = opt(o.bias, temps, xd);
@@ -80,15 +71,9 @@ export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: 
     const split = splitFor(dev, n);
     const name = `gemvf${o.act === 'swiglu' ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
     dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split), [BLOCK, 1, 1], 0, dev.stream, [
-      base(out), base(xd), base(w), gp, bp, rp, offsetOf(out), offsetOf(xd), offsetOf(w), go, bo, ro,
+      base(y), base(xd), base(w), gp, bp, rp, offsetOf(y), offsetOf(xd), offsetOf(w), go, bo, ro,
       arg.u32(n), arg.u32(k), arg.u64(ld), arg.f32(o.norm?.eps ?? 0), arg.u32(flags), arg.u32(split)]);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-  return out;
+  });
 }
 
 /** a cache [1, kvHeads, maxLen, d] the kernel writes in place: unit stride along d */
@@ -105,9 +90,8 @@ export function qkvRow(a: QkvToCacheArgs): Tensor | null {
   if (ld === null || !ks || !vs || ks[0] !== vs[0] || ks[1] !== vs[1]) return null;
   if (a.cos.layout.strides[1] !== 1 || a.sin.layout.strides[1] !== 1 || a.cos.layout.strides[0] !== d / 2 || a.sin.layout.strides[0] !== d / 2) return null;
   const dev = x.device;
-  const temps: Tensor[] = [];
   const q = Tensor.empty([1, 1, heads, d], x.dtype, dev);
-  try {
+  return filled(q, (temps) => {
     const xd = dense(x, temps);
     const [gp, go] = opt(a.norm?.weight, temps, xd);
     const [bp, bo] = opt(a.bias, temps, xd);
@@ -123,11 +107,5 @@ export function qkvRow(a: QkvToCacheArgs): Tensor | null {
       arg.u32(k), arg.u64(ld), arg.f32(a.norm?.eps ?? 0), arg.u32(a.bias ? FLAG_BIAS : 0), arg.u32(split),
       arg.u32(heads), arg.u32(kvHeads), arg.u32(d), arg.u32(typeof a.pos === 'number' ? a.pos : 0),
       arg.i64(ks[0]), arg.i64(ks[1])]);
-  } catch (e) {
-    q.dispose();
-    throw e;
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-  return q;
+  });
 }

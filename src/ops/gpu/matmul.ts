@@ -6,8 +6,7 @@ import { numel, type Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
 import type { BlasDType } from '../../runtime/gpu.ts';
 import { contiguous, constSet } from '../copy.ts';
-import { arg } from '../../runtime/kernels.ts';
-import { base, offsetOf } from './reduce.ts';
+import { linearRow } from './gemv-fused.ts';
 
 interface BlasOperand { t: Tensor; trans: boolean; ld: number; batchStride: number; owned: boolean }
 
@@ -53,40 +52,24 @@ function operand(t: Tensor, batch: Shape): BlasOperand {
   return { t: c, trans: false, ld: Math.max(n, 1), batchStride: m * n, owned: true };
 }
 
-// ---- one row times a weight: hip-src/gemv.hip ---------------------------------------------
-const GEMV_DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
-const GEMV_BLOCK = 256;
-const GEMV_BLOCK_DIMS: [number, number, number] = [GEMV_BLOCK, 1, 1];
-
-/**
- * One row x [k] times a weight seen transposed (b [k, n] with unit stride along k: W [n, k] with
- * contiguous rows, as nn.Linear keeps it): one GEMV launch instead of a BLAS call, which costs
- * several times its host time (see gemv.hip). Returns false where it does not apply.
- */
-function gemv(a: Tensor, b: Tensor, out: Tensor, n: number, k: number): boolean {
-  if (b.rank !== 2 || !GEMV_DTYPES.has(a.dtype) || k > 0xffffffff || n > 0xffffffff) return false;
-  const [sk, sn] = b.layout.strides as [number, number];
-  if (!(sk === 1 || k === 1) || !(sn >= k || n === 1)) return false;
-  const x = a.layout.isContiguous() ? a : contiguous(a);
-  try {
-    const dev = a.device, { warpSize, maxGridDim } = dev.runtime.info;
-    const grid = Math.min(Math.ceil(n / (GEMV_BLOCK / warpSize)), maxGridDim[0]);
-    dev.kernels.launch('gemv.hip', `gemv_${a.dtype}`, [grid, 1, 1], GEMV_BLOCK_DIMS, 0, dev.stream, [
-      base(out), base(x), base(b), offsetOf(out), offsetOf(x), offsetOf(b), arg.u32(n), arg.u32(k), arg.u64(n === 1 ? k : sn)]);
-  } finally {
-    if (x !== a) x.dispose();
-  }
-  return true;
-}
 export function matmul(a: Tensor, b: Tensor, outShape: Shape): Tensor {
-  const out = Tensor.empty(outShape, a.dtype, a.device);
   const r = outShape.length;
   const m = outShape[r - 2]!, n = outShape[r - 1]!, k = a.layout.shape[a.rank - 1]!;
   const batch = outShape.slice(0, -2);
   const count = numel(batch);
+  if (count * m === 1 && n > 0 && k > 0 && b.rank === 2) {
+    // one row times a weight seen transposed (W [n, k] as nn.Linear keeps it): one GEMV launch
+    // (gemv-fused.hip, nothing folded in) instead of a BLAS call, which costs several times its
+    // host time; null where W's layout does not suit the kernel
+    const w = b.T;
+    try {
+      const y = linearRow(a, w, {}, n, k, outShape);
+      if (y) return y;
+    } finally { w.dispose(); }
+  }
+  const out = Tensor.empty(outShape, a.dtype, a.device);
   if (out.numel === 0) return out;
   if (k === 0) { constSet(out, 0); return out; }
-  if (count * m === 1 && gemv(a, b, out, n, k)) return out;
   const A = operand(a, batch), B = operand(b, batch);
   try {
     a.device.runtime.blas().gemmStridedBatched({
