@@ -65,19 +65,19 @@ template <> struct RKey<double> {
     return (b >> 63) ? ~b : (b | 0x8000000000000000ull);
   }
 };
-// f16 and bf16: the same map on 16 bits; `INF` is the bit pattern of +inf (larger magnitudes
-// are NaN). The order of the 16-bit values is the order of their exact f32 values.
-template <u32 INF> struct RKey16 {
+// f16 and bf16: the same map on 16 bits; INF is the bit pattern of +inf (larger magnitudes are
+// NaN), QNAN a NaN. The order of the 16-bit values is the order of their exact f32 values.
+template <u32 INF, u32 QNAN> struct RKey16 {
   typedef u16 S; typedef u32 R; static constexpr int BITS = 16; static constexpr R MASK = 0xffffu;
-  static RT_DEVICE R pad(bool desc) { return desc ? (0x8000u | INF) : (INF | 0x200u); }
+  static RT_DEVICE R pad(bool desc) { return desc ? (0x8000u | INF) : QNAN; }
   static RT_DEVICE R key(R b) {
     if ((b & 0x7fffu) > INF) return MASK;
     if (b == 0x8000u) b = 0;
     return (b & 0x8000u) ? (~b & 0xffffu) : (b | 0x8000u);
   }
 };
-template <> struct RKey<f16> : RKey16<0x7c00u> {};
-template <> struct RKey<bf16> : RKey16<0x7f80u> {};
+template <> struct RKey<f16> : RKey16<0x7c00u, 0x7e00u> {};
+template <> struct RKey<bf16> : RKey16<0x7f80u, 0x7fc0u> {};
 
 template <class R> RT_DEVICE u32 digit_of(R key, u32 shift) { return (u32)(key >> shift) & (RADIX - 1u); }
 
@@ -108,9 +108,9 @@ RT_DEVICE u32 wave_shfl_up(u32 v, u32 d) { return __shfl_up_sync(0xffffffffu, v,
 // are twelve scalar registers held for the whole kernel, enough to make topk spill.
 RT_DEVICE u32 wave_scan(u32 v) {
   u32 lane = lane_id();
-#if RT_HIP
+#if defined(__HIP_DEVICE_COMPILE__)
   asm volatile("" : "+v"(lane));
-#else
+#elif defined(__CUDA_ARCH__)
   asm volatile("" : "+r"(lane));
 #endif
   for (u32 d = 1; d < (u32)warpSize; d <<= 1) {

@@ -175,7 +175,8 @@ RT_DEVICE void radix_rows(u32* iy, T* vy, const T* x, u64 rows, u64 cols, u32 de
       iv[it] = p;
     }
     for (u32 shift = 0; shift < (u32)K::BITS; shift += RADIX_BITS) {
-      // padding sorts last and stays at positions n and up
+      // padding moves within passes, but its whole key sorts last: after the last pass it is
+      // at positions n and up
 #pragma unroll
       for (int it = 0; it < ITEMS; it++) dr[it] = digit_of(K::key(kv[it]) ^ flip, shift);
       rank_digits<ITEMS>(dr, L.rk);
@@ -260,7 +261,7 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
   typedef RKey<T> K;
   typedef typename K::R R;
   typedef typename K::S S;
-  const R flip = desc ? K::MASK : (R)0, pad = K::pad(desc != 0);
+  const R flip = desc ? K::MASK : (R)0;
   const u32 tile = ITEMS * RADIX;
   const RadixLds<R> L(tile);
   // units in 32 bits (the host checks rows * tiles < 2^31): a 64-bit division is a long routine
@@ -278,10 +279,11 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
     for (int it = 0; it < ITEMS; it++) {
       const u32 p = tile_pos<ITEMS>(it);
       const bool real = p < n;
-      // the last tile of a row pads to the end: padding ranks last and is never written
-      kv[it] = real ? (R)ks[at + p] : pad;
+      // the last tile of a row pads its end with digit 255: padding ranks last and is never
+      // written
+      kv[it] = real ? (R)ks[at + p] : (R)0;
       iv[it] = real ? (ii ? ii[at + p] : (u32)(first + p)) : 0u;
-      dr[it] = digit_of(K::key(kv[it]) ^ flip, shift);
+      dr[it] = real ? digit_of(K::key(kv[it]) ^ flip, shift) : RADIX - 1u;
     }
     rank_digits<ITEMS>(dr, L.rk);
     {
