@@ -7,9 +7,11 @@
 // order in both directions without comparing indices, and a row costs BITS / 8 passes (u8 one,
 // f16/bf16 two, f32/u32 four, f64/i64 eight) of linear work, where the bitonic network this
 // replaced did log2(n) (log2(n) + 1) / 2 compare-exchange steps over shared memory (78 at 4096)
-// and a merge sort log2(n) rounds of merge-path searches. Within a pass, a wave ranks equal
-// digits by ballots (radix.h: rank_digits), which works on 32- and 64-lane waves alike.
-// Records carry the raw bits of the values, so sorted values are written bit for bit.
+// and a merge sort does log2(n) rounds of merge-path searches and serial merges. Within a pass
+// a wave ranks equal digits through a shared lane mask per digit (radix.h: rank_digits), which
+// works on 32- and 64-lane waves alike, and a pass whose tile holds one digit is skipped.
+// Records carry the raw bits of the values, or their keys with the values read back through the
+// indices, so sorted values are written bit for bit.
 //
 // Kernels (DT any dtype, T its storage type; outputs and inputs contiguous from their offsets;
 // blocks of RADIX = 256 threads except sort_rows):
@@ -19,25 +21,27 @@
 //       shared memory, `per` rows a block's pass, dynamic shared memory per * cap * (8 for
 //       32-bit keys, 12 for 64-bit) bytes. Kept for short rows, where a block of 256 threads
 //       would mostly idle through the radix passes. iy = sorted positions, vy (may be 0) values.
-//   radix_rows_<DT>(u32* iy, T* vy, const T* x, i64 iOff, i64 vOff, i64 xOff,
-//                   u64 rows, u64 cols, u32 items, u32 desc)
-//       rows of cols <= 256 * items elements, one block a row, every pass in LDS; dynamic LDS
-//       radixLdsBytes(256 * items) (src/ops/gpu/sort.ts).
+//   radix_rows<I>_<DT>(u32* iy, T* vy, const T* x, i64 iOff, i64 vOff, i64 xOff,
+//                      u64 rows, u64 cols, u32 desc)       (I = 1, 2, 4, 8, 16)
+//       rows of cols <= 256 * I elements, one block a row, every pass in LDS; dynamic LDS
+//       radixLdsBytes(256 * I) (src/ops/gpu/radix.ts).
 //   Longer rows, per pass (shift = 0, 8, ... BITS - 8), over tiles of 256 * items elements,
 //   `tiles` a row, with ping-pong workspaces of values and indices between passes:
 //   radix_hist_<DT>(u32* hist, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, u32 items,
 //                   u32 shift, u32 desc)
-//       hist[(row * 256 + digit) * tiles + tile] = the tile's count of the digit; 1 KiB LDS.
+//       hist[(row * 256 + digit) * tiles + tile] = the tile's count of the digit (tiles of
+//       256 * items); dynamic LDS radixHistLdsBytes.
 //   radix_scan(u32* hist, u32* totals, u64 units, u32 tiles)
 //       per unit (row * 256 + digit), one wave: hist becomes the exclusive prefix over tiles,
 //       totals[unit] the digit's count in the row.
 //   radix_scatter_<DT>(T* ko, u32* io, const T* ki, const u32* ii, const u32* hist,
 //                      const u32* totals, i64 koOff, i64 ioOff, i64 kiOff, i64 iiOff, u64 rows,
-//                      u64 cols, u32 tiles, u32 items, u32 shift, u32 desc)
-//       ranks the tile by digit, stages it in LDS in that order and writes each record to its
-//       place in the row: the row's count of smaller digits, plus the digit's count in earlier
-//       tiles, plus its rank in the tile. ii = 0 on the first pass (index = position); ko = 0
-//       on an argsort's last pass. Dynamic LDS radixLdsBytes(256 * items).
+//                      u64 cols, u32 tiles, u32 shift, u32 desc)
+//       ranks the tile by digit (a tile of one digit keeps its order), stages it in LDS in that
+//       order and writes each record to its place in the row: the row's count of smaller
+//       digits, plus the digit's count in earlier tiles, plus its rank in the tile. ii = 0 on the first pass (index = position); ko = 0
+//       on an argsort's last pass. Tiles of 4096, 2048 for 64-bit keys (ScatterItems); dynamic
+//       LDS radixLdsBytes(tile).
 #include "radix.h"
 
 // ---- short rows: a bitonic network over (key, index) records in shared memory ---------------
@@ -135,50 +139,68 @@ RT_DEVICE void sort_rows(u32* iy, T* vy, const T* x, u64 rows, u64 cols, u32 cap
 }
 
 // ---- radix: LDS ---------------------------------------------------------------------------
-// The dynamic LDS of radix_rows and radix_scatter: rank_digits' counters, the global base of each
-// digit (scatter), then `cap` records (raw bits, index). Word counts keep the records 8-byte
-// aligned; src/ops/gpu/sort.ts sizes the buffer the same way (radixLdsBytes).
+// The dynamic LDS of radix_rows and radix_scatter: rank_digits' lane masks (cleared here, left
+// clear by every rank), the global base of each digit (scatter), block_scan's wave totals,
+// tile_uniform's votes, rank_digits' counters, then `cap` records (raw bits or keys, and index).
+// The sizes keep each part aligned; src/ops/gpu/radix.ts sizes the buffer the same way
+// (radixLdsBytes). The constructor ends with a barrier.
 template <class R> struct RadixLds {
   RankLds rk;
   u32* gbase;
+  u32* votes;
   R* key;
   u32* idx;
   RT_DEVICE explicit RadixLds(u32 cap) {
-    u32* p = reinterpret_cast<u32*>(sort_lds);
-    rk.hw = p; p += waves() * RADIX;
+    const u32 nw = waves();
+    rk.match = reinterpret_cast<LaneMask*>(sort_lds);
+    u32* p = reinterpret_cast<u32*>(rk.match + nw * RADIX);
     rk.start = p; p += RADIX;
     gbase = p; p += RADIX;
     rk.wtot = p; p += RADIX_WAVES_MAX;
-    key = reinterpret_cast<R*>(p);
+    votes = p; p += 2 * RADIX_WAVES_MAX;
+    rk.hw = reinterpret_cast<u16*>(p);
+    key = reinterpret_cast<R*>(rk.hw + nw * RADIX);
     idx = reinterpret_cast<u32*>(key + cap);
+    for (u32 i = threadIdx.x; i < nw * RADIX; i += RADIX) rk.match[i] = 0;
+    __syncthreads();
   }
 };
 
 // ---- radix: rows that fit one block ------------------------------------------------------------
+// Items carry their keys (flipped for descending) from the load to the end, and values are read
+// back through the sorted indices: the key is computed once, not once a pass, and padding is
+// simply the all-ones key (it sorts last: ties keep position order).
 template <int ITEMS, class T>
 RT_DEVICE void radix_rows(u32* iy, T* vy, const T* x, u64 rows, u64 cols, u32 desc) {
   typedef RKey<T> K;
   typedef typename K::R R;
   typedef typename K::S S;
-  const R flip = desc ? K::MASK : (R)0, pad = K::pad(desc != 0);
+  const R flip = desc ? K::MASK : (R)0;
   const u32 n = (u32)cols;
   const RadixLds<R> L(ITEMS * RADIX);
   const S* xs = reinterpret_cast<const S*>(x);
   S* vs = reinterpret_cast<S*>(vy);
+  u32 calls = 0;
   for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    const S* xr = xs + row * cols;
     R kv[ITEMS];
     u32 iv[ITEMS], dr[ITEMS];
+    const u32 nr = opaque(n);  // (radix.h: before)
 #pragma unroll
     for (int it = 0; it < ITEMS; it++) {
+      // past the row: a clamped (harmless) load, then the all-ones key
       const u32 p = tile_pos<ITEMS>(it);
-      kv[it] = p < n ? (R)xs[row * cols + p] : pad;
+      const R real = before_r<R>(p, nr);
+      kv[it] = ((K::key((R)xr[p < nr ? p : nr - 1]) ^ flip) & real) | (K::MASK & ~real);
       iv[it] = p;
     }
+    R first = K::key((R)xr[0]) ^ flip;  // the key at position 0
     for (u32 shift = 0; shift < (u32)K::BITS; shift += RADIX_BITS) {
-      // padding moves within passes, but its whole key sorts last: after the last pass it is
-      // at positions n and up
 #pragma unroll
-      for (int it = 0; it < ITEMS; it++) dr[it] = digit_of(K::key(kv[it]) ^ flip, shift);
+      for (int it = 0; it < ITEMS; it++) dr[it] = digit_of(kv[it], shift);
+      if (tile_uniform(dr, digit_of(first, shift), L.votes, calls)) continue;
+      // rank_digits clears its counters first: every thread is past the last reads of them
+      // (the previous pass's places) once it reaches a barrier in there
       rank_digits<ITEMS>(dr, L.rk);
 #pragma unroll
       for (int it = 0; it < ITEMS; it++) {
@@ -187,20 +209,26 @@ RT_DEVICE void radix_rows(u32* iy, T* vy, const T* x, u64 rows, u64 cols, u32 de
         L.idx[q] = iv[it];
       }
       __syncthreads();
-      if (shift + RADIX_BITS < (u32)K::BITS) {
+      // the next writes of the records come after the barriers of the next rank
 #pragma unroll
-        for (int it = 0; it < ITEMS; it++) {
-          const u32 p = tile_pos<ITEMS>(it);
-          kv[it] = L.key[p];
-          iv[it] = L.idx[p];
-        }
+      for (int it = 0; it < ITEMS; it++) {
+        const u32 p = tile_pos<ITEMS>(it);
+        kv[it] = L.key[p];
+        iv[it] = L.idx[p];
       }
+      first = L.key[0];
     }
-    // no barrier after: the next row writes records only past the two in rank_digits
+    // the final order through LDS (the last passes may have been skipped), then out striped:
+    // each thread writes only the places it read last, so no barrier is needed before
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) L.idx[tile_pos<ITEMS>(it)] = iv[it];
+    __syncthreads();
     for (u32 e = threadIdx.x; e < n; e += RADIX) {
-      iy[row * cols + e] = L.idx[e];
-      if (vs) vs[row * cols + e] = (S)L.key[e];
+      const u32 src = L.idx[e];
+      iy[row * cols + e] = src;
+      if (vs) vs[row * cols + e] = xr[src];
     }
+    // the next row writes the records only past the barriers of a pass
   }
 }
 
@@ -211,8 +239,10 @@ RT_DEVICE void radix_hist(u32* hist, const T* x, u64 rows, u64 cols, u32 tiles, 
   typedef typename K::R R;
   typedef typename K::S S;
   const R flip = desc ? K::MASK : (R)0;
-  const u32 tile = items * RADIX, lane = lane_id();
-  u32* hb = reinterpret_cast<u32*>(sort_lds);
+  const u32 tile = items * RADIX, nw = waves();
+  // one counter set a wave, so only lanes of one wave contend for a counter
+  u32* hw = reinterpret_cast<u32*>(sort_lds);
+  u32* mine = hw + wave_id() * RADIX;
   const u32 units = (u32)(rows * tiles);  // the host checks rows * tiles < 2^31
   const S* xs = reinterpret_cast<const S*>(x);
   for (u32 u = blockIdx.x; u < units; u += gridDim.x) {
@@ -220,21 +250,15 @@ RT_DEVICE void radix_hist(u32* hist, const T* x, u64 rows, u64 cols, u32 tiles, 
     const u64 first = (u64)t * tile;
     const u32 n = (u32)(cols - first < tile ? cols - first : tile);
     const S* xr = xs + (u64)row * cols + first;
-    hb[threadIdx.x] = 0;
+    for (u32 i = threadIdx.x; i < nw * RADIX; i += RADIX) hw[i] = 0;
     __syncthreads();
     // counts do not depend on order: positions striped over the block, loads coalesced
-    for (u32 it = 0; it < items; it++) {
-      const u32 p = it * RADIX + threadIdx.x;
-      const bool valid = p < n;
-      const u64 live = wave_ballot(valid);
-      if (live == 0) break;  // the same on every lane, and on every later item
-      const u32 d = valid ? digit_of(K::key((R)xr[p]) ^ flip, shift) : 0u;
-      const u64 peers = match_digit(d, live);
-      if (valid && lane == top_lane(peers)) atomicAdd(&hb[d], popc64(peers));
-    }
+    for (u32 p = threadIdx.x; p < n; p += RADIX) atomicAdd(&mine[digit_of(K::key((R)xr[p]) ^ flip, shift)], 1u);
     __syncthreads();
-    hist[((u64)row * RADIX + threadIdx.x) * tiles + t] = hb[threadIdx.x];
-    __syncthreads();  // the next unit clears hb
+    u32 c = 0;
+    for (u32 v = 0; v < nw; v++) c += hw[v * RADIX + threadIdx.x];
+    hist[((u64)row * RADIX + threadIdx.x) * tiles + t] = c;
+    __syncthreads();  // the next unit clears the counters
   }
 }
 
@@ -269,23 +293,26 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
   const u32 units = (u32)(rows * tiles);
   const S* ks = reinterpret_cast<const S*>(ki);
   S* kd = reinterpret_cast<S*>(ko);
+  u32 calls = 0;
   for (u32 u = blockIdx.x; u < units; u += gridDim.x) {
     const u32 row = u / tiles, t = u - row * tiles;
     const u64 first = (u64)t * tile, at = (u64)row * cols + first;
-    const u32 n = (u32)(cols - first < tile ? cols - first : tile);
+    const u32 n = (u32)(cols - first < tile ? cols - first : tile), nr = opaque(n);
     R kv[ITEMS];
     u32 iv[ITEMS], dr[ITEMS];
 #pragma unroll
     for (int it = 0; it < ITEMS; it++) {
-      const u32 p = tile_pos<ITEMS>(it);
-      const bool real = p < n;
       // the last tile of a row pads its end with digit 255: padding ranks last and is never
-      // written
-      kv[it] = real ? (R)ks[at + p] : (R)0;
-      iv[it] = real ? (ii ? ii[at + p] : (u32)(first + p)) : 0u;
-      dr[it] = real ? digit_of(K::key(kv[it]) ^ flip, shift) : RADIX - 1u;
+      // written (its loads clamped into the tile, harmless)
+      const u32 p = tile_pos<ITEMS>(it), q = p < nr ? p : nr - 1;
+      const u32 real = before(p, nr);
+      kv[it] = (R)ks[at + q];
+      iv[it] = ii ? ii[at + q] : (u32)(first + q);
+      dr[it] = (digit_of(K::key(kv[it]) ^ flip, shift) & real) | ((RADIX - 1u) & ~real);
     }
-    rank_digits<ITEMS>(dr, L.rk);
+    const u32 d0 = digit_of(K::key((R)ks[at]) ^ flip, shift);
+    const bool uniform = tile_uniform(dr, d0, L.votes, calls);
+    if (!uniform) rank_digits<ITEMS>(dr, L.rk);
     {
       // where each digit starts in the row (smaller digits of the whole row first), plus the
       // earlier tiles' records of the same digit
@@ -294,20 +321,34 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
       const u32 below = block_scan(totals[(u64)row * RADIX + d], L.rk.wtot, all);
       L.gbase[d] = below + hist[((u64)row * RADIX + d) * tiles + t];
     }
+    if (uniform) {
+      // one digit: the tile keeps its order and lands in one run
+      __syncthreads();
+      const u64 to = (u64)row * cols + L.gbase[d0];
 #pragma unroll
-    for (int it = 0; it < ITEMS; it++) {
-      const u32 q = rank_place(dr[it], L.rk);
-      L.key[q] = kv[it];
-      L.idx[q] = iv[it];
-    }
-    __syncthreads();
-    // in tile order: runs of one digit go to consecutive places of the row
-    for (u32 e = threadIdx.x; e < n; e += RADIX) {
-      const R k = L.key[e];
-      const u32 d = digit_of(K::key(k) ^ flip, shift);
-      const u64 dst = (u64)row * cols + L.gbase[d] + (e - L.rk.start[d]);
-      if (kd) kd[dst] = (S)k;
-      io[dst] = L.idx[e];
+      for (int it = 0; it < ITEMS; it++) {
+        const u32 p = tile_pos<ITEMS>(it);
+        if (p < n) {
+          if (kd) kd[to + p] = (S)kv[it];
+          io[to + p] = iv[it];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int it = 0; it < ITEMS; it++) {
+        const u32 q = rank_place(dr[it], L.rk);
+        L.key[q] = kv[it];
+        L.idx[q] = iv[it];
+      }
+      __syncthreads();
+      // in tile order: runs of one digit go to consecutive places of the row
+      for (u32 e = threadIdx.x; e < n; e += RADIX) {
+        const R k = L.key[e];
+        const u32 d = digit_of(K::key(k) ^ flip, shift);
+        const u64 dst = (u64)row * cols + L.gbase[d] + (e - L.rk.start[d]);
+        if (kd) kd[dst] = (S)k;
+        io[dst] = L.idx[e];
+      }
     }
     __syncthreads();  // the next unit's counters and records overwrite the LDS read above
   }
@@ -318,7 +359,8 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
 template <class T> struct ScatterItems { static constexpr int N = sizeof(typename RKey<T>::R) == 8 ? 8 : 16; };
 
 // MIN blocks a multiprocessor on NVIDIA (radix.h): radix_rows 3 for 32-bit keys, 2 for 64-bit
-// keys; radix_scatter 2 (3 spills there). Checked with ptxas -v for sm_90: no spills.
+// keys and for 16-item tiles, radix_scatter 2 (fewer registers spill there). Checked with
+// ptxas -v for sm_90: no spills.
 #define SORT_ROWS(DT, T, I, MIN) \
   RT_RADIX_KERNEL(MIN) void radix_rows##I##_##DT(u32* iy, T* vy, const T* x, i64 iOff, i64 vOff, i64 xOff, \
       u64 rows, u64 cols, u32 desc) { \
@@ -329,7 +371,7 @@ template <class T> struct ScatterItems { static constexpr int N = sizeof(typenam
       u64 rows, u64 cols, u32 cap, u32 per, u32 desc) { \
     sort_rows(iy + iOff, vy ? vy + vOff : vy, x + xOff, rows, cols, cap, per, desc); } \
   SORT_ROWS(DT, T, 1, MIN) SORT_ROWS(DT, T, 2, MIN) SORT_ROWS(DT, T, 4, MIN) SORT_ROWS(DT, T, 8, MIN) \
-  SORT_ROWS(DT, T, 16, MIN) \
+  SORT_ROWS(DT, T, 16, 2) \
   RT_RADIX_KERNEL(1) void radix_hist_##DT(u32* hist, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, \
       u32 items, u32 shift, u32 desc) { \
     radix_hist(hist, x + xOff, rows, cols, tiles, items, shift, desc); } \

@@ -55,7 +55,7 @@ RT_DEVICE void topk_rows(T* vo, u32* io, const T* x, const u32* ii, u64 rows, u6
   // units in 32 bits (the host checks rows * slices < 2^31): a 64-bit division is a long
   // routine that takes registers the item arrays need
   const u32 slices = (u32)((cols + slice - 1) / slice), units = (u32)(rows * slices);
-  const u64 below = lanes_below();
+  const LaneMask below = lane_bit() - 1;
   const TopkLds<R> L;
   const S* xs = reinterpret_cast<const S*>(x);
   S* vs = reinterpret_cast<S*>(vo);
@@ -109,7 +109,7 @@ RT_DEVICE void topk_rows(T* vo, u32* io, const T* x, const u32* ii, u64 rows, u6
     // each wave counts its equal ones, then ranks them by ballots in (item, lane) order
     u32 cnt = 0;
 #pragma unroll
-    for (int it = 0; it < ITEMS; it++) cnt += popc64(wave_ballot((kq[it] & msk) == pre));
+    for (int it = 0; it < ITEMS; it++) cnt += popc_mask(wave_ballot((kq[it] & msk) == pre));
     if (lane == 0) L.wtot[w] = cnt;
     if (threadIdx.x == 0) L.state[3] = 0;
     __syncthreads();
@@ -119,9 +119,9 @@ RT_DEVICE void topk_rows(T* vo, u32* io, const T* x, const u32* ii, u64 rows, u6
 #pragma unroll
     for (int it = 0; it < ITEMS; it++) {
       const R km = kq[it] & msk;
-      const u64 eq = wave_ballot(km == pre);
-      const bool take = km < pre || (km == pre && base + popc64(eq & below) < rem);
-      base += popc64(eq);
+      const LaneMask eq = wave_ballot(km == pre);
+      const bool take = km < pre || (km == pre && base + popc_mask(eq & below) < rem);
+      base += popc_mask(eq);
       taken |= (take ? 1u : 0u) << it;
     }
     // the taken records, in any order (ranked below)

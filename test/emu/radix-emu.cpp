@@ -109,6 +109,21 @@ template <class T> static T make(Rng& r, int spread) {
   }
 }
 
+// mode 0: make(); 1: one value throughout (every pass of one digit: skipped); 2: a narrow range
+// (values in [1, 2) or [0, 256): the high digits of one value, their passes skipped)
+template <class T> static void fill(std::vector<T>& v, Rng& r, int spread, int mode) {
+  const T one = make<T>(r, spread);
+  for (auto& e : v) {
+    if (mode == 1) { e = one; continue; }
+    if (mode == 0) { e = make<T>(r, spread); continue; }
+    const u64 k = r.next() % 200;
+    if constexpr (std::is_integral_v<T>) e = (T)(k % 256);
+    else if constexpr (std::is_same_v<T, f16>) e = f64_to_f16(1.0 + (double)k / 256);
+    else if constexpr (std::is_same_v<T, bf16>) e = f64_to_bf16(1.0 + (double)k / 256);
+    else e = (T)(1.0 + (double)k / 256);
+  }
+}
+
 template <class T> static void poison(std::vector<T>& v) { std::memset((void*)v.data(), 0xff, v.size() * sizeof(T)); }
 
 // ---- the kernels by dtype --------------------------------------------------------------------
@@ -138,6 +153,20 @@ EMU_K(f32, float) EMU_K(f64, double) EMU_K(f16, f16) EMU_K(bf16, bf16) EMU_K(u8,
 template <class T> static u32 key_bits() { return (u32)RKey<T>::BITS; }
 template <class T> static u32 rec_bytes() { return (u32)sizeof(typename RKey<T>::R) + 4; }
 
+// src/ops/gpu/radix.ts radixLdsBytes, for AMD (u64 lane masks): the LDS of radix_rows and
+// radix_scatter over `cap` records
+template <class T> static u32 radix_lds(int wave, u32 cap) {
+  const u32 nw = RADIX / (u32)wave;
+  return nw * RADIX * 8 + (2 * RADIX + 3 * RADIX_WAVES_MAX) * 4 + nw * RADIX * 2 + cap * rec_bytes<T>();
+}
+static constexpr u32 LDS_MAX = 65536;  // the most an AMD block gets, and the emulator's buffer
+// sort.ts: the most items a thread radix_rows takes with this LDS
+template <class T> static u32 row_items_max(int wave) {
+  u32 best = 0;
+  for (u32 i : {1u, 2u, 4u, 8u, 16u}) if (radix_lds<T>(wave, RADIX * i) <= LDS_MAX) best = i;
+  return best;
+}
+
 // ---- sort: the host side of src/ops/gpu/sort.ts ----------------------------------------------
 // sorts rows [rows, cols] of x (from offset xo) into iy/vy (from offset 2); grid = the launch's
 // block count (smaller than the work, to run the grid-stride loops)
@@ -150,7 +179,7 @@ static void run_sort(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64
   poison(iy);
   poison(vy);
   std::memset(sort_lds, 0xff, sizeof sort_lds);
-  if (!long_path) {
+  if (!long_path && cols <= (u64)RADIX * row_items_max<T>(wave)) {
     int items = 1;
     while ((u64)items * RADIX < cols) items *= 2;
     const unsigned grid = (unsigned)std::min<u64>(rows, 3);
@@ -158,6 +187,7 @@ static void run_sort(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64
     return;
   }
   const u32 items = rec_bytes<T>() == 12 ? 8 : 16, tile = items * RADIX;
+  if (radix_lds<T>(wave, tile) > LDS_MAX) { fail("radix_scatter's LDS does not fit"); return; }
   const u32 tiles = (u32)((cols + tile - 1) / tile), passes = key_bits<T>() / 8;
   std::vector<u32> hist(rows * RADIX * tiles), tot(rows * RADIX);
   std::vector<T> kw[2] = {std::vector<T>(rows * cols), std::vector<T>(rows * cols)};
@@ -180,16 +210,17 @@ static void run_sort(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64
 }
 
 template <class T>
-static void check_sort(int wave, u64 rows, u64 cols, int spread, bool desc, bool long_path, u64 seed) {
+static void check_sort(int wave, u64 rows, u64 cols, int spread, bool desc, bool long_path, u64 seed, int mode = 0) {
   Rng r{seed * 2654435761u + cols};
   const i64 xo = 3;
   std::vector<T> xbuf(rows * cols + xo);
-  for (auto& v : xbuf) v = make<T>(r, spread);
+  fill(xbuf, r, spread, mode);
   std::vector<u32> iy;
   std::vector<T> vy;
   run_sort(wave, xbuf, xo, rows, cols, desc, long_path, iy, vy);
   const std::string what = std::string("sort ") + Dt<T>::name + " wave" + std::to_string(wave) + " [" + std::to_string(rows) + ", " +
-                           std::to_string(cols) + "]" + (desc ? " desc" : "") + (long_path ? " tiles" : "");
+                           std::to_string(cols) + "]" + (desc ? " desc" : "") + (long_path ? " tiles" : "") +
+                           (mode == 1 ? " constant" : mode == 2 ? " narrow" : "");
   for (u64 row = 0; row < rows; row++) {
     const T* x = xbuf.data() + xo + row * cols;
     const auto want = stable_order(x, cols, desc);
@@ -254,16 +285,19 @@ static void check_topk(int wave, u64 rows, u64 cols, u32 k, int spread, bool lar
 template <class T> static void all_checks(int wave, int& groups) {
   const int before = failures;
   for (bool desc : {false, true}) {
-    // one block a row: every tile size (1 to 16 items a thread), ties, few and many
-    for (u64 cols : {1ull, 2ull, 37ull, 256ull, 300ull, 1000ull, 2048ull, 4096ull}) {
-      if (rec_bytes<T>() == 12 && cols > 2048) continue;  // 64-bit keys: the long path there on NVIDIA
-      check_sort<T>(wave, 3, cols, cols > 300 ? 50 : 8, desc, false, 1);
-    }
+    // one block a row: every tile size (1 to 16 items a thread), ties, few and many (past what
+    // the LDS takes: the long path, as sort.ts chooses)
+    for (u64 cols : {1ull, 2ull, 37ull, 256ull, 300ull, 1000ull, 2048ull, 4096ull}) check_sort<T>(wave, 3, cols, cols > 300 ? 50 : 8, desc, false, 1);
     check_sort<T>(wave, 2, 3000, 0, desc, false, 2);
     // long rows: several tiles, the last one partial; and a row of one partial tile
     check_sort<T>(wave, 2, 9000, 200, desc, true, 3);
     check_sort<T>(wave, 3, 100, 10, desc, true, 4);
     check_sort<T>(wave, 1, 4097, 0, desc, true, 5);
+    // passes over one digit, skipped: constant rows, narrow ranges; one block and tiles
+    for (int mode : {1, 2}) {
+      check_sort<T>(wave, 2, 1000, 0, desc, false, 6, mode);
+      check_sort<T>(wave, 2, 9000, 0, desc, true, 7, mode);
+    }
   }
   for (bool largest : {true, false}) {
     for (int items : {4, 8}) {

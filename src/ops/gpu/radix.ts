@@ -30,11 +30,21 @@ export function keyBits(d: DType): number {
 export const rawBytes = (d: DType): number => (keyBits(d) === 64 ? 8 : 4);
 
 const waves = (dev: Device): number => RADIX / dev.runtime.info.warpSize;
+/** bytes of a lane mask (radix.h LaneMask): u64 on AMD, u32 on NVIDIA */
+const maskBytes = (dev: Device): number => (dev.runtime.info.vendor === 'cuda' ? 4 : 8);
 
-/** LDS of radix_rows and radix_scatter over `cap` records (sort.hip RadixLds) */
+/**
+ * LDS of radix_rows and radix_scatter over `cap` records (sort.hip RadixLds): the waves' lane
+ * masks, the digits' first places and global bases, the wave totals and two sets of votes, the
+ * waves' u16 counters, then the records (raw bits or key, and a u32 index)
+ */
 export function radixLdsBytes(dev: Device, d: DType, cap: number): number {
-  return (waves(dev) * RADIX + 2 * RADIX + WAVES_MAX) * 4 + cap * (rawBytes(d) + 4);
+  const w = waves(dev);
+  return w * RADIX * maskBytes(dev) + (2 * RADIX + 3 * WAVES_MAX) * 4 + w * RADIX * 2 + cap * (rawBytes(d) + 4);
 }
+
+/** LDS of radix_hist: a u32 counter set a wave */
+export const radixHistLdsBytes = (dev: Device): number => waves(dev) * RADIX * 4;
 
 /** LDS of topk (topk.hip TopkLds) */
 export function topkLdsBytes(dev: Device, d: DType): number {

@@ -16,7 +16,7 @@ import { asDevicePtr } from '../../runtime/gpu.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { RADIX_ROW_ITEMS } from '../../runtime/kernel-sigs-sort.ts';
 import { base, offsetOf } from './reduce.ts';
-import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
+import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixHistLdsBytes, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
 
 const FILE = 'sort.hip';
 const NULL_PTR: KernelArg = arg.ptr(asDevicePtr(0n));
@@ -116,7 +116,7 @@ function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: bool
       const last = p === passes - 1;
       const ko = last ? vals : ws[p % 2]!.v, io = last ? idx : ws[p % 2]!.i;
       const shift = arg.u32(8 * p);
-      k.launch(FILE, `radix_hist_${dt}`, grid, block, RADIX * 4, s, [
+      k.launch(FILE, `radix_hist_${dt}`, grid, block, radixHistLdsBytes(dev), s, [
         base(hist), base(ki), offsetOf(ki), arg.u64(rows), arg.u64(cols), arg.u32(tiles), arg.u32(items), shift, d]);
       k.launch(FILE, 'radix_scan', scanGrid, block, 0, s, [base(hist), base(totals), arg.u64(rows * RADIX), arg.u32(tiles)]);
       k.launch(FILE, `radix_scatter_${dt}`, grid, block, lds, s, [

@@ -3,8 +3,8 @@
 // wave size is a variable (32 or 64), so the AMD wave64 paths run where no AMD GPU is.
 //
 // What it models: __syncthreads (a barrier of the block's threads), the wave's __ballot,
-// __shfl and __shfl_up (every lane of the wave must arrive, as on a GPU; each call is a barrier
-// of the wave), LDS atomics. Fibers switch only at those barriers, in an order shuffled each
+// __shfl, __shfl_up and __syncwarp (every lane of the wave must arrive, as on a GPU; each call is
+// a barrier of the wave), LDS atomics. Fibers switch only at those barriers, in an order shuffled each
 // round, so a missing __syncthreads between a write and another thread's read shows up as a
 // wrong result. A barrier that some threads never reach is reported and aborts (deadlock).
 // Not modelled: memory races between barriers (compute-sanitizer racecheck covers those on the
@@ -183,7 +183,11 @@ inline unsigned __shfl_up(unsigned v, unsigned d, int width) {
   return emu::wave_op(v, [me, d](const uint64_t* s) { return (unsigned)s[me >= d ? me - d : me]; });
 }
 
+// LDS atomics: fibers switch only at barriers, so a plain read-modify-write is atomic here
 inline unsigned atomicAdd(unsigned* p, unsigned v) { const unsigned old = *p; *p = old + v; return old; }
+inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = old | v; return old; }
+// a barrier of the wave (CUDA's __syncwarp; the kernels' wave_sync on the host)
+inline void __syncwarp() { emu::wave_op(0, [](const uint64_t*) { return 0; }); }
 
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
