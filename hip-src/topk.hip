@@ -6,10 +6,11 @@
 // the stable sort. A block takes a slice of ITEMS * 256 elements of one row and finds its first
 // kk = min(k, slice length) by a radix select, most significant digit first: a histogram of
 // the digit among the elements that match the digits chosen so far, then the digit where the
-// count reaches the kk-th element (one pass for u8, two for f16/bf16, four for f32; it stops
-// early once the chosen digit's elements are exactly the ones still needed). It takes the
-// elements below that prefix and, in position order, the first of the ones equal to it; ranks
-// the kk taken by counting (kk^2 comparisons: kk <= TOPK_MAX) and writes them in order.
+// count reaches the kk-th element (one pass for u8, two for f16/bf16, four for f32/u32, eight
+// for f64/i64; it stops early once the chosen digit's elements are exactly the ones still
+// needed). It takes the elements below that prefix and, in position order, the first of the
+// ones equal to it; ranks the kk taken by counting (kk^2 comparisons: kk <= TOPK_MAX) and
+// writes them in order.
 // Rows of several slices are reduced in levels (src/ops/gpu/topk.ts): each slice's kk best
 // become a row of candidates (values and original indices, slices in order, so among equal
 // values position order is still index order) and the next level selects from those, until
@@ -20,7 +21,8 @@
 //   topk<I>_<DT>(T* vo, u32* io, const T* x, const u32* ii, i64 voOff, i64 ioOff, i64 xOff,
 //                i64 iiOff, u64 rows, u64 cols, u64 ocols, u32 k, u32 largest)
 //       x [rows, cols] (indices ii [rows, cols], or 0: the positions); slice s of row r writes
-//       its kk in order to vo/io [r * ocols + s * k, + kk). Dynamic LDS topkLdsBytes (topk.ts).
+//       its kk in order to vo/io [r * ocols + s * k, + kk). Dynamic LDS topkLdsBytes
+//       (src/ops/gpu/radix.ts).
 #include "radix.h"
 
 #define TOPK_MAX 256
