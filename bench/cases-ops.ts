@@ -1,5 +1,5 @@
 // The op families beyond elementwise, reductions over the last dim and plain matmul (issue 13):
-// convolution, pooling, resampling, indexing, sorting, copies, nn ops, attention and the
+// convolution, pooling, resampling, indexing, sorting and top-k, copies, nn ops, attention and the
 // decode-sized shapes. Shapes are the issue's where it names them; the others are sized so the
 // whole run with --torch stays within minutes. Memory-bound rows state the bytes read + written
 // (their % is of the copy ceiling), compute-bound rows (convolution, matmul, prefill attention)
@@ -80,12 +80,28 @@ function indexing(out: BenchCase[]): void {
   }
 }
 
-function sortsAndCopies(out: BenchCase[]): void {
+/** sorting and selection along the last dim; ours gives u32 indices, torch i64: the bytes are ours */
+function sorts(out: BenchCase[]): void {
+  const x = [4096, 4096], e = prod(x);
+  out.push(row({ op: 'argsort', label: 'argsort', shape: x, dtype: 'f32', params: { dim: -1 }, inputBytes: e * 4, bytes: 2 * e * 4 }));
+  out.push(row({ op: 'sort', label: 'sort (values, indices)', shape: x, dtype: 'f32', params: { dim: -1 }, inputBytes: e * 4, bytes: 3 * e * 4 }));
+  // short rows (the bitonic kernel), long rows (a pass per digit over tiles), a vocabulary row
+  for (const s of [[65536, 64], [8, 1 << 20], [1, 128256]]) {
+    const n = prod(s);
+    out.push(row({ op: 'argsort', label: 'argsort', shape: s, dtype: 'f32', params: { dim: -1 }, inputBytes: n * 4, bytes: 2 * n * 4 }));
+  }
+  // top-k of sampling: a batch of Llama-3 logits (bf16) and one row (f32, as sampling.ts asks),
+  // and a few of many medium rows
+  const topk: [number[], DType, number][] = [[[64, 128256], 'bf16', 50], [[1, 128256], 'f32', 50], [[4096, 4096], 'f32', 8]];
+  for (const [s, d, k] of topk) {
+    const n = prod(s), rows = n / s[s.length - 1]!;
+    out.push(row({ op: 'topk', label: `topk k=${k}`, shape: s, dtype: d, params: { dim: -1, k }, inputBytes: n * size(d), bytes: n * size(d) + rows * k * (size(d) + 4) }));
+  }
+}
+
+function copies(out: BenchCase[]): void {
   {
-    // ours gives u32 indices, torch i64: the bytes are ours
     const x = [4096, 4096], e = prod(x);
-    out.push(row({ op: 'argsort', label: 'argsort', shape: x, dtype: 'f32', params: { dim: -1 }, inputBytes: e * 4, bytes: 2 * e * 4 }));
-    out.push(row({ op: 'sort', label: 'sort (values, indices)', shape: x, dtype: 'f32', params: { dim: -1 }, inputBytes: e * 4, bytes: 3 * e * 4 }));
     out.push(row({ op: 'cat', label: 'cat dim 1', shape: x, shapeB: x, dtype: 'f32', params: { dim: 1 }, inputBytes: 2 * e * 4, bytes: 4 * e * 4 }));
   }
   const rows = 8192, cols = 4096, e = rows * cols;
@@ -163,7 +179,8 @@ export function opCases(): BenchCase[] {
   const out: BenchCase[] = [];
   convolutions(out);
   indexing(out);
-  sortsAndCopies(out);
+  sorts(out);
+  copies(out);
   linearAlgebra(out);
   nnOps(out);
   decodeSized(out);

@@ -10,7 +10,7 @@ export type BenchOp =
   | 'sum' | 'max' | 'softmax' | 'layerNorm' | 'rmsNorm'
   | 'matmul' | 'linear' | 'tinyAdd'
   | 'conv2d' | 'convTranspose2d' | 'maxPool2d' | 'avgPool2d' | 'upsampleNearest2d' | 'upsampleBilinear2d'
-  | 'indexSelect' | 'gather' | 'scatterAdd' | 'indexAdd' | 'embedding' | 'sort' | 'argsort'
+  | 'indexSelect' | 'gather' | 'scatterAdd' | 'indexAdd' | 'embedding' | 'sort' | 'argsort' | 'topk'
   | 'cat' | 'contiguousT' | 'batchNorm' | 'rope' | 'cumsum' | 'attention'
   | 'rand' | 'randn';
 
@@ -30,6 +30,8 @@ export interface CaseParams {
   /** indexing: the ids' shape (i64 on both sides, as torch requires) and their exclusive bound */
   readonly ids?: readonly number[];
   readonly idsBelow?: number;
+  /** topk: how many (the largest, in order) */
+  readonly k?: number;
 }
 
 /** what the throughput column measures: bytes moved, flops, or host time per op */

@@ -71,6 +71,10 @@ export function prepareOp(c: BenchCase, kit: OpKit): { run(i: number): void; dis
       const ins = sets(() => rnd(c.shape));
       return once((i) => { const r = at(ins, i).sort(p.dim!); r.indices.dispose(); return r.values; });
     }
+    case 'topk': {
+      const ins = sets(() => rnd(c.shape));
+      return once((i) => { const r = at(ins, i).topk(p.k!, { dim: p.dim! }); r.indices.dispose(); return r.values; });
+    }
     case 'cat': {
       const ins = sets(() => [rnd(c.shape), rnd(c.shapeB!)] as const);
       return once((i) => Tensor.cat([...at(ins, i)], p.dim!));

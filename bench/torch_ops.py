@@ -69,6 +69,9 @@ def prepare_op(c, rand, device="cuda"):
         if op == "argsort":
             return lambda i: torch.argsort(get(i), dim=p["dim"], stable=True)
         return lambda i: torch.sort(get(i), dim=p["dim"], stable=True)
+    if op == "topk":
+        get = rot(lambda: rand(shape, dt))
+        return lambda i: torch.topk(get(i), p["k"], dim=p["dim"], largest=True, sorted=True)
     if op == "cat":
         get = rot(lambda: (rand(shape, dt), rand(c["shapeB"], dt)))
         return lambda i: torch.cat(get(i), dim=p["dim"])

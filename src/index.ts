@@ -8,6 +8,7 @@ export type { MemoryStats } from './runtime/allocator.ts';
 export type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions, Pair } from './ops/options.ts';
 export type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './ops/types.ts';
 export { qkvToCache, type LinearOptions, type RmsNormSpec, type QkvToCacheArgs } from './ops/linear.ts';
+export type { TopkOptions } from './ops/sort.ts';
 export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './ops/types.ts';
 export {
   TensorError, ShapeError, DTypeError, IndexError, DisposedError, NotOnDeviceError,

@@ -80,6 +80,8 @@ export const CASES: Case[] = [
   { op: 'batchNorm', dtypes: F, make: (d, s) => [rnd([2, 3, 4, 4], d, s), rnd([3], d, s + 1), rnd([3], d, s + 2, 0.5, 2)], run: ([x, m, v]) => x!.batchNorm({ mean: m!, variance: v! }) },
   { op: 'scaledDotProductAttention', dtypes: F, make: (d, s) => [rnd([1, 4, 6, 8], d, s), rnd([1, 2, 7, 8], d, s + 1), rnd([1, 2, 7, 8], d, s + 2)], run: ([q, k, v]) => Tensor.scaledDotProductAttention(q!, k!, v!, { causal: true }) },
   { op: 'argsort', dtypes: ALL, make: (d, s) => [rnd([8, 21], d, s)], run: ([x]) => x!.argsort(-1) },
+  { op: 'sort', dtypes: ALL, make: (d, s) => [rnd([3, 3000], d, s)], run: ([x]) => x!.sort(-1, { descending: true }).indices },
+  { op: 'topk', dtypes: ALL, make: (d, s) => [rnd([8, 3000], d, s)], run: ([x]) => x!.topk(5).indices },
 ];
 
 function maxRelErr(a: Float64Array, b: Float64Array): number {

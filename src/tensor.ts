@@ -398,6 +398,13 @@ export class Tensor {
   sort(dim = -1, opts: { descending?: boolean } = {}): { values: Tensor; indices: Tensor } {
     return sortOps.sort(this.check('sort'), dim, opts.descending ?? false);
   }
+  /**
+   * the k largest (largest: false: smallest) along dim (default -1), largest (smallest) first,
+   * with u32 indices; ties: the lower index first; NaN counts as the largest value
+   */
+  topk(k: number, opts: sortOps.TopkOptions = {}): { values: Tensor; indices: Tensor } {
+    return sortOps.topk(this.check('topk'), k, opts);
+  }
 }
 
 // ---- helpers ---------------------------------------------------------------------------------

@@ -67,12 +67,13 @@ export class Sampler {
     return tidy(() => {
       const x = (logits.dtype === 'f32' ? logits : logits.toDtype('f32')).affine(1 / this.temperature, 0);
       const k = this.topK > 0 ? Math.min(this.topK, vocab) : vocab;
-      const sorted = k < vocab || this.topP < 1;
+      // the kept tokens, most likely first (ties: the lower id first): top-k selects them
+      // without sorting the vocabulary; top-p alone needs the whole row in order
       let values = x, ids: Tensor | null = null;
-      if (sorted) {
-        const s = x.sort(-1, { descending: true });
-        values = s.values.narrow(1, 0, k);
-        ids = s.indices.narrow(1, 0, k);
+      if (k < vocab || this.topP < 1) {
+        const s = k < vocab ? x.topk(k) : x.sort(-1, { descending: true });
+        values = s.values;
+        ids = s.indices;
       }
       let probs = values.softmax(-1);
       let cdf = probs.cumsum(-1);

@@ -1,10 +1,23 @@
-// argsort and sort along one dim: stable, NaN as the largest value, u32 indices, every dtype.
+// argsort, sort and topk along one dim: stable, NaN as the largest value, u32 indices, every dtype.
 import { normDim } from '../layout.ts';
 import { ShapeError, TensorError } from '../errors.ts';
 import type { Tensor } from '../tensor.ts';
 import { ALL_DTYPES, dtypeIn, sig } from './dispatch.ts';
 import * as cpu from './cpu/sort.ts';
 import * as gpu from './gpu/sort.ts';
+import * as gpuTopk from './gpu/topk.ts';
+
+export interface TopkOptions {
+  /** the dim to select along (default -1) */
+  dim?: number;
+  /** the k largest (default) or the k smallest */
+  largest?: boolean;
+  /**
+   * accepted for PyTorch's signature: the results come in order either way (largest first, or
+   * smallest first), which is one of the orders `sorted: false` allows
+   */
+  sorted?: boolean;
+}
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {
@@ -14,23 +27,47 @@ function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {
   }
 }
 
-function check(op: string, x: Tensor, dim: number, descending: boolean): number {
+function flag(op: string, name: string, v: unknown, x: Tensor): boolean {
+  if (typeof v !== 'boolean') throw new TensorError(`${op}: ${name} must be a boolean, got ${String(v)} (x ${sig(x)})`);
+  return v;
+}
+
+/** the dim (normalized) and its length */
+function check(op: string, x: Tensor, dim: number): { d: number; n: number } {
   dtypeIn(op, x, ALL_DTYPES);
-  if (typeof descending !== 'boolean') throw new TensorError(`${op}: descending must be a boolean, got ${String(descending)} (x ${sig(x)})`);
   // a 0-d tensor is one element along dim 0 (or -1), like PyTorch
   const d = dimOf(op, dim, x, Math.max(x.rank, 1));
   const n = x.rank === 0 ? 1 : x.layout.shape[d]!;
   // the indices are u32
   if (n > 2 ** 32) throw new ShapeError(`${op}: dim ${d} of size ${n} does not fit u32 indices (x ${sig(x)})`);
-  return d;
+  return { d, n };
 }
 
 export function argsort(x: Tensor, dim: number, descending: boolean): Tensor {
-  const d = check('argsort', x, dim, descending);
+  const { d } = check('argsort', x, dim);
+  flag('argsort', 'descending', descending, x);
   return x.device.isCpu ? cpu.argsort(x, d, descending) : gpu.argsort(x, d, descending);
 }
 
 export function sort(x: Tensor, dim: number, descending: boolean): { values: Tensor; indices: Tensor } {
-  const d = check('sort', x, dim, descending);
+  const { d } = check('sort', x, dim);
+  flag('sort', 'descending', descending, x);
   return x.device.isCpu ? cpu.sort(x, d, descending) : gpu.sort(x, d, descending);
+}
+
+/**
+ * The k largest (or smallest) elements along a dim and their u32 indices, largest first (or
+ * smallest first). Ties: the lower index first; NaN counts as larger than every number. The
+ * result is the first k of the stable sort (descending for largest). k may be 0 (empty
+ * results); a 0-d tensor takes k = 1 only.
+ */
+export function topk(x: Tensor, k: number, opts: TopkOptions = {}): { values: Tensor; indices: Tensor } {
+  const op = 'topk';
+  const { d, n } = check(op, x, opts.dim ?? -1);
+  const largest = flag(op, 'largest', opts.largest ?? true, x);
+  flag(op, 'sorted', opts.sorted ?? true, x);
+  if (typeof k !== 'number' || !Number.isInteger(k) || k < 0) throw new TensorError(`${op}: k must be an integer >= 0, got ${String(k)} (x ${sig(x)})`);
+  if (k > n) throw new ShapeError(`${op}: k = ${k} is larger than dim ${d} of size ${n} (x ${sig(x)})`);
+  if (x.rank === 0 && k !== 1) throw new ShapeError(`${op}: a 0-d tensor has one element and its results keep its shape, so k must be 1, got ${k} (x ${sig(x)})`);
+  return x.device.isCpu ? cpu.topk(x, d, k, largest) : gpuTopk.topk(x, d, k, largest);
 }

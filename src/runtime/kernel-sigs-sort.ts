@@ -1,39 +1,48 @@
-// Signatures of hip-src/sort.hip, in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the
-// ABI test checks them against every arch's code-object metadata and the PTX. Types only are
-// imported from kernel-sigs.ts, so that file can spread SORT_KERNEL_SIGNATURES without a cycle.
-import { DTYPES, type DType } from '../dtype.ts';
+// Signatures of hip-src/sort.hip and hip-src/topk.hip, in the form of KERNEL_SIGNATURES in
+// kernel-sigs.ts, so the ABI test checks them against every arch's code-object metadata and the
+// PTX. Types only are imported from kernel-sigs.ts, so that file can spread
+// SORT_KERNEL_SIGNATURES without a cycle.
+import { DTYPES } from '../dtype.ts';
 import type { ArgSpec } from './kernel-sigs.ts';
 
-/** the key width of a dtype's sort records: 64-bit keys for f64 and i64, 32-bit otherwise */
-export type SortKeyKind = 'k32' | 'k64';
-export const sortKeyKind = (d: DType): SortKeyKind => (d === 'f64' || d === 'i64' ? 'k64' : 'k32');
+/** items a thread of radix_rows<I>: a row of up to 256 * I elements */
+export const RADIX_ROW_ITEMS = [1, 2, 4, 8, 16] as const;
+/** items a thread of topk<I>: slices of 256 * I elements */
+export const TOPK_ITEMS = [4, 8] as const;
 
 /** iy, vy, x, iOff, vOff, xOff, rows, cols, cap, per, desc */
 export const SORT_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32'];
-/** w, wi, x, xOff, rows, cols, npow, cap, desc */
-export const SORT_CHUNKS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u32', 'u32'];
-/** iy, vy, w, wi, x, iOff, vOff, xOff, rows, cols, npow */
-export const SORT_EMIT_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64'];
-/** w, wi, total, npow, k, j */
-export const SORT_MERGE_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'u64'];
-/** w, wi, total, npow, k, cap */
-export const SORT_MERGELDS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'u32'];
+/** iy, vy, x, iOff, vOff, xOff, rows, cols, desc */
+export const RADIX_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32'];
+/** hist, x, xOff, rows, cols, tiles, items, shift, desc */
+export const RADIX_HIST_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32', 'u32'];
+/** hist, totals, units, tiles */
+export const RADIX_SCAN_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'u64', 'u32'];
+/** ko, io, ki, ii, hist, totals, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, shift, desc */
+export const RADIX_SCATTER_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32'];
+/** vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ocols, k, largest */
+export const TOPK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'u32', 'u32'];
 
 function sortSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of DTYPES) {
     m.set(`sort_rows_${d}`, SORT_ROWS_SIG);
-    m.set(`sort_chunks_${d}`, SORT_CHUNKS_SIG);
-    m.set(`sort_emit_${d}`, SORT_EMIT_SIG);
+    for (const i of RADIX_ROW_ITEMS) m.set(`radix_rows${i}_${d}`, RADIX_ROWS_SIG);
+    m.set(`radix_hist_${d}`, RADIX_HIST_SIG);
+    m.set(`radix_scatter_${d}`, RADIX_SCATTER_SIG);
   }
-  for (const k of ['k32', 'k64'] as const) {
-    m.set(`sort_merge_${k}`, SORT_MERGE_SIG);
-    m.set(`sort_mergelds_${k}`, SORT_MERGELDS_SIG);
-  }
+  m.set('radix_scan', RADIX_SCAN_SIG);
+  return m;
+}
+
+function topkSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of DTYPES) for (const i of TOPK_ITEMS) m.set(`topk${i}_${d}`, TOPK_SIG);
   return m;
 }
 
 /** merge into KERNEL_SIGNATURES (kernel-sigs.ts) */
 export const SORT_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'sort.hip': sortSigs,
+  'topk.hip': topkSigs,
 };

@@ -50,8 +50,8 @@ export const GPU_OPS: readonly string[] = [
   // indexing and upsampling (kernels in hip-src/indexing, upsample)
   'indexSelect', 'gather', 'scatter', 'scatterAdd', 'indexAdd', 'embedding',
   'upsampleNearest1d', 'upsampleNearest2d', 'upsampleBilinear2d',
-  // sorting (hip-src/sort.hip) and attention from GPU ops
-  'argsort', 'sort', 'scaledDotProductAttention',
+  // sorting and selection (hip-src/sort.hip, topk.hip) and attention from GPU ops
+  'argsort', 'sort', 'topk', 'scaledDotProductAttention',
   // prefix sums (GEMMs with triangular ones on rocBLAS / cuBLAS)
   'cumsum',
   // in-place write at ids held on the device (the indexing kernels' scatter)

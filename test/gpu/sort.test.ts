@@ -1,8 +1,10 @@
 // argsort and sort on the GPU (hip-src/sort.hip) against the CPU reference, exactly: every
-// dtype and layout, rows shorter than a block's shared-memory capacity (one launch) and longer
-// (chunks merged in global memory), the last, first and middle dims, descending, many ties
-// (the order among equals must be the index order). Then NaN placement, -0 against +0, full
-// 64-bit i64 keys and the empty and 0-d cases, value by value.
+// dtype and layout, on each path: short rows (the bitonic kernel, up to 256), rows of one radix
+// block (257 to 4096: every tile size, 1 to 16 items a thread), long rows (tiles of 4096, or
+// 2048 for 64-bit keys, a pass per 8-bit digit: 1 for u8, 2 for f16/bf16, 4, 8 for f64/i64),
+// the last, first and middle dims, descending, many ties (the order among equals must be the
+// index order). Then NaN placement, -0 against +0, full 64-bit i64 keys, a vocabulary row and
+// rows of 2^20, and the empty and 0-d cases, value by value.
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
@@ -37,13 +39,19 @@ const VARIANTS: readonly Variant[] = [
   { name: 'dim of size 1', shape: [7, 1], dim: -1, spread: 4 },
   { name: '1-d [300]', shape: [300], dim: 0, spread: 64 },
   { name: 'many short rows [700, 9]', shape: [700, 9], dim: -1, spread: 8 },
-  // at and just under the shared-memory capacity (4096 32-bit keys, 2048 64-bit keys)
-  { name: 'rows of 2048 [3, 2048]', shape: [3, 2048], dim: -1, spread: 100, layouts: BIG },
-  { name: 'rows of 4096 [2, 4096]', shape: [2, 4096], dim: -1, spread: 5000, layouts: BIG },
-  // longer: padded to a power of 2, chunks merged in global memory
+  { name: 'bitonic at its limit [5, 256]', shape: [5, 256], dim: -1, spread: 40 },
+  // one radix block a row, 2, 4, 8 and 16 items a thread (64-bit keys past 2048 take the long
+  // path on devices with 48 KiB of shared memory a block)
+  { name: 'radix rows [4, 257]', shape: [4, 257], dim: -1, spread: 30, layouts: BIG },
+  { name: 'radix rows [3, 1000]', shape: [3, 1000], dim: -1, spread: 60 },
+  { name: 'radix rows [3, 2048]', shape: [3, 2048], dim: -1, spread: 100, layouts: BIG },
+  { name: 'radix rows [2, 4096]', shape: [2, 4096], dim: -1, spread: 5000, layouts: BIG },
+  { name: 'radix rows of dim 0 [600, 5]', shape: [600, 5], dim: 0, spread: 50, layouts: BIG },
+  // long rows: several tiles, the last one partial
   { name: 'long rows [2, 5000]', shape: [2, 5000], dim: -1, spread: 300, layouts: BIG },
   { name: 'long columns [4100, 3] dim 0', shape: [4100, 3], dim: 0, spread: 100000, layouts: BIG },
   { name: 'one long row [1, 70000]', shape: [1, 70000], dim: -1, spread: 1000, layouts: ['contiguous'] },
+  { name: 'a vocabulary row [2, 128256]', shape: [2, 128256], dim: -1, spread: 20000, layouts: ['contiguous'] },
 ];
 
 for (const op of ['argsort', 'sort'] as const) {
@@ -70,7 +78,7 @@ s.opTest('sort', async (dev) => {
   for (const dtype of FLOAT_DTYPES) {
     // short rows (one launch) and long ones (global merge): NaN last ascending, first descending,
     // NaNs among themselves and -0 / +0 in index order
-    for (const n of [11, 6000]) {
+    for (const n of [11, 1000, 6000]) {
       const vals = Array.from({ length: n }, (_, i) => ((i * 7919) % 13) - 6);
       for (const i of [1, 4, n - 1]) vals[i] = NaN;
       vals[2] = -0; vals[5] = 0; vals[7] = -0; vals[8] = Infinity; vals[9] = -Infinity;
@@ -90,12 +98,12 @@ s.opTest('sort', async (dev) => {
       }
     }
   }
-}, 'sort: NaN placement, -0 and +0 tie in index order, infinities, short and long rows');
+}, 'sort: NaN placement, -0 and +0 tie in index order, infinities, on each path');
 
 s.opTest('argsort', async (dev) => {
   // keys beyond 2^53 and of both signs: compared as signed 64-bit integers
   const big = [2n ** 62n, -(2n ** 62n), 2n ** 62n + 1n, -1n, 0n, -(2n ** 63n), 2n ** 63n - 1n, 2n ** 62n, -(2n ** 62n) - 1n];
-  for (const n of [big.length, 5000]) {
+  for (const n of [big.length, 1000, 5000]) {
     const data = new BigInt64Array(n);
     for (let i = 0; i < n; i++) data[i] = big[i % big.length]! + (i < big.length ? 0n : BigInt(i % 3));
     const cpu = Tensor.from(data, { dtype: 'i64' });
@@ -108,6 +116,19 @@ s.opTest('argsort', async (dev) => {
   const u = cpuFrom([0xffffffff, 0, 0x80000000, 0x7fffffff, 0xffffffff, 1], [6], 'u32');
   assert.equal(await nums(u.to(dev).argsort()), [1, 5, 3, 2, 0, 4]);
 }, 'argsort: full-range i64 and u32 keys');
+
+s.opTest('argsort', async (dev) => {
+  // rows of 2^20: 256 tiles a row; f32 (4 passes, ping-pong workspaces) and bf16 (2 passes)
+  for (const [dtype, descending] of [['f32', false], ['bf16', true]] as const) {
+    const cpu = values([8, 1 << 20], dtype, 1 << 20);
+    const got = cpu.to(dev).argsort(-1, { descending });
+    const want = cpu.argsort(-1, { descending });
+    const a = await got.toArray(), b = want.toArraySync();
+    let bad = -1;
+    for (let i = 0; i < b.length && bad < 0; i++) if (a[i] !== b[i]) bad = i;
+    assert.is(bad, -1, `${dtype} [8, 2^20]${descending ? ' descending' : ''}: first difference at ${bad}: got ${a[bad]}, expected ${b[bad]}`);
+  }
+}, 'argsort: rows of 2^20');
 
 s.opTest('argsort', async (dev) => {
   for (const dtype of ALL_DTYPES) {

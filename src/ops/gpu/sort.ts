@@ -1,29 +1,56 @@
 // GPU argsort / sort (hip-src/sort.hip). The sorted dim is moved last and made contiguous, so
-// the kernels see [rows, cols] rows; the results come back as the inverse view. Rows that fit a
-// block's shared memory are sorted there in one launch; longer rows are padded to a power of 2
-// in a workspace, sorted chunk by chunk in shared memory and merged by bitonic steps in global
-// memory (one launch a step), then written out.
+// the kernels see [rows, cols] rows; the results come back as the inverse view. By row length:
+//   - up to BITONIC_MAX (and the bitonic kernel's shared-memory capacity): the bitonic network,
+//     several short rows a block, one launch;
+//   - up to 256 * 16 elements (less where a block's LDS is smaller, and for 64-bit keys on 48 KiB
+//     devices): radix_rows, one block a row, every 8-bit digit pass in LDS, one launch;
+//   - longer: a least-significant-digit pass per 8-bit digit over tiles of 4096 (2048 for
+//     64-bit keys) elements, each pass radix_hist (the tiles' digit counts), radix_scan (where
+//     each tile's digits start in its row) and radix_scatter (stable ranks, records written to
+//     their places); values and indices ping-pong through workspaces between passes.
 import type { Device } from '../../device.ts';
+import type { DType } from '../../dtype.ts';
+import { TensorError } from '../../errors.ts';
 import { Tensor } from '../../tensor.ts';
 import { asDevicePtr } from '../../runtime/gpu.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
-import { sortKeyKind, type SortKeyKind } from '../../runtime/kernel-sigs-sort.ts';
-import { contiguous } from '../copy.ts';
+import { RADIX_ROW_ITEMS } from '../../runtime/kernel-sigs-sort.ts';
 import { base, offsetOf } from './reduce.ts';
+import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixHistLdsBytes, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
 
 const FILE = 'sort.hip';
 const NULL_PTR: KernelArg = arg.ptr(asDevicePtr(0n));
-/** bytes of one record in shared memory: key << 32 | index, or a u64 key and a u32 index */
-const REC_BYTES: Record<SortKeyKind, number> = { k32: 8, k64: 12 };
-/** records a block sorts in shared memory: 32 KiB and 24 KiB, under every GPU's 48 KiB */
-const CAP_MAX: Record<SortKeyKind, number> = { k32: 4096, k64: 2048 };
+
+/**
+ * Rows up to this long take the bitonic kernel, longer ones the radix kernels. A block of the
+ * radix kernels is 256 threads whatever the row, so short rows leave most of it idle through
+ * every pass, where the bitonic kernel packs several rows into a block. Not measured yet:
+ * ROCM_TENSOR_SORT_BITONIC_MAX (0 to 4096) overrides it, to compare the two on one shape.
+ */
+const BITONIC_MAX_DEFAULT = 256;
+let bitonicMaxCache: number | null = null;
+function bitonicMax(): number {
+  if (bitonicMaxCache === null) {
+    const env = process.env['ROCM_TENSOR_SORT_BITONIC_MAX'];
+    let v = BITONIC_MAX_DEFAULT;
+    if (env !== undefined && env !== '') {
+      v = Number(env);
+      if (!Number.isInteger(v) || v < 0 || v > 4096) throw new TensorError(`sort: ROCM_TENSOR_SORT_BITONIC_MAX must be an integer from 0 to 4096, got "${env}"`);
+    }
+    bitonicMaxCache = v;
+  }
+  return bitonicMaxCache;
+}
 
 const nextPow2 = (n: number): number => { let p = 1; while (p < n) p *= 2; return p; };
 
-/** the largest row the shared-memory kernel takes on this device, for this key width */
-export function sortRowCapacity(dev: Device, kind: SortKeyKind): number {
-  let cap = CAP_MAX[kind];
-  while (cap > 1 && cap * REC_BYTES[kind] > dev.runtime.info.maxSharedMemoryPerBlock) cap /= 2;
+// ---- bitonic: short rows ---------------------------------------------------------------------
+/** bytes of one bitonic record in shared memory: key << 32 | index, or a u64 key and a u32 index */
+const bitonicRecBytes = (d: DType): number => (rawBytes(d) === 8 ? 12 : 8);
+/** records the bitonic kernel sorts in a block: 4096 and 2048, within every GPU's 48 KiB */
+function bitonicCapacity(dev: Device, d: DType): number {
+  let cap = rawBytes(d) === 8 ? 2048 : 4096;
+  while (cap > 1 && cap * bitonicRecBytes(d) > dev.runtime.info.maxSharedMemoryPerBlock) cap /= 2;
   return cap;
 }
 
@@ -33,72 +60,103 @@ function blocks(dev: Device, n: number): Dim3 {
   return [Math.max(1, Math.min(cap, n)), 1, 1];
 }
 
-/** sorted positions (and values) of contiguous rows c [rows, cols] into idx (and vals) */
-function sortRows(c: Tensor, rows: number, cols: number, desc: boolean, idx: Tensor, vals: Tensor | null): void {
+function bitonicRows(c: Tensor, rows: number, cols: number, d: KernelArg, idx: Tensor, vals: Tensor | null): void {
+  const dev = c.device, k = dev.kernels, dt = c.dtype;
+  const cap = nextPow2(cols);
+  // a block of at least a wave; several short rows share one block's pass
+  const block = Math.min(k.preferredBlockSize, Math.max(dev.runtime.info.warpSize, cap / 2));
+  const per = Math.max(1, Math.floor((2 * block) / cap));
+  k.launch(FILE, `sort_rows_${dt}`, blocks(dev, Math.ceil(rows / per)), [block, 1, 1], per * cap * bitonicRecBytes(dt), dev.stream, [
+    base(idx), vals ? base(vals) : NULL_PTR, base(c), offsetOf(idx), vals ? offsetOf(vals) : arg.i64(0), offsetOf(c),
+    arg.u64(rows), arg.u64(cols), arg.u32(cap), arg.u32(per), d]);
+}
+
+// ---- radix: rows of one block ------------------------------------------------------------------
+/** the most items a thread radix_rows can take on this device (its LDS grows with them) */
+function rowItemsMax(dev: Device, d: DType): number {
+  let best = 0;
+  for (const i of RADIX_ROW_ITEMS) if (radixLdsBytes(dev, d, RADIX * i) <= dev.runtime.info.maxSharedMemoryPerBlock) best = i;
+  return best;
+}
+
+function radixRows(op: string, c: Tensor, rows: number, cols: number, d: KernelArg, idx: Tensor, vals: Tensor | null): void {
+  const dev = c.device, dt = c.dtype;
+  const items = RADIX_ROW_ITEMS.find((i) => RADIX * i >= cols)!;
+  const lds = radixLdsBytes(dev, dt, RADIX * items);
+  checkRadixBlock(op, c, lds);
+  dev.kernels.launch(FILE, `radix_rows${items}_${dt}`, gridFor(dev, rows), [RADIX, 1, 1], lds, dev.stream, [
+    base(idx), vals ? base(vals) : NULL_PTR, base(c), offsetOf(idx), vals ? offsetOf(vals) : arg.i64(0), offsetOf(c),
+    arg.u64(rows), arg.u64(cols), d]);
+}
+
+// ---- radix: long rows, a pass per digit --------------------------------------------------------
+/** items a thread of radix_scatter (sort.hip ScatterItems): tiles of 4096, 2048 for 64-bit keys */
+const scatterItems = (d: DType): number => (rawBytes(d) === 8 ? 8 : 16);
+
+function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: boolean, idx: Tensor, vals: Tensor | null): void {
   const dev = c.device, k = dev.kernels, s = dev.stream, dt = c.dtype;
-  const kind = sortKeyKind(dt), capMax = sortRowCapacity(dev, kind);
-  const rec = REC_BYTES[kind];
-  const vy = vals ? base(vals) : NULL_PTR, vOff = vals ? offsetOf(vals) : arg.i64(0);
+  const items = scatterItems(dt), tile = RADIX * items, tiles = Math.ceil(cols / tile);
+  const units = rows * tiles, lds = radixLdsBytes(dev, dt, tile);
+  checkRadixBlock(op, c, lds);
+  checkUnits(op, c, units);
+  const passes = keyBits(dt) / 8, n = rows * cols;
   const d = arg.u32(desc ? 1 : 0);
-  if (cols <= capMax) {
-    const cap = nextPow2(cols);
-    // a block of at least a wave; several short rows share one block's pass
-    const block = Math.min(k.preferredBlockSize, Math.max(dev.runtime.info.warpSize, cap / 2));
-    const per = Math.max(1, Math.floor((2 * block) / cap));
-    k.launch(FILE, `sort_rows_${dt}`, blocks(dev, Math.ceil(rows / per)), [block, 1, 1], per * cap * rec, s, [
-      base(idx), vy, base(c), offsetOf(idx), vOff, offsetOf(c), arg.u64(rows), arg.u64(cols), arg.u32(cap), arg.u32(per), d]);
-    return;
-  }
-  const cap = capMax, npow = nextPow2(cols), total = rows * npow;
-  // raw u64 words in an i64 tensor; the u32 index array only for 64-bit keys
-  const w = Tensor.empty([total], 'i64', dev);
-  const wi = kind === 'k64' ? Tensor.empty([total], 'u32', dev) : null;
+  const temps: Tensor[] = [];
+  const temp = (t: Tensor): Tensor => { temps.push(t); return t; };
   try {
-    const ws = [base(w), wi ? base(wi) : NULL_PTR];
-    const block: Dim3 = [k.preferredBlockSize, 1, 1];
-    k.launch(FILE, `sort_chunks_${dt}`, blocks(dev, total / cap), block, cap * rec, s, [
-      ...ws, base(c), offsetOf(c), arg.u64(rows), arg.u64(cols), arg.u64(npow), arg.u32(cap), d]);
-    for (let st = 2 * cap; st <= npow; st *= 2) {
-      for (let j = st / 2; j >= cap; j /= 2) {
-        k.launch1d(FILE, `sort_merge_${kind}`, total / 2, s, [...ws, arg.u64(total), arg.u64(npow), arg.u64(st), arg.u64(j)]);
-      }
-      k.launch(FILE, `sort_mergelds_${kind}`, blocks(dev, total / cap), block, cap * rec, s, [
-        ...ws, arg.u64(total), arg.u64(npow), arg.u64(st), arg.u32(cap)]);
+    const hist = temp(Tensor.empty([units * RADIX], 'u32', dev));
+    const totals = temp(Tensor.empty([rows * RADIX], 'u32', dev));
+    // values and indices between passes, two sets once there are three passes or more
+    const ws = Array.from({ length: Math.min(passes - 1, 2) }, () => ({ v: temp(Tensor.empty([n], dt, dev)), i: temp(Tensor.empty([n], 'u32', dev)) }));
+    const grid = gridFor(dev, units), block: Dim3 = [RADIX, 1, 1];
+    const scanGrid = gridFor(dev, Math.ceil((rows * RADIX * dev.runtime.info.warpSize) / RADIX));
+    for (let p = 0; p < passes; p++) {
+      const src = p === 0 ? null : ws[(p - 1) % 2]!;
+      const ki = src ? src.v : c, ii = src ? src.i : null;
+      const last = p === passes - 1;
+      const ko = last ? vals : ws[p % 2]!.v, io = last ? idx : ws[p % 2]!.i;
+      const shift = arg.u32(8 * p);
+      k.launch(FILE, `radix_hist_${dt}`, grid, block, radixHistLdsBytes(dev), s, [
+        base(hist), base(ki), offsetOf(ki), arg.u64(rows), arg.u64(cols), arg.u32(tiles), arg.u32(items), shift, d]);
+      k.launch(FILE, 'radix_scan', scanGrid, block, 0, s, [base(hist), base(totals), arg.u64(rows * RADIX), arg.u32(tiles)]);
+      k.launch(FILE, `radix_scatter_${dt}`, grid, block, lds, s, [
+        ko ? base(ko) : NULL_PTR, base(io), base(ki), ii ? base(ii) : NULL_PTR, base(hist), base(totals),
+        ko ? offsetOf(ko) : arg.i64(0), offsetOf(io), offsetOf(ki), ii ? offsetOf(ii) : arg.i64(0),
+        arg.u64(rows), arg.u64(cols), arg.u32(tiles), shift, d]);
     }
-    k.launch1d(FILE, `sort_emit_${dt}`, rows * cols, s, [
-      base(idx), vy, ...ws, base(c), offsetOf(idx), vOff, offsetOf(c), arg.u64(rows), arg.u64(cols), arg.u64(npow)]);
   } finally {
     // queued work keeps them: the allocator is stream-ordered
-    w.dispose();
-    wi?.dispose();
+    for (const t of temps) t.dispose();
   }
 }
 
-function run(x: Tensor, dim: number, desc: boolean, withValues: boolean): { values: Tensor | null; indices: Tensor } {
+/** sorted positions (and values) of contiguous rows c [rows, cols] into idx (and vals) */
+export function sortRows(op: string, c: Tensor, rows: number, cols: number, desc: boolean, idx: Tensor, vals: Tensor | null): void {
+  const dev = c.device, dt = c.dtype;
+  const d = arg.u32(desc ? 1 : 0);
+  if (cols <= bitonicMax() && cols <= bitonicCapacity(dev, dt)) { bitonicRows(c, rows, cols, d, idx, vals); return; }
+  const itemsMax = rowItemsMax(dev, dt);
+  if (cols <= RADIX * itemsMax) { radixRows(op, c, rows, cols, d, idx, vals); return; }
+  radixLong(op, c, rows, cols, desc, idx, vals);
+}
+
+function run(op: string, x: Tensor, dim: number, desc: boolean, withValues: boolean): { values: Tensor | null; indices: Tensor } {
   const dev = x.device;
-  const last = Math.max(x.rank - 1, 0);
-  const inPlace = dim === last || x.rank === 0;
-  const moved = inPlace ? x.view(x.layout) : x.transpose(dim, last);
-  const c = contiguous(moved);
-  moved.dispose();
+  const { c, rows, cols, back } = rowsView(x, dim);
   const shape = c.layout.shape;
-  const cols = x.rank === 0 ? 1 : shape[last]!;
-  const rows = cols === 0 ? 0 : c.numel / cols;
   const idx = Tensor.empty(shape, 'u32', dev);
   const vals = withValues ? Tensor.empty(shape, x.dtype, dev) : null;
   try {
-    if (rows > 0) sortRows(c, rows, cols, desc, idx, vals);
+    if (rows > 0) sortRows(op, c, rows, cols, desc, idx, vals);
   } catch (e) { idx.dispose(); vals?.dispose(); throw e; } finally { c.dispose(); }
-  if (inPlace) return { values: vals, indices: idx };
-  const back = (t: Tensor): Tensor => { const v = t.transpose(dim, last); t.dispose(); return v; };
   return { values: vals ? back(vals) : null, indices: back(idx) };
 }
 
 export function argsort(x: Tensor, dim: number, descending: boolean): Tensor {
-  return run(x, dim, descending, false).indices;
+  return run('argsort', x, dim, descending, false).indices;
 }
 
 export function sort(x: Tensor, dim: number, descending: boolean): { values: Tensor; indices: Tensor } {
-  const r = run(x, dim, descending, true);
+  const r = run('sort', x, dim, descending, true);
   return { values: r.values!, indices: r.indices };
 }
