@@ -66,9 +66,12 @@ template <class S> struct RegSlots {
 // vectors and what works on them without spilling (ptxas, left to itself, picks caps that
 // spill), and keeps enough loads in flight per multiprocessor (threads * V * 16 bytes: 64 KiB
 // and more from V = 4 on). RT_REG_MIN for kernels that hold the row alone (softmax),
-// RT_NORM_MIN for those that also load a weight and a bias vector beside each of it.
+// RT_NORM_MIN for those that also load a weight and a bias vector beside each of it,
+// RT_FOLD_MIN for those that only fold it (reduce-rows.hip: more resident threads for the
+// same vectors).
 #define RT_REG_MIN(V) ((V) >= 16 ? 2 : (V) >= 8 ? 3 : (V) >= 4 ? 4 : 8)
 #define RT_NORM_MIN(V) ((V) >= 4 ? 3 : 5)
+#define RT_FOLD_MIN(V) ((V) >= 16 ? 3 : (V) >= 8 ? 5 : 8)
 
 // Vectors a thread holds in the split kernels (a chunk of a row per block): softmax's part and
 // fin kernels, the norms' (which also load a weight and a bias vector beside each). The host's
@@ -109,7 +112,7 @@ RT_DEVICE float f16_bits_f32(u16 b) {
 // A row's 16-byte vectors travel as uint4 words whatever T is: copies and selects of a struct
 // of eight 16-bit fields cost the compiler a permute per field.
 // RegVec<T>: the N elements of such a vector to f32 (unpack) and back (pack, rounded by
-// convert.h's rules); the vector of -inf, of NaN (dtype.ts's pattern).
+// convert.h's rules); the vector of -inf, of +inf, of NaN (dtype.ts's pattern).
 template <class T> struct RegVec;
 RT_DEVICE uint4 splat4(u32 w) { return make_uint4(w, w, w, w); }
 template <> struct RegVec<float> {
@@ -121,6 +124,7 @@ template <> struct RegVec<float> {
     return make_uint4(f32_bits(f[0]), f32_bits(f[1]), f32_bits(f[2]), f32_bits(f[3]));
   }
   static RT_DEVICE uint4 neg_inf() { return splat4(0xff800000u); }
+  static RT_DEVICE uint4 pos_inf() { return splat4(0x7f800000u); }
   static RT_DEVICE uint4 nan() { return splat4(0x7fc00000u); }
 };
 
@@ -132,6 +136,7 @@ template <> struct RegVec<float> {
 template <class T, u32 INF2, u32 NAN2> struct RegVec16 {
   static constexpr int N = 8;
   static RT_DEVICE uint4 neg_inf() { return splat4(INF2 | 0x80008000u); }
+  static RT_DEVICE uint4 pos_inf() { return splat4(INF2); }
   static RT_DEVICE uint4 nan() { return splat4(NAN2); }
   template <bool CHECKED> static RT_DEVICE u32 pair(float lo, float hi) {
 #if RT_CUDA
@@ -163,29 +168,54 @@ template <> struct RegVec<f16> : RegVec16<f16, 0x7c007c00u, 0x7e007e00u> {
   }
 };
 
-// ---- the NaN-propagating max of a vector -----------------------------------------------------
+// ---- the NaN-propagating max (min) of a vector ------------------------------------------------
 // On NVIDIA the 16-bit types fold in their own type, two lanes an instruction (sm_80's
-// max.NaN.{bf16x2,f16x2}; a max is exact in the storage type), then one pair widens.
-template <class T> RT_DEVICE float vec_max(const uint4& v) {
+// {max,min}.NaN.{bf16x2,f16x2}; a max is exact in the storage type), then one pair widens.
+template <bool MAX, class T> RT_DEVICE float vec_ext(const uint4& v) {
   float f[RegVec<T>::N];
   RegVec<T>::unpack(v, f);
   float m = f[0];
 #pragma unroll
-  for (int e = 1; e < RegVec<T>::N; e++) m = max_nan(m, f[e]);
+  for (int e = 1; e < RegVec<T>::N; e++) m = MAX ? max_nan(m, f[e]) : min_nan(m, f[e]);
   return m;
 }
 #if RT_CUDA
-RT_DEVICE u32 max_nan_x2_bf16(u32 a, u32 b) { u32 d; asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d; }
-RT_DEVICE u32 max_nan_x2_f16(u32 a, u32 b) { u32 d; asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d; }
-template <> RT_DEVICE float vec_max<bf16>(const uint4& w) {
+#define RT_EXT_X2(NAME, INSN) \
+  RT_DEVICE u32 NAME(u32 a, u32 b) { u32 d; asm(INSN " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d; }
+RT_EXT_X2(max_nan_x2_bf16, "max.NaN.bf16x2") RT_EXT_X2(min_nan_x2_bf16, "min.NaN.bf16x2")
+RT_EXT_X2(max_nan_x2_f16, "max.NaN.f16x2") RT_EXT_X2(min_nan_x2_f16, "min.NaN.f16x2")
+#undef RT_EXT_X2
+template <> RT_DEVICE float vec_ext<true, bf16>(const uint4& w) {
   const u32 p = max_nan_x2_bf16(max_nan_x2_bf16(w.x, w.y), max_nan_x2_bf16(w.z, w.w));
   return max_nan(bits_f32(p << 16), bits_f32(p & 0xffff0000u));
 }
-template <> RT_DEVICE float vec_max<f16>(const uint4& w) {
+template <> RT_DEVICE float vec_ext<false, bf16>(const uint4& w) {
+  const u32 p = min_nan_x2_bf16(min_nan_x2_bf16(w.x, w.y), min_nan_x2_bf16(w.z, w.w));
+  return min_nan(bits_f32(p << 16), bits_f32(p & 0xffff0000u));
+}
+template <> RT_DEVICE float vec_ext<true, f16>(const uint4& w) {
   const u32 p = max_nan_x2_f16(max_nan_x2_f16(w.x, w.y), max_nan_x2_f16(w.z, w.w));
   return max_nan(f16_bits_f32((u16)(p & 0xffffu)), f16_bits_f32((u16)(p >> 16)));
 }
+template <> RT_DEVICE float vec_ext<false, f16>(const uint4& w) {
+  const u32 p = min_nan_x2_f16(min_nan_x2_f16(w.x, w.y), min_nan_x2_f16(w.z, w.w));
+  return min_nan(f16_bits_f32((u16)(p & 0xffffu)), f16_bits_f32((u16)(p >> 16)));
+}
 #endif
+template <class T> RT_DEVICE float vec_max(const uint4& v) { return vec_ext<true, T>(v); }
+
+// The sum of a vector's elements, pairwise (a chain of log2(N) + 1 adds, not N): each batch of
+// loads is consumed, and the lane's next row reached, sooner.
+template <class T> RT_DEVICE float vec_sum(const uint4& v) {
+  float f[RegVec<T>::N];
+  RegVec<T>::unpack(v, f);
+#pragma unroll
+  for (int w = RegVec<T>::N / 2; w > 0; w /= 2) {
+#pragma unroll
+    for (int e = 0; e < w; e++) f[e] = f[2 * e] + f[2 * e + 1];
+  }
+  return f[0];
+}
 
 // ---- fast math for the 16-bit types, whose outputs round far above these errors ---------------
 // 2^t in one hardware instruction (about 2 ulp; -inf gives 0, NaN gives NaN; results below
@@ -229,7 +259,7 @@ template <class T> RT_DEVICE RegSpan reg_span(const T* row, u32 lane, u32 G, u32
 // the fill after: a load under a condition becomes, in LLVM, a load through a pointer selected
 // between the row and a stack copy of the fill, dword by dword through flat memory.
 template <int V>
-RT_DEVICE void reg_load(uint4 (&a)[V], const RegSpan& s, const uint4& fill) {
+RT_DEVICE void reg_load(uint4 (&a)[V], const RegSpan& s, uint4 fill) {
 #pragma unroll
   for (int c = 0; c < V; c++) {
     const uint4 v = s.q[s.has(c) ? s.idx(c) : 0u];

@@ -1,5 +1,5 @@
-// Signatures of the row-wise kernel families (hip-src/reduce.hip, softmax.hip, norm.hip,
-// rope.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the same ABI test checks
+// Signatures of the row-wise kernel families (hip-src/reduce.hip, reduce-rows.hip, softmax.hip,
+// norm.hip, rope.hip, scan.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the same ABI test checks
 // them against every arch's code-object metadata and the PTX.
 // It imports only types from kernel-sigs.ts, so that file can spread ROW_KERNEL_SIGNATURES
 // into KERNEL_SIGNATURES without an import cycle.
@@ -51,10 +51,13 @@ function reduceSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
-/** the dtypes with register row kernels (softmax.hip's and norm.hip's _v, _part and _fin) */
+/** the dtypes with register row kernels (softmax.hip's and norm.hip's _v, _part and _fin,
+ *  reduce-rows.hip's _v) */
 export const REG_ROW_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 /** the V of the _v<V> kernels (16-byte vectors a thread holds), per family */
-export const REG_ROW_VECS = { softmax: [1, 2, 4, 8], norm: [1, 2, 4] } as const;
+export const REG_ROW_VECS = { softmax: [1, 2, 4, 8], norm: [1, 2, 4], fold: [1, 2, 4, 8, 16] } as const;
+/** the reductions with register row kernels (reduce-rows.hip) */
+export const REG_FOLD_OPS: readonly ReduceOp[] = ['sum', 'mean', 'max', 'min'];
 /** part, x, xOff, rows, cols, chunkVecs, chunks: the first kernel of a split row */
 const PART_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u32', 'u32', 'u32', 'u32'];
 
@@ -103,6 +106,20 @@ function normSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+function foldSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  // y, x, yOff, xOff, rows, cols, group
+  for (const d of REG_ROW_DTYPES) for (const op of REG_FOLD_OPS) for (const v of REG_ROW_VECS.fold) m.set(`reduce_${op}_${d}_v${v}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32']);
+  return m;
+}
+
+function scanSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  // y, x, yOff, xOff, rows, cols
+  for (const d of FLOAT_DTYPES) m.set(`cumsum_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32']);
+  return m;
+}
+
 export const ROPE_KERNEL_LAYOUTS = ['halves', 'interleaved', 'thd'] as const;
 
 function ropeSigs(): Map<string, readonly ArgSpec[]> {
@@ -120,7 +137,9 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
 export const ROW_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'reduce.hip': reduceSigs,
   'colreduce.hip': colReduceSigs,
+  'reduce-rows.hip': foldSigs,
   'softmax.hip': softmaxSigs,
   'norm.hip': normSigs,
   'rope.hip': ropeSigs,
+  'scan.hip': scanSigs,
 };

@@ -1,5 +1,5 @@
 // The register row kernels (hip-src/rowreg.h; softmax.hip's and norm.hip's _v<V>, _part and
-// _fin; src/ops/gpu/rowreg.ts) against the CPU reference: every bucket of vectors a thread
+// _fin, reduce-rows.hip's _v<V>; src/ops/gpu/rowreg.ts) against the CPU reference: every bucket of vectors a thread
 // (ROCM_TENSOR_ROW_VECS forces each) over row lengths that fill a group, leave it partly empty,
 // or give a group less than a wave (several rows a wave, and groups past the last row); the
 // boundaries where one bucket ends and the next (or the split kernels) take over; the split
@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import { randT } from '../helpers.ts';
 import { Tensor, type DType } from '../../src/index.ts';
-import { REG_ROW_VECS } from '../../src/runtime/kernel-sigs-reduce.ts';
+import { REG_FOLD_OPS, REG_ROW_VECS } from '../../src/runtime/kernel-sigs-reduce.ts';
 
 const s = gpuSuite('gpu/rowreg');
 
@@ -101,6 +101,27 @@ for (const op of NORMS) {
   }, `${op}: bucket boundaries and the split kernels`);
 }
 
+// ---- reductions over the last dim (reduce-rows.hip) -------------------------------------------------
+// They take rows only where there are at least as many as multiprocessors (fewer go to
+// reduce.hip's split segments): 320 rows, more than any current GPU has (MI300X: 304). Only a
+// contiguous view at a 16-byte boundary is theirs; 'offset' checks the kernels beside them.
+const FOLD_ROWS = 320;
+for (const op of REG_FOLD_OPS) {
+  s.opTest(op, async () => {
+    const exact = op === 'max' || op === 'min';
+    for (const v of REG_ROW_VECS.fold) {
+      for (const cols of [8, 40, 264, 2056]) {
+        await withVecs(String(v), () => checkOp(op, FLOAT_DTYPES, ['contiguous', 'offset'],
+          (d) => [exact ? randT([FOLD_ROWS, cols], d, -3, 3).floor() : randT([FOLD_ROWS, cols], d, -3, 3)],
+          ([x]) => x!.reduce(op, -1, false), { variant: `V ${v}, [${FOLD_ROWS}, ${cols}]`, ...(exact ? { tol: 0 } : {}) }));
+      }
+    }
+    // the plan's own choice at the benchmark's row length
+    await checkOp(op, FLOAT_DTYPES, ['contiguous'], (d) => [randT([FOLD_ROWS, 4096], d, -3, 3)],
+      ([x]) => x!.reduce(op, -1, true), { variant: `[${FOLD_ROWS}, 4096] keepdim` });
+  }, `${op}: register reductions, every V`);
+}
+
 // ---- NaN and infinities, value by value ----------------------------------------------------------
 const HALF: readonly DType[] = ['f16', 'bf16'];
 const REG: readonly DType[] = ['f32', 'f16', 'bf16'];
@@ -173,6 +194,16 @@ s.opTest('layerNorm', async (dev) => {
     }
   }
 }, 'layerNorm, rmsNorm: NaN and infinities in x, the weight and the bias on the register and split kernels');
+
+s.opTest('max', async (dev) => {
+  // rows: a NaN, a +inf, a -inf, both infinities, then plain ones; long enough (2000) for V > 1
+  for (const d of REG) {
+    const n = 2000, vals = Array.from({ length: FOLD_ROWS * n }, (_, i) => ((i * 7919) % 13) - 6);
+    vals[5] = NaN; vals[n + 7] = Infinity; vals[2 * n + 9] = -Infinity; vals[3 * n] = Infinity; vals[3 * n + 1] = -Infinity;
+    const cpu = cpuFrom(vals, [FOLD_ROWS, n], d), x = cpu.to(dev);
+    for (const op of REG_FOLD_OPS) await sameSpecials(`${op} ${d} [${FOLD_ROWS}, ${n}]`, x.reduce(op, -1, false), cpu.reduce(op, -1, false), tolOf(d));
+  }
+}, 'sum, mean, max, min: NaN and infinities on the register reductions');
 
 s.opTest('softmax', async (dev) => {
   // the split kernels' rows sum to 1 (each row's chunks merged right)

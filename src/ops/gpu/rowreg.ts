@@ -1,17 +1,19 @@
-// The row kernels that hold a row in registers (hip-src/rowreg.h: softmax.hip's and norm.hip's
-// _v<V> kernels) and their split form for rows too long for that (_part then _fin, a chunk of a
-// row per block): which applies to a call, and the launch shape. Both need rows of whole
-// 16-byte vectors at 16-byte boundaries; nn.ts sends anything else to the general kernels.
+// The row kernels that hold a row in registers (hip-src/rowreg.h: softmax.hip's, norm.hip's and
+// reduce-rows.hip's _v<V> kernels) and the split form of softmax and the norms for rows too
+// long for that (_part then _fin, a chunk of a row per block): which applies to a call, and the
+// launch shape. Both need rows of whole 16-byte vectors at 16-byte boundaries; nn.ts and
+// reduce.ts send anything else to the general kernels.
 import type { Device } from '../../device.ts';
 import { dtypeSize, type DType } from '../../dtype.ts';
 import { Tensor } from '../../tensor.ts';
 import { TensorError } from '../../errors.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
-import { REG_ROW_DTYPES, REG_ROW_VECS } from '../../runtime/kernel-sigs-reduce.ts';
-import { base } from './reduce.ts';
+import { REG_FOLD_OPS, REG_ROW_DTYPES, REG_ROW_VECS } from '../../runtime/kernel-sigs-reduce.ts';
+import type { ReduceOp } from '../types.ts';
 
-/** vectors a thread holds in the split kernels: RT_SOFTMAX_SPLIT_V and RT_NORM_SPLIT_V in rowreg.h */
-const SPLIT_VECS = { softmax: 8, norm: 4 } as const;
+/** vectors a thread holds in the split kernels: RT_SOFTMAX_SPLIT_V and RT_NORM_SPLIT_V in
+ *  rowreg.h (the reductions have none: reduce.ts splits long rows its own way) */
+const SPLIT_VECS = { softmax: 8, norm: 4, fold: 0 } as const;
 export type RowFamily = keyof typeof REG_ROW_VECS;
 /** the kernels count rows, columns and chunk tasks in 32 bits */
 const U32_MAX = 2 ** 31 - 1;
@@ -28,16 +30,17 @@ export type RegPlan =
 const nextPow2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 
 /**
- * ROCM_TENSOR_ROW_VECS, for tuning and tests: 1, 2, 4 or 8 makes the register kernels hold that
- * many vectors a thread wherever that fits a block (the plan as usual elsewhere); `split` sends
- * every row the plan takes to the split kernels. Unset: the plan's own choice.
+ * ROCM_TENSOR_ROW_VECS, for tuning and tests: 1, 2, 4, 8 or 16 makes the register kernels hold
+ * that many vectors a thread wherever the family has that kernel and it fits a block (the plan
+ * as usual elsewhere); `split` sends every row softmax and the norms plan to the split kernels.
+ * Unset: the plan's own choice.
  */
 function forced(): number | 'split' | null {
   const env = process.env['ROCM_TENSOR_ROW_VECS'];
   if (env === undefined || env === '') return null;
   if (env === 'split') return env;
   const v = Number(env);
-  if (v !== 1 && v !== 2 && v !== 4 && v !== 8) throw new TensorError(`kernels: ROCM_TENSOR_ROW_VECS must be 1, 2, 4, 8 or split, got "${env}"`);
+  if (v !== 1 && v !== 2 && v !== 4 && v !== 8 && v !== 16) throw new TensorError(`kernels: ROCM_TENSOR_ROW_VECS must be 1, 2, 4, 8, 16 or split, got "${env}"`);
   return v;
 }
 
@@ -70,6 +73,7 @@ export function regPlan(dev: Device, rows: number, cols: number, dtype: DType, f
     const grid = Math.min(info.maxGridDim[0], Math.ceil(rows / (block / group)));
     return { kind: 'reg', vecs, group, grid: [grid, 1, 1], block: [block, 1, 1] };
   }
+  if (SPLIT_VECS[family] === 0) return null;
   let chunkVecs = maxBlock * SPLIT_VECS[family];
   while (chunkVecs > maxBlock && rows * Math.ceil(nv / chunkVecs) < SPLIT_BLOCKS_PER_SM * sms) chunkVecs /= 2;
   const chunks = Math.ceil(nv / chunkVecs);
@@ -85,6 +89,10 @@ export function aligned16(...ts: readonly Tensor[]): boolean {
 
 type Split = RegPlan & { kind: 'split' };
 
+/** a tensor's storage base and its offset, as the kernels take them */
+const base = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
+const off = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
+
 /**
  * Runs `first` (the _part kernel) with a workspace of `width` floats per chunk, then `second`
  * (the _fin kernel) with the same; the workspace is freed once both are queued (the allocator
@@ -98,7 +106,6 @@ function withChunkStats(dev: Device, p: Split, rows: number, width: number, firs
   } finally { ws.dispose(); }
 }
 
-const off = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
 
 /** y = softmax (or logSoftmax) of x's rows, both contiguous [rows, cols] and plan-checked */
 export function softmaxRows(y: Tensor, x: Tensor, rows: number, cols: number, log: boolean, p: RegPlan): void {
@@ -133,4 +140,21 @@ export function normRows(y: Tensor, x: Tensor, w: Tensor, b: Tensor | null | 'rm
     (ws) => k.launch('norm.hip', `${name}_part_${d}`, p.grid, p.block, 0, dev.stream, [ws, base(x), off(x), ...counts]),
     (ws) => k.launch('norm.hip', `${name}_fin_${d}`, p.grid, p.block, 0, dev.stream, [base(y), base(x), base(w), ...bArgs, ws,
       off(y), off(x), off(w), ...bOff, ...counts, arg.f32(eps), ...hasBias]));
+}
+
+/**
+ * y = op over the last dim of x's rows (x contiguous [rows, cols] from xOffset, y a new
+ * [rows]) on reduce-rows.hip, where it applies: sum, mean, max, min of f32/f16/bf16 rows a
+ * block's registers hold, at least a row a multiprocessor (fewer rows go to reduce.ts's split
+ * segments, which spread a row over several blocks). False where it does not.
+ */
+export function foldRows(op: ReduceOp, y: Tensor, x: Tensor, xOffset: number, rows: number, cols: number): boolean {
+  const dev = x.device;
+  if (!REG_FOLD_OPS.includes(op) || rows < Math.max(1, dev.runtime.info.multiprocessors)) return false;
+  if ((x.storage.ptrAt(xOffset) as bigint) % 16n !== 0n) return false;
+  const p = regPlan(dev, rows, cols, x.dtype, 'fold');
+  if (!p || p.kind !== 'reg') return false;
+  dev.kernels.launch('reduce-rows.hip', `reduce_${op}_${x.dtype}_v${p.vecs}`, p.grid, p.block, 0, dev.stream,
+    [base(y), base(x), off(y), arg.i64(xOffset), arg.u32(rows), arg.u32(cols), arg.u32(p.group)]);
+  return true;
 }
