@@ -1,5 +1,6 @@
 // The host emulation of the register row kernels (test/emu/rowreg-emu.cpp): softmax.hip's and
-// norm.hip's _v<V>, _part and _fin kernels compiled for the host through their HIP path (a
+// norm.hip's _v<V>, _part and _fin kernels, reduce-rows.hip's and scan.hip's, compiled for the
+// host through their HIP path (a
 // block's threads as fibers, real barriers and shuffles; test/emu/hip-host) and run at wave
 // sizes 64 and 32 against double-precision references: the only run the AMD code gets short of
 // an AMD GPU, and a check of the group, row and chunk arithmetic both vendors share. A missing
@@ -14,7 +15,7 @@ import { REPO_ROOT } from '../runtime.ts';
 
 const CXX = process.env.CXX || 'g++';
 
-test('the register row kernels match double-precision references at wave 64 and 32 (test/emu/rowreg-emu.cpp)', () => {
+test('the register row kernels and cumsum match double-precision references at wave 64 and 32 (test/emu/rowreg-emu.cpp)', () => {
   const probe = spawnSync(CXX, ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
     throw new Error(`test/emu/rowreg-emu.cpp needs a C++20 compiler: '${CXX}' could not run (${probe.error?.message ?? probe.stderr.trim()}); install g++ (or set CXX)`);

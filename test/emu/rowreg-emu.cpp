@@ -1,5 +1,6 @@
-// rowreg-emu.cpp: runs the register row kernels of softmax.hip and norm.hip (hip-src/rowreg.h:
-// the _v<V> kernels and the split _part/_fin pairs) on the host, compiled through their HIP
+// rowreg-emu.cpp: runs the register row kernels of softmax.hip, norm.hip and reduce-rows.hip
+// (hip-src/rowreg.h: the _v<V> kernels and the split _part/_fin pairs), and scan.hip's
+// cumsum, on the host, compiled through their HIP
 // path (hip-host/hip/hip_runtime.h: a block's threads as fibers, real barriers and shuffles),
 // at wave sizes 64 and 32, against double-precision references. No AMD GPU is at hand, so this
 // is the only run the AMD code gets; it also checks the group, row and chunk arithmetic both
@@ -11,6 +12,8 @@
 //   g++ -std=c++20 -O1 -D__HIP__ -Itest/emu/hip-host test/emu/rowreg-emu.cpp -o rowreg-emu && ./rowreg-emu
 #include "../../hip-src/softmax.hip"
 #include "../../hip-src/norm.hip"
+#include "../../hip-src/reduce-rows.hip"
+#include "../../hip-src/scan.hip"
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -161,6 +164,17 @@ template <class T> static std::vector<T> poisoned(size_t n) {
 template <class T> struct Kern;
 SM_TABLE(f32, float) SM_TABLE(f16, f16) SM_TABLE(bf16, bf16)
 
+// reduce-rows.hip's kernels: op 0 sum, 1 mean, 2 max, 3 min; V 1 .. 16
+#define FOLD_V(OPN, DT, V) case V: reduce_##OPN##_##DT##_v##V(y, x, 0, 0, rows, cols, g); break;
+#define FOLD_OP(OPN, DT) switch (v) { FOLD_V(OPN, DT, 1) FOLD_V(OPN, DT, 2) FOLD_V(OPN, DT, 4) FOLD_V(OPN, DT, 8) FOLD_V(OPN, DT, 16) }
+#define FOLD_TABLE(DT, T) \
+  template <> struct Fold<T> { \
+    static void run(int op, int v, T* y, const T* x, unsigned rows, unsigned cols, unsigned g) { \
+      if (op == 0) { FOLD_OP(sum, DT) } else if (op == 1) { FOLD_OP(mean, DT) } else if (op == 2) { FOLD_OP(max, DT) } else { FOLD_OP(min, DT) } } \
+  };
+template <class T> struct Fold;
+FOLD_TABLE(f32, float) FOLD_TABLE(f16, f16) FOLD_TABLE(bf16, bf16)
+
 static unsigned next_pow2(unsigned n) { unsigned p = 1; while (p < n) p <<= 1; return p; }
 
 // the host plan of src/ops/gpu/rowreg.ts for V vectors a thread: the group, the block
@@ -215,6 +229,74 @@ static void run_case(Op op, const std::vector<double>& xv, const std::vector<dou
   compare(what, y, want);
 }
 
+// the reductions: every V over rows of the lengths above, and rows with NaN and infinities
+template <class T>
+static void folds(Rng& rng, unsigned ws) {
+  static const char* names[] = { "sum", "mean", "max", "min" };
+  auto rand = [&](size_t n) { std::vector<double> v(n); for (auto& e : v) e = rng.uni(-3, 3); return v; };
+  for (unsigned cols : { 8u, 40u, 264u, 2056u, 2000u }) {
+    const unsigned rows = 7, nv = cols / RegVec<T>::N;
+    std::vector<double> xv = rand((size_t)rows * cols);
+    if (cols == 2000) {
+      // row 0 a NaN, row 1 a +inf, row 2 a -inf, row 3 both infinities
+      xv[5] = NAN; xv[cols + 7] = INFINITY; xv[2 * cols + 9] = -INFINITY; xv[3 * cols] = INFINITY; xv[3 * cols + 1] = -INFINITY;
+    }
+    const std::vector<T> x = store<T>(xv);
+    const std::vector<double> xs = load(x);
+    for (int op = 0; op < 4; op++) {
+      std::vector<double> want(rows);
+      for (unsigned r = 0; r < rows; r++) {
+        double a = op >= 2 ? (op == 2 ? -INFINITY : INFINITY) : 0.0;
+        for (unsigned k = 0; k < cols; k++) {
+          const double e = xs[(size_t)r * cols + k];
+          if (op < 2) a += e;
+          else a = std::isnan(a) || std::isnan(e) ? NAN : op == 2 ? std::max(a, e) : std::min(a, e);
+        }
+        want[r] = op == 1 ? a / cols : a;
+      }
+      for (int v = 1; v <= 16; v *= 2) {
+        const Shape s = reg_shape(nv, v, ws);
+        if (s.group > 256) continue;
+        for (unsigned grid : { 0u, 2u }) {
+          std::vector<T> y = poisoned<T>(rows);
+          const unsigned per = s.block / s.group, gr = grid ? grid : (rows + per - 1) / per;
+          launch(gr, s.block, ws, [&] { Fold<T>::run(op, v, y.data(), x.data(), rows, cols, s.group); });
+          char what[160];
+          std::snprintf(what, sizeof what, "%s %s wave %u V %d [%u, %u] grid %u", names[op], Io<T>::name, ws, v, rows, cols, gr);
+          compare(what, y, want);
+        }
+      }
+    }
+  }
+}
+
+// cumsum: rows shorter than a thread's 16, one chunk (block x 16), partial and several chunks,
+// rows of whole vectors and not; blocks of 256 and 128 threads, grids of one per row and of 2
+template <class T, class A>
+static void scans(Rng& rng, unsigned ws) {
+  for (unsigned cols : { 5u, 16u, 264u, 4096u, 4100u, 9000u }) {
+    const unsigned rows = 3;
+    std::vector<double> xv((size_t)rows * cols);
+    for (auto& e : xv) e = rng.uni(0, 1);
+    const std::vector<T> x = store<T>(xv);
+    const std::vector<double> xs = load(x);
+    std::vector<double> want(xs.size());
+    for (unsigned r = 0; r < rows; r++) {
+      double a = 0;
+      for (unsigned k = 0; k < cols; k++) { a += xs[(size_t)r * cols + k]; want[(size_t)r * cols + k] = a; }
+    }
+    for (unsigned block : { 256u, 128u }) {
+      for (unsigned grid : { rows, 2u }) {
+        std::vector<T> y = poisoned<T>(x.size());
+        launch(grid, block, ws, [&] { cumsum_rows<T, A>(y.data(), x.data(), rows, cols); });
+        char what[160];
+        std::snprintf(what, sizeof what, "cumsum %s wave %u block %u grid %u [%u, %u]", Io<T>::name, ws, block, grid, rows, cols);
+        compare(what, y, want);
+      }
+    }
+  }
+}
+
 template <class T>
 static void family(Rng& rng, unsigned ws) {
   const int before = failures;
@@ -259,6 +341,8 @@ static void family(Rng& rng, unsigned ws) {
       run_case<T>(op, x, w, b, rows, cols, 0, cols < 40000 ? 256u : 256u * (unsigned)(sm ? RT_SOFTMAX_SPLIT_V : RT_NORM_SPLIT_V), 0, ws, "specials");
     }
   }
+  folds<T>(rng, ws);
+  scans<T, float>(rng, ws);
   std::printf("%s %-4s wave %u: %d cases, %d failed\n", failures == before ? "ok  " : "FAIL", Io<T>::name, ws, checks - c0, failures - before);
 }
 

@@ -118,6 +118,21 @@ template <class T> T __shfl_xor(T v, int mask, int width) {
   return r;
 }
 
+template <class T> T __shfl_up(T v, int delta, int width) {
+  static_assert(sizeof(T) <= 8, "shuffle of a value past 8 bytes");
+  const unsigned t = threadIdx.x, ws = (unsigned)width, lane = t % ws;
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  host_run.slots[t] = b;
+  host_wait(HOST_WAVE);
+  // a lane below delta keeps its own value, as the hardware's does
+  const uint64_t o = lane >= (unsigned)delta ? host_run.slots[t - (unsigned)delta] : b;
+  host_wait(HOST_WAVE);
+  T r;
+  std::memcpy(&r, &o, sizeof(T));
+  return r;
+}
+
 inline int __ffs(int x) { return __builtin_ffs(x); }
 template <class To, class From> To host_bits(From f) { To t; std::memcpy(&t, &f, sizeof(To)); return t; }
 inline float __int_as_float(int x) { return host_bits<float>(x); }
