@@ -22,6 +22,11 @@
 //       DT f32 f64 f16 bf16; C is f64 for f64, f32 otherwise (half types load into f32 and
 //       round once on store). scale = (in - 1) / (out - 1) (0 when out = 1) with alignCorners,
 //       else in / out with half-pixel centres clamped at 0, as linearTaps in the CPU reference.
+//   upsample_bilinear_rows_<DT>(T* y, const T* x, i64 xOff, u64 vecs, u64 c, u64 h, u64 w,
+//                               u64 outH, u64 outW, i64 sN, i64 sC, i64 sH, C scaleH, C scaleW,
+//                               u32 alignCorners)
+//       The same op a 16-byte output vector a thread (vecs of them): outW a multiple of
+//       16 / sizeof(T), y 16-byte aligned, x's columns unit-stride, w < 2^31.
 // total = n * c * outH * outW; strides and xOff in elements; y is written at 0 .. total - 1.
 #include "compat.h"
 
@@ -164,6 +169,45 @@ NEAREST_ROWS(b2, 2)
 NEAREST_ROWS(b4, 4)
 NEAREST_ROWS(b8, 8)
 
+// The same op a 16-byte output vector a thread, for outputs whose rows are whole vectors and
+// inputs whose columns are unit-stride (w < 2^31): the plane, row and row taps are worked out
+// once a vector, not once an element, the column taps in 32 bits (linear_tap's arithmetic:
+// the same cells and weights), and the vector goes out in one store.
+template <class T>
+RT_DEVICE void bilinear_rows(T* y, const T* x, u64 vecs, u64 c, u64 h, u64 w, u64 outH, u64 outW,
+    i64 sN, i64 sC, i64 sH, typename Elem<T>::C scaleH, typename Elem<T>::C scaleW, bool alignCorners) {
+  typedef typename Elem<T>::C C;
+  constexpr int N = Vec16<T>::N;
+  const u64 vw = outW / N;
+  const u32 last = (u32)w - 1u;
+  grid_loop(vecs, [&](auto i) {
+    typedef decltype(i) I;
+    // vector i is vector jv of output row i / vw; split_out finds that row's plane and oy
+    I oy, jv;
+    i64 plane;
+    split_out(i, c, outH, vw, sN, sC, oy, jv, plane);
+    i64 iy0, iy1;
+    C ly;
+    linear_tap<C>(oy, scaleH, h, alignCorners, iy0, iy1, ly);
+    const T* r0 = x + plane + iy0 * sH;
+    const T* r1 = x + plane + iy1 * sH;
+    const C ky = (C)1 - ly;
+    const u32 ox0 = (u32)jv * N;
+    Vec16<T> o;
+#pragma unroll
+    for (int e = 0; e < N; e++) {
+      C src = alignCorners ? scaleW * (C)(ox0 + e) : scaleW * ((C)(ox0 + e) + (C)0.5) - (C)0.5;
+      if (src < (C)0) src = (C)0;
+      const u32 f = (u32)floor_c(src), ix0 = f < last ? f : last, ix1 = ix0 < last ? ix0 + 1u : ix0;
+      const C lx = src - (C)ix0, kx = (C)1 - lx;
+      const C a = Elem<T>::load(r0[ix0]), b = Elem<T>::load(r0[ix1]);
+      const C d = Elem<T>::load(r1[ix0]), f1 = Elem<T>::load(r1[ix1]);
+      o.v[e] = Elem<T>::store(ky * (kx * a + lx * b) + ly * (kx * d + lx * f1));
+    }
+    reinterpret_cast<Vec16<T>*>(y)[i] = o;
+  });
+}
+
 #define BILINEAR(DT, T, C) \
   RT_KERNEL void upsample_bilinear_##DT(T* y, const T* x, i64 xOff, u64 total, u64 c, u64 h, u64 w, u64 outH, u64 outW, \
       i64 sN, i64 sC, i64 sH, i64 sW, C scaleH, C scaleW, u32 alignCorners) { \
@@ -173,3 +217,13 @@ BILINEAR(f32, float, float)
 BILINEAR(f64, double, double)
 BILINEAR(f16, f16, float)
 BILINEAR(bf16, bf16, float)
+
+#define BILINEAR_ROWS(DT, T, C) \
+  RT_KERNEL void upsample_bilinear_rows_##DT(T* y, const T* x, i64 xOff, u64 vecs, u64 c, u64 h, u64 w, u64 outH, u64 outW, \
+      i64 sN, i64 sC, i64 sH, C scaleH, C scaleW, u32 alignCorners) { \
+    bilinear_rows(y, x + xOff, vecs, c, h, w, outH, outW, sN, sC, sH, scaleH, scaleW, alignCorners != 0u); }
+
+BILINEAR_ROWS(f32, float, float)
+BILINEAR_ROWS(f64, double, double)
+BILINEAR_ROWS(f16, f16, float)
+BILINEAR_ROWS(bf16, bf16, float)

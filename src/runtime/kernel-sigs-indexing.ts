@@ -61,6 +61,8 @@ function upsampleSigs(): Map<string, readonly ArgSpec[]> {
   for (const d of FLOAT_DTYPES) {
     const c = d === 'f64' ? 'f64' : 'f32';
     m.set(`upsample_bilinear_${d}`, [...UPSAMPLE_COMMON, c, c, 'u32']);
+    // UPSAMPLE_COMMON less sW (the columns are unit-stride), total counting 16-byte vectors
+    m.set(`upsample_bilinear_rows_${d}`, [...UPSAMPLE_COMMON.slice(0, -1), c, c, 'u32']);
   }
   return m;
 }

@@ -3,7 +3,8 @@
 // alignCorners, up, down, identity, to size 1, over every float dtype and layout of x, and an
 // output over 2^20 elements. Nearest also on the vector-row kernel (upsample_nearest_rows:
 // rows of whole 16-byte vectors whose columns stay or double), with rows up, down and kept,
-// through an aligned strided view, and beside the shapes that just miss it.
+// through an aligned strided view, and beside the shapes that just miss it; bilinear also a
+// 16-byte output vector a thread (upsample_bilinear_rows) where the output's rows allow.
 import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { randT } from '../helpers.ts';
@@ -60,9 +61,19 @@ s.opTest('upsampleNearest1d', async () => {
   }
 });
 
+// output widths of whole 16-byte vectors (8 and 16: every dtype; 12: f32/f64 only) go a vector
+// a thread (upsample_bilinear_rows), up, down and x2
+const BILINEAR_ROWS: readonly { name: string; x: number[]; h: number; w: number }[] = [
+  { name: 'rows: [2, 3, 5, 7] -> 10x16', x: [2, 3, 5, 7], h: 10, w: 16 },
+  { name: 'rows: down [1, 2, 8, 16] -> 4x8', x: [1, 2, 8, 16], h: 4, w: 8 },
+  { name: 'rows: [2, 2, 5, 6] -> 9x12', x: [2, 2, 5, 6], h: 9, w: 12 },
+  { name: 'rows: x2 [1, 2, 16, 16] -> 32x32', x: [1, 2, 16, 16], h: 32, w: 32 },
+  { name: 'rows: one column [1, 2, 3, 1] -> 6x8', x: [1, 2, 3, 1], h: 6, w: 8 },
+];
+
 for (const alignCorners of [false, true]) {
   s.opTest('upsampleBilinear2d', async () => {
-    for (const c of SIZES) {
+    for (const c of [...SIZES, ...BILINEAR_ROWS]) {
       await checkOp('upsampleBilinear2d', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.x, d)],
         ([x]) => x!.upsampleBilinear2d(c.h, c.w, alignCorners), { variant: `${c.name}, alignCorners ${alignCorners}` });
     }

@@ -2,7 +2,8 @@
 // four strides go to the kernel), y a new contiguous [n, c, outH, outW]. The scales are computed
 // here the way the CPU reference computes them, so the kernels need no division. Nearest
 // resampling whose columns map to themselves or double (outW = 2w) moves whole 16-byte vectors
-// instead where x's rows allow (upsample_nearest_rows).
+// instead where x's rows allow (upsample_nearest_rows); bilinear goes a 16-byte output vector a
+// thread where the output's rows are whole vectors (upsample_bilinear_rows).
 import { Tensor } from '../../tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { copyWidth } from '../../runtime/kernel-sigs.ts';
@@ -70,11 +71,27 @@ function nearestRows(x: Tensor, outH: number, outW: number, scaleH: number, dup:
   return y;
 }
 
+/** Output rows of whole 16-byte vectors from unit-stride input columns go a vector a thread
+ *  (upsample_bilinear_rows: the row taps once a vector), anything else an element a thread. */
 export function upsampleBilinear2d(x: Tensor, outH: number, outW: number, alignCorners: boolean): Tensor {
-  const [, , h, w] = x.layout.shape as [number, number, number, number];
-  const { y, head } = begin(x, outH, outW);
+  const dev = x.device;
+  const [n, c, h, w] = x.layout.shape as [number, number, number, number];
+  const [sN, sC, sH, sW] = x.layout.strides as [number, number, number, number];
   const scale = (inSize: number, outSize: number): number =>
     (alignCorners ? (outSize > 1 ? (inSize - 1) / (outSize - 1) : 0) : inSize / outSize);
   const s = x.dtype === 'f64' ? arg.f64 : arg.f32;
-  return launch(x, y, `upsample_bilinear_${x.dtype}`, [...head, s(scale(h, outH)), s(scale(w, outW)), arg.u32(alignCorners ? 1 : 0)]);
+  const tail = [s(scale(h, outH)), s(scale(w, outW)), arg.u32(alignCorners ? 1 : 0)];
+  const per = 16 / dtypeSize(x.dtype);
+  if (outW % per === 0 && (sW === 1 || w === 1) && w < 2 ** 31) {
+    const y = Tensor.empty([n, c, outH, outW], x.dtype, dev);
+    const vecs = y.numel / per;
+    try {
+      dev.kernels.launch1d(FILE, `upsample_bilinear_rows_${x.dtype}`, vecs, dev.stream, [
+        arg.ptr(y.storage.ptrAt(y.layout.offset)), arg.ptr(x.storage.ptrAt(0)), arg.i64(x.layout.offset), arg.u64(vecs), arg.u64(c),
+        arg.u64(h), arg.u64(w), arg.u64(outH), arg.u64(outW), arg.i64(sN), arg.i64(sC), arg.i64(sH), ...tail]);
+    } catch (e) { y.dispose(); throw e; }
+    return y;
+  }
+  const { y, head } = begin(x, outH, outW);
+  return launch(x, y, `upsample_bilinear_${x.dtype}`, [...head, ...tail]);
 }
