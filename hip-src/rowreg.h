@@ -1,10 +1,12 @@
-// rowreg.h: rows held in registers, for the one-pass row kernels of softmax.hip and norm.hip.
+// rowreg.h: rows held in registers, for the one-pass row kernels of softmax.hip, norm.hip and
+// reduce-rows.hip.
 // A group of G threads takes a row of `cols` elements that the host has checked is whole
 // 16-byte vectors at a 16-byte boundary (cols a multiple of the vector width, every pointer
 // aligned); lane l holds vectors l, l + G, ..., l + (V-1)G (each warp-wide load is contiguous
 // bytes), so the row is read from memory once, all V loads in flight before any is used, and
-// written once. Rows that do not fit G * V vectors go to the split kernels (a chunk of a row
-// per block, the same machinery), rows that are not aligned to rowreduce.h's kernels.
+// written once. Softmax's and the norms' rows that do not fit G * V vectors go to their split
+// kernels (a chunk of a row per block, the same machinery); rows that are not aligned go to the
+// general kernels (rowreduce.h's, reduce.hip's).
 //
 // Groups: G a power of two up to the wave size (several rows a wave, reduced by shuffles alone,
 // no barrier), or the whole block (one row a block: one barrier per reduction). A block never
