@@ -7,7 +7,7 @@ import { opCases } from './cases-ops.ts';
 export type BenchOp =
   | 'copy' | 'gemm'
   | 'add' | 'mul' | 'exp' | 'gelu' | 'cast' | 'where'
-  | 'sum' | 'max' | 'softmax' | 'layerNorm' | 'rmsNorm'
+  | 'sum' | 'mean' | 'max' | 'softmax' | 'logSoftmax' | 'layerNorm' | 'rmsNorm'
   | 'matmul' | 'linear' | 'tinyAdd'
   | 'conv2d' | 'convTranspose2d' | 'maxPool2d' | 'avgPool2d' | 'upsampleNearest2d' | 'upsampleBilinear2d'
   | 'indexSelect' | 'gather' | 'scatterAdd' | 'indexAdd' | 'embedding' | 'sort' | 'argsort' | 'topk'
@@ -127,6 +127,12 @@ export function benchCases(quick: boolean): BenchCase[] {
     out.push(mem('softmax', [rows, cols], d, n * s, 2 * n * s));
     out.push(mem('layerNorm', [rows, cols], d, n * s, 2 * n * s + 2 * cols * s));
     out.push(mem('rmsNorm', [rows, cols], d, n * s, 2 * n * s + cols * s));
+  }
+  // the rest of the row family, bf16 only
+  {
+    const n = rows * cols;
+    out.push(mem('mean', [rows, cols], 'bf16', n * 2, n * 2 + rows * 2));
+    out.push(mem('logSoftmax', [rows, cols], 'bf16', n * 2, 2 * n * 2));
   }
   // matmul
   for (const d of ['f32', 'bf16', 'f16'] as const) {

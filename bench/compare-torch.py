@@ -124,13 +124,17 @@ def prepare(c):
     if op == "where":
         ins = [(rand(shape, "u8").bool(), rand(shape, dt), rand(shape, dt)) for _ in range(sets)]
         return lambda i: torch.where(*ins[i % sets])
-    if op in ("sum", "max", "softmax"):
+    if op in ("sum", "mean", "max", "softmax", "logSoftmax"):
         ins = [rand(shape, dt) for _ in range(sets)]
         dim = (c.get("params") or {}).get("dim", -1)
         if op == "sum":
             return lambda i: ins[i % sets].sum(dim)
+        if op == "mean":
+            return lambda i: ins[i % sets].mean(dim)
         if op == "max":
             return lambda i: ins[i % sets].amax(dim)
+        if op == "logSoftmax":
+            return lambda i: torch.log_softmax(ins[i % sets], dim)
         return lambda i: torch.softmax(ins[i % sets], dim)
     if op in ("layerNorm", "rmsNorm"):
         h = shape[-1]

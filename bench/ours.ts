@@ -114,10 +114,14 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
       const ins = sets(() => [rnd(c.shape, 'u8'), rnd(c.shape), rnd(c.shape)] as const);
       return once((i) => { const [cond, a, b] = ins[i % ins.length]!; return Tensor.where(cond, a, b); });
     }
-    case 'sum': case 'max': case 'softmax': {
+    case 'sum': case 'mean': case 'max': case 'softmax': case 'logSoftmax': {
       const ins = sets(() => rnd(c.shape));
       const dim = c.params?.dim ?? -1;
-      return once((i) => { const x = ins[i % ins.length]!; return c.op === 'sum' ? x.sum(dim) : c.op === 'max' ? x.max(dim) : x.softmax(dim); });
+      const op = c.op;
+      return once((i) => {
+        const x = ins[i % ins.length]!;
+        return op === 'sum' ? x.sum(dim) : op === 'mean' ? x.mean(dim) : op === 'max' ? x.max(dim) : op === 'softmax' ? x.softmax(dim) : x.logSoftmax(dim);
+      });
     }
     case 'layerNorm': case 'rmsNorm': {
       const h = c.shape[c.shape.length - 1]!;

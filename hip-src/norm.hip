@@ -1,22 +1,52 @@
 // norm.hip: layerNorm (optional bias) and rmsNorm over the last dim of contiguous rows. Sums in
 // f32 for f32/f16/bf16 and f64 for f64; the variance is the mean squared deviation from the
-// mean (two passes over the row, held in registers when it fits, so no E[x^2] - mean^2
-// cancellation). A group of `group` threads takes a row (the host picks it so the row fits the
-// group's registers where it can: 16 bytes x NORM_KV per thread); weight and bias are read in
-// 16-byte vectors beside the row. Two group reductions (mean, then variance) measured faster
-// on NVIDIA than one merging per-lane (count, mean, M2) parts: the merge's divisions and
-// extra registers cost more than the barrier they save.
+// mean (two passes over the row, held in registers, so no E[x^2] - mean^2 cancellation).
+// Three shapes of kernel, as in softmax.hip:
+//  - layernorm_<DT>_v<V>, rmsnorm_<DT>_v<V> (f32 f16 bf16): the row in registers (rowreg.h),
+//    weight and bias vectors loaded beside it, read once and written once; for rows of whole
+//    16-byte vectors at 16-byte boundaries that fit G * V vectors.
+//  - layernorm_part_<DT> / rmsnorm_part_<DT>, then layernorm_fin_<DT> / rmsnorm_fin_<DT>: a
+//    long row split over blocks; the first kernel writes each chunk's statistics (layerNorm:
+//    the chunk's mean and sum of squared deviations from it, merged by Chan's rule, so still no
+//    cancellation; rmsNorm: the sum of squares), the second merges a row's and writes the
+//    chunk's outputs.
+//  - layernorm_<DT>, rmsnorm_<DT> (every float dtype): the general kernel: a group of `group`
+//    threads takes a row, the first 16 bytes x NORM_KV of each thread's share kept in
+//    registers; any alignment, any length. Two group reductions (mean, then variance)
+//    measured faster on NVIDIA than one merging per-lane (count, mean, M2) parts: the merge's
+//    divisions and extra registers cost more than the barrier they save.
 //
-// Kernels (DT in f32 f64 f16 bf16; T storage; C = double for f64, float otherwise):
+// Kernels (T storage; C = double for f64, float otherwise):
 //   layernorm_<DT>(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff,
 //                  i64 bOff, u64 rows, u64 cols, C eps, u32 hasBias, u32 group)
 //       y = (x - mean) / sqrt(var + eps) * w + b; b is ignored (may be 0) when hasBias is 0.
 //   rmsnorm_<DT>(T* y, const T* x, const T* w, i64 yOff, i64 xOff, i64 wOff, u64 rows,
 //                u64 cols, C eps, u32 group)
 //       y = x / sqrt(mean(x^2) + eps) * w
-// x and y contiguous [rows, cols], w and b contiguous [cols]; rows < 2^31, cols < 2^32. group: threads per
-// row, a multiple of the wave size dividing the block (else the whole block); any grid works.
+//       x and y contiguous [rows, cols], w and b contiguous [cols]; rows < 2^31, cols < 2^32.
+//       group: threads per row, a multiple of the wave size dividing the block (else the
+//       whole block).
+//   layernorm_<DT>_v<V>(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff,
+//                       i64 bOff, u32 rows, u32 cols, float eps, u32 hasBias, u32 group)
+//   rmsnorm_<DT>_v<V>(T* y, const T* x, const T* w, i64 yOff, i64 xOff, i64 wOff, u32 rows,
+//                     u32 cols, float eps, u32 group)
+//       V in 1 2 4. cols a multiple of 16 / sizeof(T), at most group * V vectors;
+//       every pointer plus its offset 16-byte aligned. group: threads per row
+//       (rowreg.h: a power of two up to the wave size, else the whole block).
+//   layernorm_part_<DT>(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks)
+//       part[2t], part[2t + 1] = the mean and the sum of squared deviations from it of chunk
+//       t % chunks of row t / chunks: vectors [c * chunkVecs, (c + 1) * chunkVecs) of the row,
+//       chunkVecs <= blockDim.x * RT_NORM_SPLIT_V; a block a chunk. Alignment as the _v kernels.
+//   rmsnorm_part_<DT>(float* part, same): part[t] = the chunk's sum of squares.
+//   layernorm_fin_<DT>(T* y, const T* x, const T* w, const T* b, const float* part, i64 yOff,
+//                      i64 xOff, i64 wOff, i64 bOff, u32 rows, u32 cols, u32 chunkVecs,
+//                      u32 chunks, float eps, u32 hasBias)
+//   rmsnorm_fin_<DT>(T* y, const T* x, const T* w, const float* part, i64 yOff, i64 xOff,
+//                    i64 wOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks, float eps)
+//       the outputs of each chunk from its row's parts; rows * chunks < 2^31.
+// Any grid is correct for every kernel.
 #include "rowreduce.h"
+#include "rowreg.h"
 
 #define NORM_KV 4
 
@@ -76,3 +106,175 @@ RT_DEVICE void rmsnorm_rows(T* y, const T* x, const T* w, u64 rows, u64 cols, C 
 
 NORM_DT(f32, float, float, 4, 5) NORM_DT(f64, double, double, 3, 4) NORM_DT(f16, f16, float, 3, 3)
 NORM_DT(bf16, bf16, float, 4, 5)
+
+// ---- rows in registers, and rows split over blocks ---------------------------------------------
+// y = (x - mean) * inv * w (+ b) over a lane's vectors, the weight (and bias) vectors loaded
+// beside them. A weight or bias that is not finite can make any output NaN, so the rounding
+// keeps its NaN test (RegVec16::pack).
+template <bool BIAS, class T, int V>
+RT_DEVICE void ln_store(T* y, const T* __restrict__ w, const T* __restrict__ b, const RegSpan& sp, const uint4 (&a)[V], float mean, float inv) {
+  uint4 wv[V], bv[V];
+  reg_load(wv, reg_span(w, sp.lane, sp.G, sp.nv), splat4(0u));
+  if (BIAS) reg_load(bv, reg_span(b, sp.lane, sp.G, sp.nv), splat4(0u));
+  reg_store<true, T>(y, sp, a, [&](int c, int e, float v) {
+    float wf[RegVec<T>::N], bf[RegVec<T>::N];
+    RegVec<T>::unpack(wv[c], wf);
+    const float t = (v - mean) * inv * wf[e];
+    if (!BIAS) return t;
+    RegVec<T>::unpack(bv[c], bf);
+    return t + bf[e];
+  });
+}
+
+// the lane's sum of squared deviations from the mean, over the vectors it holds (a missing
+// one's fill of 0 is no element)
+template <class T, int V>
+RT_DEVICE float sq_dev(const uint4 (&a)[V], const RegSpan& sp, float mean) {
+  float q = 0.0f;
+#pragma unroll
+  for (int c = 0; c < V; c++) {
+    if (sp.has(c)) {
+      float v[RegVec<T>::N];
+      RegVec<T>::unpack(a[c], v);
+#pragma unroll
+      for (int e = 0; e < RegVec<T>::N; e++) { const float d = v[e] - mean; q += d * d; }
+    }
+  }
+  return q;
+}
+
+template <bool BIAS, class T, int V>
+RT_DEVICE void layernorm_reg(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, u32 rows, u32 cols, float eps, u32 want) {
+  __shared__ float shm[RT_REG_SLOTS];
+  RegSlots<float> slots(shm);
+  const RegGroup g(want);
+  const u32 nv = cols / RegVec<T>::N;
+  reg_rows(g, rows, [&](u32 r, bool live) {
+    const u64 at = (u64)r * cols;
+    const RegSpan sp = reg_span(x + at, g.lane, g.size, live ? nv : 0u);
+    uint4 a[V];
+    reg_load(a, sp, splat4(0u));
+    float s = 0.0f;
+    reg_each<T>(a, [&](int, int, float v) { s += v; });
+    const float mean = reg_all(s, SumOp<float>(), g.size, slots) / (float)cols;
+    const float inv = 1.0f / sqrtf(reg_all(sq_dev<T>(a, sp, mean), SumOp<float>(), g.size, slots) / (float)cols + eps);
+    ln_store<BIAS>(y + at, w, b, sp, a, mean, inv);
+  });
+}
+
+template <class T, int V>
+RT_DEVICE void rmsnorm_reg(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ w, u32 rows, u32 cols, float eps, u32 want) {
+  __shared__ float shm[RT_REG_SLOTS];
+  RegSlots<float> slots(shm);
+  const RegGroup g(want);
+  const u32 nv = cols / RegVec<T>::N;
+  reg_rows(g, rows, [&](u32 r, bool live) {
+    const u64 at = (u64)r * cols;
+    const RegSpan sp = reg_span(x + at, g.lane, g.size, live ? nv : 0u);
+    uint4 a[V];
+    reg_load(a, sp, splat4(0u));
+    float q = 0.0f;
+    reg_each<T>(a, [&](int, int, float v) { q += v * v; });
+    const float inv = 1.0f / sqrtf(reg_all(q, SumOp<float>(), g.size, slots) / (float)cols + eps);
+    ln_store<false>(y + at, w, w, sp, a, 0.0f, inv);
+  });
+}
+
+// chunk t % chunks of row t / chunks: where it starts (in elements), its first vector, and
+// how many it has
+struct NormTask {
+  u64 at;
+  u32 v0, n;
+  RT_DEVICE NormTask(u32 t, u32 cols, u32 chunkVecs, u32 chunks, u32 N) {
+    const u32 nv = cols / N;
+    v0 = (t % chunks) * chunkVecs;
+    at = (u64)(t / chunks) * cols + (u64)v0 * N;
+    n = nv - v0 < chunkVecs ? nv - v0 : chunkVecs;
+  }
+};
+
+template <bool LN, class T>
+RT_DEVICE void norm_part(float* __restrict__ part, const T* __restrict__ x, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) {
+  __shared__ float shm[RT_REG_SLOTS];
+  RegSlots<float> slots(shm);
+  const u32 G = blockDim.x, tasks = rows * chunks;
+  for (u32 t = blockIdx.x; t < tasks; t += gridDim.x) {
+    const NormTask k(t, cols, chunkVecs, chunks, RegVec<T>::N);
+    const RegSpan sp = reg_span(x + k.at, threadIdx.x, G, k.n);
+    uint4 a[RT_NORM_SPLIT_V];
+    reg_load(a, sp, splat4(0u));
+    if (LN) {
+      float s = 0.0f;
+      reg_each<T>(a, [&](int, int, float v) { s += v; });
+      const float mean = reg_all(s, SumOp<float>(), G, slots) / (float)(k.n * RegVec<T>::N);
+      const float q = reg_all(sq_dev<T>(a, sp, mean), SumOp<float>(), G, slots);
+      if (threadIdx.x == 0) { part[2 * (u64)t] = mean; part[2 * (u64)t + 1] = q; }
+    } else {
+      float q = 0.0f;
+      reg_each<T>(a, [&](int, int, float v) { q += v * v; });
+      q = reg_all(q, SumOp<float>(), G, slots);
+      if (threadIdx.x == 0) part[t] = q;
+    }
+  }
+}
+
+template <bool LN, bool BIAS, class T>
+RT_DEVICE void norm_fin(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, const float* __restrict__ part, u32 rows, u32 cols, u32 chunkVecs, u32 chunks, float eps) {
+  __shared__ float shm[RT_REG_SLOTS];
+  RegSlots<float> slots(shm);
+  const u32 G = blockDim.x, tasks = rows * chunks;
+  for (u32 t = blockIdx.x; t < tasks; t += gridDim.x) {
+    const NormTask k(t, cols, chunkVecs, chunks, RegVec<T>::N);
+    const RegSpan sp = reg_span(x + k.at, threadIdx.x, G, k.n);
+    uint4 a[RT_NORM_SPLIT_V];
+    reg_load(a, sp, splat4(0u));
+    // the row's statistics from its chunks' (chunk i holds n_i elements: chunkLen but the last)
+    const u32 len = chunkVecs * RegVec<T>::N;
+    float mean = 0.0f, var;
+    if (LN) {
+      const float* p = part + 2 * (u64)(t / chunks) * chunks;
+      float s = 0.0f;
+      for (u32 i = threadIdx.x; i < chunks; i += G) s += p[2 * i] * (float)(i + 1 < chunks ? len : cols - i * len);
+      mean = reg_all(s, SumOp<float>(), G, slots) / (float)cols;
+      // Chan et al.: the sum of squared deviations from the row's mean is each chunk's own plus
+      // n_i (mean_i - mean)^2
+      float q = 0.0f;
+      for (u32 i = threadIdx.x; i < chunks; i += G) {
+        const float d = p[2 * i] - mean;
+        q += p[2 * i + 1] + (float)(i + 1 < chunks ? len : cols - i * len) * d * d;
+      }
+      var = reg_all(q, SumOp<float>(), G, slots) / (float)cols;
+    } else {
+      const float* p = part + (u64)(t / chunks) * chunks;
+      float q = 0.0f;
+      for (u32 i = threadIdx.x; i < chunks; i += G) q += p[i];
+      var = reg_all(q, SumOp<float>(), G, slots) / (float)cols;
+    }
+    const u64 w0 = (u64)k.v0 * RegVec<T>::N;
+    ln_store<BIAS>(y + k.at, w + w0, b + w0, sp, a, mean, 1.0f / sqrtf(var + eps));
+  }
+}
+
+#define NORM_REG(DT, T, V) \
+  RT_ROW_KERNEL(RT_NORM_MIN(V)) void layernorm_##DT##_v##V(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff, \
+      i64 bOff, u32 rows, u32 cols, float eps, u32 hasBias, u32 group) { \
+    if (hasBias) layernorm_reg<true, T, V>(y + yOff, x + xOff, w + wOff, b + bOff, rows, cols, eps, group); \
+    else layernorm_reg<false, T, V>(y + yOff, x + xOff, w + wOff, w + wOff, rows, cols, eps, group); } \
+  RT_ROW_KERNEL(RT_NORM_MIN(V)) void rmsnorm_##DT##_v##V(T* y, const T* x, const T* w, i64 yOff, i64 xOff, i64 wOff, u32 rows, \
+      u32 cols, float eps, u32 group) { \
+    rmsnorm_reg<T, V>(y + yOff, x + xOff, w + wOff, rows, cols, eps, group); }
+#define NORM_SPLIT(DT, T) \
+  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void layernorm_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { \
+    norm_part<true, T>(part, x + xOff, rows, cols, chunkVecs, chunks); } \
+  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void rmsnorm_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { \
+    norm_part<false, T>(part, x + xOff, rows, cols, chunkVecs, chunks); } \
+  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void layernorm_fin_##DT(T* y, const T* x, const T* w, const T* b, const float* part, i64 yOff, i64 xOff, i64 wOff, \
+      i64 bOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks, float eps, u32 hasBias) { \
+    if (hasBias) norm_fin<true, true, T>(y + yOff, x + xOff, w + wOff, b + bOff, part, rows, cols, chunkVecs, chunks, eps); \
+    else norm_fin<true, false, T>(y + yOff, x + xOff, w + wOff, w + wOff, part, rows, cols, chunkVecs, chunks, eps); } \
+  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void rmsnorm_fin_##DT(T* y, const T* x, const T* w, const float* part, i64 yOff, i64 xOff, i64 wOff, u32 rows, \
+      u32 cols, u32 chunkVecs, u32 chunks, float eps) { \
+    norm_fin<false, false, T>(y + yOff, x + xOff, w + wOff, w + wOff, part, rows, cols, chunkVecs, chunks, eps); }
+#define NORM_REG_DT(DT, T) NORM_REG(DT, T, 1) NORM_REG(DT, T, 2) NORM_REG(DT, T, 4) NORM_SPLIT(DT, T)
+
+NORM_REG_DT(f32, float) NORM_REG_DT(f16, f16) NORM_REG_DT(bf16, bf16)

@@ -53,10 +53,16 @@ const UPSAMPLE_COMMON: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 
 
 function upsampleSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
-  for (const w of ['b2', 'b4', 'b8']) m.set(`upsample_nearest_${w}`, [...UPSAMPLE_COMMON, 'f32', 'f32']);
+  for (const w of ['b2', 'b4', 'b8']) {
+    m.set(`upsample_nearest_${w}`, [...UPSAMPLE_COMMON, 'f32', 'f32']);
+    // y, x, xOff, rows, c, h, outH, vw, sN, sC, sH, scaleH, dup
+    m.set(`upsample_nearest_rows_${w}`, ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'f32', 'u32']);
+  }
   for (const d of FLOAT_DTYPES) {
     const c = d === 'f64' ? 'f64' : 'f32';
     m.set(`upsample_bilinear_${d}`, [...UPSAMPLE_COMMON, c, c, 'u32']);
+    // UPSAMPLE_COMMON less sW (the columns are unit-stride), total counting 16-byte vectors
+    m.set(`upsample_bilinear_rows_${d}`, [...UPSAMPLE_COMMON.slice(0, -1), c, c, 'u32']);
   }
   return m;
 }

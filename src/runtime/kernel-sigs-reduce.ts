@@ -1,5 +1,5 @@
-// Signatures of the row-wise kernel families (hip-src/reduce.hip, softmax.hip, norm.hip,
-// rope.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the same ABI test checks
+// Signatures of the row-wise kernel families (hip-src/reduce.hip, reduce-rows.hip, softmax.hip,
+// norm.hip, rope.hip, scan.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, so the same ABI test checks
 // them against every arch's code-object metadata and the PTX.
 // It imports only types from kernel-sigs.ts, so that file can spread ROW_KERNEL_SIGNATURES
 // into KERNEL_SIGNATURES without an import cycle.
@@ -51,12 +51,31 @@ function reduceSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+/** the dtypes with register row kernels (softmax.hip's and norm.hip's _v, _part and _fin,
+ *  reduce-rows.hip's _v) */
+export const REG_ROW_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
+/** the V of the _v<V> kernels (16-byte vectors a thread holds), per family */
+export const REG_ROW_VECS = { softmax: [1, 2, 4, 8], norm: [1, 2, 4], fold: [1, 2, 4, 8, 16] } as const;
+/** the reductions with register row kernels (reduce-rows.hip) */
+export const REG_FOLD_OPS: readonly ReduceOp[] = ['sum', 'mean', 'max', 'min'];
+/** part, x, xOff, rows, cols, chunkVecs, chunks: the first kernel of a split row */
+const PART_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u32', 'u32', 'u32', 'u32'];
+
 function softmaxSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of FLOAT_DTYPES) {
     // y, x, yOff, xOff, rows, cols, group
     m.set(`softmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u32']);
     m.set(`logsoftmax_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u32']);
+  }
+  for (const d of REG_ROW_DTYPES) {
+    for (const v of REG_ROW_VECS.softmax) {
+      // y, x, yOff, xOff, rows, cols, group
+      for (const op of ['softmax', 'logsoftmax']) m.set(`${op}_${d}_v${v}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32']);
+    }
+    m.set(`softmax_part_${d}`, PART_SIG);
+    // y, x, part, yOff, xOff, rows, cols, chunkVecs, chunks
+    for (const op of ['softmax', 'logsoftmax']) m.set(`${op}_fin_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32', 'u32']);
   }
   return m;
 }
@@ -70,6 +89,34 @@ function normSigs(): Map<string, readonly ArgSpec[]> {
     // y, x, w, yOff, xOff, wOff, rows, cols, eps, group
     m.set(`rmsnorm_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', c, 'u32']);
   }
+  for (const d of REG_ROW_DTYPES) {
+    for (const v of REG_ROW_VECS.norm) {
+      // y, x, w, b, yOff, xOff, wOff, bOff, rows, cols, eps, hasBias, group
+      m.set(`layernorm_${d}_v${v}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u32', 'u32', 'f32', 'u32', 'u32']);
+      // y, x, w, yOff, xOff, wOff, rows, cols, eps, group
+      m.set(`rmsnorm_${d}_v${v}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'f32', 'u32']);
+    }
+    m.set(`layernorm_part_${d}`, PART_SIG);
+    m.set(`rmsnorm_part_${d}`, PART_SIG);
+    // y, x, w, b, part, yOff, xOff, wOff, bOff, rows, cols, chunkVecs, chunks, eps, hasBias
+    m.set(`layernorm_fin_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u32', 'u32', 'u32', 'u32', 'f32', 'u32']);
+    // y, x, w, part, yOff, xOff, wOff, rows, cols, chunkVecs, chunks, eps
+    m.set(`rmsnorm_fin_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'u32', 'u32', 'f32']);
+  }
+  return m;
+}
+
+function foldSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  // y, x, yOff, xOff, rows, cols, group
+  for (const d of REG_ROW_DTYPES) for (const op of REG_FOLD_OPS) for (const v of REG_ROW_VECS.fold) m.set(`reduce_${op}_${d}_v${v}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32']);
+  return m;
+}
+
+function scanSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  // y, x, yOff, xOff, rows, cols
+  for (const d of FLOAT_DTYPES) m.set(`cumsum_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32']);
   return m;
 }
 
@@ -90,7 +137,9 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
 export const ROW_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'reduce.hip': reduceSigs,
   'colreduce.hip': colReduceSigs,
+  'reduce-rows.hip': foldSigs,
   'softmax.hip': softmaxSigs,
   'norm.hip': normSigs,
   'rope.hip': ropeSigs,
+  'scan.hip': scanSigs,
 };

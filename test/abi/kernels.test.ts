@@ -125,7 +125,10 @@ test('manifest register stats match the code objects; no spills or scratch, LDS 
   assert.is(manifest.files['unary.hip']!.objects['gfx1100']!.kernels['unary_exp_f32']!['wave'], 32);
 });
 
-test('the committed kernels/ stays under 12 MiB', () => {
+// The budget keeps the repository, the npm package and the tree sent to a GPU host (64 MiB with
+// the 33 MiB .gpu-kit) in bounds; 16 MiB since the register row kernels (a kernel per row
+// length bucket) and the radix sort took it past 12.
+test('the committed kernels/ stays under 16 MiB', () => {
   let bytes = 0;
   const walk = (d: string): void => {
     for (const n of readdirSync(d)) {
@@ -136,7 +139,7 @@ test('the committed kernels/ stays under 12 MiB', () => {
   assert.ok(existsSync(DIR));
   walk(DIR);
   console.log(`  kernels/: ${(bytes / 1048576).toFixed(2)} MiB`);
-  assert.ok(bytes < 12 * 1048576, `kernels/ is ${bytes} bytes`);
+  assert.ok(bytes < 16 * 1048576, `kernels/ is ${bytes} bytes`);
 });
 
 test.run();

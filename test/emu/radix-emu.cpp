@@ -7,6 +7,10 @@
 // parameters follow src/ops/gpu/sort.ts and topk.ts. Prints one line per group of checks and
 // exits 1 on any mismatch.
 //   g++ -std=c++17 -O1 -D__HIP__ -Itest/emu/hip-host test/emu/radix-emu.cpp -o radix-emu && ./radix-emu
+#include <hip/hip_runtime.h>
+// sort.hip and topk.hip declare their LDS extern (sized at launch); the arrays are defined below
+#undef __shared__
+#define __shared__
 #include "../../hip-src/sort.hip"
 #include "../../hip-src/topk.hip"
 #include <cstdio>

@@ -1,6 +1,7 @@
-// cumsum on the GPU (blocked GEMMs with triangular ones, recursive over block totals) against
-// the CPU reference: one block, exactly one block, a partial second block, two and three levels
-// of recursion, every dim, every float dtype and layout; integer dtypes rejected alike.
+// cumsum on the GPU (hip-src/scan.hip: a block a row, walked in chunks of the block's threads x
+// 16 elements) against the CPU reference: rows shorter than a thread's share, partial and whole
+// chunks, several chunks, rows of whole 16-byte vectors and not, every dim, every float dtype
+// and layout; integer dtypes rejected alike.
 import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, INT_DTYPES } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
@@ -15,6 +16,12 @@ const CASES: readonly { shape: number[]; dim: number; layouts?: boolean }[] = [
   { shape: [3, 257], dim: -1, layouts: true },
   { shape: [1000, 3], dim: 0 },
   { shape: [2, 70000], dim: 1 },
+  // a chunk of 256 threads x 16 is 4096: exactly one, one and a bit, several (16-byte vectors
+  // for every dtype: 4096 and 12288 are multiples of 8)
+  { shape: [5, 4096], dim: 1, layouts: true },
+  { shape: [3, 4100], dim: 1, layouts: true },
+  { shape: [2, 12288], dim: -1 },
+  { shape: [300, 48], dim: 1, layouts: true },
 ];
 
 s.opTest('cumsum', async () => {
@@ -22,7 +29,6 @@ s.opTest('cumsum', async () => {
     await checkOp('cumsum', FLOAT_DTYPES, c.layouts ? LAYOUTS : ['contiguous'],
       (d: DType) => [randT(c.shape, d, 0, 1)],
       ([x]) => x!.cumsum(c.dim),
-      // half types round each block's partial sums and then the offset sum: two roundings
       { variant: `[${c.shape.join(', ')}] dim ${c.dim}`, tol: { f32: 2e-6, f16: 4e-3, bf16: 2e-2 } });
   }
   await checkOp('cumsum', INT_DTYPES, ['contiguous'], (d) => [Tensor.ones([3, 4], { dtype: d })], ([x]) => x!.cumsum(1), { variant: 'integer dtypes (rejected)' });

@@ -10,11 +10,14 @@ import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
 import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
 import { attentionKernel, attentionKernelApplies } from './attention.ts';
+import { aligned16, normRows, regPlan, softmaxRows } from './rowreg.ts';
 import { flashApplies, flashAttention } from './flash.ts';
 
 // ---- softmax, layerNorm, rmsNorm, rope: hip-src/softmax.hip, norm.hip, rope.hip ------------
 // The kernels take contiguous rows; other layouts are copied first (the copy is disposed once
-// the kernel is queued: the allocator is stream-ordered).
+// the kernel is queued: the allocator is stream-ordered). Rows of whole 16-byte vectors at
+// 16-byte boundaries (f32/f16/bf16) take the register kernels (rowreg.ts: one read and one
+// write of each element); the rest, f64 included, the general ones.
 
 /** the eps argument: f64 for f64 data, f32 otherwise */
 const computeArg = (t: Tensor, v: number): KernelArg => (t.dtype === 'f64' ? arg.f64(v) : arg.f32(v));
@@ -37,18 +40,26 @@ export function softmax(x: Tensor, dim: number, log: boolean): Tensor {
   const rows = cols === 0 ? 0 : c.numel / cols;
   try {
     checkCols(op, x, cols);
-    const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, x.dtype);
-    for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
-      const n = Math.min(ROW_LAUNCH_MAX, rows - r);
-      dev.kernels.launch('softmax.hip', `${log ? 'logsoftmax' : 'softmax'}_${x.dtype}`, grid, block, 0, dev.stream,
-        [base(y), base(c), arg.i64(y.layout.offset + r * cols), arg.i64(c.layout.offset + r * cols), arg.u64(n), arg.u64(cols), arg.u32(group)]);
-    }
+    const plan = rows > 0 && aligned16(c, y) ? regPlan(dev, rows, cols, x.dtype, 'softmax') : null;
+    if (plan) softmaxRows(y, c, rows, cols, log, plan);
+    else generalSoftmax(y, c, rows, cols, log);
   } catch (e) { y.dispose(); throw e; } finally { c.dispose(); }
   if (dim === last || x.rank === 0) return y;
   const back = y.transpose(dim, last);
   y.dispose();
   return back;
 }
+/** softmax.hip's general kernel: any row length and alignment, every float dtype */
+function generalSoftmax(y: Tensor, c: Tensor, rows: number, cols: number, log: boolean): void {
+  const dev = c.device;
+  const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, c.dtype);
+  for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
+    const n = Math.min(ROW_LAUNCH_MAX, rows - r);
+    dev.kernels.launch('softmax.hip', `${log ? 'logsoftmax' : 'softmax'}_${c.dtype}`, grid, block, 0, dev.stream,
+      [base(y), base(c), arg.i64(y.layout.offset + r * cols), arg.i64(c.layout.offset + r * cols), arg.u64(n), arg.u64(cols), arg.u32(group)]);
+  }
+}
+
 export function layerNorm(x: Tensor, w: Tensor, b: Tensor | null, eps: number): Tensor {
   return lastDimNorm('layerNorm', x, w, b, eps);
 }
@@ -65,22 +76,28 @@ function lastDimNorm(op: 'layerNorm' | 'rmsNorm', x: Tensor, w: Tensor, b: Tenso
   const xc = contiguous(x), wc = contiguous(w), bc = b ? contiguous(b) : null;
   try {
     checkCols(op, x, cols);
-    const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, x.dtype);
-    const k = dev.kernels;
-    for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
-      const n = Math.min(ROW_LAUNCH_MAX, rows - r);
-      const yOff = arg.i64(y.layout.offset + r * cols), xOff = arg.i64(xc.layout.offset + r * cols);
-      if (op === 'layerNorm') {
-        k.launch('norm.hip', `layernorm_${x.dtype}`, grid, block, 0, dev.stream, [
-          base(y), base(xc), base(wc), bc ? base(bc) : base(wc), yOff, xOff, offsetOf(wc),
-          bc ? offsetOf(bc) : arg.i64(0), arg.u64(n), arg.u64(cols), computeArg(x, eps), arg.u32(bc ? 1 : 0), arg.u32(group)]);
-      } else {
-        k.launch('norm.hip', `rmsnorm_${x.dtype}`, grid, block, 0, dev.stream, [
-          base(y), base(xc), base(wc), yOff, xOff, offsetOf(wc), arg.u64(n), arg.u64(cols), computeArg(x, eps), arg.u32(group)]);
-      }
-    }
+    const plan = aligned16(xc, wc, y, ...(bc ? [bc] : [])) ? regPlan(dev, rows, cols, x.dtype, 'norm') : null;
+    if (plan) normRows(y, xc, wc, op === 'rmsNorm' ? 'rms' : bc, rows, cols, eps, plan);
+    else generalNorm(op, y, xc, wc, bc, rows, cols, eps);
   } catch (e) { y.dispose(); throw e; } finally { xc.dispose(); wc.dispose(); bc?.dispose(); }
   return y;
+}
+/** norm.hip's general kernels: any row length and alignment, every float dtype */
+function generalNorm(op: 'layerNorm' | 'rmsNorm', y: Tensor, xc: Tensor, wc: Tensor, bc: Tensor | null, rows: number, cols: number, eps: number): void {
+  const dev = xc.device, k = dev.kernels;
+  const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, xc.dtype);
+  for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
+    const n = Math.min(ROW_LAUNCH_MAX, rows - r);
+    const yOff = arg.i64(y.layout.offset + r * cols), xOff = arg.i64(xc.layout.offset + r * cols);
+    if (op === 'layerNorm') {
+      k.launch('norm.hip', `layernorm_${xc.dtype}`, grid, block, 0, dev.stream, [
+        base(y), base(xc), base(wc), bc ? base(bc) : base(wc), yOff, xOff, offsetOf(wc),
+        bc ? offsetOf(bc) : arg.i64(0), arg.u64(n), arg.u64(cols), computeArg(xc, eps), arg.u32(bc ? 1 : 0), arg.u32(group)]);
+    } else {
+      k.launch('norm.hip', `rmsnorm_${xc.dtype}`, grid, block, 0, dev.stream, [
+        base(y), base(xc), base(wc), yOff, xOff, offsetOf(wc), arg.u64(n), arg.u64(cols), computeArg(xc, eps), arg.u32(group)]);
+    }
+  }
 }
 /** x [b, s1, s2, d] (s1, s2 = h, t; t, h for 'thd'), cos/sin [t, d/2] */
 export function rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout): Tensor {

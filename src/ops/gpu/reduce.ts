@@ -1,9 +1,10 @@
 // GPU path for reductions (hip-src/reduce.hip). The input is viewed with the kept dims first
-// and the reduced dims last, as [outer, inner]: a contiguous view goes to the _rows kernel (16-byte
-// loads), a column reduction (the reduced dims outside a unit-stride kept dim) to colreduce.hip
-// (colreduce.ts), anything else to _strided with the permuted shape and strides in a Geom record. Few
-// long runs are split into segments so the whole GPU works on them, and a second kernel folds
-// the per-segment partials. Also home of rowLaunch(), the launch shape of the row kernels.
+// and the reduced dims last, as [outer, inner]: a contiguous view of rows a block's registers
+// hold goes to reduce-rows.hip (rowreg.ts's foldRows: each row one round of 16-byte loads),
+// another contiguous view to the _rows kernel (16-byte loads), a column reduction (the reduced
+// dims outside a unit-stride kept dim) to colreduce.hip (colreduce.ts), anything else to
+// _strided with the permuted shape and strides in a Geom record. Few long runs are split into
+// segments so the whole GPU works on them, and a second kernel folds the per-segment partials. Also home of rowLaunch(), the launch shape of the row kernels.
 import { dtypeSize, type DType } from '../../dtype.ts';
 import { ShapeError, fmtShape } from '../../errors.ts';
 import { numel, type Layout, type Shape } from '../../layout.ts';
@@ -16,6 +17,7 @@ import type { ReduceOp } from '../types.ts';
 import { ROWS32_OPS } from '../../runtime/kernel-sigs-reduce.ts';
 import { contiguous } from '../copy.ts';
 import { colsPlan, columnView } from './colreduce.ts';
+import { foldRows } from './rowreg.ts';
 
 const FILE = 'reduce.hip';
 const COLS_FILE = 'colreduce.hip';
@@ -141,6 +143,7 @@ export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdi
   const permuted = x.layout.permute([...kept, ...dims]);
 
   if (!permuted.isContiguous() && reduceColumns(op, x, out, permuted, kept.length)) return out;
+  if (permuted.isContiguous() && foldRows(op, out, x, permuted.offset, outer, inner)) return out;
 
   let src = x, geom: Uint8Array | null = null, p: Plan;
   if (permuted.isContiguous()) {

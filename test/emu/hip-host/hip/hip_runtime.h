@@ -1,9 +1,10 @@
-// A stand-in for <hip/hip_runtime.h> that runs kernel sources on the host, for radix-emu.cpp:
+// A stand-in for <hip/hip_runtime.h> that runs kernel sources on the host (g++, -D__HIP__ so
+// compat.h takes its HIP path, -I test/emu/hip-host), for radix-emu.cpp and rowreg-emu.cpp:
 // each GPU thread of a block is a fiber (ucontext), blocks run one after another, and the
 // wave size is a variable (32 or 64), so the AMD wave64 paths run where no AMD GPU is.
 //
 // What it models: __syncthreads (a barrier of the block's threads), the wave's __ballot,
-// __shfl, __shfl_up and __syncwarp (every lane of the wave must arrive, as on a GPU; each call is
+// __shfl, __shfl_up, __shfl_xor and __syncwarp (every lane of the wave must arrive, as on a GPU; each call is
 // a barrier of the wave), LDS atomics. Fibers switch only at those barriers, in an order shuffled each
 // round, so a missing __syncthreads between a write and another thread's read shows up as a
 // wrong result. A barrier that some threads never reach is reported and aborts (deadlock).
@@ -27,7 +28,10 @@
 #define __global__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __shared__
+// A function's __shared__ array is a plain static (blocks run one after another); a file's
+// extern LDS (sort.hip, topk.hip) is defined by the emulator that includes it, which redefines
+// __shared__ as nothing for those declarations.
+#define __shared__ static
 
 namespace emu {
 
@@ -97,7 +101,8 @@ inline void entry() {
 }
 
 // runs fiber f until it yields or ends
-inline void resume(Fiber& f) {
+// not inlined: the _setjmp stays out of launch()'s frame, whose locals a longjmp could clobber
+[[gnu::noinline]] inline void resume(Fiber& f) {
   st.cur = &f;
   if (_setjmp(st.sched_jb)) return;
   if (!f.started) {
@@ -106,6 +111,15 @@ inline void resume(Fiber& f) {
   } else {
     _longjmp(f.jb, 1);
   }
+}
+
+// not inlined either: getcontext returns twice, like _setjmp
+[[gnu::noinline]] inline void prepare(Fiber& f) {
+  getcontext(&f.ctx);
+  f.ctx.uc_stack.ss_sp = f.stack.data();
+  f.ctx.uc_stack.ss_size = f.stack.size();
+  f.ctx.uc_link = nullptr;
+  makecontext(&f.ctx, entry, 0);
 }
 
 // runs body once per thread of each block of `grid`, `block` threads a block
@@ -129,11 +143,7 @@ inline void launch(unsigned grid, unsigned block, int wave, const std::function<
       f.tid = t;
       f.done = false;
       f.started = false;
-      getcontext(&f.ctx);
-      f.ctx.uc_stack.ss_sp = f.stack.data();
-      f.ctx.uc_stack.ss_size = f.stack.size();
-      f.ctx.uc_link = nullptr;
-      makecontext(&f.ctx, entry, 0);
+      prepare(f);
       order[t] = t;
     }
     unsigned left = block;
@@ -176,11 +186,27 @@ inline unsigned __shfl(unsigned v, int src, int width) {
   (void)width;
   return emu::wave_op(v, [src](const uint64_t* s) { return (unsigned)s[src & (emu::st.wave - 1)]; });
 }
-// lanes below `d` get their own value back, as on the GPU
-inline unsigned __shfl_up(unsigned v, unsigned d, int width) {
-  (void)width;
-  const unsigned me = emu::lane();
-  return emu::wave_op(v, [me, d](const uint64_t* s) { return (unsigned)s[me >= d ? me - d : me]; });
+// a value of up to 8 bytes through a wave op
+template <class T, class F>
+inline T wave_bits(T v, F pick) {
+  static_assert(sizeof(T) <= 8, "shuffle of a value past 8 bytes");
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  const uint64_t o = emu::wave_op(b, pick);
+  T r;
+  std::memcpy(&r, &o, sizeof(T));
+  return r;
+}
+// lanes below `d` (within their `width` group) get their own value back, as on the GPU
+template <class T>
+inline T __shfl_up(T v, unsigned d, int width) {
+  const unsigned me = emu::lane(), w = (unsigned)width, sub = me % w;
+  return wave_bits(v, [me, d, sub](const uint64_t* s) { return s[sub >= d ? me - d : me]; });
+}
+template <class T>
+inline T __shfl_xor(T v, int mask, int width) {
+  const unsigned me = emu::lane(), w = (unsigned)width, base = me - me % w;
+  return wave_bits(v, [me, mask, w, base](const uint64_t* s) { return s[base + ((me % w) ^ (unsigned)mask)]; });
 }
 
 // LDS atomics: fibers switch only at barriers, so a plain read-modify-write is atomic here
@@ -196,4 +222,15 @@ inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline long long __double_as_longlong(double d) { long long u; std::memcpy(&u, &d, 8); return u; }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+
+struct uint4 { unsigned x, y, z, w; };
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{ x, y, z, w }; }
+
+// AMD's one-instruction 2^x and reciprocal, as the host computes them
+#define __builtin_amdgcn_exp2f(x) std::exp2f(x)
+#define __builtin_amdgcn_rcpf(x) (1.0f / (x))
+
 using std::isfinite;
