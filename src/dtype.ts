@@ -50,8 +50,13 @@ export function f16BitsToNumber(bits: number): number {
   dv.setUint16(0, bits, true);
   return getFloat16(dv, 0, true);
 }
-/** f64 -> f16 bits, round to nearest even straight from the double (no double rounding). */
+/**
+ * f64 -> f16 bits, round to nearest even straight from the double (no double rounding). NaN is
+ * 0x7e00 whatever its sign (x86 makes inf - inf negative), as bf16's is 0x7fc0: the GPU kernels
+ * write the same quiet NaN.
+ */
 export function numberToF16Bits(x: number): number {
+  if (Number.isNaN(x)) return 0x7e00;
   setFloat16(dv, 0, x, true);
   return dv.getUint16(0, true);
 }
