@@ -7,8 +7,6 @@ import type { ArgSpec } from './kernel-sigs.ts';
 
 /** items a thread of radix_rows<I>: a row of up to 256 * I elements */
 export const RADIX_ROW_ITEMS = [1, 2, 4, 8, 16] as const;
-/** items a thread of topk<I>: slices of 256 * I elements */
-export const TOPK_ITEMS = [4, 8] as const;
 
 /** iy, vy, x, iOff, vOff, xOff, rows, cols, cap, per, desc */
 export const SORT_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32'];
@@ -20,8 +18,8 @@ export const RADIX_HIST_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', '
 export const RADIX_SCAN_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'u64', 'u32'];
 /** ko, io, ki, ii, hist, totals, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, shift, desc */
 export const RADIX_SCATTER_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32'];
-/** vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ocols, k, largest */
-export const TOPK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'u32', 'u32'];
+/** vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ld, slen, ostride, k, largest */
+export const TOPK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'u32', 'u32'];
 
 function sortSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
@@ -37,7 +35,7 @@ function sortSigs(): Map<string, readonly ArgSpec[]> {
 
 function topkSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
-  for (const d of DTYPES) for (const i of TOPK_ITEMS) m.set(`topk${i}_${d}`, TOPK_SIG);
+  for (const d of DTYPES) m.set(`topk_${d}`, TOPK_SIG);
   return m;
 }
 

@@ -147,10 +147,9 @@ template <class T> struct K;
     static void scatter(T* ko, u32* io, const T* ki, const u32* ii, const u32* h, const u32* tot, i64 koOff, i64 ioOff, \
         i64 kiOff, i64 iiOff, u64 rows, u64 cols, u32 tiles, u32 shift, u32 desc) { \
       radix_scatter_##DT(ko, io, ki, ii, h, tot, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, shift, desc); } \
-    static void topk(int items, T* vo, u32* io, const T* x, const u32* ii, i64 voOff, i64 ioOff, i64 xOff, i64 iiOff, \
-        u64 rows, u64 cols, u64 ocols, u32 k, u32 largest) { \
-      if (items == 4) topk4_##DT(vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ocols, k, largest); \
-      else topk8_##DT(vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ocols, k, largest); } \
+    static void topk(T* vo, u32* io, const T* x, const u32* ii, i64 voOff, i64 ioOff, i64 xOff, i64 iiOff, \
+        u64 rows, u64 cols, u64 ld, u64 slen, u64 ostride, u32 k, u32 largest) { \
+      topk_##DT(vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ld, slen, ostride, k, largest); } \
   };
 EMU_K(f32, float) EMU_K(f64, double) EMU_K(f16, f16) EMU_K(bf16, bf16) EMU_K(u8, u8) EMU_K(u32, u32) EMU_K(i64, i64)
 
@@ -237,44 +236,72 @@ static void check_sort(int wave, u64 rows, u64 cols, int spread, bool desc, bool
 }
 
 // ---- top-k: the host side of src/ops/gpu/topk.ts ---------------------------------------------
+// topkSlices with a device of `target` resident blocks (small, so that short rows still split)
+template <class T> static void topk_slices(u64 rows, u64 cols, u64 target, u64& slen, u64& slices) {
+  const u64 round = (u64)RADIX * TopkItems<T>::N, most = (cols + round - 1) / round;
+  const u64 want = rows >= target ? 1 : std::max<u64>(1, std::min<u64>(most, target / rows));
+  slen = (cols + want - 1) / want;
+  slen = (slen + 15) / 16 * 16;
+  slices = (cols + slen - 1) / slen;
+}
+
+// x from offset xo (5: a misaligned row start, the scalar loads; 0: aligned, 16-byte loads
+// where a thread's elements are all there); levels until one slice holds a row; grid smaller
+// than the work. Returns the launches made.
 template <class T>
-static void run_topk(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64 cols, u32 k, bool largest, int items,
-                     std::vector<T>& vo, std::vector<u32>& io) {
+static int run_topk(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64 cols, u32 k, bool largest, u64 target,
+                    std::vector<T>& vo, std::vector<u32>& io) {
   std::vector<T> cur(xbuf);
   std::vector<u32> curi;
   i64 off = xo;
-  u64 c = cols;
-  for (;;) {
-    const u64 slice = (u64)items * RADIX, slices = (c + slice - 1) / slice;
+  u64 c = cols, ld = cols;
+  for (int launches = 1;; launches++) {
+    u64 slen, slices;
+    topk_slices<T>(rows, c, target, slen, slices);
     const bool last = slices == 1;
-    const u64 ocols = last ? k : (slices - 1) * k + std::min<u64>(k, c - (slices - 1) * slice);
-    std::vector<T> nv(rows * ocols + 1);
-    std::vector<u32> ni(rows * ocols + 1);
+    const u64 ocols = last ? k : (slices - 1) * k + std::min<u64>(k, c - (slices - 1) * slen);
+    const u64 ostride = last ? k : (ocols + 15) / 16 * 16;
+    // the level's output from element 1 (last) or 0 (a candidate row set, aligned like the GPU's)
+    const i64 oo = last ? 1 : 0;
+    std::vector<T> nv(rows * ostride + 1);
+    std::vector<u32> ni(rows * ostride + 1);
     poison(nv);
     poison(ni);
     std::memset(topk_lds, 0xff, sizeof topk_lds);
     const unsigned g = (unsigned)std::min<u64>(rows * slices, 4);
     const u32* ii = curi.empty() ? nullptr : curi.data();
-    emu::launch(g, RADIX, wave, [&] { K<T>::topk(items, nv.data(), ni.data(), cur.data(), ii, 1, 1, off, 0, rows, c, ocols, k, largest); });
-    if (last) { vo = nv; io = ni; return; }
-    cur.assign(nv.begin() + 1, nv.end());
-    curi.assign(ni.begin() + 1, ni.end());
+    emu::launch(g, RADIX, wave, [&] { K<T>::topk(nv.data(), ni.data(), cur.data(), ii, oo, oo, off, 0, rows, c, ld, slen, ostride, k, largest); });
+    if (last) { vo = nv; io = ni; return launches; }
+    cur = nv;
+    curi = ni;
     off = 0;
     c = ocols;
+    ld = ostride;
   }
 }
 
+// mode: 0 make(); 1 one value throughout (every element ties: rounds whose candidates overflow
+// the append area); 3 ascending, 4 descending (each later element beats the bound, or none does)
 template <class T>
-static void check_topk(int wave, u64 rows, u64 cols, u32 k, int spread, bool largest, int items, u64 seed) {
+static void check_topk(int wave, u64 rows, u64 cols, u32 k, int spread, bool largest, u64 target, u64 seed, int mode = 0,
+                       i64 xo = 5) {
   Rng r{seed * 40503u + cols * 7 + k};
-  const i64 xo = 5;
   std::vector<T> xbuf(rows * cols + xo);
-  for (auto& v : xbuf) v = make<T>(r, spread);
+  if (mode == 1) fill(xbuf, r, spread, 1);
+  else for (auto& v : xbuf) v = make<T>(r, spread);
+  if (mode == 3 || mode == 4) {
+    for (u64 row = 0; row < rows; row++) {
+      T* x = xbuf.data() + xo + row * cols;
+      std::stable_sort(x, x + cols, [&](T a, T b) { const int c = cmp(a, b); return mode == 3 ? c < 0 : c > 0; });
+    }
+  }
   std::vector<T> vo;
   std::vector<u32> io;
-  run_topk(wave, xbuf, xo, rows, cols, k, largest, items, vo, io);
-  const std::string what = std::string("topk ") + Dt<T>::name + " wave" + std::to_string(wave) + " items" + std::to_string(items) +
-                           " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] k=" + std::to_string(k) + (largest ? " largest" : " smallest");
+  const int launches = run_topk(wave, xbuf, xo, rows, cols, k, largest, target, vo, io);
+  const std::string what = std::string("topk ") + Dt<T>::name + " wave" + std::to_string(wave) + " [" + std::to_string(rows) + ", " +
+                           std::to_string(cols) + "] k=" + std::to_string(k) + (largest ? " largest" : " smallest") + " target " +
+                           std::to_string(target) + " mode " + std::to_string(mode) + " offset " + std::to_string(xo) + " (" +
+                           std::to_string(launches) + " launches)";
   for (u64 row = 0; row < rows; row++) {
     const T* x = xbuf.data() + xo + row * cols;
     const auto want = stable_order(x, cols, largest);
@@ -304,17 +331,31 @@ template <class T> static void all_checks(int wave, int& groups) {
     }
   }
   for (bool largest : {true, false}) {
-    for (int items : {4, 8}) {
-      check_topk<T>(wave, 3, 1, 1, 4, largest, items, 1);
-      check_topk<T>(wave, 2, 37, 37, 4, largest, items, 2);
-      check_topk<T>(wave, 2, 1000, 1, 6, largest, items, 3);
-      check_topk<T>(wave, 2, 1000, 50, 6, largest, items, 4);
-      check_topk<T>(wave, 2, 3000, 7, 0, largest, items, 5);
-      check_topk<T>(wave, 1, 9000, 256, 40, largest, items, 6);
-      check_topk<T>(wave, 2, 5000, 64, 1000, largest, items, 7);
-    }
-    // many slices: three levels
-    check_topk<T>(wave, 1, 40000, 20, 12, largest, 4, 8);
+    // one slice a row (target 1): short rows, k = cols, the first round's bound with few and
+    // many holders, k = 256 past the holders (no bound: a round of 4096 through the select),
+    // a misaligned and an aligned row start
+    check_topk<T>(wave, 3, 1, 1, 4, largest, 1, 1);
+    check_topk<T>(wave, 2, 37, 37, 4, largest, 1, 2);
+    check_topk<T>(wave, 2, 1000, 1, 6, largest, 1, 3);
+    check_topk<T>(wave, 2, 1000, 50, 6, largest, 1, 4);
+    check_topk<T>(wave, 2, 3000, 7, 0, largest, 1, 5, 0, 0);
+    check_topk<T>(wave, 1, 4096, 256, 40, largest, 1, 6, 0, 0);
+    check_topk<T>(wave, 2, 5000, 64, 1000, largest, 1, 7);
+    // rows of several rounds in one block: the bound carried on, appends, selects when full
+    check_topk<T>(wave, 2, 20000, 50, 0, largest, 1, 8, 0, 0);
+    check_topk<T>(wave, 1, 20000, 256, 300, largest, 1, 9);
+    // ties throughout, sorted rows (every later element passes the bound, or none does)
+    check_topk<T>(wave, 2, 9000, 30, 0, largest, 1, 10, 1, 0);
+    check_topk<T>(wave, 1, 20000, 40, 0, largest, 1, 11, 3, 0);
+    check_topk<T>(wave, 1, 20000, 40, 0, largest, 1, 12, 4);
+    // slices over blocks, then the candidates: slices of one and of several rounds, k = 256 over
+    // candidates, 3 levels (a row of 70000 in 18 slices, 35 of 64-bit elements: more than a
+    // round of candidates, which are sliced again)
+    check_topk<T>(wave, 1, 40000, 20, 12, largest, 3, 13, 0, 0);
+    check_topk<T>(wave, 2, 20000, 256, 3000, largest, 8, 14);
+    check_topk<T>(wave, 1, 9000, 200, 0, largest, 2, 15, 0, 0);
+    check_topk<T>(wave, 1, 70000, 256, 0, largest, 64, 16, 0, 0);
+    check_topk<T>(wave, 3, 30000, 17, 0, largest, 7, 17, 3, 0);
   }
   std::printf("%s %-4s wave%d\n", failures == before ? "ok  " : "FAIL", Dt<T>::name, wave);
   groups++;

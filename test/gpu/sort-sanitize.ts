@@ -1,7 +1,8 @@
 // A short run of every kernel of sort.hip and topk.hip for compute-sanitizer: radix_rows at each
 // tile size, the long-row passes (radix_hist, radix_scan, radix_scatter) with 1, 2, 4 and 8
-// digit passes, topk4 and topk8 (one level and several) and the sort path past k = 256, every
-// dtype, ascending and descending; sizes small enough for racecheck. Each result is compared
+// digit passes, topk (one level and several; a block's rounds with the first round's bound,
+// appends, and selects where a round's candidates overflow the append area) and the sort path
+// past k = 256, every dtype, ascending and descending; sizes small enough for racecheck. Each result is compared
 // with the CPU reference; new device memory is poisoned. Run it twice, the second time with
 // the bitonic kernel off so radix_rows1 runs too:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/sort-sanitize.ts
@@ -43,8 +44,9 @@ for (const dtype of DTYPES) {
   }
 }
 
-// topk: one slice (topk4), levels of slices, enough slices for topk8 on a large GPU, the sort path
-const topkCases: [number[], number][] = [[[3, 1000], 5], [[2, 5000], 50], [[140, 3000], 8], [[2, 600], 300]];
+// topk: one slice, slices and their candidates ([2, 40000]: 10 slices of 4000, then 2560
+// candidates), many rows, the sort path
+const topkCases: [number[], number][] = [[[3, 1000], 5], [[2, 5000], 50], [[140, 3000], 8], [[2, 40000], 256], [[2, 600], 300]];
 for (const dtype of DTYPES) {
   for (const [shape, k] of topkCases) {
     const cpu = values(shape, dtype), x = cpu.to(dev);
@@ -53,6 +55,22 @@ for (const dtype of DTYPES) {
       await same(`topk ${dtype} [${shape}] k=${k}${largest ? '' : ' smallest'} indices`, g.indices, w.indices);
       await same(`topk ${dtype} [${shape}] k=${k}${largest ? '' : ' smallest'} values`, g.values, w.values);
     }
+  }
+}
+// topk: a block a row of several rounds ([600, 9000]: rows enough for 132 multiprocessors, 3
+// rounds of 4096, 5 of 2048 for 64-bit elements); sorted rows, whose rounds' candidates overflow
+// the append area (ascending, the largest: selects between pieces of a round)
+for (const dtype of ['f32', 'bf16', 'f64'] as const) {
+  const cpu = values([600, 9000], dtype), x = cpu.to(dev);
+  const g = x.topk(20), w = cpu.topk(20);
+  await same(`topk ${dtype} [600, 9000] k=20 indices`, g.indices, w.indices);
+  await same(`topk ${dtype} [600, 9000] k=20 values`, g.values, w.values);
+  const up = Tensor.arange(0, 20000, 1, { dtype: 'f64' }).reshape([1, 20000]).expand([2, 20000]).contiguous().toDtype(dtype);
+  const ux = up.to(dev);
+  for (const k of [256, 30]) {
+    const gu = ux.topk(k), wu = up.topk(k);
+    await same(`topk ${dtype} [2, 20000] ascending k=${k} indices`, gu.indices, wu.indices);
+    await same(`topk ${dtype} [2, 20000] ascending k=${k} values`, gu.values, wu.values);
   }
 }
 

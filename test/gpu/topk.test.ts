@@ -3,11 +3,14 @@
 // largest and smallest, many ties (the lower index must win), rows of one slice and rows of
 // several (levels of candidates: a vocabulary row of 128256, rows of 2^20), many rows, the
 // first and middle dims, k = 1, k = cols, k = 256 (the largest the kernel takes) and 257 (the
-// sort path). Then NaN (the largest value), -0 against +0, full-range i64 and u32 keys, k = 0,
+// sort path). Rows a block streams in several rounds (many rows: a block a row; the benchmark's
+// [64, 128256]: slices of 4 rounds on 132 multiprocessors), sorted rows (every later element
+// beats the bound, and a round's candidates overflow the append area; or none does) and rows of
+// one value. Then NaN (the largest value), -0 against +0, full-range i64 and u32 keys, k = 0,
 // and the errors, value by value.
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
-import { Tensor, type DType } from '../../src/index.ts';
+import { Tensor, tidy, type DType } from '../../src/index.ts';
 import { ShapeError } from '../../src/errors.ts';
 import { randInts } from '../helpers.ts';
 
@@ -43,6 +46,9 @@ const VARIANTS: readonly Variant[] = [
   { name: 'long columns [5000, 3] dim 0', shape: [5000, 3], dim: 0, ks: [20], spread: 100000, layouts: BIG },
   { name: 'a vocabulary [2, 128256]', shape: [2, 128256], dim: -1, ks: [1, 50, 256], spread: 40000, layouts: ['contiguous', 'offset'] },
   { name: 'k = cols past 256 [2, 300]', shape: [2, 300], dim: -1, ks: [300], spread: 50, layouts: ['contiguous'] },
+  // rows up to target blocks (4 a multiprocessor) or more: a block a row, 2 rounds of 4096
+  // (3 of 2048 for 64-bit elements); a misaligned row start (offset) takes the scalar loads
+  { name: 'a block a row, several rounds [600, 5000]', shape: [600, 5000], dim: -1, ks: [20], spread: 100000, layouts: ['contiguous', 'offset'] },
 ];
 
 for (const part of ['indices', 'values'] as const) {
@@ -119,6 +125,51 @@ s.opTest('topk', async (dev) => {
     }
   }
 }, 'topk: rows of 2^20');
+
+s.opTest('topk', async (dev) => {
+  // the benchmark's batch of logits: 8 slices a row of 16032 (4 rounds each) on 132
+  // multiprocessors, then 64 rows of 400 candidates
+  for (const [dtype, largest] of [['bf16', true], ['f32', false]] as const) {
+    const cpu = values([64, 128256], dtype, 1 << 16);
+    const x = cpu.to(dev);
+    const got = x.topk(50, { largest }), want = cpu.topk(50, { largest });
+    const what = `${dtype} [64, 128256] k=50${largest ? '' : ' smallest'}`;
+    assert.equal(await nums(got.indices), await nums(want.indices), `${what}: indices`);
+    assert.equal(await nums(got.values), await nums(want.values), `${what}: values`);
+  }
+}, 'topk: the [64, 128256] batch, slices of several rounds');
+
+s.opTest('topk', async (dev) => {
+  // sorted rows: ascending with the largest wanted, each later element beats the bound and every
+  // round's candidates overflow the append area (selects between pieces of a round); descending,
+  // none passes after the first round; the same for the smallest the other way round. Ties
+  // where the dtype rounds (bf16) or the steps are below 1 (u8). A block a row ([600, 20000]:
+  // rows enough to fill 132 multiprocessors, 5 rounds a row) and slices ([2, 300000]: 3 levels).
+  // Then rows of one value: every element ties.
+  for (const dtype of ['f32', 'bf16', 'i64', 'u8'] as const) {
+    for (const [rows, cols] of [[600, 20000], [2, 300000]] as const) {
+      for (const descending of [false, true]) {
+        const step = dtype === 'u8' ? 255 / cols : 1, from = descending ? (dtype === 'u8' ? 255 : cols / 2) : (dtype === 'u8' ? 0 : -cols / 2);
+        const cpu = tidy(() => Tensor.arange(0, cols, 1, { dtype: 'f64' }).affine(descending ? -step : step, from).floor()
+          .reshape([1, cols]).expand([rows, cols]).contiguous().toDtype(dtype));
+        const x = cpu.to(dev);
+        for (const [largest, k] of [[true, 256], [false, 37]] as const) {
+          const got = x.topk(k, { largest }), want = cpu.topk(k, { largest });
+          const what = `${dtype} [${rows}, ${cols}] sorted ${descending ? 'descending' : 'ascending'} k=${k}${largest ? '' : ' smallest'}`;
+          assert.equal(await nums(got.indices), await nums(want.indices), `${what}: indices`);
+          assert.equal(await nums(got.values), await nums(want.values), `${what}: values`);
+          got.values.dispose(); got.indices.dispose(); want.values.dispose(); want.indices.dispose();
+        }
+        cpu.dispose(); x.dispose();
+      }
+    }
+    const one = Tensor.full([3, 9000], 7, { dtype }), g = one.to(dev);
+    for (const largest of [true, false]) {
+      const got = g.topk(50, { largest }), want = one.topk(50, { largest });
+      assert.equal(await nums(got.indices), await nums(want.indices), `${dtype} [3, 9000] of one value${largest ? '' : ' smallest'}: indices`);
+    }
+  }
+}, 'topk: sorted rows and rows of one value (the bound, overflowing rounds, ties)');
 
 s.opTest('topk', async (dev) => {
   for (const dtype of ALL_DTYPES) {

@@ -15,6 +15,8 @@ export const RADIX = 256;
 const WAVES_MAX = 32;
 /** topk.hip TOPK_MAX: the most records a top-k block keeps; larger k go through the sort */
 export const TOPK_MAX = 256;
+/** topk.hip TOPK_CAP: records of a top-k block's append area */
+const TOPK_CAP = 2048;
 
 /** bits of a dtype's sort key (radix.h RKey::BITS): its 8-bit digit passes are keyBits / 8 */
 export function keyBits(d: DType): number {
@@ -46,10 +48,16 @@ export function radixLdsBytes(dev: Device, d: DType, cap: number): number {
 /** LDS of radix_hist: a u32 counter set a wave */
 export const radixHistLdsBytes = (dev: Device): number => waves(dev) * RADIX * 4;
 
-/** LDS of topk (topk.hip TopkLds) */
+/**
+ * LDS of topk (topk.hip TopkLds): the waves' counters, two sets of wave totals, the select's
+ * state, then two kept sets and the append area of records (raw bits, u32 index)
+ */
 export function topkLdsBytes(dev: Device, d: DType): number {
-  return (waves(dev) * RADIX + WAVES_MAX + 8) * 4 + TOPK_MAX * (rawBytes(d) + 4);
+  return (waves(dev) * RADIX + 2 * WAVES_MAX + 8) * 4 + (2 * TOPK_MAX + TOPK_CAP) * (rawBytes(d) + 4);
 }
+
+/** items a thread of a top-k round (topk.hip TopkItems): 32, 16 for 64-bit elements */
+export const topkItems = (d: DType): number => (rawBytes(d) === 8 ? 16 : 32);
 
 /** blocks for `units` of work (the kernels loop grid-stride over the rest) */
 export function gridFor(dev: Device, units: number): Dim3 {

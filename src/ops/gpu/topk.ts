@@ -1,32 +1,49 @@
 // GPU top-k (hip-src/topk.hip): the k largest or smallest elements along a dim, in order, with
 // their u32 indices. The dim is moved last and made contiguous ([rows, cols] rows). For k up to
-// TOPK_MAX (256), blocks select each slice's best k by a radix select, and rows longer than a
-// slice are reduced in levels: every slice's best k become a row of candidates (values and
-// original indices) for the next launch, until one slice holds a row (a 128256-element row with
-// k = 50: 63 slices of 2048, then 2 slices of the 3150 candidates, then one of 100). Larger k
-// take the sort path (sort.ts) and keep its first k: that is a full sort of the row, documented
-// in the README, not a silent choice.
+// TOPK_MAX (256), a block streams a slice of a row (16-byte loads where aligned) and keeps its
+// best k by a bounded radix select (topk.hip). Few long rows are split over enough blocks to fill
+// the device, and one block a row then selects from the slices' candidates: two launches, each
+// element read once (on 132 multiprocessors, [64, 128256]: 8 slices a row of 16032, then 64
+// rows of 400 candidates; one row of 128256: 32 slices of 4016, then 1600 candidates). Rows
+// enough to fill the device take a block a row and one launch. Larger k take the sort path (sort.ts) and keep its
+// first k: that is a full sort of the row, documented in the README, not a silent choice.
 import type { Device } from '../../device.ts';
+import type { DType } from '../../dtype.ts';
 import { Tensor } from '../../tensor.ts';
 import { asDevicePtr } from '../../runtime/gpu.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { copyInto } from '../copy.ts';
 import { base, offsetOf } from './reduce.ts';
-import { RADIX, TOPK_MAX, checkRadixBlock, checkUnits, gridFor, rowsView, topkLdsBytes } from './radix.ts';
+import { RADIX, TOPK_MAX, checkRadixBlock, checkUnits, gridFor, rowsView, topkItems, topkLdsBytes } from './radix.ts';
 import { sortRows } from './sort.ts';
 
 const FILE = 'topk.hip';
 const NULL_PTR: KernelArg = arg.ptr(asDevicePtr(0n));
 
 /**
- * Items a thread (slices of 256 * items) for a level over `cols`: 1024-element slices for rows
- * that fit one, and where 2048-element slices would give fewer blocks than the device has
- * multiprocessors (a few long rows: more, smaller slices keep it busy, at the cost of more
- * candidates); 2048 otherwise. Unmeasured.
+ * Blocks a multiprocessor the plan counts on being resident at once: topk.hip asks NVIDIA's
+ * compiler for registers that let 4 run (launch bounds), and its LDS (29 KiB for 32-bit
+ * elements) lets as many run on a 128 KiB multiprocessor or more.
  */
-function levelItems(dev: Device, rows: number, cols: number): 4 | 8 {
-  if (cols <= 4 * RADIX) return 4;
-  return rows * Math.ceil(cols / (8 * RADIX)) < dev.runtime.info.multiprocessors ? 4 : 8;
+const BLOCKS_PER_SM = 4;
+
+/** slices are whole 16-byte vectors of every dtype, so slices of an aligned row stay aligned */
+const SLICE_ALIGN = 16;
+
+const roundUp = (n: number, m: number): number => Math.ceil(n / m) * m;
+
+/**
+ * Slices of a level over `cols`: one a row once the rows alone fill the device; else as many as
+ * fill it (rows * slices up to multiprocessors * BLOCKS_PER_SM, so no block waits for a second
+ * turn), but no slice shorter than a round of the kernel (256 * topkItems) where the row is
+ * longer: fewer candidates, and the blocks' fixed cost spread over more elements.
+ */
+export function topkSlices(dev: Device, dt: DType, rows: number, cols: number): { slen: number; slices: number } {
+  const target = dev.runtime.info.multiprocessors * BLOCKS_PER_SM;
+  const most = Math.ceil(cols / (RADIX * topkItems(dt)));
+  const want = rows >= target ? 1 : Math.max(1, Math.min(most, Math.floor(target / rows)));
+  const slen = roundUp(Math.ceil(cols / want), SLICE_ALIGN);
+  return { slen, slices: Math.ceil(cols / slen) };
 }
 
 /** the first k of each row of c [rows, cols], by the radix select in levels, into vals/idx [rows, k] */
@@ -34,24 +51,26 @@ function selectRows(c: Tensor, rows: number, cols: number, k: number, largest: b
   const dev = c.device, dt = c.dtype;
   const lds = topkLdsBytes(dev, dt);
   checkRadixBlock('topk', c, lds);
-  let cur = c, curIdx: Tensor | null = null, n = cols;
+  let cur = c, curIdx: Tensor | null = null, n = cols, ld = cols;
   const temps: Tensor[] = [];
   try {
     for (;;) {
-      const items = levelItems(dev, rows, n), slice = RADIX * items, slices = Math.ceil(n / slice);
+      const { slen, slices } = topkSlices(dev, dt, rows, n);
       checkUnits('topk', c, rows * slices);
       const last = slices === 1;
-      // every slice but the last is full: k candidates each, the last min(k, its length)
-      const ocols = last ? k : (slices - 1) * k + Math.min(k, n - (slices - 1) * slice);
-      const ov = last ? vals : Tensor.empty([rows, ocols], dt, dev);
-      const oi = last ? idx : Tensor.empty([rows, ocols], 'u32', dev);
+      // every slice but the last is longer than k: k candidates each, the last min(k, its
+      // length); candidate rows padded to 16 elements, so each starts aligned
+      const ocols = last ? k : (slices - 1) * k + Math.min(k, n - (slices - 1) * slen);
+      const ostride = last ? k : roundUp(ocols, SLICE_ALIGN);
+      const ov = last ? vals : Tensor.empty([rows, ostride], dt, dev);
+      const oi = last ? idx : Tensor.empty([rows, ostride], 'u32', dev);
       if (!last) temps.push(ov, oi);
-      dev.kernels.launch(FILE, `topk${items}_${dt}`, gridFor(dev, rows * slices), [RADIX, 1, 1], lds, dev.stream, [
+      dev.kernels.launch(FILE, `topk_${dt}`, gridFor(dev, rows * slices), [RADIX, 1, 1], lds, dev.stream, [
         base(ov), base(oi), base(cur), curIdx ? base(curIdx) : NULL_PTR,
         offsetOf(ov), offsetOf(oi), offsetOf(cur), curIdx ? offsetOf(curIdx) : arg.i64(0),
-        arg.u64(rows), arg.u64(n), arg.u64(ocols), arg.u32(k), arg.u32(largest ? 1 : 0)]);
+        arg.u64(rows), arg.u64(n), arg.u64(ld), arg.u64(slen), arg.u64(ostride), arg.u32(k), arg.u32(largest ? 1 : 0)]);
       if (last) return;
-      cur = ov; curIdx = oi; n = ocols;
+      cur = ov; curIdx = oi; n = ocols; ld = ostride;
     }
   } finally {
     // queued work keeps them: the allocator is stream-ordered
