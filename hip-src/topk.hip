@@ -62,26 +62,32 @@ RT_DEVICE u32 fresh(u32 v) {
   return v;
 }
 
-// LDS: the waves' digit counters, two sets of wave totals (block_scan2), the select's state,
-// then the records (raw bits, index): two kept sets of TOPK_MAX used in turn, and the append
-// area. Word counts keep the raw-bit arrays 8-byte aligned.
+// LDS: two sets of the waves' digit counters (used in turn: radix_find), wave totals (block_scan2
+// and, in two sets used in turn, block_scan1), the select's state, then the records (raw bits,
+// index): two kept sets of TOPK_MAX used in turn, and the append area. Word counts keep the
+// raw-bit arrays 8-byte aligned.
 template <class R> struct TopkLds {
-  u32* hw;
-  u32* wtot;   // 2 * RADIX_WAVES_MAX
+  u32* hw;     // 2 * waves * RADIX, zero between radix_find calls
+  u32* wtot;   // 2 * RADIX_WAVES_MAX (block_scan2)
+  u32* wtot1;  // 2 * RADIX_WAVES_MAX (block_scan1)
   u32* state;  // [0] chosen digit, [1] still needed, [2] done
   R* kkey;     // kept set c at kkey + c * TOPK_MAX (no array of pointers: indexed by a variable,
   u32* kidx;   // it would live in scratch memory)
   R* akey;
   u32* aidx;
+  // ends with a barrier: the counters are clear
   RT_DEVICE TopkLds() {
     u32* p = reinterpret_cast<u32*>(topk_lds);
-    hw = p; p += waves() * RADIX;
+    hw = p; p += 2 * waves() * RADIX;
     wtot = p; p += 2 * RADIX_WAVES_MAX;
+    wtot1 = p; p += 2 * RADIX_WAVES_MAX;
     state = p; p += 8;
     kkey = reinterpret_cast<R*>(p);
     akey = kkey + 2 * TOPK_MAX;
     kidx = reinterpret_cast<u32*>(akey + TOPK_CAP);
     aidx = kidx + 2 * TOPK_MAX;
+    for (u32 i = threadIdx.x; i < 2 * waves() * RADIX; i += RADIX) hw[i] = 0;
+    __syncthreads();
   }
   RT_DEVICE R* keys(u32 c) const { return kkey + c * TOPK_MAX; }
   RT_DEVICE u32* idxs(u32 c) const { return kidx + c * TOPK_MAX; }
@@ -160,6 +166,25 @@ RT_DEVICE void block_scan2(u32 a, u32 b, u32* wt, u32& ea, u32& eb, u32& ta, u32
   __syncthreads();
 }
 
+// Exclusive prefix sum of one value a thread, in thread order, and its block total, with one
+// barrier: the wave totals go to set `turn` of two (wt: 2 * RADIX_WAVES_MAX words), which the
+// caller alternates, so a set is written again only past a barrier that every thread reaches
+// after its reads of it.
+RT_DEVICE u32 block_scan1(u32 v, u32* wt, u32& turn, u32& all) {
+  u32* set = wt + (turn++ & 1u) * RADIX_WAVES_MAX;
+  const u32 inc = wave_scan(v), w = wave_id();
+  if (lane_id() == (u32)warpSize - 1u) set[w] = inc;
+  __syncthreads();
+  u32 before = 0, sum = 0;
+  for (u32 i = 0; i < waves(); i++) {
+    const u32 t = set[i];
+    before += i < w ? t : 0u;
+    sum += t;
+  }
+  all = sum;
+  return before + inc - v;
+}
+
 // The `want`-th smallest (1-based) of the keys that `each(visit)` hands to visit(key) on every
 // thread, as chosen digits: pre (msk: their bits) and rem, how many of the keys equal to pre on
 // msk are still wanted; it stops once the chosen digit's keys are exactly the wanted ones (then
@@ -167,35 +192,56 @@ RT_DEVICE void block_scan2(u32 a, u32 b, u32* wt, u32& ea, u32& eb, u32& ta, u32
 template <class K, class F>
 RT_DEVICE void radix_find(const TopkLds<typename K::R>& L, u32 want, F each, typename K::R& pre, typename K::R& msk, u32& rem) {
   typedef typename K::R R;
-  const u32 nw = waves();
-  u32* mine = L.hw + wave_id() * RADIX;
+  // Two barriers a digit: the counters of pass p are set p & 1, and the other set (last read
+  // before the previous pass's second barrier) is cleared while this one counts; one wave
+  // chooses the digit between the barriers. Both sets are clear on entry and on return (the
+  // caller's next barrier orders the last clearing before the next call's counts).
+  const u32 nw = waves(), ws = (u32)warpSize, lane = lane_id();
   pre = 0;
   msk = 0;
   rem = want;
+  u32 set = 0;
   for (int shift = K::BITS - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
-    for (u32 i = threadIdx.x; i < nw * RADIX; i += RADIX) L.hw[i] = 0;
-    __syncthreads();
+    u32* cur = L.hw + set * nw * RADIX;
+    u32* other = L.hw + (set ^ 1u) * nw * RADIX;
+    for (u32 i = threadIdx.x; i < nw * RADIX; i += RADIX) other[i] = 0;
+    u32* mine = cur + wave_id() * RADIX;
     const R p = pre, m = msk;
     each([&](R key) {
       if ((key & m) == p) atomicAdd(&mine[digit_of(key, (u32)shift)], 1u);
     });
     __syncthreads();
-    const u32 d = threadIdx.x;
-    u32 c = 0;
-    for (u32 v = 0; v < nw; v++) c += L.hw[v * RADIX + d];
-    u32 total;
-    const u32 before = block_scan(c, L.wtot, total);
-    if (before < rem && rem <= before + c) {
-      L.state[0] = d;
-      L.state[1] = rem - before;
-      L.state[2] = c == rem - before;
+    if (wave_id() == 0) {
+      // lane l: digits [l * per, (l + 1) * per); the lane whose run holds the rem-th finds it
+      const u32 per = RADIX / ws, d0 = lane * per;
+      u32 tot = 0;
+      for (u32 i = 0; i < per; i++) {
+        for (u32 v = 0; v < nw; v++) tot += cur[v * RADIX + d0 + i];
+      }
+      u32 run = wave_scan(tot) - tot;
+      if (run < rem && rem <= run + tot) {
+        for (u32 i = 0; i < per; i++) {
+          u32 c = 0;
+          for (u32 v = 0; v < nw; v++) c += cur[v * RADIX + d0 + i];
+          if (run < rem && rem <= run + c) {
+            L.state[0] = d0 + i;
+            L.state[1] = rem - run;
+            L.state[2] = c == rem - run;
+          }
+          run += c;
+        }
+      }
     }
     __syncthreads();
     pre |= (R)L.state[0] << shift;
     msk |= (R)(RADIX - 1u) << shift;
     rem = L.state[1];
-    if (L.state[2] != 0) break;
+    if (L.state[2] != 0 || shift == 0) break;
+    set ^= 1u;
   }
+  // the last pass's set: read by the choosing wave before the last barrier
+  u32* last = L.hw + set * nw * RADIX;
+  for (u32 i = threadIdx.x; i < nw * RADIX; i += RADIX) last[i] = 0;
 }
 
 // What a block knows of its slice so far (the same on every thread): kc records kept in set
@@ -217,6 +263,7 @@ template <class R> struct TopkState {
 template <class K>
 RT_DEVICE void topk_keep(const TopkLds<typename K::R>& L, TopkState<typename K::R>& st, u32 kk, typename K::R flip) {
   typedef typename K::R R;
+  __syncthreads();  // the appended records are all written
   const u32 V = st.kc + st.ca, want = kk < V ? kk : V, kc = st.kc;
   const R* k0 = L.keys(st.cur);
   const u32* i0 = L.idxs(st.cur);
@@ -278,6 +325,7 @@ RT_DEVICE void topk_rows(T* vo, u32* io, const T* x, const u32* ii, u64 rows, u6
   const S* xs = reinterpret_cast<const S*>(x);
   S* vs = reinterpret_cast<S*>(vo);
   const u32 t = threadIdx.x;
+  u32 turn = 0;  // block_scan1's set
   for (u32 u = blockIdx.x; u < units; u += gridDim.x) {
     const u32 row = u / slices, s = u - row * slices;
     const u64 first = (u64)s * slen;
@@ -325,7 +373,7 @@ RT_DEVICE void topk_rows(T* vo, u32* io, const T* x, const u32* ii, u64 rows, u6
           cand |= ((left >> j) & 1u) != 0 && (!st.bounded || key < st.thr) ? 1u << j : 0u;
         }
         u32 C;
-        const u32 off = block_scan((u32)__popc(cand), L.wtot, C);
+        const u32 off = block_scan1((u32)__popc(cand), L.wtot1, turn, C);
         const u32 space = TOPK_CAP - st.ca;
         if (cand) {
           // the next reads of the area come after a barrier

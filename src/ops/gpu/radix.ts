@@ -49,11 +49,11 @@ export function radixLdsBytes(dev: Device, d: DType, cap: number): number {
 export const radixHistLdsBytes = (dev: Device): number => waves(dev) * RADIX * 4;
 
 /**
- * LDS of topk (topk.hip TopkLds): the waves' counters, two sets of wave totals, the select's
- * state, then two kept sets and the append area of records (raw bits, u32 index)
+ * LDS of topk (topk.hip TopkLds): two sets of the waves' counters, four of wave totals, the
+ * select's state, then two kept sets and the append area of records (raw bits, u32 index)
  */
 export function topkLdsBytes(dev: Device, d: DType): number {
-  return (waves(dev) * RADIX + 2 * WAVES_MAX + 8) * 4 + (2 * TOPK_MAX + TOPK_CAP) * (rawBytes(d) + 4);
+  return (2 * waves(dev) * RADIX + 4 * WAVES_MAX + 8) * 4 + (2 * TOPK_MAX + TOPK_CAP) * (rawBytes(d) + 4);
 }
 
 /** items a thread of a top-k round (topk.hip TopkItems): 32, 16 for 64-bit elements */
