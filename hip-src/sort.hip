@@ -25,23 +25,21 @@
 //                      u64 rows, u64 cols, u32 desc)       (I = 1, 2, 4, 8, 16)
 //       rows of cols <= 256 * I elements, one block a row, every pass in LDS; dynamic LDS
 //       radixLdsBytes(256 * I) (src/ops/gpu/radix.ts).
-//   Longer rows, per pass (shift = 0, 8, ... BITS - 8), over tiles of 256 * items elements,
-//   `tiles` a row, with ping-pong workspaces of values and indices between passes:
-//   radix_hist_<DT>(u32* hist, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, u32 items,
-//                   u32 shift, u32 desc)
-//       hist[(row * 256 + digit) * tiles + tile] = the tile's count of the digit (tiles of
-//       256 * items); dynamic LDS radixHistLdsBytes.
-//   radix_scan(u32* hist, u32* totals, u64 units, u32 tiles)
-//       per unit (row * 256 + digit), one wave: hist becomes the exclusive prefix over tiles,
-//       totals[unit] the digit's count in the row.
-//   radix_scatter_<DT>(T* ko, u32* io, const T* ki, const u32* ii, const u32* hist,
-//                      const u32* totals, i64 koOff, i64 ioOff, i64 kiOff, i64 iiOff, u64 rows,
-//                      u64 cols, u32 tiles, u32 shift, u32 desc)
-//       ranks the tile by digit (a tile of one digit keeps its order), stages it in LDS in that
-//       order and writes each record to its place in the row: the row's count of smaller
-//       digits, plus the digit's count in earlier tiles, plus its rank in the tile. ii = 0 on the first pass (index = position); ko = 0
-//       on an argsort's last pass. Tiles of 4096, 2048 for 64-bit keys (ScatterItems); dynamic
-//       LDS radixLdsBytes(tile).
+//   Longer rows: tiles of 256 * ITEMS elements (4096, 2048 for 64-bit keys: ScatterItems),
+//   `tiles` a row, values and indices ping-ponging through workspaces between passes, and a
+//   workspace `ws` of counts and look-back status that the host zeroes first (SweepWs):
+//   radix_counts_<DT>(u32* ws, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, u32 items,
+//                     u32 passes, u32 desc)
+//       every pass's digit counts of each row, in one read (tiles of 256 * items); dynamic LDS
+//       radixCountsLdsBytes.
+//   radix_sweep_<DT>(T* ko, u32* io, const T* ki, const u32* ii, u32* ws, i64 koOff, i64 ioOff,
+//                    i64 kiOff, i64 iiOff, u64 rows, u64 cols, u32 tiles, u32 pass,
+//                    u32 passes, u32 desc)
+//       one pass (shift = 8 * pass): ranks a tile by digit, finds where its digits start in the
+//       row by a decoupled look-back over the row's earlier tiles, and writes each record to
+//       its place. ii = 0 on the first pass (index = position); ko = 0 on an argsort's last
+//       pass. Dynamic LDS radixLdsBytes(tile). One launch a pass where hist, scan and scatter
+//       kernels took three: a row of 128256 is latency-bound, 12 launches of 32 blocks for f32.
 #include "radix.h"
 
 // ---- short rows: a bitonic network over (key, index) records in shared memory ---------------
@@ -139,9 +137,10 @@ RT_DEVICE void sort_rows(u32* iy, T* vy, const T* x, u64 rows, u64 cols, u32 cap
 }
 
 // ---- radix: LDS ---------------------------------------------------------------------------
-// The dynamic LDS of radix_rows and radix_scatter: rank_digits' lane masks (cleared here, left
-// clear by every rank), the global base of each digit (scatter), block_scan's wave totals,
-// tile_uniform's votes, rank_digits' counters, then `cap` records (raw bits or keys, and index).
+// The dynamic LDS of radix_rows and radix_sweep: rank_digits' lane masks (cleared here, left
+// clear by every rank), the global base of each digit (radix_sweep; its [0] first carries the
+// tile a block took), block_scan's wave totals, tile_uniform's votes, rank_digits' counters,
+// then `cap` records (raw bits or keys, and index).
 // The sizes keep each part aligned; src/ops/gpu/radix.ts sizes the buffer the same way
 // (radixLdsBytes). The constructor ends with a barrier.
 template <class R> struct RadixLds {
@@ -232,69 +231,98 @@ RT_DEVICE void radix_rows(u32* iy, T* vy, const T* x, u64 rows, u64 cols, u32 de
   }
 }
 
-// ---- radix: long rows, one pass in three kernels -----------------------------------------------
+// ---- radix: long rows, a kernel a pass with a decoupled look-back ----------------------------
+// Workspace (the host zeroes it before radix_counts): hist [rows][passes][RADIX] u32, the row's
+// count of each digit of each pass; next [passes] u32 (padded to an even count), the tiles each
+// pass's blocks have taken; status [rows * tiles][RADIX] u64, what a tile has published for a
+// digit in the current pass: the pass and a flag in the high word (zero: nothing yet), a count in
+// the low word.
+#define SWEEP_AGG 1u   // the tile's own count of the digit
+#define SWEEP_INCL 2u  // the count of the digit in the row's tiles up to and including it
+
+struct SweepWs {
+  u32* hist;
+  u32* next;
+  u64* status;
+  RT_DEVICE SweepWs(u32* ws, u64 rows, u32 tiles, u32 passes) {
+    hist = ws;
+    next = ws + rows * passes * RADIX;
+    status = reinterpret_cast<u64*>(next + ((passes + 1u) & ~1u));
+    (void)tiles;
+  }
+};
+
+// Every digit pass's counts of a row at once: one read of the data. Counters [passes][RADIX] in
+// LDS (radixCountsLdsBytes), then one global atomic a nonzero counter.
 template <class T>
-RT_DEVICE void radix_hist(u32* hist, const T* x, u64 rows, u64 cols, u32 tiles, u32 items, u32 shift, u32 desc) {
+RT_DEVICE void radix_counts(u32* ws, const T* x, u64 rows, u64 cols, u32 tiles, u32 items, u32 passes, u32 desc) {
   typedef RKey<T> K;
   typedef typename K::R R;
   typedef typename K::S S;
   const R flip = desc ? K::MASK : (R)0;
-  const u32 tile = items * RADIX, nw = waves();
-  // one counter set a wave, so only lanes of one wave contend for a counter
-  u32* hw = reinterpret_cast<u32*>(sort_lds);
-  u32* mine = hw + wave_id() * RADIX;
-  const u32 units = (u32)(rows * tiles);  // the host checks rows * tiles < 2^31
+  const u32 tile = items * RADIX, units = (u32)(rows * tiles);  // the host checks rows * tiles < 2^31
+  const SweepWs W(ws, rows, tiles, passes);
+  u32* cnt = reinterpret_cast<u32*>(sort_lds);
   const S* xs = reinterpret_cast<const S*>(x);
   for (u32 u = blockIdx.x; u < units; u += gridDim.x) {
     const u32 row = u / tiles, t = u - row * tiles;
     const u64 first = (u64)t * tile;
     const u32 n = (u32)(cols - first < tile ? cols - first : tile);
     const S* xr = xs + (u64)row * cols + first;
-    for (u32 i = threadIdx.x; i < nw * RADIX; i += RADIX) hw[i] = 0;
+    for (u32 i = threadIdx.x; i < passes * RADIX; i += RADIX) cnt[i] = 0;
     __syncthreads();
-    // counts do not depend on order: positions striped over the block, loads coalesced
-    for (u32 p = threadIdx.x; p < n; p += RADIX) atomicAdd(&mine[digit_of(K::key((R)xr[p]) ^ flip, shift)], 1u);
+    // positions striped over the block: loads coalesced, counts independent of order
+    for (u32 p = threadIdx.x; p < n; p += RADIX) {
+      const R key = K::key((R)xr[p]) ^ flip;
+      for (u32 q = 0; q < passes; q++) atomicAdd(&cnt[q * RADIX + digit_of(key, q * RADIX_BITS)], 1u);
+    }
     __syncthreads();
-    u32 c = 0;
-    for (u32 v = 0; v < nw; v++) c += hw[v * RADIX + threadIdx.x];
-    hist[((u64)row * RADIX + threadIdx.x) * tiles + t] = c;
+    for (u32 i = threadIdx.x; i < passes * RADIX; i += RADIX) {
+      if (cnt[i]) atomicAdd(&W.hist[(u64)row * passes * RADIX + i], cnt[i]);
+    }
     __syncthreads();  // the next unit clears the counters
   }
 }
 
-RT_DEVICE void radix_scan_(u32* hist, u32* totals, u64 units, u32 tiles) {
-  const u32 ws = (u32)warpSize, lane = lane_id();
-  const u64 nwaves = grid_threads() / ws;
-  for (u64 u = global_thread() / ws; u < units; u += nwaves) {
-    u32* h = hist + u * tiles;
-    u32 carry = 0;
-    for (u32 b = 0; b < tiles; b += ws) {
-      const u32 i = b + lane;
-      const u32 v = i < tiles ? h[i] : 0u;
-      const u32 inc = wave_scan(v);
-      if (i < tiles) h[i] = carry + inc - v;
-      carry += wave_shfl(inc, (int)ws - 1);
-    }
-    if (lane == 0) totals[u] = carry;
-  }
+// a status word, read where every block's atomics land (a plain load could be served from a
+// multiprocessor's stale cache line while the flag is being waited for)
+RT_DEVICE u64 sweep_read(u64* p) { return atomicAdd(reinterpret_cast<unsigned long long*>(p), 0ull); }
+RT_DEVICE void sweep_publish(u64* p, u32 pass, u32 flag, u32 count) {
+  atomicExch(reinterpret_cast<unsigned long long*>(p), ((u64)(pass << 2 | flag) << 32) | count);
 }
 
+// One digit pass (shift = 8 * pass) over tiles of ITEMS * RADIX records. Blocks take tiles in
+// the order of an atomic counter (row-major), so a tile's earlier tiles in its row belong to
+// blocks that are already running: waiting on them cannot deadlock, however few blocks are
+// resident. A block ranks its tile by digit (rank_digits; a tile of one digit keeps its order),
+// publishes its count of each digit, then thread d walks back over the row's earlier tiles,
+// adding their counts until one has published its inclusive count, and publishes its own. A
+// record lands at: the row's count of smaller digits (the counts of radix_counts), plus the
+// digit's count in earlier tiles, plus its rank in the tile. A pass whose digit is one value
+// across the whole row moves nothing: each tile is copied in place, with no look-back.
+// ki/ii: this pass's input (ii = 0 on the first pass: index = position); ko = 0 on an
+// argsort's last pass.
 template <int ITEMS, class T>
-RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u32* hist, const u32* totals,
-                             u64 rows, u64 cols, u32 tiles, u32 shift, u32 desc) {
+RT_DEVICE void radix_sweep(T* ko, u32* io, const T* ki, const u32* ii, u32* ws, u64 rows, u64 cols, u32 tiles, u32 pass,
+                           u32 passes, u32 desc) {
   typedef RKey<T> K;
   typedef typename K::R R;
   typedef typename K::S S;
   const R flip = desc ? K::MASK : (R)0;
-  const u32 tile = ITEMS * RADIX;
+  const u32 tile = ITEMS * RADIX, shift = pass * RADIX_BITS;
   const RadixLds<R> L(tile);
+  const SweepWs W(ws, rows, tiles, passes);
   // units in 32 bits (the host checks rows * tiles < 2^31): a 64-bit division is a long routine
   // that takes registers the item arrays need
   const u32 units = (u32)(rows * tiles);
   const S* ks = reinterpret_cast<const S*>(ki);
   S* kd = reinterpret_cast<S*>(ko);
   u32 calls = 0;
-  for (u32 u = blockIdx.x; u < units; u += gridDim.x) {
+  for (;;) {
+    if (threadIdx.x == 0) L.gbase[0] = atomicAdd(&W.next[pass], 1u);
+    __syncthreads();
+    const u32 u = L.gbase[0];
+    if (u >= units) break;
     const u32 row = u / tiles, t = u - row * tiles;
     const u64 first = (u64)t * tile, at = (u64)row * cols + first;
     const u32 n = (u32)(cols - first < tile ? cols - first : tile), nr = opaque(n);
@@ -310,21 +338,48 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
       iv[it] = ii ? ii[at + q] : (u32)(first + q);
       dr[it] = (digit_of(K::key(kv[it]) ^ flip, shift) & real) | ((RADIX - 1u) & ~real);
     }
-    const u32 d0 = digit_of(K::key((R)ks[at]) ^ flip, shift);
-    const bool uniform = tile_uniform(dr, d0, L.votes, calls);
+    const u32* hr = W.hist + ((u64)row * passes + pass) * RADIX;
+    // the row's digit at position 0, and whether it is the row's only digit this pass (the same
+    // answer in every block of the row)
+    const u32 dfirst = digit_of(K::key((R)ks[(u64)row * cols]) ^ flip, shift);
+    const bool row_one = (u64)hr[dfirst] == cols;
+    // a row of one digit: each tile stays where it is (no look-back: the same in every tile)
+    const bool uniform = row_one || tile_uniform(dr, digit_of(K::key((R)ks[at]) ^ flip, shift), L.votes, calls);
+    const u32 d0 = dr[0] & (RADIX - 1u);  // (a uniform tile's one digit: position 0 is real)
     if (!uniform) rank_digits<ITEMS>(dr, L.rk);
-    {
-      // where each digit starts in the row (smaller digits of the whole row first), plus the
-      // earlier tiles' records of the same digit
+    if (!row_one) {
+      // thread d: the tile's count of digit d, published; the earlier tiles' count, looked back
       const u32 d = threadIdx.x;
+      u32 mine;
+      if (uniform) mine = d == d0 ? n : 0u;
+      else {
+        const u32 end = d == RADIX - 1u ? n : L.rk.start[d + 1];
+        // padding (digit 255, past n) is not the tile's
+        mine = (end < n ? end : n) - (L.rk.start[d] < n ? L.rk.start[d] : n);
+      }
+      u64* st = W.status + (u64)u * RADIX + d;
+      u32 before_tiles = 0;
+      if (t == 0) {
+        sweep_publish(st, pass, SWEEP_INCL, mine);
+      } else {
+        sweep_publish(st, pass, SWEEP_AGG, mine);
+        for (u64* q = st - RADIX;; q -= RADIX) {
+          u64 w;
+          do { w = sweep_read(q); } while ((u32)(w >> 34) != pass || ((u32)(w >> 32) & 3u) == 0);
+          before_tiles += (u32)w;
+          if ((((u32)(w >> 32)) & 3u) == SWEEP_INCL) break;
+        }
+        sweep_publish(st, pass, SWEEP_INCL, before_tiles + mine);
+      }
       u32 all;
-      const u32 below = block_scan(totals[(u64)row * RADIX + d], L.rk.wtot, all);
-      L.gbase[d] = below + hist[((u64)row * RADIX + d) * tiles + t];
+      const u32 below = block_scan(hr[d], L.rk.wtot, all);
+      L.gbase[d] = below + before_tiles;
     }
     if (uniform) {
-      // one digit: the tile keeps its order and lands in one run
+      // one digit: the tile keeps its order and lands in one run (where it is, for a row of one
+      // digit)
       __syncthreads();
-      const u64 to = (u64)row * cols + L.gbase[d0];
+      const u64 to = row_one ? at : (u64)row * cols + L.gbase[d0];
 #pragma unroll
       for (int it = 0; it < ITEMS; it++) {
         const u32 p = tile_pos<ITEMS>(it);
@@ -350,7 +405,7 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
         io[dst] = L.idx[e];
       }
     }
-    __syncthreads();  // the next unit's counters and records overwrite the LDS read above
+    __syncthreads();  // the next tile's counters, records and bases overwrite the LDS read above
   }
 }
 
@@ -359,8 +414,7 @@ RT_DEVICE void radix_scatter(T* ko, u32* io, const T* ki, const u32* ii, const u
 template <class T> struct ScatterItems { static constexpr int N = sizeof(typename RKey<T>::R) == 8 ? 8 : 16; };
 
 // MIN blocks a multiprocessor on NVIDIA (radix.h): radix_rows 3 for 32-bit keys, 2 for 64-bit
-// keys and for 16-item tiles, radix_scatter 2 (fewer registers spill there). Checked with
-// ptxas -v for sm_90: no spills.
+// keys and for 16-item tiles, radix_sweep 2 (fewer registers spill there).
 #define SORT_ROWS(DT, T, I, MIN) \
   RT_RADIX_KERNEL(MIN) void radix_rows##I##_##DT(u32* iy, T* vy, const T* x, i64 iOff, i64 vOff, i64 xOff, \
       u64 rows, u64 cols, u32 desc) { \
@@ -372,16 +426,14 @@ template <class T> struct ScatterItems { static constexpr int N = sizeof(typenam
     sort_rows(iy + iOff, vy ? vy + vOff : vy, x + xOff, rows, cols, cap, per, desc); } \
   SORT_ROWS(DT, T, 1, MIN) SORT_ROWS(DT, T, 2, MIN) SORT_ROWS(DT, T, 4, MIN) SORT_ROWS(DT, T, 8, MIN) \
   SORT_ROWS(DT, T, 16, 2) \
-  RT_RADIX_KERNEL(1) void radix_hist_##DT(u32* hist, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, \
-      u32 items, u32 shift, u32 desc) { \
-    radix_hist(hist, x + xOff, rows, cols, tiles, items, shift, desc); } \
-  RT_RADIX_KERNEL(2) void radix_scatter_##DT(T* ko, u32* io, const T* ki, const u32* ii, const u32* hist, \
-      const u32* totals, i64 koOff, i64 ioOff, i64 kiOff, i64 iiOff, u64 rows, u64 cols, u32 tiles, \
-      u32 shift, u32 desc) { \
-    radix_scatter<ScatterItems<T>::N>(ko ? ko + koOff : ko, io + ioOff, ki + kiOff, ii ? ii + iiOff : ii, \
-        hist, totals, rows, cols, tiles, shift, desc); }
+  RT_RADIX_KERNEL(1) void radix_counts_##DT(u32* ws, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, u32 items, \
+      u32 passes, u32 desc) { \
+    radix_counts(ws, x + xOff, rows, cols, tiles, items, passes, desc); } \
+  RT_RADIX_KERNEL(2) void radix_sweep_##DT(T* ko, u32* io, const T* ki, const u32* ii, u32* ws, i64 koOff, i64 ioOff, \
+      i64 kiOff, i64 iiOff, u64 rows, u64 cols, u32 tiles, u32 pass, u32 passes, u32 desc) { \
+    radix_sweep<ScatterItems<T>::N>(ko ? ko + koOff : ko, io + ioOff, ki + kiOff, ii ? ii + iiOff : ii, ws, rows, cols, tiles, \
+        pass, passes, desc); }
 
 SORT_DT(f32, float, 3) SORT_DT(f64, double, 2) SORT_DT(f16, f16, 3) SORT_DT(bf16, bf16, 3)
 SORT_DT(u8, u8, 3) SORT_DT(u32, u32, 3) SORT_DT(i64, i64, 2)
 
-RT_KERNEL void radix_scan(u32* hist, u32* totals, u64 units, u32 tiles) { radix_scan_(hist, totals, units, tiles); }

@@ -12,12 +12,10 @@ export const RADIX_ROW_ITEMS = [1, 2, 4, 8, 16] as const;
 export const SORT_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32'];
 /** iy, vy, x, iOff, vOff, xOff, rows, cols, desc */
 export const RADIX_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32'];
-/** hist, x, xOff, rows, cols, tiles, items, shift, desc */
-export const RADIX_HIST_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32', 'u32'];
-/** hist, totals, units, tiles */
-export const RADIX_SCAN_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'u64', 'u32'];
-/** ko, io, ki, ii, hist, totals, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, shift, desc */
-export const RADIX_SCATTER_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32'];
+/** ws, x, xOff, rows, cols, tiles, items, passes, desc */
+export const RADIX_COUNTS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32', 'u32'];
+/** ko, io, ki, ii, ws, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, pass, passes, desc */
+export const RADIX_SWEEP_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32', 'u32'];
 /** vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ld, slen, ostride, k, largest */
 export const TOPK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'u32', 'u32'];
 
@@ -26,10 +24,9 @@ function sortSigs(): Map<string, readonly ArgSpec[]> {
   for (const d of DTYPES) {
     m.set(`sort_rows_${d}`, SORT_ROWS_SIG);
     for (const i of RADIX_ROW_ITEMS) m.set(`radix_rows${i}_${d}`, RADIX_ROWS_SIG);
-    m.set(`radix_hist_${d}`, RADIX_HIST_SIG);
-    m.set(`radix_scatter_${d}`, RADIX_SCATTER_SIG);
+    m.set(`radix_counts_${d}`, RADIX_COUNTS_SIG);
+    m.set(`radix_sweep_${d}`, RADIX_SWEEP_SIG);
   }
-  m.set('radix_scan', RADIX_SCAN_SIG);
   return m;
 }
 

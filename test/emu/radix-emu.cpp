@@ -142,11 +142,11 @@ template <class T> struct K;
         case 8: radix_rows8_##DT(iy, vy, x, iOff, vOff, xOff, rows, cols, desc); break; \
         default: radix_rows16_##DT(iy, vy, x, iOff, vOff, xOff, rows, cols, desc); break; \
       } } \
-    static void hist(u32* h, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, u32 items, u32 shift, u32 desc) { \
-      radix_hist_##DT(h, x, xOff, rows, cols, tiles, items, shift, desc); } \
-    static void scatter(T* ko, u32* io, const T* ki, const u32* ii, const u32* h, const u32* tot, i64 koOff, i64 ioOff, \
-        i64 kiOff, i64 iiOff, u64 rows, u64 cols, u32 tiles, u32 shift, u32 desc) { \
-      radix_scatter_##DT(ko, io, ki, ii, h, tot, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, shift, desc); } \
+    static void counts(u32* ws, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, u32 items, u32 passes, u32 desc) { \
+      radix_counts_##DT(ws, x, xOff, rows, cols, tiles, items, passes, desc); } \
+    static void sweep(T* ko, u32* io, const T* ki, const u32* ii, u32* ws, i64 koOff, i64 ioOff, i64 kiOff, i64 iiOff, \
+        u64 rows, u64 cols, u32 tiles, u32 pass, u32 passes, u32 desc) { \
+      radix_sweep_##DT(ko, io, ki, ii, ws, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, pass, passes, desc); } \
     static void topk(T* vo, u32* io, const T* x, const u32* ii, i64 voOff, i64 ioOff, i64 xOff, i64 iiOff, \
         u64 rows, u64 cols, u64 ld, u64 slen, u64 ostride, u32 k, u32 largest) { \
       topk_##DT(vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ld, slen, ostride, k, largest); } \
@@ -190,11 +190,18 @@ static void run_sort(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64
     return;
   }
   const u32 items = rec_bytes<T>() == 12 ? 8 : 16, tile = items * RADIX;
-  if (radix_lds<T>(wave, tile) > LDS_MAX) { fail("radix_scatter's LDS does not fit"); return; }
+  if (radix_lds<T>(wave, tile) > LDS_MAX) { fail("radix_sweep's LDS does not fit"); return; }
   const u32 tiles = (u32)((cols + tile - 1) / tile), passes = key_bits<T>() / 8;
-  std::vector<u32> hist(rows * RADIX * tiles), tot(rows * RADIX);
+  // sort.hip SweepWs, zeroed as the host does; u64 words so the status part is aligned
+  const u64 words = rows * passes * RADIX + 2 * ((passes + 1) / 2) + 2 * rows * tiles * RADIX;
+  std::vector<u64> ws((words + 1) / 2, 0);
+  u32* w = reinterpret_cast<u32*>(ws.data());
   std::vector<T> kw[2] = {std::vector<T>(rows * cols), std::vector<T>(rows * cols)};
   std::vector<u32> iw[2] = {std::vector<u32>(rows * cols), std::vector<u32>(rows * cols)};
+  poison(kw[0]); poison(kw[1]); poison(iw[0]); poison(iw[1]);
+  // grids smaller than the work: blocks take tiles in turn
+  const unsigned g = (unsigned)std::min<u64>(rows * tiles, 5);
+  emu::launch(g, RADIX, wave, [&] { K<T>::counts(w, xbuf.data(), xo, rows, cols, tiles, items, passes, desc); });
   for (u32 p = 0; p < passes; p++) {
     const bool firstp = p == 0, lastp = p + 1 == passes;
     const T* ki = firstp ? xbuf.data() : kw[(p - 1) & 1].data();
@@ -203,12 +210,7 @@ static void run_sort(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64
     T* ko = lastp ? vy.data() : kw[p & 1].data();
     u32* io = lastp ? iy.data() : iw[p & 1].data();
     const i64 outOff = lastp ? oo : 0;
-    poison(hist);
-    poison(tot);
-    const unsigned g = (unsigned)std::min<u64>(rows * tiles, 5);
-    emu::launch(g, RADIX, wave, [&] { K<T>::hist(hist.data(), ki, kiOff, rows, cols, tiles, items, 8 * p, desc); });
-    emu::launch(2, RADIX, wave, [&] { radix_scan(hist.data(), tot.data(), rows * RADIX, tiles); });
-    emu::launch(g, RADIX, wave, [&] { K<T>::scatter(ko, io, ki, ii, hist.data(), tot.data(), outOff, outOff, kiOff, 0, rows, cols, tiles, 8 * p, desc); });
+    emu::launch(g, RADIX, wave, [&] { K<T>::sweep(ko, io, ki, ii, w, outOff, outOff, kiOff, 0, rows, cols, tiles, p, passes, desc); });
   }
 }
 

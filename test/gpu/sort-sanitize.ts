@@ -1,6 +1,6 @@
 // A short run of every kernel of sort.hip and topk.hip for compute-sanitizer: radix_rows at each
-// tile size, the long-row passes (radix_hist, radix_scan, radix_scatter) with 1, 2, 4 and 8
-// digit passes, topk (one level and several; a block's rounds with the first round's bound,
+// tile size, the long-row kernels (radix_counts, radix_sweep with its look-back) with 1, 2, 4 and
+// 8 digit passes, rows of one value (passes that move nothing), topk (one level and several; a block's rounds with the first round's bound,
 // appends, and selects where a round's candidates overflow the append area) and the sort path
 // past k = 256, every dtype, ascending and descending; sizes small enough for racecheck. Each result is compared
 // with the CPU reference; new device memory is poisoned. Run it twice, the second time with
@@ -32,9 +32,12 @@ async function same(what: string, got: Tensor, want: Tensor): Promise<void> {
 }
 
 // sort: cols 20 (bitonic, or radix_rows1 with the bitonic kernel off), 300, 700, 1500, 3000
-// (radix_rows 2 to 16 items), 5000 (long rows: 2 tiles of 4096, or 3 of 2048 for 64-bit keys)
+// (radix_rows 2 to 16 items), 5000 and 40000 (long rows: 2 and 10 tiles of 4096, or 3 and 20
+// of 2048 for 64-bit keys)
 for (const dtype of DTYPES) {
-  for (const cols of [20, 300, 700, 1500, 3000, 5000]) {
+  const one = Tensor.full([2, 9000], 5, { dtype });
+  await same(`argsort ${dtype} [2, 9000] of one value`, one.to(dev).argsort(-1), one.argsort(-1));
+  for (const cols of [20, 300, 700, 1500, 3000, 5000, 40000]) {
     const cpu = values([3, cols], dtype), x = cpu.to(dev);
     for (const descending of [false, true]) {
       const g = x.sort(-1, { descending }), w = cpu.sort(-1, { descending });

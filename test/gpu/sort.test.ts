@@ -1,7 +1,9 @@
 // argsort and sort on the GPU (hip-src/sort.hip) against the CPU reference, exactly: every
 // dtype and layout, on each path: short rows (the bitonic kernel, up to 256), rows of one radix
 // block (257 to 4096: every tile size, 1 to 16 items a thread), long rows (tiles of 4096, or
-// 2048 for 64-bit keys, a pass per 8-bit digit: 1 for u8, 2 for f16/bf16, 4, 8 for f64/i64),
+// 2048 for 64-bit keys, a pass per 8-bit digit: 1 for u8, 2 for f16/bf16, 4, 8 for f64/i64;
+// the tiles' offsets by a decoupled look-back, rows of few values whose passes over one digit
+// move nothing),
 // the last, first and middle dims, descending, many ties (the order among equals must be the
 // index order). Then NaN placement, -0 against +0, full 64-bit i64 keys, a vocabulary row and
 // rows of 2^20, and the empty and 0-d cases, value by value.
@@ -52,6 +54,8 @@ const VARIANTS: readonly Variant[] = [
   { name: 'long columns [4100, 3] dim 0', shape: [4100, 3], dim: 0, spread: 100000, layouts: BIG },
   { name: 'one long row [1, 70000]', shape: [1, 70000], dim: -1, spread: 1000, layouts: ['contiguous'] },
   { name: 'a vocabulary row [2, 128256]', shape: [2, 128256], dim: -1, spread: 20000, layouts: ['contiguous'] },
+  // long rows of three values: digit passes where the whole row holds one digit (copied in place)
+  { name: 'long rows of 3 values [3, 20000]', shape: [3, 20000], dim: -1, spread: 3, layouts: ['contiguous', 'offset'] },
 ];
 
 for (const op of ['argsort', 'sort'] as const) {
@@ -128,7 +132,12 @@ s.opTest('argsort', async (dev) => {
     for (let i = 0; i < b.length && bad < 0; i++) if (a[i] !== b[i]) bad = i;
     assert.is(bad, -1, `${dtype} [8, 2^20]${descending ? ' descending' : ''}: first difference at ${bad}: got ${a[bad]}, expected ${b[bad]}`);
   }
-}, 'argsort: rows of 2^20');
+  // rows of one value: every pass over one digit
+  for (const dtype of ALL_DTYPES) {
+    const cpu = Tensor.full([2, 9000], 3, { dtype });
+    assert.equal(await nums(cpu.to(dev).argsort(-1, { descending: true })), await nums(cpu.argsort(-1, { descending: true })), `${dtype} [2, 9000] of one value`);
+  }
+}, 'argsort: rows of 2^20 (256 tiles a row: look-back chains over many blocks), rows of one value');
 
 s.opTest('argsort', async (dev) => {
   for (const dtype of ALL_DTYPES) {

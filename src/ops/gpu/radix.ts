@@ -36,7 +36,7 @@ const waves = (dev: Device): number => RADIX / dev.runtime.info.warpSize;
 const maskBytes = (dev: Device): number => (dev.runtime.info.vendor === 'cuda' ? 4 : 8);
 
 /**
- * LDS of radix_rows and radix_scatter over `cap` records (sort.hip RadixLds): the waves' lane
+ * LDS of radix_rows and radix_sweep over `cap` records (sort.hip RadixLds): the waves' lane
  * masks, the digits' first places and global bases, the wave totals and two sets of votes, the
  * waves' u16 counters, then the records (raw bits or key, and a u32 index)
  */
@@ -45,8 +45,8 @@ export function radixLdsBytes(dev: Device, d: DType, cap: number): number {
   return w * RADIX * maskBytes(dev) + (2 * RADIX + 3 * WAVES_MAX) * 4 + w * RADIX * 2 + cap * (rawBytes(d) + 4);
 }
 
-/** LDS of radix_hist: a u32 counter set a wave */
-export const radixHistLdsBytes = (dev: Device): number => waves(dev) * RADIX * 4;
+/** LDS of radix_counts: a u32 counter a digit of each pass */
+export const radixCountsLdsBytes = (d: DType): number => (keyBits(d) / 8) * RADIX * 4;
 
 /**
  * LDS of topk (topk.hip TopkLds): two sets of the waves' counters, four of wave totals, the

@@ -5,9 +5,11 @@
 //   - up to 256 * 16 elements (less where a block's LDS is smaller, and for 64-bit keys on 48 KiB
 //     devices): radix_rows, one block a row, every 8-bit digit pass in LDS, one launch;
 //   - longer: a least-significant-digit pass per 8-bit digit over tiles of 4096 (2048 for
-//     64-bit keys) elements, each pass radix_hist (the tiles' digit counts), radix_scan (where
-//     each tile's digits start in its row) and radix_scatter (stable ranks, records written to
-//     their places); values and indices ping-pong through workspaces between passes.
+//     64-bit keys) elements: radix_counts counts every pass's digits of each row in one read,
+//     then one radix_sweep a pass ranks each tile, finds where its digits start in the row by a
+//     decoupled look-back over the row's earlier tiles, and writes the records to their places;
+//     values and indices ping-pong through workspaces between passes. A memset, one counting
+//     launch and one a pass (6 for f32) where a hist, scan and scatter kernel a pass took 12.
 import type { Device } from '../../device.ts';
 import type { DType } from '../../dtype.ts';
 import { TensorError } from '../../errors.ts';
@@ -16,7 +18,7 @@ import { asDevicePtr } from '../../runtime/gpu.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { RADIX_ROW_ITEMS } from '../../runtime/kernel-sigs-sort.ts';
 import { base, offsetOf } from './reduce.ts';
-import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixHistLdsBytes, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
+import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixCountsLdsBytes, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
 
 const FILE = 'sort.hip';
 const NULL_PTR: KernelArg = arg.ptr(asDevicePtr(0n));
@@ -90,7 +92,7 @@ function radixRows(op: string, c: Tensor, rows: number, cols: number, d: KernelA
 }
 
 // ---- radix: long rows, a pass per digit --------------------------------------------------------
-/** items a thread of radix_scatter (sort.hip ScatterItems): tiles of 4096, 2048 for 64-bit keys */
+/** items a thread of radix_sweep (sort.hip ScatterItems): tiles of 4096, 2048 for 64-bit keys */
 const scatterItems = (d: DType): number => (rawBytes(d) === 8 ? 8 : 16);
 
 function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: boolean, idx: Tensor, vals: Tensor | null): void {
@@ -104,25 +106,25 @@ function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: bool
   const temps: Tensor[] = [];
   const temp = (t: Tensor): Tensor => { temps.push(t); return t; };
   try {
-    const hist = temp(Tensor.empty([units * RADIX], 'u32', dev));
-    const totals = temp(Tensor.empty([rows * RADIX], 'u32', dev));
+    // sort.hip SweepWs: counts [rows][passes][256], the passes' tile counters (an even count of
+    // words), the look-back status [rows * tiles][256] in u64 words; all zero to start
+    const words = rows * passes * RADIX + 2 * Math.ceil(passes / 2) + 2 * units * RADIX;
+    const ws = temp(Tensor.empty([words], 'u32', dev));
+    dev.runtime.memsetAsync(ws.storage.ptrAt(0), 0, words * 4, s);
     // values and indices between passes, two sets once there are three passes or more
-    const ws = Array.from({ length: Math.min(passes - 1, 2) }, () => ({ v: temp(Tensor.empty([n], dt, dev)), i: temp(Tensor.empty([n], 'u32', dev)) }));
+    const pp = Array.from({ length: Math.min(passes - 1, 2) }, () => ({ v: temp(Tensor.empty([n], dt, dev)), i: temp(Tensor.empty([n], 'u32', dev)) }));
     const grid = gridFor(dev, units), block: Dim3 = [RADIX, 1, 1];
-    const scanGrid = gridFor(dev, Math.ceil((rows * RADIX * dev.runtime.info.warpSize) / RADIX));
+    k.launch(FILE, `radix_counts_${dt}`, grid, block, radixCountsLdsBytes(dt), s, [
+      base(ws), base(c), offsetOf(c), arg.u64(rows), arg.u64(cols), arg.u32(tiles), arg.u32(items), arg.u32(passes), d]);
     for (let p = 0; p < passes; p++) {
-      const src = p === 0 ? null : ws[(p - 1) % 2]!;
+      const src = p === 0 ? null : pp[(p - 1) % 2]!;
       const ki = src ? src.v : c, ii = src ? src.i : null;
       const last = p === passes - 1;
-      const ko = last ? vals : ws[p % 2]!.v, io = last ? idx : ws[p % 2]!.i;
-      const shift = arg.u32(8 * p);
-      k.launch(FILE, `radix_hist_${dt}`, grid, block, radixHistLdsBytes(dev), s, [
-        base(hist), base(ki), offsetOf(ki), arg.u64(rows), arg.u64(cols), arg.u32(tiles), arg.u32(items), shift, d]);
-      k.launch(FILE, 'radix_scan', scanGrid, block, 0, s, [base(hist), base(totals), arg.u64(rows * RADIX), arg.u32(tiles)]);
-      k.launch(FILE, `radix_scatter_${dt}`, grid, block, lds, s, [
-        ko ? base(ko) : NULL_PTR, base(io), base(ki), ii ? base(ii) : NULL_PTR, base(hist), base(totals),
+      const ko = last ? vals : pp[p % 2]!.v, io = last ? idx : pp[p % 2]!.i;
+      k.launch(FILE, `radix_sweep_${dt}`, grid, block, lds, s, [
+        ko ? base(ko) : NULL_PTR, base(io), base(ki), ii ? base(ii) : NULL_PTR, base(ws),
         ko ? offsetOf(ko) : arg.i64(0), offsetOf(io), offsetOf(ki), ii ? offsetOf(ii) : arg.i64(0),
-        arg.u64(rows), arg.u64(cols), arg.u32(tiles), shift, d]);
+        arg.u64(rows), arg.u64(cols), arg.u32(tiles), arg.u32(p), arg.u32(passes), d]);
     }
   } finally {
     // queued work keeps them: the allocator is stream-ordered

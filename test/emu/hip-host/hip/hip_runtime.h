@@ -209,8 +209,11 @@ inline T __shfl_xor(T v, int mask, int width) {
   return wave_bits(v, [me, mask, w, base](const uint64_t* s) { return s[base + ((me % w) ^ (unsigned)mask)]; });
 }
 
-// LDS atomics: fibers switch only at barriers, so a plain read-modify-write is atomic here
+// LDS and global atomics: fibers switch only at barriers, so a plain read-modify-write is
+// atomic here (and blocks run one after another: what an earlier block wrote is there)
 inline unsigned atomicAdd(unsigned* p, unsigned v) { const unsigned old = *p; *p = old + v; return old; }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = old + v; return old; }
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = v; return old; }
 inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = old | v; return old; }
 // a barrier of the wave (CUDA's __syncwarp; the kernels' wave_sync on the host)
 inline void __syncwarp() { emu::wave_op(0, [](const uint64_t*) { return 0; }); }
