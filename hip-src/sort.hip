@@ -244,11 +244,10 @@ struct SweepWs {
   u32* hist;
   u32* next;
   u64* status;
-  RT_DEVICE SweepWs(u32* ws, u64 rows, u32 tiles, u32 passes) {
+  RT_DEVICE SweepWs(u32* ws, u64 rows, u32 passes) {
     hist = ws;
     next = ws + rows * passes * RADIX;
     status = reinterpret_cast<u64*>(next + ((passes + 1u) & ~1u));
-    (void)tiles;
   }
 };
 
@@ -261,7 +260,7 @@ RT_DEVICE void radix_counts(u32* ws, const T* x, u64 rows, u64 cols, u32 tiles, 
   typedef typename K::S S;
   const R flip = desc ? K::MASK : (R)0;
   const u32 tile = items * RADIX, units = (u32)(rows * tiles);  // the host checks rows * tiles < 2^31
-  const SweepWs W(ws, rows, tiles, passes);
+  const SweepWs W(ws, rows, passes);
   u32* cnt = reinterpret_cast<u32*>(sort_lds);
   const S* xs = reinterpret_cast<const S*>(x);
   for (u32 u = blockIdx.x; u < units; u += gridDim.x) {
@@ -311,7 +310,7 @@ RT_DEVICE void radix_sweep(T* ko, u32* io, const T* ki, const u32* ii, u32* ws, 
   const R flip = desc ? K::MASK : (R)0;
   const u32 tile = ITEMS * RADIX, shift = pass * RADIX_BITS;
   const RadixLds<R> L(tile);
-  const SweepWs W(ws, rows, tiles, passes);
+  const SweepWs W(ws, rows, passes);
   // units in 32 bits (the host checks rows * tiles < 2^31): a 64-bit division is a long routine
   // that takes registers the item arrays need
   const u32 units = (u32)(rows * tiles);
