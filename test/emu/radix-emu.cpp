@@ -3,9 +3,13 @@
 // waves, against a stable sort written here from the values (not from the kernels' keys): every
 // dtype, ascending and descending, rows of one block and long rows of several tiles, ties, NaN,
 // -0 and +0, infinities, offsets, outputs poisoned, grids smaller than the work (grid-stride
-// loops). No GPU runs the wave64 paths where this is built; this checks their logic. The launch
-// parameters follow src/ops/gpu/sort.ts and topk.ts. Prints one line per group of checks and
-// exits 1 on any mismatch.
+// loops); top-k's rounds, first-round bound, overflowing rounds (sorted rows, one value) and
+// levels of slices. No GPU runs the wave64 paths where this is built; this checks their logic.
+// Blocks run one after another here, so radix_sweep's look-back always finds its predecessor
+// done (an inclusive count): the walk over tiles that have published only their own counts
+// runs on GPUs alone (test/gpu/sort.test.ts, rows of 256 tiles). The launch parameters follow
+// src/ops/gpu/sort.ts and topk.ts. Prints one line per group of checks and exits 1 on any
+// mismatch.
 //   g++ -std=c++17 -O1 -D__HIP__ -Itest/emu/hip-host test/emu/radix-emu.cpp -o radix-emu && ./radix-emu
 #include <hip/hip_runtime.h>
 // sort.hip and topk.hip declare their LDS extern (sized at launch); the arrays are defined below
@@ -157,7 +161,7 @@ template <class T> static u32 key_bits() { return (u32)RKey<T>::BITS; }
 template <class T> static u32 rec_bytes() { return (u32)sizeof(typename RKey<T>::R) + 4; }
 
 // src/ops/gpu/radix.ts radixLdsBytes, for AMD (u64 lane masks): the LDS of radix_rows and
-// radix_scatter over `cap` records
+// radix_sweep over `cap` records
 template <class T> static u32 radix_lds(int wave, u32 cap) {
   const u32 nw = RADIX / (u32)wave;
   return nw * RADIX * 8 + (2 * RADIX + 3 * RADIX_WAVES_MAX) * 4 + nw * RADIX * 2 + cap * rec_bytes<T>();
