@@ -5,9 +5,10 @@
 // -0 and +0, infinities, offsets, outputs poisoned, grids smaller than the work (grid-stride
 // loops); top-k's rounds, first-round bound, overflowing rounds (sorted rows, one value) and
 // levels of slices. No GPU runs the wave64 paths where this is built; this checks their logic.
-// Blocks run one after another here, so radix_sweep's look-back always finds its predecessor
-// done (an inclusive count): the walk over tiles that have published only their own counts
-// runs on GPUs alone (test/gpu/sort.test.ts, rows of 256 tiles). The launch parameters follow
+// Blocks run one after another here, so radix_sweep's look-back would always find its
+// predecessor done (an inclusive count); half the long-row sorts keep every tile's inclusive
+// count but tile 0's from being seen (as if published late), so each look-back walks the
+// earlier tiles' own counts back to tile 0. The launch parameters follow
 // src/ops/gpu/sort.ts and topk.ts. Prints one line per group of checks and exits 1 on any
 // mismatch.
 //   g++ -std=c++17 -O1 -D__HIP__ -Itest/emu/hip-host test/emu/radix-emu.cpp -o radix-emu && ./radix-emu
@@ -205,6 +206,14 @@ static void run_sort(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64
   poison(kw[0]); poison(kw[1]); poison(iw[0]); poison(iw[1]);
   // grids smaller than the work: blocks take tiles in turn
   const unsigned g = (unsigned)std::min<u64>(rows * tiles, 5);
+  // descending sorts: a tile's inclusive count (flag 2) replacing its own count (flag 1) of the
+  // same pass is never seen; tile 0 publishes its inclusive count first, which stays
+  if (desc) {
+    emu::st.exch64 = [](uint64_t old, uint64_t v) {
+      const bool incl = ((v >> 32) & 3u) == SWEEP_INCL, had_own = ((old >> 32) & 3u) == SWEEP_AGG && (old >> 34) == (v >> 34);
+      return incl && had_own ? old : v;
+    };
+  }
   emu::launch(g, RADIX, wave, [&] { K<T>::counts(w, xbuf.data(), xo, rows, cols, tiles, items, passes, desc); });
   for (u32 p = 0; p < passes; p++) {
     const bool firstp = p == 0, lastp = p + 1 == passes;
@@ -216,6 +225,7 @@ static void run_sort(int wave, const std::vector<T>& xbuf, i64 xo, u64 rows, u64
     const i64 outOff = lastp ? oo : 0;
     emu::launch(g, RADIX, wave, [&] { K<T>::sweep(ko, io, ki, ii, w, outOff, outOff, kiOff, 0, rows, cols, tiles, p, passes, desc); });
   }
+  emu::st.exch64 = nullptr;
 }
 
 template <class T>

@@ -65,6 +65,10 @@ struct State {
   std::vector<uint64_t> slots[2];  // [parity][tid]: the values a wave op exchanges
   unsigned long progress = 0;
   std::function<void()> body;
+  // if set, what a 64-bit atomicExch stores given the old and the new word: a model of a write
+  // that other blocks see late (blocks run one after another here, so otherwise every write is
+  // seen at once)
+  std::function<uint64_t(uint64_t, uint64_t)> exch64;
 };
 inline State st;
 
@@ -213,7 +217,11 @@ inline T __shfl_xor(T v, int mask, int width) {
 // atomic here (and blocks run one after another: what an earlier block wrote is there)
 inline unsigned atomicAdd(unsigned* p, unsigned v) { const unsigned old = *p; *p = old + v; return old; }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = old + v; return old; }
-inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = v; return old; }
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
+  const unsigned long long old = *p;
+  *p = emu::st.exch64 ? emu::st.exch64(old, v) : v;
+  return old;
+}
 inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = old | v; return old; }
 // a barrier of the wave (CUDA's __syncwarp; the kernels' wave_sync on the host)
 inline void __syncwarp() { emu::wave_op(0, [](const uint64_t*) { return 0; }); }
