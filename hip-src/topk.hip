@@ -212,11 +212,14 @@ RT_DEVICE void radix_find(const TopkLds<typename K::R>& L, u32 want, F each, typ
     });
     __syncthreads();
     if (wave_id() == 0) {
-      // lane l: digits [l * per, (l + 1) * per); the lane whose run holds the rem-th finds it
-      const u32 per = RADIX / ws, d0 = lane * per;
+      // lane l: digits [l * per, (l + 1) * per); the lane whose run holds the rem-th finds it.
+      // The sum starts at a digit skewed by the lane's group of 32 / per lanes, so the lanes of
+      // a 32-bank LDS read 32 different banks at each step (8 lanes a bank without the skew)
+      const u32 per = RADIX / ws, d0 = lane * per, sk = (lane * per) >> 5;
       u32 tot = 0;
       for (u32 i = 0; i < per; i++) {
-        for (u32 v = 0; v < nw; v++) tot += cur[v * RADIX + d0 + i];
+        const u32 d = d0 + ((i + sk) & (per - 1u));
+        for (u32 v = 0; v < nw; v++) tot += cur[v * RADIX + d];
       }
       u32 run = wave_scan(tot) - tot;
       if (run < rem && rem <= run + tot) {
