@@ -379,8 +379,8 @@ RT_DEVICE void topk_rows(T* vo, u32* io, const T* x, const u32* ii, u64 rows, u6
         const u32 off = block_scan1((u32)__popc(cand), L.wtot1, turn, C);
         const u32 space = TOPK_CAP - st.ca;
         if (cand) {
-          // the next reads of the area come after a barrier
-          // (one address, one index for the thread: per-item ones would take a register each)
+          // (the area is read after a barrier; the thread's index pointer and first index are
+          // computed once: per-item ones would take a register each)
           u32 o = off;
           const u32* irt = ir ? ir + p0 : ir;
           const u32 it0 = (u32)(first + p0);
