@@ -38,7 +38,7 @@ const BLAS_DTYPES: ReadonlySet<DType> = new Set<DType>(['f32', 'f64', 'f16', 'bf
  * library GEMM, null where it stays on MIOpen / cuDNN.
  *
  * Why: on an H200, cuDNN's heuristic choice for conv2d 1x1 bf16 on x [32, 256, 56, 56],
- * w [256, 256, 1, 1] ran at 0.18x PyTorch's time (f32 1x1 at parity), while a 1x1 convolution
+ * w [256, 256, 1, 1] ran at 0.18x PyTorch's speed (f32 1x1 at parity), while a 1x1 convolution
  * is exactly a matrix product, which BLAS runs at its matmul speed on both vendors. So every
  * 1x1, padding-0, one-group convolution of a BLAS dtype takes the GEMM (dilation does not matter
  * with one tap), when:
