@@ -9,7 +9,7 @@ import type { DType, ConvOptions } from '../../src/index.ts';
 import type { Pair } from '../../src/ops/options.ts';
 import { Layout } from '../../src/layout.ts';
 import { gemmConvRoute } from '../../src/ops/gpu/conv-gemm.ts';
-import { randT } from '../helpers.ts';
+import { randT, relErr } from '../helpers.ts';
 
 const s = gpuSuite('gpu/conv1x1');
 const r = (shape: number[], d: DType) => randT(shape, d, -1, 1);
@@ -77,5 +77,27 @@ for (const [op, cases] of [['conv2d', CONV2D], ['conv1d', CONV1D]] as const) {
     }
   }, `${op} 1x1`);
 }
+
+// MIOpen / cuDNN calls are refused during a capture (test/gpu/graph.test.ts); the GEMM route
+// calls only the BLAS and kernels, so a 1x1 convolution records into a graph
+s.test('conv2d 1x1 (GEMM route) records into a graph; replays equal eager runs as the input changes', async (dev) => {
+  if (dev.isCpu) return; // ROCM_TENSOR_GPU_TESTS_ON=cpu: the CPU device has no graphs
+  const xs = [2, 16, 6, 7];
+  const x = randT(xs, 'f32', -1, 1, dev), w = randT([24, 16, 1, 1], 'f32', -1, 1, dev), b = randT([24], 'f32', -1, 1, dev);
+  const fn = () => x.conv2d(w, { bias: b });
+  const g = dev.captureGraph(fn);
+  try {
+    for (let round = 0; round < 3; round++) {
+      const next = randT(xs, 'f32', -1, 1, dev);
+      x.sliceSet(next, 0, 0);
+      next.dispose();
+      g.replay();
+      const eager = fn();
+      const err = relErr(Array.from(await g.outputs.toArray(), Number), Array.from(await eager.toArray(), Number));
+      assert.ok(err < 1e-6, `round ${round}: relative error ${err}`);
+      eager.dispose();
+    }
+  } finally { g.dispose(); }
+});
 
 s.run();
