@@ -131,6 +131,7 @@ const CASES: readonly Case[] = [
   { name: 'dilation 2', x: [2, 4, 5, 5], w: [3, 4, 1, 1], p: geo({ dilation: [2, 2] }), bias: true, expect: 'batched' },
   { name: 'stride 2 to one pixel', x: [3, 5, 2, 2], w: [4, 5, 1, 1], p: geo({ stride: [2, 2] }), bias: true, expect: 'batched' },
   { name: 'width 1', x: [2, 5, 6, 1], w: [3, 5, 1, 1], p: geo(), bias: false, expect: 'batched' },
+  { name: 'no input channels', x: [2, 0, 3, 4], w: [5, 0, 1, 1], p: geo(), bias: true, expect: 'batched' },
 ];
 
 /** the CPU reference matmul, recording the operands it was handed */

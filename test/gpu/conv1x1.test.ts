@@ -31,6 +31,7 @@ const CONV2D: readonly Case[] = [
   ['width 1', [3, 5, 9, 1], [7, 5, 1, 1], {}, null, true],
   ['unbatched, bias', [7, 9, 11], [5, 7, 1, 1], {}, 5, true],
   ['stride 2 to one pixel per image', [3, 5, 2, 2], [4, 5, 1, 1], { stride: 2 }, 4, true],
+  ['no input channels: the bias alone', [2, 0, 3, 4], [5, 0, 1, 1], {}, 5, true],
   // the DNN path
   ['stride 2, bias (DNN)', [2, 7, 9, 11], [5, 7, 1, 1], { stride: 2 }, 5, false],
   ['stride [1, 2] (DNN)', [2, 7, 9, 11], [5, 7, 1, 1], { stride: [1, 2] }, null, false],
