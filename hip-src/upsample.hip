@@ -280,6 +280,32 @@ RT_DEVICE void x2_loop(u32 tasks, F body) {
   for (u32 t = (u32)global_thread(); t < tasks; t += stride) body(t);
 }
 
+// A strip's rows: all RT_UP2_ROWS (WHOLE), or those below h (the last strip of a plane whose h
+// is no multiple of it). The whole strips, nearly all, have no test between their loads and
+// their stores: a load whose value is used only past a branch is sunk below it by the compiler,
+// and the strip's loads would then go out in two round trips, not one.
+template <bool WHOLE> RT_DEVICE bool x2_row(u32 r, u64 h) { return WHOLE || r < (u32)h; }
+
+template <int W, bool WHOLE>
+RT_DEVICE void nearest_x2_strip(uint4* y, const u8* x, u64 h, u64 V, i64 sH, u32 o, u32 r0, u32 p, i64 plane) {
+  // rows past h load the strip's first row instead and store nothing
+  const u8* src = x + (plane + (i64)r0 * sH) * W + (u64)(o >> 1) * 16u;
+  uint4 v[RT_UP2_ROWS];
+#pragma unroll
+  for (int s = 0; s < RT_UP2_ROWS; s++) v[s] = *reinterpret_cast<const uint4*>(src + (x2_row<WHOLE>(r0 + (u32)s, h) ? (i64)s * sH * W : 0));
+  const bool hi = (o & 1u) != 0u;
+  uint4* out = y + ((u64)p * (2 * h) + 2 * (u64)r0) * V + (u64)o;
+#pragma unroll
+  for (int s = 0; s < RT_UP2_ROWS; s++) {
+    if (!x2_row<WHOLE>(r0 + (u32)s, h)) break;
+    uint4 a, b;
+    dup_vec<W>(v[s], a, b);
+    const uint4 q = hi ? b : a;
+    out[(u64)(2 * s) * V] = q;
+    out[(u64)(2 * s + 1) * V] = q;
+  }
+}
+
 template <int W>
 RT_DEVICE void nearest_x2(uint4* y, const u8* x, u32 tasks, u64 c, u64 h, u64 w, u64 strips, i64 sN, i64 sC, i64 sH) {
   const u64 V = 2 * (w / (u64)(16 / W));
@@ -287,22 +313,8 @@ RT_DEVICE void nearest_x2(uint4* y, const u8* x, u32 tasks, u64 c, u64 h, u64 w,
     u32 o, r0, p;
     i64 plane;
     x2_task(t, (u32)c, (u32)strips, (u32)V, sN, sC, o, r0, p, plane);
-    // rows past h (the last strip's) load the strip's first row instead and store nothing
-    const u8* src = x + (plane + (i64)r0 * sH) * W + (u64)(o >> 1) * 16u;
-    uint4 v[RT_UP2_ROWS];
-#pragma unroll
-    for (int s = 0; s < RT_UP2_ROWS; s++) v[s] = *reinterpret_cast<const uint4*>(src + (r0 + (u32)s < (u32)h ? (i64)s * sH * W : 0));
-    const bool hi = (o & 1u) != 0u;
-    uint4* out = y + ((u64)p * (2 * h) + 2 * (u64)r0) * V + (u64)o;
-#pragma unroll
-    for (int s = 0; s < RT_UP2_ROWS; s++) {
-      if (r0 + (u32)s >= (u32)h) break;
-      uint4 a, b;
-      dup_vec<W>(v[s], a, b);
-      const uint4 q = hi ? b : a;
-      out[(u64)(2 * s) * V] = q;
-      out[(u64)(2 * s + 1) * V] = q;
-    }
+    if (r0 + RT_UP2_ROWS <= (u32)h) nearest_x2_strip<W, true>(y, x, h, V, sH, o, r0, p, plane);
+    else nearest_x2_strip<W, false>(y, x, h, V, sH, o, r0, p, plane);
   });
 }
 
@@ -336,74 +348,110 @@ RT_DEVICE void x2_columns(const uint4& v, float side, bool hi, bool first, const
   }
 }
 
+// A vector of results rounded to T, RegVec<T>::pack<true>'s bits. On NVIDIA the 16-bit types
+// round in hardware, a pair an instruction, exact but for NaN's pattern; pack<true> tests each
+// pair for NaN, and one test of the whole vector (a NaN only where an input has one, nearly
+// never) costs less: four setp.nan, each of two values (nvcc makes eight of f != f, and joins
+// them in three more).
+#if RT_CUDA
+RT_DEVICE bool any_nan8(const float (&f)[8]) {
+  u32 r;
+  asm("{ .reg .pred p;\n\t"
+      "setp.nan.f32 p, %1, %2;\n\t"
+      "setp.nan.or.f32 p, %3, %4, p;\n\t"
+      "setp.nan.or.f32 p, %5, %6, p;\n\t"
+      "setp.nan.or.f32 p, %7, %8, p;\n\t"
+      "selp.u32 %0, 1, 0, p; }"
+      : "=r"(r) : "f"(f[0]), "f"(f[1]), "f"(f[2]), "f"(f[3]), "f"(f[4]), "f"(f[5]), "f"(f[6]), "f"(f[7]));
+  return r != 0u;
+}
+#endif
+template <class T> RT_DEVICE uint4 x2_pack(const float (&f)[RegVec<T>::N]) {
+#if RT_CUDA
+  if constexpr (RegVec<T>::N == 8) {
+    if (__builtin_expect(!any_nan8(f), 1)) return RegVec<T>::template pack<false>(f);
+  }
+#endif
+  return RegVec<T>::template pack<true>(f);
+}
+
 // A task's output rows 2r and 2r + 1 for r in its strip read input rows (r - 1, r) and (r,
 // r + 1), clamped (row 0: (0, min(1, h - 1)) with weight 0, as linear_tap has it): each input
 // row's column blend (x2_columns) is computed once and used by the two or three output rows
 // that read it, which is where the element kernel computes the same value each time. Weights
-// come from linear_tap itself; below 2^23 they are exact (0, 0.25, 0.75), so those of the
-// output columns oN + 1 (odd) and oN + 2 (even, never 0) are those of every odd and even
-// column after oN.
+// come from linear_tap itself; below 2^23 they are exact (0, 0.25, 0.75) and depend only on
+// whether the output index is odd, even or 0, so those of the task's first three columns and
+// rows are those of all its columns and rows.
+template <class T, bool WHOLE>
+RT_DEVICE void bilinear_x2_strip(T* y, const T* x, u64 h, u64 w, u64 V, i64 sH, u32 o, u32 r0, u32 p, i64 plane) {
+  constexpr int N = RegVec<T>::N, R = RT_UP2_ROWS;
+  const bool hi = (o & 1u) != 0u, first = o == 0u;
+  const u32 k0 = (o >> 1) * (u32)N;
+  const u32 side = hi ? (k0 + (u32)N < (u32)w ? k0 + (u32)N : (u32)w - 1u) : (k0 > 0u ? k0 - 1u : 0u);
+  // input rows r0 - 1 .. r0 + R, clamped: R + 2 vectors and elements, all in flight at once
+  const u32 lastRow = (u32)h - 1u;
+  uint4 v[R + 2];
+  T sd[R + 2];
+#pragma unroll
+  for (int q = 0; q < R + 2; q++) {
+    u32 row = r0 + (u32)q;  // one past the row it stands for, so that r0 - 1 is no wrap
+    row = row == 0u ? 0u : row - 1u;
+    row = row > lastRow ? lastRow : row;
+    const T* xr = x + plane + (i64)row * sH;
+    v[q] = *reinterpret_cast<const uint4*>(xr + k0);
+    sd[q] = xr[side];
+  }
+  // the weights: of output columns oN, oN + 1 (every odd one after) and oN + 2 (every even one
+  // after); of output rows 2r0, 2r0 + 1 (every odd one) and 2r0 + 2 (every even one after)
+  float lx[N], kx[N], lyE0, lyO, lyE;
+  {
+    i64 i0, i1;
+    float l0, l1, l2;
+    const u64 ox = (u64)o * (u64)N;
+    linear_tap<float>(ox, 0.5f, w, false, i0, i1, l0);
+    linear_tap<float>(ox + 1, 0.5f, w, false, i0, i1, l1);
+    linear_tap<float>(ox + 2, 0.5f, w, false, i0, i1, l2);
+#pragma unroll
+    for (int e = 0; e < N; e++) { lx[e] = e == 0 ? l0 : (e & 1) ? l1 : l2; kx[e] = 1.0f - lx[e]; }
+    const u64 oy = 2 * (u64)r0;
+    linear_tap<float>(oy, 0.5f, h, false, i0, i1, lyE0);
+    linear_tap<float>(oy + 1, 0.5f, h, false, i0, i1, lyO);
+    linear_tap<float>(oy + 2, 0.5f, h, false, i0, i1, lyE);
+  }
+  float prev[N], cur[N];
+  x2_columns<T>(v[0], elem_f32(sd[0]), hi, first, lx, kx, prev);
+  x2_columns<T>(v[1], elem_f32(sd[1]), hi, first, lx, kx, cur);
+  uint4* out = reinterpret_cast<uint4*>(y) + ((u64)p * (2 * h) + 2 * (u64)r0) * V + (u64)o;
+#pragma unroll
+  for (int s = 0; s < R; s++) {
+    const u32 r = r0 + (u32)s;
+    if (!x2_row<WHOLE>(r, h)) break;
+    float next[N];
+    x2_columns<T>(v[s + 2], elem_f32(sd[s + 2]), hi, first, lx, kx, next);
+    const float ly = s == 0 ? lyE0 : lyE, ky = 1.0f - ly, kyO = 1.0f - lyO;
+    const bool top = s == 0 && r == 0u;
+    float even[N], odd[N];
+#pragma unroll
+    for (int e = 0; e < N; e++) {
+      even[e] = lerp_c(ky, prev[e], ly, top ? next[e] : cur[e]);
+      odd[e] = lerp_c(kyO, cur[e], lyO, next[e]);
+    }
+    out[(u64)(2 * s) * V] = x2_pack<T>(even);
+    out[(u64)(2 * s + 1) * V] = x2_pack<T>(odd);
+#pragma unroll
+    for (int e = 0; e < N; e++) { prev[e] = cur[e]; cur[e] = next[e]; }
+  }
+}
+
 template <class T>
 RT_DEVICE void bilinear_x2(T* y, const T* x, u32 tasks, u64 c, u64 h, u64 w, u64 strips, i64 sN, i64 sC, i64 sH) {
-  constexpr int N = RegVec<T>::N, R = RT_UP2_ROWS;
-  const u64 V = 2 * (w / (u64)N);
-  const i64 lastRow = (i64)h - 1;
+  const u64 V = 2 * (w / (u64)RegVec<T>::N);
   x2_loop(tasks, [&](u32 t) {
     u32 o, r0, p;
     i64 plane;
     x2_task(t, (u32)c, (u32)strips, (u32)V, sN, sC, o, r0, p, plane);
-    const bool hi = (o & 1u) != 0u, first = o == 0u;
-    const u32 k0 = (u32)(o >> 1) * (u32)N;
-    const u32 side = hi ? (k0 + (u32)N < (u32)w ? k0 + (u32)N : (u32)w - 1u) : (k0 > 0u ? k0 - 1u : 0u);
-    // input rows r0 - 1 .. r0 + R, clamped: R + 2 vectors and elements, all in flight at once
-    uint4 v[R + 2];
-    T sd[R + 2];
-#pragma unroll
-    for (int q = 0; q < R + 2; q++) {
-      i64 row = (i64)r0 - 1 + q;
-      row = row < 0 ? 0 : row > lastRow ? lastRow : row;
-      const T* xr = x + plane + row * sH;
-      v[q] = *reinterpret_cast<const uint4*>(xr + k0);
-      sd[q] = xr[side];
-    }
-    float lx[N], kx[N];
-    {
-      i64 i0, i1;
-      float l0, l1, l2;
-      const u64 ox = (u64)o * (u64)N;
-      linear_tap<float>(ox, 0.5f, w, false, i0, i1, l0);
-      linear_tap<float>(ox + 1, 0.5f, w, false, i0, i1, l1);
-      linear_tap<float>(ox + 2, 0.5f, w, false, i0, i1, l2);
-#pragma unroll
-      for (int e = 0; e < N; e++) { lx[e] = e == 0 ? l0 : (e & 1) ? l1 : l2; kx[e] = 1.0f - lx[e]; }
-    }
-    float prev[N], cur[N];
-    x2_columns<T>(v[0], elem_f32(sd[0]), hi, first, lx, kx, prev);
-    x2_columns<T>(v[1], elem_f32(sd[1]), hi, first, lx, kx, cur);
-    Vec16<T>* out = reinterpret_cast<Vec16<T>*>(y) + ((u64)p * (2 * h) + 2 * (u64)r0) * V + (u64)o;
-#pragma unroll
-    for (int s = 0; s < R; s++) {
-      float next[N];
-      x2_columns<T>(v[s + 2], elem_f32(sd[s + 2]), hi, first, lx, kx, next);
-      const u64 r = (u64)r0 + (u64)s;
-      if (r >= h) break;
-      i64 i0, i1;
-      float lyE, lyO;
-      linear_tap<float>(2 * r, 0.5f, h, false, i0, i1, lyE);
-      linear_tap<float>(2 * r + 1, 0.5f, h, false, i0, i1, lyO);
-      const float kyE = 1.0f - lyE, kyO = 1.0f - lyO;
-      const bool top = s == 0 && r == 0u;
-      float even[N], odd[N];
-#pragma unroll
-      for (int e = 0; e < N; e++) {
-        even[e] = lerp_c(kyE, prev[e], lyE, top ? next[e] : cur[e]);
-        odd[e] = lerp_c(kyO, cur[e], lyO, next[e]);
-      }
-      reinterpret_cast<uint4*>(out)[(u64)(2 * s) * V] = RegVec<T>::template pack<true>(even);
-      reinterpret_cast<uint4*>(out)[(u64)(2 * s + 1) * V] = RegVec<T>::template pack<true>(odd);
-#pragma unroll
-      for (int e = 0; e < N; e++) { prev[e] = cur[e]; cur[e] = next[e]; }
-    }
+    if (r0 + RT_UP2_ROWS <= (u32)h) bilinear_x2_strip<T, true>(y, x, h, w, V, sH, o, r0, p, plane);
+    else bilinear_x2_strip<T, false>(y, x, h, w, V, sH, o, r0, p, plane);
   });
 }
 
