@@ -51,13 +51,18 @@ function indexingSigs(): Map<string, readonly ArgSpec[]> {
 /** y, x, xOff, total, c, h, w, outH, outW, sN, sC, sH, sW */
 const UPSAMPLE_COMMON: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64'];
 
+/** y, x, xOff, tasks, c, h, w, strips, sN, sC, sH: the exact-2x kernels of both modes */
+const UPSAMPLE_X2: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u32', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64'];
+
 function upsampleSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const w of ['b2', 'b4', 'b8']) {
     m.set(`upsample_nearest_${w}`, [...UPSAMPLE_COMMON, 'f32', 'f32']);
     // y, x, xOff, rows, c, h, outH, vw, sN, sC, sH, scaleH, dup
     m.set(`upsample_nearest_rows_${w}`, ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'f32', 'u32']);
+    m.set(`upsample_nearest_x2_${w}`, UPSAMPLE_X2);
   }
+  for (const d of ['f32', 'f16', 'bf16']) m.set(`upsample_bilinear_x2_${d}`, UPSAMPLE_X2);
   for (const d of FLOAT_DTYPES) {
     const c = d === 'f64' ? 'f64' : 'f32';
     m.set(`upsample_bilinear_${d}`, [...UPSAMPLE_COMMON, c, c, 'u32']);

@@ -1,7 +1,8 @@
 // A stand-in for <hip/hip_runtime.h> that runs kernel sources on the host (g++, -D__HIP__ so
-// compat.h takes its HIP path, -I test/emu/hip-host), for radix-emu.cpp and rowreg-emu.cpp:
-// each GPU thread of a block is a fiber (ucontext), blocks run one after another, and the
-// wave size is a variable (32 or 64), so the AMD wave64 paths run where no AMD GPU is.
+// compat.h takes its HIP path, -I test/emu/hip-host), for radix-emu.cpp, rowreg-emu.cpp and
+// upsample-emu.cpp: each GPU thread of a block is a fiber (ucontext), blocks run one after
+// another, and the wave size is a variable (32 or 64), so the AMD wave64 paths run where no
+// AMD GPU is.
 //
 // What it models: __syncthreads (a barrier of the block's threads), the wave's __ballot,
 // __shfl, __shfl_up, __shfl_xor and __syncwarp (every lane of the wave must arrive, as on a GPU; each call is
