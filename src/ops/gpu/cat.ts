@@ -1,6 +1,6 @@
 // cat on a GPU: the inputs that are rows of contiguous elements (the dims from the cat dim on
 // merge into one unit-stride run, the dims before it into one run of any stride) are copied by
-// copy.hip's cat_rows_<unit>, up to CAT_MAX inputs a launch (the input is blockIdx.y): one launch
+// copy.hip's cat_rows_<unit>, up to CAT_MAX inputs a launch: one launch
 // where there were as many as inputs, each unit moved 16 bytes at a time where every row start
 // allows it. Inputs of other layouts, and cats whose output is a single row (dim 0, or only
 // size-1 dims before it: each input is then one dense block, a device memcpy), are left to the
@@ -64,8 +64,10 @@ function launchCat(out: Tensor, parts: readonly RowPart[], rows: number, rowLen:
     put(32 + 24 * CAT_MAX + 8 * k, p.len / per);
     put(32 + 32 * CAT_MAX + 8 * k, p.col / per);
   });
-  const block = dev.kernels.preferredBlockSize, tile = block * UNITS_PER_THREAD;
+  // the contiguous kernels' block (64 threads on CUDA: 2% faster than 256 here, as for them);
+  // input k takes blocks k, k + n, ... (n inputs), one tile each where the grid allows
+  const block = dev.kernels.contigBlockSize, tile = block * UNITS_PER_THREAD, n = parts.length;
   const tiles = Math.max(...parts.map((p) => Math.ceil((rows * p.len) / per / tile)));
-  const grid = Math.max(1, Math.min(tiles, dev.runtime.info.maxGridDim[0]));
-  dev.kernels.launch(FILE, `cat_rows_${unitName(unit)}`, [grid, parts.length, 1], [block, 1, 1], 0, dev.stream, [arg.ptr(yPtr), arg.bytes(buf)]);
+  const grid = Math.max(1, Math.min(tiles, Math.floor(dev.runtime.info.maxGridDim[0] / n))) * n;
+  dev.kernels.launch(FILE, `cat_rows_${unitName(unit)}`, [grid, 1, 1], [block, 1, 1], 0, dev.stream, [arg.ptr(yPtr), arg.bytes(buf)]);
 }

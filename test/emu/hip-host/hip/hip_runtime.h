@@ -6,7 +6,7 @@
 //
 // What it models: __syncthreads (a barrier of the block's threads), the wave's __ballot,
 // __shfl, __shfl_up, __shfl_xor and __syncwarp (every lane of the wave must arrive, as on a GPU; each call is
-// a barrier of the wave), LDS and global atomics, two-dimensional grids. Fibers switch only at those barriers, in an order shuffled each
+// a barrier of the wave), LDS and global atomics. Fibers switch only at those barriers, in an order shuffled each
 // round, so a missing __syncthreads between a write and another thread's read shows up as a
 // wrong result. A barrier that some threads never reach is reported and aborts (deadlock).
 // Not modelled: memory races between barriers (compute-sanitizer racecheck covers those on the
@@ -123,19 +123,17 @@ inline void entry() {
   makecontext(&f.ctx, entry, 0);
 }
 
-// runs body once per thread of each block of a grid of grid x gridY blocks (x fastest),
-// `block` threads a block
-inline void launch(unsigned grid, unsigned block, int wave, const std::function<void()>& body, unsigned gridY = 1) {
+// runs body once per thread of each block of `grid`, `block` threads a block
+inline void launch(unsigned grid, unsigned block, int wave, const std::function<void()>& body) {
   if (block % (unsigned)wave) { std::fprintf(stderr, "emu: block %u is not a multiple of the wave %d\n", block, wave); std::abort(); }
   st.wave = wave;
   st.block = {block, 1, 1};
-  st.grid = {grid, gridY, 1};
+  st.grid = {grid, 1, 1};
   st.body = body;
   st.fibers.resize(block);
   for (auto& f : st.fibers) if (f.stack.empty()) f.stack.resize(256 * 1024);
-  for (unsigned bb = 0; bb < grid * gridY; bb++) {
-    const unsigned b = bb % grid;
-    st.block_idx = {b, bb / grid, 0};
+  for (unsigned b = 0; b < grid; b++) {
+    st.block_idx = {b, 0, 0};
     st.block_bar = Barrier{};
     st.wave_bar.assign(block / (unsigned)wave, Barrier{});
     st.slots[0].assign(block, 0);
