@@ -99,7 +99,7 @@ TRANSPOSE(b8, 8)
 
 // ---- cat: every input's rows in one launch ------------------------------------------------------
 #define CAT_MAX 8
-// By value (352 bytes); packed by catArgs() in src/ops/gpu/cat.ts: keep the two in step.
+// By value (352 bytes); packed by launchCat() in src/ops/gpu/cat.ts: keep the two in step.
 struct CatArgs {
   i64 yOff;                  // offset 0, in units
   i64 yRowStride;            // 8
@@ -112,7 +112,7 @@ struct CatArgs {
   i64 col[CAT_MAX];          // 288: the input's first unit in a y row; 352 in all
 };
 
-// Input blockIdx.y as a flat run of rows * len units, tiles of blockDim.x * 4 units a block:
+// Each input as a flat run of rows * len units, tiles of blockDim.x * 4 units a block:
 // one 64-bit division a tile gives its first row and column, and each unit's row follows by
 // one compare (rows of at least a tile) or a 32-bit division (shorter rows), never a 64-bit
 // division per unit. Four loads in flight before the stores, as copy_row.
