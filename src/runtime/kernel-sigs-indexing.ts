@@ -23,6 +23,8 @@ export const ROW_UNITS = ['b1', 'b2', 'b4', 'b8', 'b16'] as const;
 export type RowUnit = (typeof ROW_UNITS)[number];
 /** y, x, ids, err, yOff, xOff, idsOff, rows, n, len, xPre, xDim, idsStride, limit, group, tag */
 export const INDEX_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
+/** acc, src, ids, err, accOff, srcOff, idsOff, rows, n, len, accPre, accDim, srcPre, srcDim, idsStride, limit, group, tag */
+export const INDEX_ADD_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
 /** y, x, ids, err, yOff, geom (x rows, ids rows), rows, cols, xCol, idsCol, xDim, limit, group, tag */
 export const GATHER_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'geom', 'u64', 'u64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
 
@@ -31,6 +33,7 @@ function indexRowsSigs(): Map<string, readonly ArgSpec[]> {
   for (const i of INDEX_ID_DTYPES) {
     for (const w of ROW_UNITS) m.set(`index_rows_${w}_${i}`, INDEX_ROWS_SIG);
     for (const w of WIDTHS) m.set(`gather_rows_${w}_${i}`, GATHER_ROWS_SIG);
+    for (const d of DTYPES) m.set(`index_add_rows_${d}_${i}`, INDEX_ADD_ROWS_SIG);
   }
   return m;
 }
