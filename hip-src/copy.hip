@@ -17,8 +17,19 @@
 //       rows move in 16-byte loads and stores, and there is no per-element index division
 //       (the strided kernel divides per element per dim). A group of `group` threads (a power
 //       of two dividing the block, else the whole block) copies one row at a time; len < 2^31.
+//   transpose_<W>(E* y, const E* x, i64 yOff, i64 xOff, u64 nI, u64 nJ, u64 batch,
+//                 i64 yI, i64 xJ, i64 yB, i64 xB)                   W in b1 b2 b4 b8
+//       y[yOff + b*yB + i*yI + j] = x[xOff + b*xB + j*xJ + i]: copies whose unit-stride dims
+//       differ (transpose.h). Blocks of TP_THREADS (256) threads, any grid.
+//   cat_rows_<W>(E* y, CatArgs a)                                    W also b16
+//       Input k of a.count copies a.rows rows of a.len[k] units, row r from
+//       a.x[k] + a.xOff[k] + r*a.xRowStride[k] to y + a.yOff + r*a.yRowStride + a.col[k]: the
+//       inputs of one cat in one launch. Units and strides as copy_rows. Block b works on input
+//       b % a.count, so neighbouring blocks fill neighbouring parts of the same y rows; the grid
+//       is a multiple of a.count, any multiple.
 #include "elementwise.h"
 #include "row-groups.h"
+#include "transpose.h"
 
 template <class T>
 RT_DEVICE void fill_contig(T* y, u64 n, T v) {
@@ -75,3 +86,85 @@ COPY(b2, u16)
 COPY(b4, u32)
 COPY(b8, u64)
 COPY_ROWS(b16, uint4)
+
+#define TRANSPOSE(W, E) \
+  RT_KERNEL void transpose_##W(TpShape<E>::T* y, const TpShape<E>::T* x, i64 yOff, i64 xOff, u64 nI, u64 nJ, u64 batch, \
+      i64 yI, i64 xJ, i64 yB, i64 xB) { \
+    transpose_tiles<E>(y + yOff, x + xOff, nI, nJ, batch, yI, xJ, yB, xB); }
+
+TRANSPOSE(b1, 1)
+TRANSPOSE(b2, 2)
+TRANSPOSE(b4, 4)
+TRANSPOSE(b8, 8)
+
+// ---- cat: every input's rows in one launch ------------------------------------------------------
+#define CAT_MAX 8
+// By value (352 bytes); packed by launchCat() in src/ops/gpu/cat.ts: keep the two in step.
+struct CatArgs {
+  i64 yOff;                  // offset 0, in units
+  i64 yRowStride;            // 8
+  u64 rows;                  // 16
+  u64 count;                 // 24: inputs used, <= CAT_MAX
+  const void* x[CAT_MAX];    // 32
+  i64 xOff[CAT_MAX];         // 96
+  i64 xRowStride[CAT_MAX];   // 160
+  u64 len[CAT_MAX];          // 224: units a row
+  i64 col[CAT_MAX];          // 288: the input's first unit in a y row; 352 in all
+};
+
+// Each input as a flat run of rows * len units, tiles of blockDim.x * 4 units a block:
+// one 64-bit division a tile gives its first row and column, and each unit's row follows by
+// one compare (rows of at least a tile) or a 32-bit division (shorter rows), never a 64-bit
+// division per unit. Four loads in flight before the stores, as copy_row.
+template <class E>
+RT_DEVICE void cat_rows(E* __restrict__ y, const CatArgs& a) {
+  // inputs interleaved block by block (measured on an H200: 2% faster than one input a grid row)
+  const u32 n = (u32)a.count, k = blockIdx.x % n, bx = blockIdx.x / n, gx = gridDim.x / n;
+  const E* __restrict__ x = static_cast<const E*>(a.x[k]) + a.xOff[k];
+  E* __restrict__ yk = y + a.yOff + a.col[k];
+  const u64 len = a.len[k], total = a.rows * len;
+  const i64 xs = a.xRowStride[k], ys = a.yRowStride;
+  const u32 b = blockDim.x;
+  const u64 tile = (u64)b * 4u;
+  const bool longRows = len >= tile;
+  for (u64 g0 = (u64)bx * tile; g0 < total; g0 += (u64)gx * tile) {
+    const u64 r0 = g0 / len, u0 = g0 - r0 * len;
+    i64 src[4], dst[4];
+    bool ok[4];
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+      const u64 o = u0 + threadIdx.x + (u64)s * b;   // < len + tile
+      u64 r, u;
+      if (longRows) {
+        const bool wrap = o >= len;
+        r = r0 + (wrap ? 1u : 0u);
+        u = wrap ? o - len : o;
+      } else {
+        const u32 q = (u32)o / (u32)len;             // len < tile <= 1024: o < 2^32
+        r = r0 + q;
+        u = o - (u64)q * len;
+      }
+      ok[s] = g0 + threadIdx.x + (u64)s * b < total;
+      src[s] = (i64)r * xs + (i64)u;
+      dst[s] = (i64)r * ys + (i64)u;
+    }
+    E v0 = E(), v1 = E(), v2 = E(), v3 = E();
+    if (ok[0]) v0 = x[src[0]];
+    if (ok[1]) v1 = x[src[1]];
+    if (ok[2]) v2 = x[src[2]];
+    if (ok[3]) v3 = x[src[3]];
+    if (ok[0]) yk[dst[0]] = v0;
+    if (ok[1]) yk[dst[1]] = v1;
+    if (ok[2]) yk[dst[2]] = v2;
+    if (ok[3]) yk[dst[3]] = v3;
+  }
+}
+
+#define CAT(W, E) \
+  RT_KERNEL void cat_rows_##W(E* y, CatArgs a) { cat_rows(y, a); }
+
+CAT(b1, u8)
+CAT(b2, u16)
+CAT(b4, u32)
+CAT(b8, u64)
+CAT(b16, uint4)

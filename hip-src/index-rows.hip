@@ -22,8 +22,17 @@
 //       start (stride 0 on the gathered dim), operand 1 the ids row start. Then
 //       y[r * cols + c] = x[xRow + c * xCol + ids[idsRow + c * idsCol] * xDim]; a bad id
 //       skips its element and is recorded at position r * cols + c. cols < 2^31.
+//   index_add_rows_<DT>_<I>(A* acc, const T* src, const I* ids, u64* err, i64 accOff, i64 srcOff,
+//                      i64 idsOff, u64 rows, u64 n, u64 len, i64 accPre, i64 accDim, i64 srcPre,
+//                      i64 srcDim, i64 idsStride, u64 limit, u32 group, u32 tag)
+//       indexAdd's rows: src row r (rows = pre * n, p = r / n, j = r % n; each `len` elements at
+//       srcOff + p * srcPre + j * srcDim, unit stride) is added with atomics to the acc row at
+//       accOff + p * accPre + id * accDim, id = ids[idsOff + j * idsStride]. A is atomic-add.h's
+//       accumulator type (f32 for f16/bf16). Repeated ids add every row. A bad id skips its row
+//       (lane 0 records it, at position j). len < 2^31.
 #include "bad-id.h"
 #include "row-groups.h"
+#include "atomic-add.h"
 
 template <class E, class I>
 RT_DEVICE void index_rows_impl(E* __restrict__ y, const E* __restrict__ x, const I* __restrict__ ids, u64* err,
@@ -79,6 +88,39 @@ RT_DEVICE void gather_rows_impl(E* __restrict__ y, const E* __restrict__ x, cons
   }
 }
 
+// dst[k] += src[k] for k = l, l + G, ... < len: consecutive lanes load consecutive elements and
+// add to consecutive accumulators, so each wave's atomic covers whole lines of acc once (the
+// L2 takes an atomic request per line; 16-byte source loads would spread one instruction's
+// atomics over four times the lines). Four loads in flight before the atomics.
+template <class T>
+RT_DEVICE void add_row(typename AddVal<T>::A* dst, const T* __restrict__ src, u32 len, u32 l, u32 G) {
+  u32 k = l;
+  for (; k + 3 * G < len; k += 4 * G) {
+    const T a = src[k], b = src[k + G], c = src[k + 2 * G], d = src[k + 3 * G];
+    atomic_add(dst + k, AddVal<T>::get(a));
+    atomic_add(dst + k + G, AddVal<T>::get(b));
+    atomic_add(dst + k + 2 * G, AddVal<T>::get(c));
+    atomic_add(dst + k + 3 * G, AddVal<T>::get(d));
+  }
+  for (; k < len; k += G) atomic_add(dst + k, AddVal<T>::get(src[k]));
+}
+
+template <class T, class I>
+RT_DEVICE void index_add_rows_impl(typename AddVal<T>::A* acc, const T* __restrict__ src, const I* __restrict__ ids, u64* err,
+    u64 rows, u64 n, u32 len, i64 accPre, i64 accDim, i64 srcPre, i64 srcDim, i64 idsStride, u64 limit, u32 group, u32 tag) {
+  const Groups g(group);
+  for (u64 r = g.first; r < rows; r += g.step) {
+    // as index_rows: no division for one block of rows (dim 0), else one a row
+    const u64 p = n >= rows ? 0 : rows <= 0xffffffffull ? (u64)((u32)r / (u32)n) : r / n, j = r - p * n;
+    const u64 id = (u64)ids[(i64)j * idsStride];
+    if (id >= limit) {
+      if (g.lane == 0) record_bad_id(err, tag, id, j, limit);
+      continue;
+    }
+    add_row<T>(acc + (i64)p * accPre + (i64)id * accDim, src + (i64)p * srcPre + (i64)j * srcDim, len, g.lane, g.size);
+  }
+}
+
 #define INDEX_ROWS(W, E, IN, I) \
   RT_KERNEL void index_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, i64 xOff, i64 idsOff, \
       u64 rows, u64 n, u64 len, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) { \
@@ -88,10 +130,20 @@ RT_DEVICE void gather_rows_impl(E* __restrict__ y, const E* __restrict__ x, cons
       u64 rows, u64 cols, i64 xCol, i64 idsCol, i64 xDim, u64 limit, u32 group, u32 tag) { \
     gather_rows_impl(y + yOff, x, ids, err, g, rows, (u32)cols, xCol, idsCol, xDim, limit, group, tag); }
 
+#define INDEX_ADD_ROWS(DT, T, IN, I) \
+  RT_KERNEL void index_add_rows_##DT##_##IN(AddVal<T>::A* acc, const T* src, const I* ids, u64* err, i64 accOff, i64 srcOff, \
+      i64 idsOff, u64 rows, u64 n, u64 len, i64 accPre, i64 accDim, i64 srcPre, i64 srcDim, i64 idsStride, u64 limit, \
+      u32 group, u32 tag) { \
+    index_add_rows_impl<T, I>(acc + accOff, src + srcOff, ids + idsOff, err, rows, n, (u32)len, accPre, accDim, srcPre, srcDim, \
+      idsStride, limit, group, tag); }
+
 #define BY_IDS(IN, I) \
   INDEX_ROWS(b1, u8, IN, I) INDEX_ROWS(b2, u16, IN, I) INDEX_ROWS(b4, u32, IN, I) \
   INDEX_ROWS(b8, u64, IN, I) INDEX_ROWS(b16, uint4, IN, I) \
-  GATHER_ROWS(b1, u8, IN, I) GATHER_ROWS(b2, u16, IN, I) GATHER_ROWS(b4, u32, IN, I) GATHER_ROWS(b8, u64, IN, I)
+  GATHER_ROWS(b1, u8, IN, I) GATHER_ROWS(b2, u16, IN, I) GATHER_ROWS(b4, u32, IN, I) GATHER_ROWS(b8, u64, IN, I) \
+  INDEX_ADD_ROWS(f32, float, IN, I) INDEX_ADD_ROWS(f64, double, IN, I) INDEX_ADD_ROWS(f16, f16, IN, I) \
+  INDEX_ADD_ROWS(bf16, bf16, IN, I) INDEX_ADD_ROWS(u8, u8, IN, I) INDEX_ADD_ROWS(u32, u32, IN, I) \
+  INDEX_ADD_ROWS(i64, i64, IN, I)
 
 BY_IDS(u8, u8)
 BY_IDS(u32, u32)

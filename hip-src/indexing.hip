@@ -28,6 +28,7 @@
 //       Integers wrap; u8 adds through a compare-and-swap on its aligned 32-bit word, so acc
 //       must be a block whose size is a multiple of 4 bytes (the allocator's blocks are).
 #include "bad-id.h"
+#include "atomic-add.h"
 
 template <class E, class I>
 RT_DEVICE void gather_impl(E* y, const E* x, const I* ids, const Geom& g, i64 dimStride, u64 limit, u64* err, u32 tag) {
@@ -62,30 +63,6 @@ RT_DEVICE void scatter_write_impl(E* y, const E* src, const I* ids, const u32* w
     if (win[t] == (u32)off[2] + 1u) y[t] = src[off[3]];
   });
 }
-
-// ---- atomic adds per accumulator type --------------------------------------------------------
-RT_DEVICE void atomic_add(float* p, float v) { atomicAdd(p, v); }
-RT_DEVICE void atomic_add(double* p, double v) { atomicAdd(p, v); }
-RT_DEVICE void atomic_add(u32* p, u32 v) { atomicAdd(p, v); }
-RT_DEVICE void atomic_add(i64* p, i64 v) {
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
-}
-RT_DEVICE void atomic_add(u8* p, u32 v) {
-  u32* w = reinterpret_cast<u32*>((u64)p & ~(u64)3);
-  const u32 sh = ((u32)(u64)p & 3u) * 8u, mask = 0xffu << sh;
-  u32 old = *w, seen;
-  do {
-    seen = old;
-    const u32 sum = (((seen & mask) >> sh) + v) & 0xffu;
-    old = atomicCAS(w, seen, (seen & ~mask) | (sum << sh));
-  } while (old != seen);
-}
-
-// the value src contributes, in the accumulator's type
-template <class T> struct AddVal { typedef T A; static RT_DEVICE T get(T v) { return v; } };
-template <> struct AddVal<f16> { typedef float A; static RT_DEVICE float get(f16 v) { return f16_to_f32(v); } };
-template <> struct AddVal<bf16> { typedef float A; static RT_DEVICE float get(bf16 v) { return bf16_to_f32(v); } };
-template <> struct AddVal<u8> { typedef u8 A; static RT_DEVICE u32 get(u8 v) { return v; } };
 
 template <class T, class I>
 RT_DEVICE void scatter_add_impl(typename AddVal<T>::A* acc, const T* src, const I* ids, const Geom& g, i64 dimStride, u64 limit, u64* err, u32 tag) {

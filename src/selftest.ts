@@ -66,6 +66,9 @@ export const CASES: Case[] = [
   { op: 'avgPool2d', dtypes: F, make: (d, s) => [rnd([2, 3, 8, 8], d, s)], run: ([x]) => x!.avgPool2d({ kernel: 3, stride: 2, padding: 1 }) },
   { op: 'upsampleNearest2d', dtypes: F, make: (d, s) => [rnd([2, 3, 4, 5], d, s)], run: ([x]) => x!.upsampleNearest2d(8, 7) },
   { op: 'upsampleBilinear2d', dtypes: F, make: (d, s) => [rnd([2, 3, 4, 5], d, s)], run: ([x]) => x!.upsampleBilinear2d(8, 7) },
+  // exactly 2x from rows of whole 16-byte vectors: the x2 kernels (upsample.hip)
+  { op: 'upsampleNearest2d x2', dtypes: F, make: (d, s) => [rnd([2, 3, 5, 16], d, s)], run: ([x]) => x!.upsampleNearest2d(10, 32) },
+  { op: 'upsampleBilinear2d x2', dtypes: F, make: (d, s) => [rnd([2, 3, 5, 16], d, s)], run: ([x]) => x!.upsampleBilinear2d(10, 32) },
   { op: 'indexSelect', dtypes: ALL, make: (d, s) => [rnd([10, 6], d, s), ids(7, 10, s + 1)], run: ([x, i]) => x!.indexSelect(i!, 0) },
   { op: 'gather', dtypes: ALL, make: (d, s) => [rnd([10, 6], d, s), ids(60, 6, s + 1).reshape([10, 6])], run: ([x, i]) => x!.gather(i!, 1) },
   { op: 'scatterAdd', dtypes: F, make: (d, s) => [rnd([10, 6], d, s), ids(18, 10, s + 1).reshape([3, 6]), rnd([3, 6], d, s + 2)], run: ([x, i, u]) => x!.scatterAdd(i!, u!, 0) },

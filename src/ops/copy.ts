@@ -9,6 +9,7 @@ import { roundTo } from '../dtype.ts';
 import { sameDevice, sameDType, sig } from './dispatch.ts';
 import * as cpu from './cpu/copy.ts';
 import * as gpu from './gpu/copy.ts';
+import { catRows, type CatPart } from './gpu/cat.ts';
 import { toHostArray } from './readback.ts';
 
 /** dst (any view) <- src (any view, same shape and dtype) */
@@ -38,15 +39,19 @@ export function cat(ts: readonly Tensor[], dim: number): Tensor {
   const shape = [...first.layout.shape];
   shape[d] = ts.reduce((a, t) => a + t.layout.shape[d]!, 0);
   const out = Tensor.empty(shape, first.dtype, first.device);
+  const parts: CatPart[] = [];
   let off = 0;
   for (const t of ts) {
     const n = t.layout.shape[d]!;
-    if (n > 0) {
-      const region = out.view(out.layout.narrow(d, off, n));
-      copyInto(region, t);
-      region.dispose();
-    }
+    if (n > 0) parts.push({ t, at: off });
     off += n;
+  }
+  // on a GPU the inputs that are rows go in one launch; the rest, one copy each
+  const rest = out.device.isCpu ? parts : catRows(out, parts, d);
+  for (const { t, at } of rest) {
+    const region = out.view(out.layout.narrow(d, at, t.layout.shape[d]!));
+    copyInto(region, t);
+    region.dispose();
   }
   return out;
 }

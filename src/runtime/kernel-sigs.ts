@@ -12,17 +12,22 @@ import { SORT_KERNEL_SIGNATURES } from './kernel-sigs-sort.ts';
 import { RANDOM_KERNEL_SIGNATURES } from './kernel-sigs-random.ts';
 import { DECODE_KERNEL_SIGNATURES } from './kernel-sigs-decode.ts';
 
-/** a parameter as ops pass it: a KernelArg kind, or 'geom' for the 368-byte Geom record */
-export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom';
+/** a parameter as ops pass it: a KernelArg kind, 'geom' for the 368-byte Geom record, or
+ *  'cat' for copy.hip's 352-byte CatArgs record (src/ops/gpu/cat.ts packs it) */
+export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom' | 'cat';
 
 export const GEOM_MAX_RANK = 8;
 export const GEOM_MAX_OPERANDS = 4;
 export const GEOM_BYTES = 368;
+/** inputs one cat_rows launch takes (CAT_MAX in hip-src/copy.hip) */
+export const CAT_MAX = 8;
+export const CAT_ARGS_BYTES = 32 + 5 * 8 * CAT_MAX;
 
 export function specSize(s: ArgSpec): number {
   switch (s) {
     case 'u32': case 'i32': case 'f32': return 4;
     case 'geom': return GEOM_BYTES;
+    case 'cat': return CAT_ARGS_BYTES;
     default: return 8;
   }
 }
@@ -153,6 +158,9 @@ function copySigs(): Map<string, readonly ArgSpec[]> {
   for (const w of COPY_WIDTHS) m.set(`copy_strided_${w}`, ['ptr', 'ptr', 'geom']);
   // y, x, yOff, xOff, rows, len, yRowStride, xRowStride (in units of w), group
   for (const w of [...COPY_WIDTHS, 'b16']) m.set(`copy_rows_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64', 'u32']);
+  // y, x, yOff, xOff, nI, nJ, batch, yI, xJ, yB, xB (in elements)
+  for (const w of COPY_WIDTHS) m.set(`transpose_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64']);
+  for (const w of [...COPY_WIDTHS, 'b16']) m.set(`cat_rows_${w}`, ['ptr', 'cat']);
   return m;
 }
 

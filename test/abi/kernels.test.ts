@@ -10,7 +10,7 @@ import { asDevicePtr, type KernelParam } from '../../src/runtime/gpu.ts';
 import {
   layoutsFromImage, packArgs, readCodeObject, readManifest, type KernelArg, type KernelLayout,
 } from '../../src/runtime/kernels.ts';
-import { KERNEL_SIGNATURES, packGeom, specSize, type ArgSpec } from '../../src/runtime/kernel-sigs.ts';
+import { CAT_ARGS_BYTES, KERNEL_SIGNATURES, packGeom, specSize, type ArgSpec } from '../../src/runtime/kernel-sigs.ts';
 import { kernelSources, sourceHash } from '../../scripts/kernel-sources.ts';
 
 const DIR = new URL('../../kernels/', import.meta.url).pathname;
@@ -36,6 +36,7 @@ function sampleArgs(sig: readonly ArgSpec[]): KernelArg[] {
     switch (s) {
       case 'ptr': return { kind: 'ptr', value: asDevicePtr(0x7f0000001000n) };
       case 'geom': return { kind: 'bytes', value: packGeom('test', [2, 3], [{ strides: [3, 1], offset: 0 }, { strides: [1, 2], offset: 5 }]) };
+      case 'cat': return { kind: 'bytes', value: new Uint8Array(CAT_ARGS_BYTES) };
       case 'u32': case 'i32': return { kind: s, value: 7 };
       case 'u64': case 'i64': return { kind: s, value: 1n << 40n };
       case 'f32': case 'f64': return { kind: s, value: 0.5 };

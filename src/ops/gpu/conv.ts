@@ -1,10 +1,13 @@
 // GPU convolutions on MIOpen / cuDNN (through runtime.dnn()): NCHW, contiguous operands, the
-// library picks and caches the algorithm per shape. Bias is a broadcast add afterwards.
-import type { Shape } from '../../layout.ts';
+// library picks and caches the algorithm per shape. 1x1 convolutions go to the library GEMM
+// instead where gemmConvRoute (gpu/conv-gemm.ts) says so. Bias is a broadcast add afterwards.
+import { numel, type Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
 import type { ConvParams } from '../../runtime/gpu.ts';
 import type { Conv2dParams, ConvTranspose2dParams } from '../types.ts';
 import { addChannelBias, dense, dnnDType, release } from './dnn-util.ts';
+import { conv1x1Gemm, gemmConvRoute } from './conv-gemm.ts';
+import { matmul } from './matmul.ts';
 
 function params(x: Tensor, w: Tensor, y: Tensor, p: Conv2dParams, cIn: number, cOut: number): ConvParams {
   const [n, , inH, inW] = x.layout.shape as [number, number, number, number];
@@ -20,8 +23,10 @@ function params(x: Tensor, w: Tensor, y: Tensor, p: Conv2dParams, cIn: number, c
 
 /** x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw] */
 export function conv2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Conv2dParams, outShape: Shape): Tensor {
+  if (numel(outShape) === 0) return Tensor.empty(outShape, x.dtype, x.device);
+  const route = gemmConvRoute(x.dtype, x.layout, w.layout, p);
+  if (route) return addChannelBias(conv1x1Gemm(x, w, p, route, outShape, matmul), bias);
   const y = Tensor.empty(outShape, x.dtype, x.device);
-  if (y.numel === 0) return y;
   const X = dense(x), W = dense(w);
   try {
     x.device.dnn('conv').convForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);

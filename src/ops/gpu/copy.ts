@@ -3,8 +3,9 @@
 // and contigPerThread (the grid of a contiguous launch).
 // Dense-to-dense copies are a device-to-device memcpy; views that are rows of contiguous
 // elements on both sides (cat, sliceSet, narrow) go through copy_rows_<unit>, 16 bytes a load
-// where the rows are aligned; everything else goes by element width through copy_strided_<w>,
-// so one kernel serves every dtype of that width.
+// where the rows are aligned; views whose unit-stride dims differ (transposes, batched or not)
+// through the tiled transpose_<w> (transpose.ts); everything else goes by element width through
+// copy_strided_<w>, so one kernel serves every dtype of that width.
 import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, roundTo, type DType } from '../../dtype.ts';
 import { ShapeError } from '../../errors.ts';
 import { numel, type Shape } from '../../layout.ts';
@@ -14,6 +15,7 @@ import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { GEOM_MAX_RANK, copyWidth, packGeom, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES } from '../dispatch.ts';
 import { rowForm, rowPlan, unitName, type RowForm } from './rows.ts';
+import { launchTranspose, transposeForm } from './transpose.ts';
 
 const FILE = 'copy.hip';
 
@@ -106,6 +108,8 @@ export function copyInto(dst: Tensor, src: Tensor): void {
   }
   const rows = rowForm(dl.shape, dl.strides, sl.strides);
   if (rows && copyRows(dst, src, rows)) return;
+  const tp = transposeForm(dl.shape, dl.strides, sl.strides);
+  if (tp) { launchTranspose(dst, src, tp); return; }
   const y = arg.ptr(dst.storage.ptrAt(0)), x = arg.ptr(src.storage.ptrAt(0));
   const name = COPY_NAMES[dst.dtype];
   eachGeom('copy', dl.shape, [{ strides: dl.strides, offset: dl.offset }, { strides: sl.strides, offset: sl.offset }], (g, work) => {

@@ -5,6 +5,8 @@
 //    contiguous rows of the usual sizes), with no index division per element.
 //  - gather walks rows of the ids' last dim: one Geom lookup per row, then consecutive
 //    elements of y and ids go to consecutive threads.
+//  - indexAdd adds whole rows of src: the id of a row is read and range-checked once, and
+//    consecutive threads add consecutive elements (each wave's atomics cover whole lines).
 // Bad ids are still caught on the device (the kernels record them like indexing.hip's).
 import { ShapeError } from '../../errors.ts';
 import { numel } from '../../layout.ts';
@@ -98,6 +100,31 @@ export function launchGatherRows(y: Tensor, x: Tensor, ids: Tensor, dim: number,
     dev.kernels.launch(FILE, name, grid, block, 0, dev.stream, [arg.ptr(y.storage.ptrAt(0)), arg.ptr(x.storage.ptrAt(0)),
       arg.ptr(ids.storage.ptrAt(0)), arg.ptr(err), arg.i64(y.layout.offset), arg.bytes(geom), arg.u64(rows), arg.u64(cols),
       arg.i64(xCol), arg.i64(il.strides[r - 1]!), arg.i64(xl.strides[dim]!), arg.u64(xl.shape[dim]!), arg.u32(group), arg.u32(tag)]);
+  });
+  return true;
+}
+
+/**
+ * indexAdd of src into acc (the new contiguous accumulator, x's shape) along dim as row adds, or
+ * false (nothing launched): src's dims before dim must merge into one run (any stride), the dims
+ * after it into one unit-stride run (the rows).
+ */
+export function launchIndexAddRows(acc: Tensor, src: Tensor, ids: Tensor, dim: number, site: ErrorSite): boolean {
+  const { shape, strides } = src.layout;
+  const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
+  const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
+  if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return false;
+  const pre = before[0]?.n ?? 1, n = shape[dim]!, len = after[0]?.n ?? 1;
+  if ((pre > 1 && len < SHORT_ROW) || len > ROW_LEN_MAX) return false;
+  const limit = acc.layout.shape[dim]!, rows = pre * n;
+  const dev = acc.device;
+  const { grid, block, group } = rowLaunch(dev, rows, len);
+  const name = `index_add_rows_${src.dtype}_${ids.dtype}`;
+  withDeviceErrors(dev, site, (err, tag) => {
+    dev.kernels.launch(FILE, name, grid, block, 0, dev.stream, [arg.ptr(acc.storage.ptrAt(0)), arg.ptr(src.storage.ptrAt(0)),
+      arg.ptr(ids.storage.ptrAt(0)), arg.ptr(err), arg.i64(acc.layout.offset), arg.i64(src.layout.offset), arg.i64(ids.layout.offset),
+      arg.u64(rows), arg.u64(n), arg.u64(len), arg.i64(limit * len), arg.i64(len), arg.i64(before[0]?.s ?? 0), arg.i64(strides[dim]!),
+      arg.i64(ids.layout.strides[0]!), arg.u64(limit), arg.u32(group), arg.u32(tag)]);
   });
   return true;
 }

@@ -4,8 +4,9 @@
 // id * that dim's stride. Ids are range-checked by the kernels, which skip a bad id and record
 // it for src/runtime/device-errors.ts (an IndexError at the next readback): checking them here
 // would need a sync. Element moves go by width, so one kernel serves every dtype of a width.
-// indexSelect, embedding and gather try the row kernels of index-rows.ts first: where the data
-// runs along rows they move it in wide units with no per-element index division.
+// indexSelect, embedding, gather and indexAdd try the row kernels of index-rows.ts first: where
+// the data runs along rows they move it in wide units (or add it in whole lines) with no
+// per-element index division.
 import type { DType } from '../../dtype.ts';
 import { DTYPE_INFO } from '../../dtype.ts';
 import { ShapeError } from '../../errors.ts';
@@ -20,7 +21,7 @@ import { withDeviceErrors, type ErrorOp } from '../../runtime/device-errors.ts';
 import { sig } from '../dispatch.ts';
 import { cast } from './cast.ts';
 import { copyInto, eachGeom } from './copy.ts';
-import { embeddingRows, launchGatherRows, launchSelectRows, selectRows } from './index-rows.ts';
+import { embeddingRows, launchGatherRows, launchIndexAddRows, launchSelectRows, selectRows } from './index-rows.ts';
 
 const FILE = 'indexing.hip';
 
@@ -129,7 +130,8 @@ function copyAs(x: Tensor, to: DType): Tensor {
  * The scatter family over w.shape: a copy of x, then src written (or added) at the ids. srcOp
  * is src over w.shape. The output operand is the copy with 0 on the indexed dim.
  */
-function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk, inPlace = false): Tensor {
+function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk, inPlace = false,
+  addRows?: (acc: Tensor) => boolean): Tensor {
   const dev = x.device, stream = dev.stream;
   const work = w.shape.reduce((a, b) => a * b, 1);
   if (work === 0) return inPlace ? x : copyAs(x, x.dtype);
@@ -145,6 +147,7 @@ function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number,
   const ids = ptrOf(w.ids), srcP = ptrOf(src), accP = ptrOf(acc), it = idType(w.ids);
   try {
     if (add) {
+      if (addRows?.(acc)) return acc.dtype === x.dtype ? acc : finish(acc, x.dtype);
       const name = `scatter_add_${x.dtype}_${it}`;
       withDeviceErrors(dev, site(w), (err, tag) => {
         eachGeom(w.op, w.shape, operands, (g, n) => {
@@ -215,9 +218,10 @@ export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void
 
 export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
   const il = ids.layout, sl = src.layout, r = sl.rank;
-  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, {
+  const w: Walk = {
     op: 'indexAdd', shape: sl.shape, ids,
     idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
     limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
-  });
+  };
+  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, w, false, (acc) => launchIndexAddRows(acc, src, ids, dim, site(w)));
 }

@@ -10,8 +10,9 @@ import { linearRow } from './gemv-fused.ts';
 
 interface BlasOperand { t: Tensor; trans: boolean; ld: number; batchStride: number; owned: boolean }
 
-/** how a row-major [rows, cols] matrix with these strides looks to column-major BLAS */
-function matrixView(rows: number, cols: number, sr: number, sc: number): { trans: boolean; ld: number } | null {
+/** how a row-major [rows, cols] matrix with these strides looks to column-major BLAS; null where
+ *  it cannot be handed over without a copy (also the 1x1 convolution route's test, gpu/conv-gemm.ts) */
+export function matrixView(rows: number, cols: number, sr: number, sc: number): { trans: boolean; ld: number } | null {
   // column-major view of the row-major data is [cols, rows] with leading dim sr
   if (sc === 1 || cols === 1) {
     const ld = rows === 1 ? Math.max(cols, 1) : sr;

@@ -57,7 +57,7 @@ export function rowForm(shape: readonly number[], dStrides: readonly number[], s
  * base address and every byte offset, stride and length given: rows then start on unit
  * boundaries and hold whole units. `counts` are in elements of `elemBytes`.
  */
-function rowUnitBytes(elemBytes: number, ptrs: readonly DevicePtr[], counts: readonly number[]): number {
+export function rowUnitBytes(elemBytes: number, ptrs: readonly DevicePtr[], counts: readonly number[]): number {
   for (const u of [16, 8, 4, 2, 1]) {
     if (u < elemBytes) break;
     if (ptrs.every((p) => (p as bigint) % BigInt(u) === 0n) && counts.every((c) => (Math.abs(c) * elemBytes) % u === 0)) return u;

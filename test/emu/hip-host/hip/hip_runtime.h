@@ -1,11 +1,12 @@
 // A stand-in for <hip/hip_runtime.h> that runs kernel sources on the host (g++, -D__HIP__ so
-// compat.h takes its HIP path, -I test/emu/hip-host), for radix-emu.cpp and rowreg-emu.cpp:
-// each GPU thread of a block is a fiber (ucontext), blocks run one after another, and the
-// wave size is a variable (32 or 64), so the AMD wave64 paths run where no AMD GPU is.
+// compat.h takes its HIP path, -I test/emu/hip-host), for radix-emu.cpp, rowreg-emu.cpp,
+// upsample-emu.cpp and copy-emu.cpp: each GPU thread of a block is a fiber (ucontext), blocks
+// run one after another, and the wave size is a variable (32 or 64), so the AMD wave64 paths run
+// where no AMD GPU is.
 //
 // What it models: __syncthreads (a barrier of the block's threads), the wave's __ballot,
 // __shfl, __shfl_up, __shfl_xor and __syncwarp (every lane of the wave must arrive, as on a GPU; each call is
-// a barrier of the wave), LDS atomics. Fibers switch only at those barriers, in an order shuffled each
+// a barrier of the wave), LDS and global atomics. Fibers switch only at those barriers, in an order shuffled each
 // round, so a missing __syncthreads between a write and another thread's read shows up as a
 // wrong result. A barrier that some threads never reach is reported and aborts (deadlock).
 // Not modelled: memory races between barriers (compute-sanitizer racecheck covers those on the
@@ -217,11 +218,16 @@ inline T __shfl_xor(T v, int mask, int width) {
 // atomic here (and blocks run one after another: what an earlier block wrote is there)
 inline unsigned atomicAdd(unsigned* p, unsigned v) { const unsigned old = *p; *p = old + v; return old; }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = old + v; return old; }
+inline float atomicAdd(float* p, float v) { const float old = *p; *p = old + v; return old; }
+inline double atomicAdd(double* p, double v) { const double old = *p; *p = old + v; return old; }
+inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) { const unsigned old = *p; if (old == cmp) *p = v; return old; }
+inline unsigned atomicExch(unsigned* p, unsigned v) { const unsigned old = *p; *p = v; return old; }
 inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
   const unsigned long long old = *p;
   *p = emu::st.exch64 ? emu::st.exch64(old, v) : v;
   return old;
 }
+inline void __threadfence() {}
 inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) { const unsigned long long old = *p; *p = old | v; return old; }
 // a barrier of the wave (CUDA's __syncwarp; the kernels' wave_sync on the host)
 inline void __syncwarp() { emu::wave_op(0, [](const uint64_t*) { return 0; }); }
