@@ -56,8 +56,8 @@ export function topkLdsBytes(dev: Device, d: DType): number {
   return (2 * waves(dev) * RADIX + 4 * WAVES_MAX + 8) * 4 + (2 * TOPK_MAX + TOPK_CAP) * (rawBytes(d) + 4);
 }
 
-/** items a thread of a top-k round (topk.hip TopkItems): 32, 16 for 64-bit elements */
-export const topkItems = (d: DType): number => (rawBytes(d) === 8 ? 16 : 32);
+/** items a thread of a top-k round (topk.hip TopkItems): 16, 8 for 64-bit elements (rounds of 4096 and 2048) */
+export const topkItems = (d: DType): number => (rawBytes(d) === 8 ? 8 : 16);
 
 /** blocks for `units` of work (the kernels loop grid-stride over the rest) */
 export function gridFor(dev: Device, units: number): Dim3 {
