@@ -31,13 +31,15 @@ const UNITS_PER_THREAD = 4;
 /** one view pair as `rows` rows of `len` contiguous elements, `dStride`/`sStride` apart */
 export interface RowForm { readonly rows: number; readonly len: number; readonly dStride: number; readonly sStride: number }
 
+/** a dim of a copy: its size and its strides in dst and src */
+export interface CopyDim { n: number; d: number; s: number }
+
 /**
- * dst and src (the same shape) as rows of contiguous elements, or null: size-1 dims dropped,
- * dims contiguous in both merged (as packGeom does), and at most two dims left, the inner one
- * unit-stride in both. A dense pair is one row.
+ * The dims of a copy from the innermost out, size-1 dims dropped and neighbours that are
+ * contiguous in both dst and src merged into one.
  */
-export function rowForm(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): RowForm | null {
-  const dims: { n: number; d: number; s: number }[] = [];
+export function mergedDims(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): CopyDim[] {
+  const dims: CopyDim[] = [];
   for (let i = shape.length - 1; i >= 0; i--) {
     const n = shape[i]!;
     if (n === 1) continue;
@@ -45,6 +47,16 @@ export function rowForm(shape: readonly number[], dStrides: readonly number[], s
     if (last && dStrides[i] === last.d * last.n && sStrides[i] === last.s * last.n) last.n *= n;
     else dims.push({ n, d: dStrides[i]!, s: sStrides[i]! });
   }
+  return dims;
+}
+
+/**
+ * dst and src (the same shape) as rows of contiguous elements, or null: size-1 dims dropped,
+ * dims contiguous in both merged (as packGeom does), and at most two dims left, the inner one
+ * unit-stride in both. A dense pair is one row.
+ */
+export function rowForm(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): RowForm | null {
+  const dims = mergedDims(shape, dStrides, sStrides);
   if (dims.length === 0) return { rows: 1, len: 1, dStride: 1, sStride: 1 };
   const inner = dims[0]!;
   if (inner.d !== 1 || inner.s !== 1 || dims.length > 2) return null;
