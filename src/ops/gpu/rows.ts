@@ -4,6 +4,7 @@
 import type { Device } from '../../device.ts';
 import { DTYPE_INFO } from '../../dtype.ts';
 import type { Tensor } from '../../tensor.ts';
+import { mergedDims } from './copy-dims.ts';
 import { groupGrid } from './reduce.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';
 import type { DevicePtr } from '../../runtime/gpu.ts';
@@ -30,25 +31,6 @@ const UNITS_PER_THREAD = 4;
 
 /** one view pair as `rows` rows of `len` contiguous elements, `dStride`/`sStride` apart */
 export interface RowForm { readonly rows: number; readonly len: number; readonly dStride: number; readonly sStride: number }
-
-/** a dim of a copy: its size and its strides in dst and src */
-export interface CopyDim { n: number; d: number; s: number }
-
-/**
- * The dims of a copy from the innermost out, size-1 dims dropped and neighbours that are
- * contiguous in both dst and src merged into one.
- */
-export function mergedDims(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): CopyDim[] {
-  const dims: CopyDim[] = [];
-  for (let i = shape.length - 1; i >= 0; i--) {
-    const n = shape[i]!;
-    if (n === 1) continue;
-    const last = dims[dims.length - 1];
-    if (last && dStrides[i] === last.d * last.n && sStrides[i] === last.s * last.n) last.n *= n;
-    else dims.push({ n, d: dStrides[i]!, s: sStrides[i]! });
-  }
-  return dims;
-}
 
 /**
  * dst and src (the same shape) as rows of contiguous elements, or null: size-1 dims dropped,

@@ -6,7 +6,7 @@ import { dtypeSize } from '../../dtype.ts';
 import type { Tensor } from '../../tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { copyWidth } from '../../runtime/kernel-sigs.ts';
-import { mergedDims } from './rows.ts';
+import { mergedDims } from './copy-dims.ts';
 
 const FILE = 'copy.hip';
 /** threads a block of transpose_<w>: the kernel's TP_THREADS */
