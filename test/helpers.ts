@@ -20,6 +20,20 @@ export function randInts(shape: number[], n: number, dtype: DType = 'u32', devic
   const out = u.toDtype(dtype);
   return device ? moveTo(out, device) : out;
 }
+/**
+ * Values with ties, for sorting and selection: floats in steps of 4 / spread over [-2, 2) (exact
+ * in f32 and f64; f16 and bf16 round them, which only makes more ties), integers from `spread`
+ * values (negative ones too for i64); a large `spread` makes few ties.
+ */
+export function tiedValues(shape: number[], dtype: DType, spread: number): Tensor {
+  if (dtype === 'u8') return randInts(shape, Math.min(spread, 256), 'u8');
+  if (dtype === 'u32') return randInts(shape, spread, 'u32');
+  const h = randInts(shape, spread, 'f64');
+  const shifted = dtype === 'i64' ? h.affine(1, -Math.floor(spread / 2)) : h.affine(4 / spread, -2);
+  const out = shifted.toDtype(dtype);
+  h.dispose(); shifted.dispose();
+  return out;
+}
 function moveTo(t: Tensor, d: Device): Tensor { const m = t.to(d); if (m !== t) t.dispose(); return m; }
 
 export type LayoutKind = 'contiguous' | 'transposed' | 'narrowed' | 'offset' | 'broadcast';

@@ -6,34 +6,13 @@
 // without the check ever having run.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { REPO_ROOT } from '../runtime.ts';
-
-const CXX = process.env.CXX || 'g++';
+import { runEmulator } from './emu-run.ts';
 
 test('mma-layout.h matches the instruction models on every family (test/emu/mma-emu.cpp)', () => {
-  const probe = spawnSync(CXX, ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) {
-    throw new Error(`test/emu/mma-emu.cpp needs a C++17 compiler: '${CXX}' could not run (${probe.error?.message ?? probe.stderr.trim()}); install g++ (or set CXX)`);
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'mma-emu-'));
-  try {
-    const exe = join(dir, 'mma-emu');
-    const cc = spawnSync(CXX, ['-std=c++17', '-O1', '-Wall', '-Wextra', '-Werror', join(REPO_ROOT, 'test/emu/mma-emu.cpp'), '-o', exe],
-      { encoding: 'utf8', timeout: 120_000 });
-    assert.is(cc.status, 0, `compiling test/emu/mma-emu.cpp failed:\n${cc.stderr}${cc.error?.message ?? ''}`);
-    const run = spawnSync(exe, [], { encoding: 'utf8', timeout: 60_000 });
-    const out = `${run.stdout}${run.stderr}`;
-    assert.is(run.status, 0, `mma-emu reported mismatches:\n${out}`);
-    // every family reported, and the summary line says nothing mismatched
-    for (const fam of ['mfma', 'wmma11', 'wmma12', 'fma', 'nv']) assert.match(out, new RegExp(`^ok +${fam} `, 'm'), `no 'ok' line for ${fam}:\n${out}`);
-    assert.match(out, /^ok: 0 mismatches/m);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const out = runEmulator('mma-emu', { std: 'c++17', hipHost: false, timeoutMs: 120_000 });
+  // every family reported, and the summary line says nothing mismatched
+  for (const fam of ['mfma', 'wmma11', 'wmma12', 'fma', 'nv']) assert.match(out, new RegExp(`^ok +${fam} `, 'm'), `no 'ok' line for ${fam}:\n${out}`);
+  assert.match(out, /^ok: 0 mismatches/m);
 });
 
 test.run();

@@ -18,12 +18,10 @@
 #include <cstdio>
 #include <string>
 
+#include "emu-rng.h"
+
 static int failures = 0, checks = 0;
 
-struct Rng {
-  uint64_t s;
-  uint32_t next() { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (uint32_t)(s >> 16); }
-};
 
 // a 16-byte aligned byte buffer of n bytes, filled with `fill`
 struct Buf {

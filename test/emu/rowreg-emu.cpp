@@ -18,18 +18,10 @@
 #include <functional>
 #include <string>
 
+#include "emu-rng.h"
+
 static int failures = 0, checks = 0;
 
-// runs kernel() on grid x block host threads (fibers), a block at a time
-static void launch(unsigned grid, unsigned block, unsigned ws, const std::function<void()>& kernel) {
-  emu::launch(grid, block, (int)ws, kernel);
-}
-
-struct Rng {
-  uint64_t s;
-  uint32_t next() { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (uint32_t)(s >> 16); }
-  double uni(double lo, double hi) { return lo + (hi - lo) * (double)(next() % 1000001) / 1e6; }
-};
 
 // storage <-> double, with the library's own conversions (compat.h)
 template <class T> struct Io;
@@ -199,7 +191,7 @@ static void run_case(Op op, const std::vector<double>& xv, const std::vector<dou
     const Shape s = reg_shape(nv, v, ws);
     if (s.group > 256) return;
     const unsigned per = s.block / s.group, g = grid ? grid : (rows + per - 1) / per;
-    launch(g, s.block, ws, [&] {
+    emu::launch(g, s.block, ws, [&] {
       if (sm) Kern<T>::sm(v, log, y.data(), x.data(), rows, cols, s.group);
       else if (rms) Kern<T>::rms(v, y.data(), x.data(), w.data(), rows, cols, eps, s.group);
       else Kern<T>::ln(v, y.data(), x.data(), w.data(), bias ? b.data() : nullptr, rows, cols, eps, s.group);
@@ -207,11 +199,11 @@ static void run_case(Op op, const std::vector<double>& xv, const std::vector<dou
   } else {
     const unsigned chunks = (nv + chunkVecs - 1) / chunkVecs, g = grid ? grid : rows * chunks;
     std::vector<float> part((size_t)rows * chunks * 2, NAN);
-    launch(g, 256, ws, [&] {
+    emu::launch(g, 256, ws, [&] {
       if (sm) Kern<T>::sm_part(part.data(), x.data(), rows, cols, chunkVecs, chunks);
       else Kern<T>::ln_part(rms, part.data(), x.data(), rows, cols, chunkVecs, chunks);
     });
-    launch(g, 256, ws, [&] {
+    emu::launch(g, 256, ws, [&] {
       if (sm) Kern<T>::sm_fin(log, y.data(), x.data(), part.data(), rows, cols, chunkVecs, chunks);
       else if (rms) Kern<T>::rms_fin(y.data(), x.data(), w.data(), part.data(), rows, cols, chunkVecs, chunks, eps);
       else Kern<T>::ln_fin(y.data(), x.data(), w.data(), bias ? b.data() : nullptr, part.data(), rows, cols, chunkVecs, chunks, eps);
@@ -254,7 +246,7 @@ static void folds(Rng& rng, unsigned ws) {
         for (unsigned grid : { 0u, 2u }) {
           std::vector<T> y = poisoned<T>(rows);
           const unsigned per = s.block / s.group, gr = grid ? grid : (rows + per - 1) / per;
-          launch(gr, s.block, ws, [&] { Fold<T>::run(op, v, y.data(), x.data(), rows, cols, s.group); });
+          emu::launch(gr, s.block, ws, [&] { Fold<T>::run(op, v, y.data(), x.data(), rows, cols, s.group); });
           char what[160];
           std::snprintf(what, sizeof what, "%s %s wave %u V %d [%u, %u] grid %u", names[op], Io<T>::name, ws, v, rows, cols, gr);
           compare(what, y, want);
@@ -282,7 +274,7 @@ static void scans(Rng& rng, unsigned ws) {
     for (unsigned block : { 256u, 128u }) {
       for (unsigned grid : { rows, 2u }) {
         std::vector<T> y = poisoned<T>(x.size());
-        launch(grid, block, ws, [&] { cumsum_rows<T, A>(y.data(), x.data(), rows, cols); });
+        emu::launch(grid, block, ws, [&] { cumsum_rows<T, A>(y.data(), x.data(), rows, cols); });
         char what[160];
         std::snprintf(what, sizeof what, "cumsum %s wave %u block %u grid %u [%u, %u]", Io<T>::name, ws, block, grid, rows, cols);
         compare(what, y, want);

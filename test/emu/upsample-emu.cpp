@@ -18,13 +18,10 @@
 #include <cstdio>
 #include <string>
 
+#include "emu-rng.h"
+
 static int failures = 0, checks = 0;
 
-struct Rng {
-  uint64_t s;
-  uint32_t next() { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (uint32_t)(s >> 16); }
-  double uni(double lo, double hi) { return lo + (hi - lo) * (double)(next() % 1000001) / 1e6; }
-};
 
 // storage <-> f32, with the library's conversions (compat.h)
 template <class T> struct Io;

@@ -9,24 +9,10 @@
 // rows of 2^20, and the empty and 0-d cases, value by value.
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
-import { Tensor, type DType } from '../../src/index.ts';
-import { randInts } from '../helpers.ts';
+import { Tensor } from '../../src/index.ts';
+import { tiedValues } from '../helpers.ts';
 
 const s = gpuSuite('gpu/sort');
-
-/**
- * Values with ties: floats in steps of 0.25 over [-2, 2) (exact in every float dtype), integers
- * from `spread` values (negative ones too for i64); `spread` large makes few ties.
- */
-function values(shape: number[], dtype: DType, spread: number): Tensor {
-  if (dtype === 'u8') return randInts(shape, Math.min(spread, 256), 'u8');
-  if (dtype === 'u32') return randInts(shape, spread, 'u32');
-  const h = randInts(shape, spread, 'f64');
-  const shifted = dtype === 'i64' ? h.affine(1, -Math.floor(spread / 2)) : h.affine(4 / spread, -2);
-  const out = shifted.toDtype(dtype);
-  h.dispose(); shifted.dispose();
-  return out;
-}
 
 interface Variant {
   readonly name: string; readonly shape: number[]; readonly dim: number; readonly spread: number;
@@ -64,9 +50,9 @@ for (const op of ['argsort', 'sort'] as const) {
       for (const descending of [false, true]) {
         const variant = `${v.name}${descending ? ', descending' : ''}`;
         const run = ([x]: Tensor[]) => (op === 'argsort' ? x!.argsort(v.dim, { descending }) : x!.sort(v.dim, { descending }).indices);
-        await checkOp(op, ALL_DTYPES, v.layouts ?? LAYOUTS, (d) => [values(v.shape, d, v.spread)], run, { variant, tol: 0 });
+        await checkOp(op, ALL_DTYPES, v.layouts ?? LAYOUTS, (d) => [tiedValues(v.shape, d, v.spread)], run, { variant, tol: 0 });
         if (op === 'sort') {
-          await checkOp(op, ALL_DTYPES, v.layouts ?? LAYOUTS, (d) => [values(v.shape, d, v.spread)],
+          await checkOp(op, ALL_DTYPES, v.layouts ?? LAYOUTS, (d) => [tiedValues(v.shape, d, v.spread)],
             ([x]) => x!.sort(v.dim, { descending }).values, { variant: `${variant}, values`, tol: 0 });
         }
       }
@@ -124,7 +110,7 @@ s.opTest('argsort', async (dev) => {
 s.opTest('argsort', async (dev) => {
   // rows of 2^20: 256 tiles a row; f32 (4 passes, ping-pong workspaces) and bf16 (2 passes)
   for (const [dtype, descending] of [['f32', false], ['bf16', true]] as const) {
-    const cpu = values([8, 1 << 20], dtype, 1 << 20);
+    const cpu = tiedValues([8, 1 << 20], dtype, 1 << 20);
     const got = cpu.to(dev).argsort(-1, { descending });
     const want = cpu.argsort(-1, { descending });
     const a = await got.toArray(), b = want.toArraySync();

@@ -10,26 +10,11 @@
 // and the errors, value by value.
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
-import { Tensor, tidy, type DType } from '../../src/index.ts';
+import { Tensor, tidy } from '../../src/index.ts';
 import { ShapeError } from '../../src/errors.ts';
-import { randInts } from '../helpers.ts';
+import { tiedValues } from '../helpers.ts';
 
 const s = gpuSuite('gpu/topk');
-
-/**
- * Values with ties: floats in steps of 4 / spread over [-2, 2) (exact in f32 and f64; f16 and
- * bf16 round them, which only makes more ties), integers from `spread` values (negative ones too
- * for i64).
- */
-function values(shape: number[], dtype: DType, spread: number): Tensor {
-  if (dtype === 'u8') return randInts(shape, Math.min(spread, 256), 'u8');
-  if (dtype === 'u32') return randInts(shape, spread, 'u32');
-  const h = randInts(shape, spread, 'f64');
-  const shifted = dtype === 'i64' ? h.affine(1, -Math.floor(spread / 2)) : h.affine(4 / spread, -2);
-  const out = shifted.toDtype(dtype);
-  h.dispose(); shifted.dispose();
-  return out;
-}
 
 interface Variant {
   readonly name: string; readonly shape: number[]; readonly dim: number; readonly ks: readonly number[];
@@ -57,7 +42,7 @@ for (const part of ['indices', 'values'] as const) {
       for (const k of v.ks) {
         for (const largest of [true, false]) {
           const variant = `${v.name} k=${k}${largest ? '' : ' smallest'}, ${part}`;
-          await checkOp('topk', ALL_DTYPES, v.layouts ?? LAYOUTS, (d) => [values(v.shape, d, v.spread)],
+          await checkOp('topk', ALL_DTYPES, v.layouts ?? LAYOUTS, (d) => [tiedValues(v.shape, d, v.spread)],
             ([x]) => x!.topk(k, { dim: v.dim, largest })[part], { variant, tol: 0 });
         }
       }
@@ -115,7 +100,7 @@ s.opTest('topk', async (dev) => {
 s.opTest('topk', async (dev) => {
   // rows of 2^20: three levels of candidates
   for (const [dtype, largest] of [['f32', true], ['bf16', false]] as const) {
-    const cpu = values([4, 1 << 20], dtype, 1 << 20);
+    const cpu = tiedValues([4, 1 << 20], dtype, 1 << 20);
     const x = cpu.to(dev);
     for (const k of [1, 50]) {
       const got = x.topk(k, { largest }), want = cpu.topk(k, { largest });
@@ -130,7 +115,7 @@ s.opTest('topk', async (dev) => {
   // the benchmark's batch of logits: 8 slices a row of 16032 (4 rounds each) on 132
   // multiprocessors, then 64 rows of 400 candidates
   for (const [dtype, largest] of [['bf16', true], ['f32', false]] as const) {
-    const cpu = values([64, 128256], dtype, 1 << 16);
+    const cpu = tiedValues([64, 128256], dtype, 1 << 16);
     const x = cpu.to(dev);
     const got = x.topk(50, { largest }), want = cpu.topk(50, { largest });
     const what = `${dtype} [64, 128256] k=50${largest ? '' : ' smallest'}`;
@@ -173,7 +158,7 @@ s.opTest('topk', async (dev) => {
 
 s.opTest('topk', async (dev) => {
   for (const dtype of ALL_DTYPES) {
-    const x = values([3, 5], dtype, 10).to(dev);
+    const x = tiedValues([3, 5], dtype, 10).to(dev);
     const z = x.topk(0);
     assert.equal(z.values.shape, [3, 0]);
     assert.equal(z.indices.shape, [3, 0]);

@@ -4,6 +4,7 @@
 import type { Device } from '../../device.ts';
 import { DTYPE_INFO } from '../../dtype.ts';
 import type { Tensor } from '../../tensor.ts';
+import { mergedDims } from './copy-dims.ts';
 import { groupGrid } from './reduce.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';
 import type { DevicePtr } from '../../runtime/gpu.ts';
@@ -37,14 +38,7 @@ export interface RowForm { readonly rows: number; readonly len: number; readonly
  * unit-stride in both. A dense pair is one row.
  */
 export function rowForm(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): RowForm | null {
-  const dims: { n: number; d: number; s: number }[] = [];
-  for (let i = shape.length - 1; i >= 0; i--) {
-    const n = shape[i]!;
-    if (n === 1) continue;
-    const last = dims[dims.length - 1];
-    if (last && dStrides[i] === last.d * last.n && sStrides[i] === last.s * last.n) last.n *= n;
-    else dims.push({ n, d: dStrides[i]!, s: sStrides[i]! });
-  }
+  const dims = mergedDims(shape, dStrides, sStrides);
   if (dims.length === 0) return { rows: 1, len: 1, dStride: 1, sStride: 1 };
   const inner = dims[0]!;
   if (inner.d !== 1 || inner.s !== 1 || dims.length > 2) return null;

@@ -6,6 +6,7 @@ import { dtypeSize } from '../../dtype.ts';
 import type { Tensor } from '../../tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { copyWidth } from '../../runtime/kernel-sigs.ts';
+import { mergedDims } from './copy-dims.ts';
 
 const FILE = 'copy.hip';
 /** threads a block of transpose_<w>: the kernel's TP_THREADS */
@@ -31,14 +32,7 @@ export interface TransposeForm {
  * matter.
  */
 export function transposeForm(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): TransposeForm | null {
-  const dims: { n: number; d: number; s: number }[] = [];
-  for (let i = shape.length - 1; i >= 0; i--) {
-    const n = shape[i]!;
-    if (n === 1) continue;
-    const last = dims[dims.length - 1];
-    if (last && dStrides[i] === last.d * last.n && sStrides[i] === last.s * last.n) last.n *= n;
-    else dims.push({ n, d: dStrides[i]!, s: sStrides[i]! });
-  }
+  const dims = mergedDims(shape, dStrides, sStrides);
   if (dims.length < 2 || dims.length > 3) return null;
   const u = dims.findIndex((x) => x.d === 1 && x.s !== 1);
   const v = dims.findIndex((x) => x.s === 1 && x.d !== 1);
