@@ -1,10 +1,8 @@
 // cuDNN 9 legacy API through koffi: prototypes, enum values and the algorithm-perf struct layout
 // as data (checked by test/abi where cuDNN's headers exist), declared on first use. The twin of
-// miopen.ts. Descriptors are created per call and destroyed in `finally`; a convolution's
-// algorithm is timed once per shape on its first call (cudnnFind*AlgorithmEx, as MIOpen's find;
-// ROCM_TENSOR_CUDNN_FIND=0 takes cuDNN's heuristic ranking instead) and cached with its
-// workspace size; one workspace per device grows as needed.
-import { DTypeError, GpuError, NotOnDeviceError, OutOfMemoryError, TensorError, fmtShape } from '../errors.ts';
+// miopen.ts. Descriptors are created per call and destroyed in `finally`; the chosen algorithm
+// and its workspace size are cached per shape; one workspace per device grows as needed.
+import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../errors.ts';
 import type {
   BatchNormParams, ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams,
 } from '../runtime/gpu.ts';
@@ -74,12 +72,6 @@ export const CUDNN_FUNCTIONS = {
     proto: `cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, ${T} srcDesc, ${F} filterDesc, ` +
       `${C} convDesc, ${T} destDesc, int requestedAlgoCount, int *returnedAlgoCount, cudnnFwdPerf_p perfResults)`,
   },
-  // times each algorithm on the caller's buffers (y is overwritten); results sorted fastest first
-  cudnnFindConvolutionForwardAlgorithmEx: {
-    proto: `cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, ${T} xDesc, const void *x, ` +
-      `${F} wDesc, const void *w, ${C} convDesc, ${T} yDesc, void *y, int requestedAlgoCount, ` +
-      'int *returnedAlgoCount, cudnnFwdPerf_p perfResults, void *workSpace, size_t workSpaceSizeInBytes)',
-  },
   cudnnGetConvolutionForwardWorkspaceSize: {
     proto: `cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, ${T} xDesc, ${F} wDesc, ` +
       `${C} convDesc, ${T} yDesc, cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes)`,
@@ -93,11 +85,6 @@ export const CUDNN_FUNCTIONS = {
     proto: `cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle, ${F} filterDesc, ` +
       `${T} diffDesc, ${C} convDesc, ${T} gradDesc, int requestedAlgoCount, int *returnedAlgoCount, ` +
       'cudnnBwdDataPerf_p perfResults)',
-  },
-  cudnnFindConvolutionBackwardDataAlgorithmEx: {
-    proto: `cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(cudnnHandle_t handle, ${F} wDesc, const void *w, ` +
-      `${T} dyDesc, const void *dy, ${C} convDesc, ${T} dxDesc, void *dx, int requestedAlgoCount, ` +
-      'int *returnedAlgoCount, cudnnBwdDataPerf_p perfResults, void *workSpace, size_t workSpaceSizeInBytes)',
   },
   cudnnGetConvolutionBackwardDataWorkspaceSize: {
     proto: `cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t handle, ${F} wDesc, ${T} dyDesc, ` +
@@ -187,15 +174,11 @@ export interface CudnnFns {
   cudnnDestroyConvolutionDescriptor(d: H): R;
   cudnnGetConvolutionForwardAlgorithm_v7(h: H, x: H, w: H, c: H, y: H, requested: number, returned: Int32Array,
     perf: Uint8Array): R;
-  cudnnFindConvolutionForwardAlgorithmEx(h: H, xd: H, x: P, wd: H, w: P, cd: H, yd: H, y: P, requested: number,
-    returned: Int32Array, perf: Uint8Array, ws: P | null, wsBytes: number): R;
   cudnnGetConvolutionForwardWorkspaceSize(h: H, x: H, w: H, c: H, y: H, algo: number, out: BigUint64Array): R;
   cudnnConvolutionForward(h: H, alpha: ArrayBufferView, xd: H, x: P, wd: H, w: P, cd: H, algo: number, ws: P | null,
     wsBytes: number, beta: ArrayBufferView, yd: H, y: P): R;
   cudnnGetConvolutionBackwardDataAlgorithm_v7(h: H, w: H, dy: H, c: H, dx: H, requested: number, returned: Int32Array,
     perf: Uint8Array): R;
-  cudnnFindConvolutionBackwardDataAlgorithmEx(h: H, wd: H, w: P, dyd: H, dy: P, cd: H, dxd: H, dx: P, requested: number,
-    returned: Int32Array, perf: Uint8Array, ws: P | null, wsBytes: number): R;
   cudnnGetConvolutionBackwardDataWorkspaceSize(h: H, w: H, dy: H, c: H, dx: H, algo: number, out: BigUint64Array): R;
   cudnnConvolutionBackwardData(h: H, alpha: ArrayBufferView, wd: H, w: P, dyd: H, dy: P, cd: H, algo: number,
     ws: P | null, wsBytes: number, beta: ArrayBufferView, dxd: H, dx: P): R;
@@ -265,49 +248,9 @@ export interface CudnnHost {
   streamSynchronize(s: GpuStream): void;
 }
 
-/** one convolution shape's algorithm: timed by Find*Ex, or taken from cuDNN's heuristic ranking */
-export interface AlgoChoice {
-  readonly algo: number;
-  readonly mathType: number;
-  readonly workspace: number;
-  readonly by: 'find' | 'heuristic';
-  /** what Find measured for it, in ms (null for a heuristic choice) */
-  readonly ms: number | null;
-}
-
-/** the calls that choose an algorithm for one convolution, bound to its descriptors and buffers */
-interface AlgoCalls {
-  readonly kind: 'fwd' | 'bwdData';
-  /** cudnnGet*Algorithm_v7: cuDNN's ranking, no GPU work */
-  rank(requested: number, returned: Int32Array, perf: Uint8Array): number;
-  /** cudnnFind*AlgorithmEx on the op's own buffers: runs every algorithm, overwrites the output */
-  time(requested: number, returned: Int32Array, perf: Uint8Array, ws: DevicePtr | null, wsBytes: number): number;
-  wsSize(algo: number, out: BigUint64Array): number;
-}
-
-interface PerfEntry { readonly algo: number; readonly status: number; readonly ms: number; readonly mathType: number }
+interface AlgoChoice { readonly algo: number; readonly mathType: number; readonly workspace: number }
 
 const MAX_ALGOS = 16;
-
-/**
- * The most workspace Find*Ex gets to time algorithms with. Most need none or a few MiB; the FFT
- * ones can ask for gigabytes on large images, and one that needs more than this is not timed
- * (Find reports it as failed), so it is never chosen.
- */
-export const CUDNN_FIND_WORKSPACE_CAP = 256 << 20;
-
-/**
- * ROCM_TENSOR_CUDNN_FIND: unset or `1` times every algorithm once per convolution shape
- * (cudnnFind*AlgorithmEx) and keeps the fastest, as MIOpen's find does; `0` takes the first that
- * cuDNN's heuristics rank as working (no timing, a quicker first call). Read at each call, and
- * part of the cache key, so a process can compare the two.
- */
-export function cudnnFindEnabled(): boolean {
-  const env = process.env['ROCM_TENSOR_CUDNN_FIND'];
-  if (env === undefined || env === '' || env === '1') return true;
-  if (env === '0') return false;
-  throw new TensorError(`cuDNN: ROCM_TENSOR_CUDNN_FIND must be 0 (heuristics) or 1 (time the algorithms), got "${env}"`);
-}
 
 export class CudnnApi implements DnnApi {
   readonly name = 'cuDNN';
@@ -412,132 +355,40 @@ export class CudnnApi implements DnnApi {
     return this.workspace;
   }
 
-  /**
-   * The algorithm for one convolution shape, chosen once and cached: the fastest that Find*Ex
-   * times on the op's own buffers in our math mode, else (ROCM_TENSOR_CUDNN_FIND=0, or Find
-   * timed nothing usable) the first that cuDNN's heuristics rank as working. Find synchronizes
-   * and allocates, which a graph capture forbids; it never meets one, as Device.dnn() refuses
-   * every MIOpen / cuDNN call during a capture (src/device.ts).
-   */
-  private chooseAlgo(calls: AlgoCalls, p: ConvParams, conv: bigint, what: string, stream: GpuStream): AlgoChoice {
-    const find = cudnnFindEnabled();
-    const key = `${find ? 'find' : 'heuristic'} ${calls.kind} ${convKey(p)}`;
+  /** picks the first algorithm cuDNN's heuristics rank as working in our math mode */
+  private chooseAlgo(kind: 'fwd' | 'bwdData', p: ConvParams, key: string,
+    find: (requested: number, returned: Int32Array, perf: Uint8Array) => number,
+    wsSize: (algo: number, out: BigUint64Array) => number, conv: bigint, what: string): AlgoChoice {
     const hit = this.algoCache.get(key);
     if (hit) return hit;
-    const rankCall = calls.kind === 'fwd' ? 'cudnnGetConvolutionForwardAlgorithm_v7' : 'cudnnGetConvolutionBackwardDataAlgorithm_v7';
-    const ranked = this.readPerf((req, ret, perf) => calls.rank(req, ret, perf), rankCall, [what]);
-    const choice = (find ? this.fastestTimed(calls, p, conv, ranked, what, stream) : null) ??
-      this.firstRanked(calls, p, conv, ranked, what);
-    this.algoCache.set(key, choice);
-    return choice;
-  }
-
-  /** the algorithm chosen so far for each convolution shape, keyed by how, direction and shape
-   *  (diagnostics and tests) */
-  algoChoices(): ReadonlyMap<string, AlgoChoice> { return this.algoCache; }
-
-  /** runs a Get/Find call that fills the perf array and reads its entries */
-  private readPerf(fill: (requested: number, returned: Int32Array, perf: Uint8Array) => number, call: string,
-    args: readonly unknown[]): PerfEntry[] {
+    const call = kind === 'fwd' ? 'cudnnGetConvolutionForwardAlgorithm_v7' : 'cudnnGetConvolutionBackwardDataAlgorithm_v7';
     this.outInt[0] = 0;
-    this.ok(fill(MAX_ALGOS, this.outInt, this.perf), call, args);
+    this.ok(find(MAX_ALGOS, this.outInt, this.perf), call, [what]);
     const count = Math.min(this.outInt[0]!, MAX_ALGOS);
     const dv = new DataView(this.perf.buffer, this.perf.byteOffset, this.perf.byteLength);
     const f = CUDNN_PERF.fields;
-    return Array.from({ length: count }, (_, i) => {
-      const at = i * CUDNN_PERF.size;
-      return {
-        algo: dv.getInt32(at + f.algo, true), status: dv.getInt32(at + f.status, true),
-        ms: dv.getFloat32(at + f.time, true), mathType: dv.getInt32(at + f.mathType, true),
-      };
-    });
-  }
-
-  /** gives the descriptor the math type `e` runs with and returns its workspace, or null (noted
-   *  in `tried`) when cuDNN will not size it */
-  private workspaceFor(calls: AlgoCalls, p: ConvParams, conv: bigint, e: PerfEntry, tried: string[]): number | null {
-    const math = mathFor(p.dtype, e.mathType);
-    this.ok(this.lib.fn.cudnnSetConvolutionMathType(conv, math), 'cudnnSetConvolutionMathType', [math]);
-    this.out64[0] = 0n;
-    const st = calls.wsSize(e.algo, this.out64);
-    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) { tried.push(`(algo ${e.algo} workspace query: ${st})`); return null; }
-    return Number(this.out64[0]!);
-  }
-
-  /** the first algorithm the heuristics rank as working in our math mode */
-  private firstRanked(calls: AlgoCalls, p: ConvParams, conv: bigint, ranked: readonly PerfEntry[], what: string): AlgoChoice {
-    const tried = ranked.map((e) => `algo ${e.algo} status ${e.status} math ${e.mathType}`);
+    const tried: string[] = [];
     // second pass (f32/f64 only): an algorithm ranked with tensor-op math still runs, on FMA
     // kernels, when the descriptor keeps FMA math
-    for (const strict of [true, false]) {
-      for (const e of ranked) {
-        if (e.status !== CUDNN_CONST.CUDNN_STATUS_SUCCESS || (strict && !mathAllowed(p.dtype, e.mathType))) continue;
-        const workspace = this.workspaceFor(calls, p, conv, e, tried);
-        if (workspace !== null) return { algo: e.algo, mathType: mathFor(p.dtype, e.mathType), workspace, by: 'heuristic', ms: null };
-      }
+    for (let i = 0; i < 2 * count; i++) {
+      const strict = i < count;
+      const at = (i % count) * CUDNN_PERF.size;
+      const algo = dv.getInt32(at + f.algo, true);
+      const status = dv.getInt32(at + f.status, true);
+      const mathType = dv.getInt32(at + f.mathType, true);
+      if (strict) tried.push(`algo ${algo} status ${status} math ${mathType}`);
+      if (status !== CUDNN_CONST.CUDNN_STATUS_SUCCESS || (strict && !mathAllowed(p.dtype, mathType))) continue;
+      const math = isHalf(p.dtype) ? mathType : baseMath(p.dtype);
+      this.ok(this.lib.fn.cudnnSetConvolutionMathType(conv, math), 'cudnnSetConvolutionMathType', [math]);
+      this.out64[0] = 0n;
+      const st = wsSize(algo, this.out64);
+      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) { tried.push(`(workspace query: ${st})`); continue; }
+      const choice: AlgoChoice = { algo, mathType: math, workspace: Number(this.out64[0]!) };
+      this.algoCache.set(key, choice);
+      return choice;
     }
     throw new NotOnDeviceError(`${what}: cuDNN ${this.version} on ${this.host.label} offers no usable algorithm ` +
       `(${tried.join('; ') || 'none returned'})`);
-  }
-
-  /**
-   * Times the algorithms on the op's own buffers and returns the fastest that works in our math
-   * mode, or null when none does. Find writes the output; the chosen algorithm runs right after
-   * and writes all of it again, so the result is that algorithm's alone.
-   */
-  private fastestTimed(calls: AlgoCalls, p: ConvParams, conv: bigint, ranked: readonly PerfEntry[], what: string,
-    stream: GpuStream): AlgoChoice | null {
-    // Find times in the descriptor's math mode: FMA kernels only for f32/f64 (no TF32)
-    const base = baseMath(p.dtype);
-    this.ok(this.lib.fn.cudnnSetConvolutionMathType(conv, base), 'cudnnSetConvolutionMathType', [base]);
-    // room for every algorithm the heuristics call working, up to the cap
-    let want = 0;
-    for (const e of ranked) {
-      if (e.status !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) continue;
-      this.out64[0] = 0n;
-      if (calls.wsSize(e.algo, this.out64) === CUDNN_CONST.CUDNN_STATUS_SUCCESS) want = Math.max(want, Number(this.out64[0]!));
-    }
-    // x and w come from work queued on `stream`: finished before Find reads them, on whichever stream it times
-    this.host.streamSynchronize(stream);
-    const ws = this.findWorkspace(Math.min(want, CUDNN_FIND_WORKSPACE_CAP));
-    const call = calls.kind === 'fwd' ? 'cudnnFindConvolutionForwardAlgorithmEx' : 'cudnnFindConvolutionBackwardDataAlgorithmEx';
-    let timed: PerfEntry[];
-    try {
-      timed = this.readPerf((req, ret, perf) => calls.time(req, ret, perf, ws.ptr, ws.bytes), call,
-        [what, `workspace ${ws.bytes} bytes`]);
-      // Find blocks the host already; this makes sure none of it still uses the workspace freed below
-      this.host.streamSynchronize(stream);
-    } catch (e) {
-      // a NOT_SUPPORTED class status: cuDNN cannot time this configuration, its ranking decides
-      // (and still fails with its own message if nothing runs); other failures are real errors
-      if (!(e instanceof NotOnDeviceError)) throw e;
-      timed = [];
-    } finally {
-      if (ws.ptr !== null) this.host.free(ws.ptr);
-    }
-    const tried: string[] = [];
-    for (const e of timed) { // fastest first
-      if (e.status !== CUDNN_CONST.CUDNN_STATUS_SUCCESS || !mathAllowed(p.dtype, e.mathType)) continue;
-      const workspace = this.workspaceFor(calls, p, conv, e, tried);
-      if (workspace !== null) return { algo: e.algo, mathType: mathFor(p.dtype, e.mathType), workspace, by: 'find', ms: e.ms };
-    }
-    return null;
-  }
-
-  /**
-   * A workspace for Find alone, freed after it: `bytes`, else the most of it the device gives
-   * (halving down to 1 MiB, then none). Less room only means fewer algorithms timed (those that
-   * need more report a failure and are not chosen), never a different result.
-   */
-  private findWorkspace(bytes: number): { ptr: DevicePtr | null; bytes: number } {
-    for (let b = bytes; b > 0; b = b > 1 << 20 ? Math.floor(b / 2) : 0) {
-      try {
-        return { ptr: this.host.malloc(b), bytes: b };
-      } catch (e) {
-        if (!(e instanceof OutOfMemoryError)) throw e;
-      }
-    }
-    return { ptr: null, bytes: 0 };
   }
 
   // ---- ops ------------------------------------------------------------------------------------
@@ -554,13 +405,9 @@ export class CudnnApi implements DnnApi {
       yd = this.tensor(t, p.n, p.cOut, p.outH, p.outW);
       cd = this.convolution(p);
       const f = this.lib.fn;
-      const choice = this.chooseAlgo({
-        kind: 'fwd',
-        rank: (req, ret, perf) => f.cudnnGetConvolutionForwardAlgorithm_v7(this.handle, xd, wd, cd, yd, req, ret, perf),
-        time: (req, ret, perf, ws, wsBytes) => f.cudnnFindConvolutionForwardAlgorithmEx(this.handle, xd, p.x, wd, p.w, cd,
-          yd, p.y, req, ret, perf, ws, wsBytes),
-        wsSize: (algo, out) => f.cudnnGetConvolutionForwardWorkspaceSize(this.handle, xd, wd, cd, yd, algo, out),
-      }, p, cd, what, stream);
+      const choice = this.chooseAlgo('fwd', p, `fwd ${convKey(p)}`,
+        (req, ret, perf) => f.cudnnGetConvolutionForwardAlgorithm_v7(this.handle, xd, wd, cd, yd, req, ret, perf),
+        (algo, out) => f.cudnnGetConvolutionForwardWorkspaceSize(this.handle, xd, wd, cd, yd, algo, out), cd, what);
       // a cached choice meets a fresh descriptor: give it the math type the algorithm was picked for
       this.ok(f.cudnnSetConvolutionMathType(cd, choice.mathType), 'cudnnSetConvolutionMathType', [choice.mathType]);
       const ws = this.ensureWorkspace(choice.workspace, stream);
@@ -594,13 +441,10 @@ export class CudnnApi implements DnnApi {
       dxd = this.tensor(t, p.n, p.cOut, p.outH, p.outW);
       cd = this.convolution(p);
       const f = this.lib.fn;
-      const choice = this.chooseAlgo({
-        kind: 'bwdData',
-        rank: (req, ret, perf) => f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, wd, dyd, cd, dxd, req, ret, perf),
-        time: (req, ret, perf, ws, wsBytes) => f.cudnnFindConvolutionBackwardDataAlgorithmEx(this.handle, wd, p.w, dyd, p.x,
-          cd, dxd, p.y, req, ret, perf, ws, wsBytes),
-        wsSize: (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, wd, dyd, cd, dxd, algo, out),
-      }, p, cd, what, stream);
+      const key = `bwdData ${convKey(p)}`;
+      const choice = this.chooseAlgo('bwdData', p, key,
+        (req, ret, perf) => f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, wd, dyd, cd, dxd, req, ret, perf),
+        (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, wd, dyd, cd, dxd, algo, out), cd, what);
       this.ok(f.cudnnSetConvolutionMathType(cd, choice.mathType), 'cudnnSetConvolutionMathType', [choice.mathType]);
       const ws = this.ensureWorkspace(choice.workspace, stream);
       const [one, zero] = this.scalars(p.dtype);
@@ -702,10 +546,6 @@ function baseMath(d: DnnDType): number {
 function mathAllowed(d: DnnDType, math: number): boolean {
   if (isHalf(d)) return true;
   return math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH && math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-}
-/** the math type an algorithm reported with `reported` runs under: its own for half types, FMA otherwise */
-function mathFor(d: DnnDType, reported: number): number {
-  return isHalf(d) ? reported : baseMath(d);
 }
 
 function convKey(p: ConvParams): string {

@@ -1,0 +1,37 @@
+// A short run of the short-query kernel (attention.hip: attn_decode_r1/r4 and attn_merge) for
+// compute-sanitizer: one and four rows a block, several row tiles a kv head, split keys and the
+// merge, v by 16-byte column groups and by single columns (dv 36), both mask kinds and a window,
+// each result compared with the CPU reference. Run:
+//   compute-sanitizer --tool memcheck node --import tsx test/gpu/attention-sanitize.ts
+import { Tensor, Device } from '../../src/index.ts';
+import { randT } from '../helpers.ts';
+
+const dev = Device.bestGpu();
+if (!dev) throw new Error('attention-sanitize: no GPU');
+const sdpa = Tensor.scaledDotProductAttention;
+type Causal = boolean | 'top-left' | 'bottom-right';
+// q shape, k shape, dv, causal, window, mask kind
+const cases: [number[], number[], number, Causal, number | undefined, 'u8' | 'add' | undefined][] = [
+  [[2, 4, 1, 128], [2, 4, 300, 128], 128, 'bottom-right', undefined, undefined],
+  [[1, 8, 1, 64], [1, 2, 700, 64], 64, false, undefined, 'u8'],
+  [[1, 8, 1, 64], [1, 2, 200, 64], 36, 'bottom-right', undefined, undefined],
+  [[1, 16, 3, 96], [1, 2, 150, 96], 96, 'bottom-right', 40, 'add'],
+  [[1, 2, 2, 256], [1, 1, 90, 256], 256, 'top-left', undefined, undefined],
+];
+let worst = 0;
+for (const dt of ['f32', 'f16', 'bf16'] as const) {
+  for (const [qs, ks, dv, causal, window, mk] of cases) {
+    const [b, , tq] = qs as [number, number, number], tk = ks[2]!;
+    const q = randT(qs, dt), k = randT(ks, dt), v = randT([ks[0]!, ks[1]!, tk, dv], dt);
+    const mask = mk === 'add' ? randT([b, 1, tq, tk], dt, -2, 1) : mk === 'u8' ? Tensor.from(Array.from({ length: b * tq * tk }, (_, i) => (i % 7 === 3 ? 0 : 1)), { dtype: 'u8', shape: [b, 1, tq, tk] }) : undefined;
+    const opts = { causal, ...(window ? { window } : {}), ...(mask ? { mask } : {}) };
+    const want = await sdpa(q, k, v, opts).toArray();
+    const got = await sdpa(q.to(dev), k.to(dev), v.to(dev), { ...opts, ...(mask ? { mask: mask.to(dev) } : {}) }).toArray();
+    for (let i = 0; i < want.length; i++) {
+      const e = Math.abs(Number(got[i]) - Number(want[i]));
+      if (!(e <= 3e-2)) throw new Error(`attention ${dt} q ${qs} k ${ks} dv ${dv}: element ${i} got ${got[i]}, want ${want[i]}`);
+      worst = Math.max(worst, e);
+    }
+  }
+}
+console.log(`attention-sanitize: ${3 * cases.length} cases match the CPU reference (worst abs error ${worst.toExponential(2)})`);
