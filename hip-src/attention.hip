@@ -1,5 +1,5 @@
 // attention.hip: fused attention for short queries (decode: tq 1 to 16) over long keys, with no
-// score matrix in global memory. A block takes one (batch, kv head), up to ATT_RT query rows of
+// score matrix in global memory. A block takes one (batch, kv head), up to RT query rows of
 // that head's group (grouped-query heads read their shared K/V once, through the head mapping)
 // and one split of the keys; splits run side by side so one sequence still fills the device, and
 // attn_merge combines their partial results. Inside a split the keys go in chunks of ATT_CH,
@@ -12,21 +12,22 @@
 // sees no key gets zeros; a NaN score makes its row NaN.
 //
 // Kernels (DT in f32 f16 bf16; T storage; strides in elements, the head dim has unit stride):
-//   attn_decode_<DT>(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v,
+//   attn_decode_r<RT>_<DT>(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v,
 //       const void* mask, i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff,
 //       u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, u32 dv,
 //       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
 //       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window,
 //       float scale, u32 splits, u32 perSplit)
-//     grid (b * hkv, splits, ceil(hq / hkv * tq / ATT_RT)), block 256. o contiguous
+//     grid (b * hkv * ceil(hq / hkv * tq / RT), splits), block 256; RT (1 or 4) query rows a
+//     block: 4 holds a grouped-query head's group of 4 (Llama, Mistral) in one tile, 8 rows
+//     spilled scalar registers on gfx90a and vector ones on gfx11/12. o contiguous
 //     [b, hq, tq, dv]; with splits > 1 the partial sums go to wso [rows, splits, dv] and (m, l)
 //     to wsml [rows, splits, 2] (rows = b * hq * tq) and o is written by attn_merge.
-//   attn_merge_<DT>(T* o, const float* wso, const float* wsml, i64 oOff, u32 rows, u32 splits,
-//       u32 dv)
+//   attn_merge_<DT>(T* o, const float* wso, const float* wsml, i64 oOff, u32 splits, u32 dv)
+//     grid (rows, ceil(dv / ATT_MCOLS)), block 256; splits <= ATT_MAX_SPLITS
 // d, dv <= ATT_DMAX.
 #include "rowreduce.h"
 
-#define ATT_RT 8
 // threads per key in the score pass: each dots a quarter of the head dim, so a key's loads are
 // in flight together instead of one thread reading the whole row in turn
 #define ATT_TPK 4
@@ -34,7 +35,7 @@
 #define ATT_CH (RT_BLOCK_MAX / ATT_TPK)
 #define ATT_DMAX 256
 // loads in flight per thread before any is used: 16-byte key vectors (a quarter of a d 128 bf16
-// row), values of v
+// row), vectors of v
 #define ATT_KLOADS 4
 #define ATT_VLOADS 4
 
@@ -53,71 +54,141 @@ template <> RT_DEVICE float att_load<f16>(f16 h) {
 #endif
 }
 
-// This lane's share (sub of ATT_TPK) of the dots of key row kr with every query row: 16-byte
-// vectors sub, sub + ATT_TPK, ... of the row, ATT_KLOADS of them loaded before any is used.
-template <class T>
-RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, u32 nr, bool vec, u32 sub, float (&s)[ATT_RT]) {
+// Four floats of the query rows in shared memory, read with one 16-byte load: the score pass
+// reads q once per key element per row, and scalar reads made the shared-memory pipe the limit
+// (ncu on an H200, bf16 d 128, 32768 keys: L1 throughput 78%, 2.5 instructions a cycle, DRAM 25%).
+struct alignas(16) F4 { float x[4]; };
+
+// This lane's share (sub of ATT_TPK) of the dots of key row kr with the tile's RT query rows:
+// 16-byte vectors sub, sub + ATT_TPK, ... of the row, ATT_KLOADS of them loaded before any is
+// used. Rows past the tile's last have zero queries, so every row is computed (no per-row branch).
+template <class T, u32 RT>
+RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, bool vec, u32 sub, float (&s)[RT]) {
   typedef Vec16<T> V;
-  constexpr u32 VN = V::N, STEP = ATT_TPK * VN;
+  constexpr u32 VN = V::N, STEP = ATT_TPK * VN, KL = ATT_KLOADS;
   if (vec) {
     u32 e = sub * VN;
-    for (; e + (ATT_KLOADS - 1) * STEP < d; e += ATT_KLOADS * STEP) {
-      V kv[ATT_KLOADS];
+    for (; e + (KL - 1) * STEP < d; e += KL * STEP) {
+      V kv[KL];
 #pragma unroll
-      for (u32 w = 0; w < ATT_KLOADS; w++) kv[w] = *(const V*)(kr + e + w * STEP);
+      for (u32 w = 0; w < KL; w++) kv[w] = *(const V*)(kr + e + w * STEP);
 #pragma unroll
-      for (u32 w = 0; w < ATT_KLOADS; w++) {
+      for (u32 w = 0; w < KL; w++) {
 #pragma unroll
-        for (u32 u = 0; u < VN; u++) {
-          const float kx = att_load(kv[w].v[u]);
+        for (u32 u4 = 0; u4 < VN; u4 += 4) {
 #pragma unroll
-          for (u32 r = 0; r < ATT_RT; r++) if (r < nr) s[r] += qs[r][e + w * STEP + u] * kx;
+          for (u32 r = 0; r < RT; r++) {
+            const F4 qv = *(const F4*)&qs[r][e + w * STEP + u4];
+#pragma unroll
+            for (u32 i = 0; i < 4; i++) s[r] += qv.x[i] * att_load(kv[w].v[u4 + i]);
+          }
         }
       }
     }
     for (; e < d; e += STEP) {
       const V kv = *(const V*)(kr + e);
 #pragma unroll
-      for (u32 u = 0; u < VN; u++) {
-        const float kx = att_load(kv.v[u]);
+      for (u32 u4 = 0; u4 < VN; u4 += 4) {
 #pragma unroll
-        for (u32 r = 0; r < ATT_RT; r++) if (r < nr) s[r] += qs[r][e + u] * kx;
+        for (u32 r = 0; r < RT; r++) {
+          const F4 qv = *(const F4*)&qs[r][e + u4];
+#pragma unroll
+          for (u32 i = 0; i < 4; i++) s[r] += qv.x[i] * att_load(kv.v[u4 + i]);
+        }
       }
     }
   } else {
     for (u32 e = sub; e < d; e += ATT_TPK) {
       const float kx = att_load(kr[e]);
 #pragma unroll
-      for (u32 r = 0; r < ATT_RT; r++) if (r < nr) s[r] += qs[r][e] * kx;
+      for (u32 r = 0; r < RT; r++) s[r] += qs[r][e] * kx;
     }
   }
 }
 
-template <class T>
+// This thread's part of P V for the chunk: keys part, part + parts, ... of it, ATT_VLOADS rows
+// of v in flight before any is used. With vvec a thread owns a 16-byte group of columns (one
+// vector load a key); otherwise one column (acc[r][0]). Scalar 2-byte loads here held too few
+// bytes in flight for a long cache (the same ncu run).
+template <class T, u32 RT>
+RT_DEVICE void att_pv(const T* vcol, i64 vstride, u32 j0, u32 nj, u32 part, u32 parts, bool vvec,
+    const float (*sc)[ATT_CH], float (&acc)[RT][Vec16<T>::N]) {
+  typedef Vec16<T> V;
+  constexpr u32 VN = V::N, VL = ATT_VLOADS;
+  if (vvec) {
+    u32 x = part;
+    for (; x + (VL - 1) * parts < nj; x += VL * parts) {
+      V vv[VL];
+#pragma unroll
+      for (u32 w = 0; w < VL; w++) vv[w] = *(const V*)(vcol + (i64)(j0 + x + w * parts) * vstride);
+#pragma unroll
+      for (u32 w = 0; w < VL; w++) {
+#pragma unroll
+        for (u32 u = 0; u < VN; u++) {
+          const float vx = att_load(vv[w].v[u]);
+#pragma unroll
+          for (u32 r = 0; r < RT; r++) acc[r][u] += sc[r][x + w * parts] * vx;
+        }
+      }
+    }
+    for (; x < nj; x += parts) {
+      const V vv = *(const V*)(vcol + (i64)(j0 + x) * vstride);
+#pragma unroll
+      for (u32 u = 0; u < VN; u++) {
+        const float vx = att_load(vv.v[u]);
+#pragma unroll
+        for (u32 r = 0; r < RT; r++) acc[r][u] += sc[r][x] * vx;
+      }
+    }
+  } else {
+    u32 x = part;
+    for (; x + (ATT_VLOADS - 1) * parts < nj; x += ATT_VLOADS * parts) {
+      float vx[ATT_VLOADS];
+#pragma unroll
+      for (u32 w = 0; w < ATT_VLOADS; w++) vx[w] = att_load(vcol[(i64)(j0 + x + w * parts) * vstride]);
+#pragma unroll
+      for (u32 w = 0; w < ATT_VLOADS; w++) {
+#pragma unroll
+        for (u32 r = 0; r < RT; r++) acc[r][0] += sc[r][x + w * parts] * vx[w];
+      }
+    }
+    for (; x < nj; x += parts) {
+      const float vx = att_load(vcol[(i64)(j0 + x) * vstride]);
+#pragma unroll
+      for (u32 r = 0; r < RT; r++) acc[r][0] += sc[r][x] * vx;
+    }
+  }
+}
+
+template <class T, u32 RT>
 RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v, const void* mask,
     u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, u32 dv,
     i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
     i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window,
     float scale, u32 splits, u32 perSplit) {
   typedef Elem<T> E;
-  __shared__ float qs[ATT_RT][ATT_DMAX];
-  __shared__ float sc[ATT_RT][ATT_CH];
-  __shared__ float red[ATT_RT * RT_BLOCK_MAX];
+  constexpr u32 VN = Vec16<T>::N;
+  __shared__ alignas(16) float qs[RT][ATT_DMAX];
+  __shared__ float sc[RT][ATT_CH];
+  // one output row's partial sums at a time: parts * dv <= blockDim.x * VN values
+  __shared__ float red[RT_BLOCK_MAX * VN];
   // the running max is read by a whole wave and then rewritten by its lane 0: two buffers, one
   // per parity of the chunk, so no lane rewrites a value another may still be reading
-  __shared__ float mrow[2][ATT_RT], lrow[ATT_RT], fac[ATT_RT];
+  __shared__ float mrow[2][RT], lrow[RT], fac[RT];
   const u32 g = hq / hkv, R = g * tq;
-  const u32 bi = blockIdx.x / hkv, kh = blockIdx.x % hkv;
-  const u32 split = blockIdx.y, r0 = blockIdx.z * ATT_RT;
-  const u32 nr = min((u32)ATT_RT, R - r0);
+  // a (batch, kv head)'s row tiles are neighbours in x, so they read its keys close in time (L2)
+  const u32 tiles = (R + RT - 1) / RT, bh = blockIdx.x / tiles;
+  const u32 bi = bh / hkv, kh = bh % hkv;
+  const u32 split = blockIdx.y, r0 = blockIdx.x % tiles * RT;
+  const u32 nr = min(RT, R - r0);
   const u32 js = split * perSplit, je = min(tk, js + perSplit);
   const u32 tid = threadIdx.x, nt = blockDim.x, ws = (u32)warpSize, lane = tid % ws;
   // per row of the tile (query head kh * g + rr / tq, query rr % tq): where its mask row starts,
   // its visible key range and its output row, parked in shared memory rather than held in scalar
-  // registers for every row (which spilled them on AMD)
-  __shared__ i64 smo[ATT_RT], shi[ATT_RT], slo[ATT_RT];
-  __shared__ u64 srow[ATT_RT];
-  if (tid < ATT_RT) {
+  // registers for every row (which spilled them on AMD). Rows past the tile's last repeat it.
+  __shared__ i64 smo[RT], shi[RT], slo[RT];
+  __shared__ u64 srow[RT];
+  if (tid < RT) {
     const u32 rr = r0 + min(tid, nr - 1), h = kh * g + rr / tq, i = rr % tq;
     smo[tid] = (i64)bi * msb + (i64)h * msh + (i64)i * mst;
     // keys lo < j <= hi are visible: the whole range without a diagonal
@@ -126,57 +197,75 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
     slo[tid] = hasDiag && window > 0 ? hi - window : -1;
     srow[tid] = ((u64)bi * hq + h) * tq + i;
   }
-  for (u32 x = tid; x < ATT_RT * d; x += nt) {
+  for (u32 x = tid; x < RT * d; x += nt) {
     const u32 r = x / d, e = x % d, rr = r0 + r;
     qs[r][e] = r < nr ? att_load(q[(i64)bi * qsb + (i64)(kh * g + rr / tq) * qsh + (i64)(rr % tq) * qst + e]) * scale : 0.f;
   }
-  if (tid < ATT_RT) { mrow[0][tid] = -INFINITY; lrow[tid] = 0.f; }
-  // the output pass: thread -> column c of v, and one of `parts` interleaved slices of the keys
-  const u32 parts = nt / dv, part = tid / dv, c = tid % dv;
-  const bool active = part < parts;
-  float acc[ATT_RT];
-#pragma unroll
-  for (u32 r = 0; r < ATT_RT; r++) acc[r] = 0.f;
+  if (tid < RT) { mrow[0][tid] = -INFINITY; lrow[tid] = 0.f; }
   // the key and value rows' base and stride go through shared memory: read back from there
   // they live in vector registers, which the loop has to spare, where the scalar registers
   // holding every argument spilled on gfx9 (wave64)
   __shared__ const T* sbase[2];
   __shared__ i64 sstride[2];
-  __shared__ u32 svec;
-  constexpr u32 VN = Vec16<T>::N;
+  __shared__ u32 svec[2];
   if (tid == 0) {
-    svec = aligned16(k) && d % VN == 0 && ksb % VN == 0 && ksh % VN == 0 && kst % VN == 0;
+    svec[0] = aligned16(k) && d % VN == 0 && ksb % VN == 0 && ksh % VN == 0 && kst % VN == 0;
+    svec[1] = aligned16(v) && dv % VN == 0 && vsb % VN == 0 && vsh % VN == 0 && vst % VN == 0;
     sbase[0] = k + (i64)bi * ksb + (i64)kh * ksh; sbase[1] = v + (i64)bi * vsb + (i64)kh * vsh;
     sstride[0] = kst; sstride[1] = vst;
   }
   __syncthreads();
   const T* kb = sbase[0];
-  const T* vb = sbase[1];
   const i64 kstride = sstride[0], vstride = sstride[1];
-  const bool vec = svec != 0;
+  const bool vec = svec[0] != 0, vvec = svec[1] != 0;
+  // the output pass: thread -> a group of VN columns of v (one column without vvec), and one of
+  // `parts` interleaved slices of the chunk's keys
+  const u32 width = vvec ? VN : 1u, groups = dv / width;
+  const u32 parts = nt / groups, part = tid / groups, col = tid % groups * width;
+  const bool active = part < parts;
+  const T* vcol = sbase[1] + col;
+  float acc[RT][VN];
+#pragma unroll
+  for (u32 r = 0; r < RT; r++) {
+#pragma unroll
+    for (u32 u = 0; u < VN; u++) acc[r][u] = 0.f;
+  }
 
   u32 cur = 0;
   const u32 chunk = nt / ATT_TPK;
+  // A full chunk whose v rows take at most ATT_VLOADS vectors a thread (bf16/f16 with d 128 or
+  // 256: 4) loads them before the scores, so they are in flight with the keys instead of after
+  // two barriers: a block that waits on one load round a chunk instead of two.
+  const u32 kpt = chunk / parts;
+  const bool early = vvec && chunk % parts == 0 && kpt <= ATT_VLOADS;
   for (u32 j0 = js; j0 < je; j0 += chunk, cur ^= 1u) {
     const u32 nj = min(chunk, je - j0);
+    const bool pre = early && nj == chunk;
+    Vec16<T> vv[ATT_VLOADS];
+    if (pre && active) {
+      // past kpt the loads repeat the last key (in cache) and are weighted 0: no branches, which
+      // on wave64 each held an exec mask in scalar registers and spilled them on gfx90a
+#pragma unroll
+      for (u32 w = 0; w < ATT_VLOADS; w++) vv[w] = *(const Vec16<T>*)(vcol + (i64)(j0 + part + min(w, kpt - 1) * parts) * vstride);
+    }
     {
       const u32 kk = tid / ATT_TPK, sub = tid % ATT_TPK, j = j0 + kk;
-      float s[ATT_RT];
+      float s[RT];
 #pragma unroll
-      for (u32 r = 0; r < ATT_RT; r++) s[r] = 0.f;
-      if (kk < nj) att_dot(kb + (i64)j * kstride, qs, d, nr, vec, sub, s);
+      for (u32 r = 0; r < RT; r++) s[r] = 0.f;
+      if (kk < nj) att_dot<T, RT>(kb + (i64)j * kstride, qs, d, vec, sub, s);
       // the key's ATT_TPK lanes are adjacent: a butterfly leaves the whole dot on each
 #pragma unroll
       for (u32 m = 1; m < ATT_TPK; m <<= 1) {
 #pragma unroll
-        for (u32 r = 0; r < ATT_RT; r++) s[r] += shfl_xor(s[r], (int)m);
+        for (u32 r = 0; r < RT; r++) s[r] += shfl_xor(s[r], (int)m);
       }
       // branch-free per lane (only uniform branches): on wave64 every divergent branch of these
       // unrolled rows saved an exec mask in scalar registers, which spilled them on gfx9. Lanes
       // past the chunk read the last key's mask entry and discard it.
       const i64 jm = (i64)min(j, tk - 1) * msk;
 #pragma unroll
-      for (u32 r = 0; r < ATT_RT; r++) {
+      for (u32 r = 0; r < RT; r++) {
         bool vis = kk < nj && r < nr;
         float val = s[r];
         vis = vis & ((i64)j <= shi[r]) & ((i64)j > slo[r]);
@@ -186,12 +275,12 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
       }
       if (sub == 0) {
 #pragma unroll
-        for (u32 r = 0; r < ATT_RT; r++) sc[r][kk] = s[r];
+        for (u32 r = 0; r < RT; r++) sc[r][kk] = s[r];
       }
     }
     __syncthreads();
     // a wave per row: the chunk's max, the new running max, probabilities, their sum
-    for (u32 r = tid / ws; r < ATT_RT; r += nt / ws) {
+    for (u32 r = tid / ws; r < RT; r += nt / ws) {
       float mx = -INFINITY;
       for (u32 x = lane; x < nj; x += ws) mx = max_nan(mx, sc[r][x]);
       mx = warp_all(mx, MaxOp<float>());
@@ -211,105 +300,130 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
     __syncthreads();
     if (active) {
 #pragma unroll
-      for (u32 r = 0; r < ATT_RT; r++) acc[r] *= fac[r];
-      // ATT_VLOADS values of v in flight per thread before any is used (see att_dot)
-      u32 x = part;
-      for (; x + (ATT_VLOADS - 1) * parts < nj; x += ATT_VLOADS * parts) {
-        float vx[ATT_VLOADS];
+      for (u32 r = 0; r < RT; r++) {
+        const float f = fac[r];
 #pragma unroll
-        for (u32 w = 0; w < ATT_VLOADS; w++) vx[w] = att_load(vb[(i64)(j0 + x + w * parts) * vstride + c]);
+        for (u32 u = 0; u < VN; u++) acc[r][u] *= f;
+      }
+      if (pre) {
 #pragma unroll
         for (u32 w = 0; w < ATT_VLOADS; w++) {
+          const u32 x = part + min(w, kpt - 1) * parts;
+          const float on = w < kpt ? 1.f : 0.f;
+          float p[RT];
 #pragma unroll
-          for (u32 r = 0; r < ATT_RT; r++) acc[r] += sc[r][x + w * parts] * vx[w];
+          for (u32 r = 0; r < RT; r++) p[r] = sc[r][x] * on;
+#pragma unroll
+          for (u32 u = 0; u < VN; u++) {
+            const float vx = att_load(vv[w].v[u]);
+#pragma unroll
+            for (u32 r = 0; r < RT; r++) acc[r][u] += p[r] * vx;
+          }
         }
-      }
-      for (; x < nj; x += parts) {
-        const float vx = att_load(vb[(i64)(j0 + x) * vstride + c]);
-#pragma unroll
-        for (u32 r = 0; r < ATT_RT; r++) acc[r] += sc[r][x] * vx;
+      } else {
+        att_pv<T, RT>(vcol, vstride, j0, nj, part, parts, vvec, sc, acc);
       }
     }
     __syncthreads();
   }
 
-  if (active) {
+  // the parts' sums, a row at a time, always from acc[0]: the rows shift down after each, so the
+  // loop is not unrolled (eight unrolled copies of it spilled scalar registers on gfx90a)
+#pragma unroll 1
+  for (u32 r = 0; r < nr; r++) {
+    if (active) {
 #pragma unroll
-    for (u32 r = 0; r < ATT_RT; r++) red[(part * ATT_RT + r) * dv + c] = acc[r];
-  }
-  __syncthreads();
-  for (u32 x = tid; x < nr * dv; x += nt) {
-    const u32 r = x / dv, cc = x % dv;
-    float sum = 0.f;
-    for (u32 p = 0; p < parts; p++) sum += red[(p * ATT_RT + r) * dv + cc];
+      for (u32 u = 0; u < VN; u++) if (u < width) red[part * dv + col + u] = acc[0][u];
+    }
+    __syncthreads();
     const u64 row = srow[r];
-    if (splits == 1) {
-      const float l = lrow[r];
-      o[row * dv + cc] = E::store(l == 0.f ? 0.f : sum / l);
-    } else {
-      wso[(row * splits + split) * dv + cc] = sum;
-      if (cc == 0) { wsml[(row * splits + split) * 2] = mrow[cur][r]; wsml[(row * splits + split) * 2 + 1] = lrow[r]; }
+    for (u32 cc = tid; cc < dv; cc += nt) {
+      float sum = 0.f;
+      for (u32 p = 0; p < parts; p++) sum += red[p * dv + cc];
+      if (splits == 1) {
+        const float l = lrow[r];
+        o[row * dv + cc] = E::store(l == 0.f ? 0.f : sum / l);
+      } else {
+        wso[(row * splits + split) * dv + cc] = sum;
+        if (cc == 0) { wsml[(row * splits + split) * 2] = mrow[cur][r]; wsml[(row * splits + split) * 2 + 1] = lrow[r]; }
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (u32 i = 0; i + 1 < RT; i++) {
+#pragma unroll
+      for (u32 u = 0; u < VN; u++) acc[i][u] = acc[i + 1][u];
     }
   }
 }
 
-// A split that saw nothing has l = 0 and takes no part; a NaN anywhere makes the row NaN. The
-// splits' values are loaded ATT_MLOADS at a time before any is used: one at a time, each
-// iteration waited on its load, and the merge took longer than the attention itself.
+// A block per (row, ATT_MCOLS columns). A split that saw nothing has l = 0 and takes no part; a
+// NaN anywhere makes the row NaN. The splits' weights exp(m_s - m) go to shared memory once, then
+// each column is summed by blockDim / ATT_MCOLS threads, each over a share of the splits with
+// ATT_MLOADS loads in flight: few dependent rounds (one for 64 splits), where the grid-wide
+// version (a thread a value, walking every split's (m, l) twice) took 13.7 us for 32 rows of 64
+// splits on an H200.
+#define ATT_MCOLS 32
 #define ATT_MLOADS 8
+// the most splits the host makes (it caps them here)
+#define ATT_MAX_SPLITS 1024
 template <class T>
-RT_DEVICE void attn_merge(T* o, const float* wso, const float* wsml, u32 rows, u32 splits, u32 dv) {
-  grid_loop64((u64)rows * dv, [&](u64 i) {
-    const u64 row = i / dv, c = i % dv;
-    const float* ml = wsml + row * splits * 2;
-    const float* po = wso + row * splits * dv + c;
-    float m = -INFINITY;
-    for (u32 s0 = 0; s0 < splits; s0 += ATT_MLOADS) {
-      float ms[ATT_MLOADS], ls[ATT_MLOADS];
+RT_DEVICE void attn_merge(T* o, const float* wso, const float* wsml, u32 splits, u32 dv) {
+  __shared__ float wt[ATT_MAX_SPLITS];
+  __shared__ float part[RT_BLOCK_MAX];
+  const u32 tid = threadIdx.x, nt = blockDim.x;
+  const u64 row = blockIdx.x;
+  const float* ml = wsml + row * splits * 2;
+  float m = -INFINITY;
+  for (u32 s = tid; s < splits; s += nt) if (ml[2 * s + 1] != 0.f) m = max_nan(m, ml[2 * s]);
+  m = block_all(m, MaxOp<float>());
+  float l = 0.f;
+  for (u32 s = tid; s < splits; s += nt) {
+    const float ls = ml[2 * s + 1], f = ls == 0.f ? 0.f : expf(ml[2 * s] - m);
+    wt[s] = f;
+    l += ls * f;
+  }
+  l = block_all(l, SumOp<float>());  // its barriers also publish wt
+  // thread -> column c of the block's ATT_MCOLS, and one of G interleaved shares of the splits
+  const u32 G = nt / ATT_MCOLS, gi = tid / ATT_MCOLS, c = tid % ATT_MCOLS, cc = blockIdx.y * ATT_MCOLS + c;
+  float acc = 0.f;
+  if (cc < dv) {
+    const float* po = wso + row * splits * dv + cc;
+    u32 s = gi;
+    for (; s + (ATT_MLOADS - 1) * G < splits; s += ATT_MLOADS * G) {
+      float os[ATT_MLOADS];
 #pragma unroll
-      for (u32 u = 0; u < ATT_MLOADS; u++) {
-        const bool in = s0 + u < splits;
-        ms[u] = in ? ml[2 * (s0 + u)] : -INFINITY;
-        ls[u] = in ? ml[2 * (s0 + u) + 1] : 0.f;
-      }
+      for (u32 u = 0; u < ATT_MLOADS; u++) os[u] = po[(u64)(s + u * G) * dv];
 #pragma unroll
-      for (u32 u = 0; u < ATT_MLOADS; u++) if (ls[u] != 0.f) m = max_nan(m, ms[u]);
+      for (u32 u = 0; u < ATT_MLOADS; u++) acc += os[u] * wt[s + u * G];
     }
-    float l = 0.f, acc = 0.f;
-    for (u32 s0 = 0; s0 < splits; s0 += ATT_MLOADS) {
-      float ms[ATT_MLOADS], ls[ATT_MLOADS], os[ATT_MLOADS];
-#pragma unroll
-      for (u32 u = 0; u < ATT_MLOADS; u++) {
-        const bool in = s0 + u < splits;
-        ms[u] = in ? ml[2 * (s0 + u)] : 0.f;
-        ls[u] = in ? ml[2 * (s0 + u) + 1] : 0.f;
-        os[u] = in ? po[(u64)(s0 + u) * dv] : 0.f;
-      }
-#pragma unroll
-      for (u32 u = 0; u < ATT_MLOADS; u++) {
-        if (ls[u] == 0.f) continue;
-        const float f = expf(ms[u] - m);
-        l += ls[u] * f;
-        acc += os[u] * f;
-      }
-    }
-    o[i] = Elem<T>::store(l == 0.f ? 0.f : acc / l);
-  });
+    for (; s < splits; s += G) acc += po[(u64)s * dv] * wt[s];
+  }
+  part[tid] = acc;
+  __syncthreads();
+  if (gi == 0 && cc < dv) {
+    for (u32 h = 1; h < G; h++) acc += part[h * ATT_MCOLS + c];
+    o[row * dv + cc] = Elem<T>::store(l == 0.f ? 0.f : acc / l);
+  }
 }
 
-#define ATTN(DT, T) \
-  RT_KERNEL void attn_decode_##DT(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v, \
+// No occupancy bound: capped at three blocks a multiprocessor (85 registers, 49 splits for 32768
+// keys) the kernel took 78.6 us where ptxas's own 128 registers (two blocks, 64 splits) took 74.2
+// (ncu, H200, bf16 32/8 heads d 128).
+#define ATTN_RT(DT, T, RT) \
+  RT_KERNEL void attn_decode_r##RT##_##DT(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v, \
       const void* mask, i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, \
       u32 d, u32 dv, i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst, \
       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, \
       u32 splits, u32 perSplit) { \
     const void* m = maskKind == 1 ? (const void*)((const u8*)mask + mOff) \
         : maskKind == 2 ? (const void*)((const T*)mask + mOff) : mask; \
-    attn_decode<T>(o + oOff, wso, wsml, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, dv, \
+    attn_decode<T, RT>(o + oOff, wso, wsml, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, dv, \
         qsb, qsh, qst, ksb, ksh, kst, vsb, vsh, vst, msb, msh, mst, msk, maskKind, hasDiag, diag, window, \
-        scale, splits, perSplit); } \
-  RT_KERNEL void attn_merge_##DT(T* o, const float* wso, const float* wsml, i64 oOff, u32 rows, u32 splits, \
-      u32 dv) { \
-    attn_merge<T>(o + oOff, wso, wsml, rows, splits, dv); }
+        scale, splits, perSplit); }
+#define ATTN(DT, T) \
+  ATTN_RT(DT, T, 1) ATTN_RT(DT, T, 4) \
+  RT_KERNEL void attn_merge_##DT(T* o, const float* wso, const float* wsml, i64 oOff, u32 splits, u32 dv) { \
+    attn_merge<T>(o + oOff, wso, wsml, splits, dv); }
 
 ATTN(f32, float) ATTN(f16, f16) ATTN(bf16, bf16)

@@ -26,10 +26,12 @@ function attentionSigs(): Map<string, readonly ArgSpec[]> {
   for (const d of ['f32', 'f16', 'bf16']) {
     // o, wso, wsml, q, k, v, mask; their offsets; hq, hkv, tq, tk, d, dv; q, k, v strides (3
     // each), mask strides (4); maskKind, hasDiag, diag, window, scale, splits, perSplit
-    m.set(`attn_decode_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
-      'u32', 'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32', 'u32', 'u32']);
-    // o, wso, wsml, oOff, rows, splits, dv
-    m.set(`attn_merge_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'u32', 'u32', 'u32']);
+    for (const rt of [1, 4]) {
+      m.set(`attn_decode_r${rt}_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
+        'u32', 'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32', 'u32', 'u32']);
+    }
+    // o, wso, wsml, oOff, splits, dv
+    m.set(`attn_merge_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'u32', 'u32']);
   }
   return m;
 }

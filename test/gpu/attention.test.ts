@@ -103,6 +103,9 @@ const KERNEL_CASES: readonly MaskCase[] = [
   { name: 'additive mask [b, 1, tq, tk] + window, tk 333', q: [1, 4, 5, 96], k: [1, 2, 333, 96], v: [1, 2, 333, 96], causal: 'bottom-right', window: 50, mask: { shape: [1, 1, 5, 333], kind: 'add' } },
   { name: 'd 320 (composed path)', q: [1, 2, 1, 320], k: [1, 2, 40, 320], v: [1, 2, 40, 320] },
   { name: 'dv 80 != d 128', q: [1, 4, 2, 128], k: [1, 2, 90, 128], v: [1, 2, 90, 80], causal: 'bottom-right' },
+  { name: 'MHA decode 8/8 heads tq 1 (one row a block), tk 700 (splits)', q: [2, 8, 1, 128], k: [2, 8, 700, 128], v: [2, 8, 700, 128], causal: 'bottom-right' },
+  { name: 'dv 36 (v by columns in f16/bf16), 32/8 heads, tk 400', q: [1, 32, 1, 64], k: [1, 8, 400, 64], v: [1, 8, 400, 36] },
+  { name: 'decode 64/8 heads (two row tiles a kv head), tk 520', q: [1, 64, 1, 128], k: [1, 8, 520, 128], v: [1, 8, 520, 128], causal: 'bottom-right' },
 ];
 
 s.opTest('scaledDotProductAttention', () => checkMaskCases(KERNEL_CASES, ['contiguous', 'transposed']),

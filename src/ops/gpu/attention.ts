@@ -12,8 +12,15 @@ import { filled } from './fill.ts';
 
 /** queries per head up to this many take the kernel (decode and short chunks) */
 export const ATTN_MAX_TQ = 16;
-/** the kernel's row tile and largest head dim (ATT_RT, ATT_DMAX), and its block */
-const ATT_RT = 8, ATT_DMAX = 256, ATT_BLOCK: [number, number, number] = [256, 1, 1];
+/**
+ * The kernel's row tiles (its RT instances), largest head dim (ATT_DMAX), block, and most splits
+ * (ATT_MAX_SPLITS: the merge kernel's shared weights)
+ */
+const ATT_DMAX = 256, ATT_BLOCK: [number, number, number] = [256, 1, 1], ATT_MAX_SPLITS = 1024;
+/** columns of o a merge block writes (attention.hip ATT_MCOLS) */
+const ATT_MCOLS = 32;
+/** a block's query rows: 1 for one query of a head (multi-head decode), else 4 */
+function rowTile(R: number): number { return R === 1 ? 1 : 4; }
 /**
  * Fewest keys a split is given. Short caches are latency-bound (each split is a chain of
  * dependent loads), so they split finely: measured in a graph on an H200 (bf16, 32/8 heads,
@@ -28,8 +35,8 @@ const MIN_KEYS_PER_SPLIT = 16;
 const LONG_SPLIT = 512;
 const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
 
-/** the grid's z limit: row tiles per (batch, kv head) */
-const MAX_GRID_Z = 65535;
+/** blocks along the grid's x (b * hkv * row tiles): HIP wants the grid's threads in x below 2^32 */
+const MAX_BLOCKS_X = 2 ** 24;
 
 /**
  * Whether attentionKernel takes these operands: short queries, or with `anyLength` queries of
@@ -38,7 +45,7 @@ const MAX_GRID_Z = 65535;
 export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLength = false): boolean {
   const [, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const hkv = k.layout.shape[1]!, dv = v.layout.shape[3]!;
-  const short = tq <= ATTN_MAX_TQ || (anyLength && Math.ceil((hq / hkv) * tq / ATT_RT) <= MAX_GRID_Z);
+  const short = tq <= ATTN_MAX_TQ || (anyLength && q.layout.shape[0]! * hkv * Math.ceil((hq / hkv) * tq / 4) <= MAX_BLOCKS_X);
   return DTYPES.has(q.dtype) && short && d >= 1 && d <= ATT_DMAX && dv >= 1 && dv <= ATT_DMAX;
 }
 
@@ -75,12 +82,13 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
   return filled(out, (temps) => {
     const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
     const rows = b * hq * tq;
-    const tiles = Math.ceil((hq / hkv) * tq / ATT_RT);
+    const rt = rowTile((hq / hkv) * tq);
+    const tiles = Math.ceil((hq / hkv) * tq / rt);
     const { multiprocessors } = dev.runtime.info;
     // two blocks per multiprocessor; long caches up to four, with at least LONG_SPLIT keys each
     const per = b * hkv * tiles;
     const want = Math.min(Math.ceil((4 * multiprocessors) / per), Math.max(Math.ceil((2 * multiprocessors) / per), Math.ceil(tk / LONG_SPLIT)));
-    const splits = Math.max(1, Math.min(want, Math.ceil(tk / MIN_KEYS_PER_SPLIT)));
+    const splits = Math.max(1, Math.min(want, ATT_MAX_SPLITS, Math.ceil(tk / MIN_KEYS_PER_SPLIT)));
     const perSplit = Math.ceil(tk / splits);
     const used = Math.ceil(tk / perSplit);
     let ws: Tensor | null = null, wsml: Tensor | null = null;
@@ -91,15 +99,15 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
     const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
     const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
     const i64 = arg.i64;
-    dev.kernels.launch('attention.hip', `attn_decode_${q.dtype}`, [b * hkv, used, tiles], ATT_BLOCK, 0, dev.stream, [
+    dev.kernels.launch('attention.hip', `attn_decode_r${rt}_${q.dtype}`, [b * hkv * tiles, used, 1], ATT_BLOCK, 0, dev.stream, [
       base(out), ws ? base(ws) : base(out), wsml ? base(wsml) : base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
       offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
       arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d), arg.u32(dv),
       i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
       ...vis, arg.u32(used), arg.u32(perSplit)]);
     if (ws && wsml) {
-      dev.kernels.launch1d('attention.hip', `attn_merge_${q.dtype}`, rows * dv, dev.stream, [
-        base(out), base(ws), base(wsml), offsetOf(out), arg.u32(rows), arg.u32(used), arg.u32(dv)]);
+      dev.kernels.launch('attention.hip', `attn_merge_${q.dtype}`, [rows, Math.ceil(dv / ATT_MCOLS), 1], ATT_BLOCK, 0, dev.stream, [
+        base(out), base(ws), base(wsml), offsetOf(out), arg.u32(used), arg.u32(dv)]);
     }
   });
 }
