@@ -160,11 +160,17 @@ RT_DEVICE void rand64(double* y, u64 n, u32 k0, u32 k1) {
 
 // ---- normal floats: the inverse normal CDF of one word (scripts/randn/gen-table.ts) -----------
 // The table sits in LDS, loaded once per block (coalesced) before the grid loop; every thread
-// of the block reaches the barrier.
+// of the block reaches the barrier. A segment's four coefficients sit together, read with one
+// 16-byte load: four scalar reads an element made randn issue-bound (ncu on an H200, 2^28 f32:
+// 71.6% of issue slots, L1 74%, DRAM 59%).
 struct NormalTable {
-  float c[4 * RANDN_SEGMENTS];
+  struct alignas(16) Cubic { float c[4]; };
+  Cubic s[RANDN_SEGMENTS];
   RT_DEVICE void load() {
-    for (u32 i = threadIdx.x; i < 4 * RANDN_SEGMENTS; i += blockDim.x) c[i] = __uint_as_float(RANDN_TABLE[i]);
+    for (u32 i = threadIdx.x; i < RANDN_SEGMENTS; i += blockDim.x) {
+#pragma unroll
+      for (u32 k = 0; k < 4; k++) s[i].c[k] = __uint_as_float(RANDN_TABLE[k * RANDN_SEGMENTS + i]);
+    }
     __syncthreads();
   }
   // v = f32(2 (w mod 2^31) + 1) rounded to nearest; segment (bits(v) >> 20) - 127 * 8; the cubic
@@ -173,10 +179,11 @@ struct NormalTable {
     const float v = (float)((w << 1) | 1u);
     const u32 vb = __float_as_uint(v), i = (vb >> 20) - 127u * 8u;
     const float d = rsub(v, __uint_as_float((vb & 0xfff00000u) | 0x00080000u));
-    float z = c[3 * RANDN_SEGMENTS + i];
-    z = radd(rmul(z, d), c[2 * RANDN_SEGMENTS + i]);
-    z = radd(rmul(z, d), c[RANDN_SEGMENTS + i]);
-    z = radd(rmul(z, d), c[i]);
+    const Cubic q = s[i];
+    float z = q.c[3];
+    z = radd(rmul(z, d), q.c[2]);
+    z = radd(rmul(z, d), q.c[1]);
+    z = radd(rmul(z, d), q.c[0]);
     return __uint_as_float(__float_as_uint(z) ^ (w & 0x80000000u));
   }
 };
