@@ -327,19 +327,34 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
     __syncthreads();
   }
 
-  // the parts' sums, a row at a time, always from acc[0]: the rows shift down after each, so the
-  // loop is not unrolled (eight unrolled copies of it spilled scalar registers on gfx90a)
+  // Parts in one wave hold the same columns `groups` lanes apart: where groups is a power of two
+  // below the wave size they fold together with shuffles first, so the sums below read a value a
+  // wave instead of one a part (32 parts at d 64 made a short cache's split slower than before).
+  u32 nsum = parts, slot = part;
+  bool writer = active;
+  if (groups < ws && (groups & (groups - 1)) == 0) {
+    for (u32 m = groups; m < ws; m <<= 1) {
+#pragma unroll
+      for (u32 r = 0; r < RT; r++) {
+#pragma unroll
+        for (u32 u = 0; u < VN; u++) acc[r][u] += shfl_xor(acc[r][u], (int)m);
+      }
+    }
+    nsum = nt / ws; slot = tid / ws; writer = lane < groups;
+  }
+  // the sums, a row at a time, always from acc[0]: the rows shift down after each, so the loop is
+  // not unrolled (eight unrolled copies of it spilled scalar registers on gfx90a)
 #pragma unroll 1
   for (u32 r = 0; r < nr; r++) {
-    if (active) {
+    if (writer) {
 #pragma unroll
-      for (u32 u = 0; u < VN; u++) if (u < width) red[part * dv + col + u] = acc[0][u];
+      for (u32 u = 0; u < VN; u++) if (u < width) red[slot * dv + col + u] = acc[0][u];
     }
     __syncthreads();
     const u64 row = srow[r];
     for (u32 cc = tid; cc < dv; cc += nt) {
       float sum = 0.f;
-      for (u32 p = 0; p < parts; p++) sum += red[p * dv + cc];
+      for (u32 p = 0; p < nsum; p++) sum += red[p * dv + cc];
       if (splits == 1) {
         const float l = lrow[r];
         o[row * dv + cc] = E::store(l == 0.f ? 0.f : sum / l);
