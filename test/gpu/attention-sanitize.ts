@@ -3,12 +3,12 @@
 // merge, v by 16-byte column groups and by single columns (dv 36), both mask kinds and a window,
 // each result compared with the CPU reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/attention-sanitize.ts
-import { Tensor, Device } from '../../src/index.ts';
+import { Device } from '../../src/index.ts';
 import { randT } from '../helpers.ts';
+import { sanitizeMask, sdpaVsCpu } from './sdpa-check.ts';
 
 const dev = Device.bestGpu();
 if (!dev) throw new Error('attention-sanitize: no GPU');
-const sdpa = Tensor.scaledDotProductAttention;
 type Causal = boolean | 'top-left' | 'bottom-right';
 // q shape, k shape, dv, causal, window, mask kind
 const cases: [number[], number[], number, Causal, number | undefined, 'u8' | 'add' | undefined][] = [
@@ -23,15 +23,8 @@ for (const dt of ['f32', 'f16', 'bf16'] as const) {
   for (const [qs, ks, dv, causal, window, mk] of cases) {
     const [b, , tq] = qs as [number, number, number], tk = ks[2]!;
     const q = randT(qs, dt), k = randT(ks, dt), v = randT([ks[0]!, ks[1]!, tk, dv], dt);
-    const mask = mk === 'add' ? randT([b, 1, tq, tk], dt, -2, 1) : mk === 'u8' ? Tensor.from(Array.from({ length: b * tq * tk }, (_, i) => (i % 7 === 3 ? 0 : 1)), { dtype: 'u8', shape: [b, 1, tq, tk] }) : undefined;
-    const opts = { causal, ...(window ? { window } : {}), ...(mask ? { mask } : {}) };
-    const want = await sdpa(q, k, v, opts).toArray();
-    const got = await sdpa(q.to(dev), k.to(dev), v.to(dev), { ...opts, ...(mask ? { mask: mask.to(dev) } : {}) }).toArray();
-    for (let i = 0; i < want.length; i++) {
-      const e = Math.abs(Number(got[i]) - Number(want[i]));
-      if (!(e <= 3e-2)) throw new Error(`attention ${dt} q ${qs} k ${ks} dv ${dv}: element ${i} got ${got[i]}, want ${want[i]}`);
-      worst = Math.max(worst, e);
-    }
+    const mask = sanitizeMask(mk, b, tq, tk, dt);
+    worst = Math.max(worst, await sdpaVsCpu(dev, q, k, v, causal, window, mask, `attention ${dt} q ${qs} k ${ks} dv ${dv}`));
   }
 }
 console.log(`attention-sanitize: ${3 * cases.length} cases match the CPU reference (worst abs error ${worst.toExponential(2)})`);
