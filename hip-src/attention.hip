@@ -39,20 +39,11 @@
 #define ATT_KLOADS 4
 #define ATT_VLOADS 4
 
-// Loads to f32. f16 goes through the hardware conversion: compat.h's software f16_to_f32 branches
-// on the exponent and holds its constants in scalar registers, which (on wave64, where each
-// divergent branch of the unrolled loops below also saves an exec mask there) spilled them on
-// gfx9. Same values: every f16 is exact in f32, and the conversion is exact on both vendors.
+// Loads to f32. f16 goes through the hardware conversion (f16_widen_hw): compat.h's software
+// f16_to_f32 holds its constants in scalar registers, which (on wave64, where each divergent
+// branch of the unrolled loops below also saves an exec mask there) spilled them on gfx9.
 template <class T> RT_DEVICE float att_load(T x) { return Elem<T>::load(x); }
-template <> RT_DEVICE float att_load<f16>(f16 h) {
-#if RT_HIP
-  return (float)__builtin_bit_cast(_Float16, h.bits);
-#else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
-  return f;
-#endif
-}
+template <> RT_DEVICE float att_load<f16>(f16 h) { return f16_widen_hw(h.bits); }
 
 // Four floats of the query rows in shared memory, read with one 16-byte load: the score pass
 // reads q once per key element per row, and scalar reads made the shared-memory pipe the limit

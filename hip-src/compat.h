@@ -136,6 +136,20 @@ template <> struct Elem<f16> {
   static RT_DEVICE C load(f16 x) { return f16_to_f32(x); }
   static RT_DEVICE f16 store(C x) { return f32_to_f16(x); }
 };
+// f16 bits to f32 in one exact hardware instruction on both vendors (subnormals included), where
+// f16_to_f32 above branches on the exponent and holds its constants in registers. A NaN's payload
+// may differ from f16_to_f32's, which is why Elem<f16>::load keeps the software form: an
+// f16 -> f32 cast shows the payload; kernels whose results cannot (sums, f16 stores, which
+// canonicalize) call this.
+RT_DEVICE float f16_widen_hw(u16 b) {
+#if RT_CUDA
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(b));
+  return f;
+#else
+  return (float)__builtin_bit_cast(_Float16, b);
+#endif
+}
 template <> struct Elem<bf16> {
   typedef float C;
   static RT_DEVICE C load(bf16 x) { return bf16_to_f32(x); }

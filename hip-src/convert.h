@@ -88,11 +88,7 @@ template <> RT_DEVICE u32 round_pair<f16>(float lo, float hi) {
 // pattern of an f32/f64 result could show, and those casts keep Elem<f16>::load.
 template <class T> RT_DEVICE typename Elem<T>::C load_c(T x) { return Elem<T>::load(x); }
 #if RT_CUDA
-template <> RT_DEVICE float load_c<f16>(f16 x) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
-  return f;
-}
+template <> RT_DEVICE float load_c<f16>(f16 x) { return f16_widen_hw(x.bits); }
 #endif
 
 // ---- casts as elementwise results ----------------------------------------------------------------

@@ -51,7 +51,7 @@ template <class T> RT_DEVICE float fl_f(T x) { return Elem<T>::load(x); }
 #if RT_HIP
 // one exact v_cvt_f32_f16 instead of compat.h's branchy decoder, whose size kept gfx1030's FMA
 // loops from unrolling fully and left the output accumulator in scratch, indexed dynamically
-template <> RT_DEVICE float fl_f<f16>(f16 x) { return (float)__builtin_bit_cast(_Float16, x.bits); }
+template <> RT_DEVICE float fl_f<f16>(f16 x) { return f16_widen_hw(x.bits); }
 #endif
 
 // keys per block: bounded by the LDS (64 KiB on AMD, 48 KiB of static shared memory on NVIDIA)

@@ -67,6 +67,5 @@ template <class R> struct ROp {
 // argmin/argmax return indices).
 template <class T> RT_DEVICE typename Elem<T>::C widen(T x) { return Elem<T>::load(x); }
 #if RT_CUDA
-RT_DEVICE float f16_f32_hw(u16 b) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(b)); return f; }
-template <> RT_DEVICE float widen<f16>(f16 x) { return f16_f32_hw(x.bits); }
+template <> RT_DEVICE float widen<f16>(f16 x) { return f16_widen_hw(x.bits); }
 #endif

@@ -104,7 +104,7 @@ template <> struct VecFold<SumR<f16, float>, f16> {
     const u32 q[4] = { w.x, w.y, w.z, w.w };
     float s[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) s[i] = f16_f32_hw((u16)(q[i] & 0xffffu)) + f16_f32_hw((u16)(q[i] >> 16));
+    for (int i = 0; i < 4; i++) s[i] = f16_widen_hw((u16)(q[i] & 0xffffu)) + f16_widen_hw((u16)(q[i] >> 16));
     acc += (s[0] + s[1]) + (s[2] + s[3]);
   }
 };

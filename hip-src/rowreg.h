@@ -99,17 +99,7 @@ RT_DEVICE S reg_all(S v, Op op, u32 G, RegSlots<S>& slots) {
 }
 
 // ---- vectors to and from f32 -----------------------------------------------------------------
-// f16 widens exactly in one instruction on both vendors (subnormals included; a NaN's payload
-// may differ from compat.h's software conversion, which no result shows: stores canonicalize).
-RT_DEVICE float f16_bits_f32(u16 b) {
-#if RT_CUDA
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(b));
-  return f;
-#else
-  return (float)__builtin_bit_cast(_Float16, b);
-#endif
-}
+// f16 widens by compat.h's f16_widen_hw: no result here shows a NaN's payload (stores canonicalize).
 
 // A row's 16-byte vectors travel as uint4 words whatever T is: copies and selects of a struct
 // of eight 16-bit fields cost the compiler a permute per field.
@@ -166,7 +156,7 @@ template <> struct RegVec<f16> : RegVec16<f16, 0x7c007c00u, 0x7e007e00u> {
   static RT_DEVICE void unpack(const uint4& w, float (&f)[8]) {
     const u32 q[4] = { w.x, w.y, w.z, w.w };
 #pragma unroll
-    for (int i = 0; i < 4; i++) { f[2 * i] = f16_bits_f32((u16)(q[i] & 0xffffu)); f[2 * i + 1] = f16_bits_f32((u16)(q[i] >> 16)); }
+    for (int i = 0; i < 4; i++) { f[2 * i] = f16_widen_hw((u16)(q[i] & 0xffffu)); f[2 * i + 1] = f16_widen_hw((u16)(q[i] >> 16)); }
   }
 };
 
@@ -197,11 +187,11 @@ template <> RT_DEVICE float vec_ext<false, bf16>(const uint4& w) {
 }
 template <> RT_DEVICE float vec_ext<true, f16>(const uint4& w) {
   const u32 p = max_nan_x2_f16(max_nan_x2_f16(w.x, w.y), max_nan_x2_f16(w.z, w.w));
-  return max_nan(f16_bits_f32((u16)(p & 0xffffu)), f16_bits_f32((u16)(p >> 16)));
+  return max_nan(f16_widen_hw((u16)(p & 0xffffu)), f16_widen_hw((u16)(p >> 16)));
 }
 template <> RT_DEVICE float vec_ext<false, f16>(const uint4& w) {
   const u32 p = min_nan_x2_f16(min_nan_x2_f16(w.x, w.y), min_nan_x2_f16(w.z, w.w));
-  return min_nan(f16_bits_f32((u16)(p & 0xffffu)), f16_bits_f32((u16)(p >> 16)));
+  return min_nan(f16_widen_hw((u16)(p & 0xffffu)), f16_widen_hw((u16)(p >> 16)));
 }
 #endif
 template <class T> RT_DEVICE float vec_max(const uint4& v) { return vec_ext<true, T>(v); }

@@ -321,7 +321,7 @@ RT_DEVICE void nearest_x2(uint4* y, const u8* x, u32 tasks, u64 c, u64 h, u64 w,
 // one element of x in f32, as RegVec<T>::unpack widens a vector's
 RT_DEVICE float elem_f32(float v) { return v; }
 RT_DEVICE float elem_f32(bf16 v) { return bits_f32((u32)v.bits << 16); }
-RT_DEVICE float elem_f32(f16 v) { return f16_bits_f32(v.bits); }
+RT_DEVICE float elem_f32(f16 v) { return f16_widen_hw(v.bits); }
 
 // Output vector o covers output columns oN .. oN + N - 1, which read input columns k - 1 .. k + 1
 // around k = ox >> 1: half o & 1 of input vector j = o >> 1 and one element beside it (left of

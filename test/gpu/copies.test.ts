@@ -9,21 +9,12 @@
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import { Tensor, type DType } from '../../src/index.ts';
-import { randT, randInts } from '../helpers.ts';
+import { randInts } from '../helpers.ts';
+import { data, checkIndexAddCases } from './index-data.ts';
 
 const s = gpuSuite('gpu/copies');
-const ID_DTYPES: readonly DType[] = ['u8', 'u32', 'i64'];
 const BIG: readonly LayoutKind[] = ['contiguous', 'transposed'];
 
-/** fresh data of any dtype: floats in [-3, 3), integers over a wide range */
-function data(shape: number[], dtype: DType): Tensor {
-  switch (dtype) {
-    case 'u8': return randInts(shape, 256, 'u8');
-    case 'u32': return randInts(shape, 4e9, 'u32');
-    case 'i64': return randInts(shape, 2 ** 40, 'i64');
-    default: return randT(shape, dtype, -3, 3);
-  }
-}
 
 s.opTest('contiguous', async () => {
   // 2-D: both sides inside one tile, one side on a tile and a bit, thin sides (the smallest the
@@ -78,14 +69,7 @@ s.opTest('indexAdd', async () => {
     { name: 'rows: dim 1 of [3, 5, 24], 9 ids', x: [3, 5, 24], k: 9, dim: 1 },
     { name: 'rows: dim 0 of [7, 3], 12 ids (short rows)', x: [7, 3], k: 12, dim: 0 },
   ];
-  for (const c of cases) {
-    const src = [...c.x];
-    src[c.dim] = c.k;
-    for (const it of ID_DTYPES) {
-      await checkOp('indexAdd', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), randInts([c.k], c.x[c.dim]!, it), data(src, d)],
-        ([x, i, u]) => x!.indexAdd(i!, u!, c.dim), { variant: `${c.name}, ids ${it}` });
-    }
-  }
+  await checkIndexAddCases(cases);
   await checkOp('indexAdd', ['f32', 'bf16', 'i64'], BIG, (d) => [data([1000, 1030], d), randInts([2500], 1000, 'i64'), data([2500, 1030], d)],
     ([x, i, u]) => x!.indexAdd(i!, u!, 0), { variant: '2500 rows into [1000, 1030], repeated ids' });
 });

@@ -8,20 +8,11 @@
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import { randT, randInts } from '../helpers.ts';
+import { randInts } from '../helpers.ts';
+import { data, ID_DTYPES, checkIndexAddCases } from './index-data.ts';
 
 const s = gpuSuite('gpu/indexing');
-const ID_DTYPES: readonly DType[] = ['u8', 'u32', 'i64'];
 
-/** fresh data of any dtype: floats in [-3, 3), integers over a wide range (adds wrap alike) */
-function data(shape: number[], dtype: DType): Tensor {
-  switch (dtype) {
-    case 'u8': return randInts(shape, 256, 'u8');
-    case 'u32': return randInts(shape, 4e9, 'u32');
-    case 'i64': return randInts(shape, 2 ** 40, 'i64');
-    default: return randT(shape, dtype, -3, 3);
-  }
-}
 const ids = (shape: number[], n: number, dtype: DType): Tensor => randInts(shape, n, dtype);
 
 // the big cases check sizes, not dtypes (the small ones cover every width): few, since making
@@ -138,14 +129,7 @@ s.opTest('indexAdd', async () => {
     { name: 'dim 1 of [3, 4, 5]', x: [3, 4, 5], k: 6, dim: 1 },
     { name: 'empty ids', x: [6, 5], k: 0, dim: 0 },
   ];
-  for (const c of cases) {
-    const src = [...c.x];
-    src[c.dim] = c.k;
-    for (const it of ID_DTYPES) {
-      await checkOp('indexAdd', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids([c.k], c.x[c.dim]!, it), data(src, d)],
-        ([x, i, u]) => x!.indexAdd(i!, u!, c.dim), { variant: `${c.name}, ids ${it}` });
-    }
-  }
+  await checkIndexAddCases(cases);
   await checkOp('indexAdd', BIG_DTYPES, BIG, (d) => [data([1024, 1100], d), ids([1024], 1024, 'u32'), data([1024, 1100], d)],
     ([x, i, u]) => x!.indexAdd(i!, u!, 0), { variant: '[1024, 1100] dim 0 (1.1M elements)' });
 });

@@ -45,7 +45,8 @@ const MAX_BLOCKS_X = 2 ** 24;
 export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLength = false): boolean {
   const [, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const hkv = k.layout.shape[1]!, dv = v.layout.shape[3]!;
-  const short = tq <= ATTN_MAX_TQ || (anyLength && q.layout.shape[0]! * hkv * Math.ceil((hq / hkv) * tq / 4) <= MAX_BLOCKS_X);
+  const R = (hq / hkv) * tq;
+  const short = tq <= ATTN_MAX_TQ || (anyLength && q.layout.shape[0]! * hkv * Math.ceil(R / rowTile(R)) <= MAX_BLOCKS_X);
   return DTYPES.has(q.dtype) && short && d >= 1 && d <= ATT_DMAX && dv >= 1 && dv <= ATT_DMAX;
 }
 
