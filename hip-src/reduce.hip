@@ -195,7 +195,20 @@ RT_DEVICE void reduce_final(typename R::Out* y, const A* pv, const u32* pi, u64 
   const Tasks w(mode);
   for (u64 o = w.first; o < outer; o += w.step) {
     S acc = R::init();
-    for (u64 s = w.l; s < segs; s += w.G) acc = R::combine(acc, R::fetch(pv, pi, s * outer + o));
+    u64 s = w.l;
+    // the partials' loads go out FB at a time (a thread per output has a chain of segs loads
+    // otherwise); the combine order is unchanged, so the result is too
+    constexpr u32 FB = 8;
+#pragma unroll 1
+    for (; s + (FB - 1) * (u64)w.G < segs; s += FB * (u64)w.G) {
+      S v[FB];
+#pragma unroll
+      for (u32 u = 0; u < FB; u++) v[u] = R::fetch(pv, pi, (s + u * (u64)w.G) * outer + o);
+#pragma unroll
+      for (u32 u = 0; u < FB; u++) acc = R::combine(acc, v[u]);
+    }
+#pragma unroll 1
+    for (; s < segs; s += w.G) acc = R::combine(acc, R::fetch(pv, pi, s * outer + o));
     acc = group_fold<R>(acc, mode);
     if (w.l == 0) y[o] = R::finish(acc, count);
   }
