@@ -2,7 +2,7 @@
 // score matrix in global memory. A block takes one (batch, kv head), up to RT query rows of
 // that head's group (grouped-query heads read their shared K/V once, through the head mapping)
 // and one split of the keys; splits run side by side so one sequence still fills the device, and
-// attn_merge combines their partial results. Inside a split the keys go in chunks of ATT_CH,
+// attn_merge combines their partial results. Inside a split the keys go in chunks of ATT_SC,
 // ATT_TPK threads per key for the scores, with the softmax kept online across chunks (running max m,
 // running sum l, the output accumulator rescaled by exp(m_old - m_new)). Sums in f32.
 //
@@ -31,8 +31,15 @@
 // threads per key in the score pass: each dots a quarter of the head dim, so a key's loads are
 // in flight together instead of one thread reading the whole row in turn
 #define ATT_TPK 4
-// keys per chunk: one per ATT_TPK threads of a full block
-#define ATT_CH (RT_BLOCK_MAX / ATT_TPK)
+// keys a chunk: the scores of all of them are made (ATT_NK keys a key group at a time) before one
+// online-softmax step and the P V pass over them. One key a group (64-key chunks) waited on a load
+// round per 64 keys behind three barriers: 74.2 us where this takes 63.7 (ncu, H200, bf16 32/8
+// heads d 128, 32768 keys). What is left is issue-bound, not load-bound: 16 warps a multiprocessor
+// issue about 86 instructions per 16-byte load (the FMAs of 4 query rows, the widening, shared
+// reads), and 4 keys a group (spills at 128 registers), 8 v loads in flight, a pipelined v pass,
+// 1024-key chunks and three blocks a multiprocessor (80 registers, spills) were all 67.8-89 us.
+#define ATT_SC 512
+#define ATT_NK 2
 #define ATT_DMAX 256
 // loads in flight per thread before any is used: 16-byte key vectors (a quarter of a d 128 bf16
 // row), vectors of v
@@ -50,19 +57,23 @@ template <> RT_DEVICE float att_load<f16>(f16 h) { return f16_widen_hw(h.bits); 
 // (ncu on an H200, bf16 d 128, 32768 keys: L1 throughput 78%, 2.5 instructions a cycle, DRAM 25%).
 struct alignas(16) F4 { float x[4]; };
 
-// This lane's share (sub of ATT_TPK) of the dots of key row kr with the tile's RT query rows:
-// 16-byte vectors sub, sub + ATT_TPK, ... of the row, ATT_KLOADS of them loaded before any is
-// used. Rows past the tile's last have zero queries, so every row is computed (no per-row branch).
-template <class T, u32 RT>
-RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, bool vec, u32 sub, float (&s)[RT]) {
+// This lane's share (sub of ATT_TPK) of the dots of NK key rows kr[] with the tile's RT query
+// rows: 16-byte vectors sub, sub + ATT_TPK, ... of each row, ATT_KLOADS of them a key loaded
+// (for all NK keys) before any is used, so NK * ATT_KLOADS loads are in flight. Rows past the
+// tile's last have zero queries, so every row is computed (no per-row branch).
+template <class T, u32 RT, u32 NK>
+RT_DEVICE void att_dot(const T* const (&kr)[NK], const float (*qs)[ATT_DMAX], u32 d, bool vec, u32 sub, float (&s)[NK][RT]) {
   typedef Vec16<T> V;
   constexpr u32 VN = V::N, STEP = ATT_TPK * VN, KL = ATT_KLOADS;
   if (vec) {
     u32 e = sub * VN;
     for (; e + (KL - 1) * STEP < d; e += KL * STEP) {
-      V kv[KL];
+      V kv[NK][KL];
 #pragma unroll
-      for (u32 w = 0; w < KL; w++) kv[w] = *(const V*)(kr + e + w * STEP);
+      for (u32 n = 0; n < NK; n++) {
+#pragma unroll
+        for (u32 w = 0; w < KL; w++) kv[n][w] = *(const V*)(kr[n] + e + w * STEP);
+      }
 #pragma unroll
       for (u32 w = 0; w < KL; w++) {
 #pragma unroll
@@ -71,28 +82,41 @@ RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, bool vec
           for (u32 r = 0; r < RT; r++) {
             const F4 qv = *(const F4*)&qs[r][e + w * STEP + u4];
 #pragma unroll
-            for (u32 i = 0; i < 4; i++) s[r] += qv.x[i] * att_load(kv[w].v[u4 + i]);
+            for (u32 n = 0; n < NK; n++) {
+#pragma unroll
+              for (u32 i = 0; i < 4; i++) s[n][r] += qv.x[i] * att_load(kv[n][w].v[u4 + i]);
+            }
           }
         }
       }
     }
     for (; e < d; e += STEP) {
-      const V kv = *(const V*)(kr + e);
+      V kv[NK];
+#pragma unroll
+      for (u32 n = 0; n < NK; n++) kv[n] = *(const V*)(kr[n] + e);
 #pragma unroll
       for (u32 u4 = 0; u4 < VN; u4 += 4) {
 #pragma unroll
         for (u32 r = 0; r < RT; r++) {
           const F4 qv = *(const F4*)&qs[r][e + u4];
 #pragma unroll
-          for (u32 i = 0; i < 4; i++) s[r] += qv.x[i] * att_load(kv.v[u4 + i]);
+          for (u32 n = 0; n < NK; n++) {
+#pragma unroll
+            for (u32 i = 0; i < 4; i++) s[n][r] += qv.x[i] * att_load(kv[n].v[u4 + i]);
+          }
         }
       }
     }
   } else {
     for (u32 e = sub; e < d; e += ATT_TPK) {
-      const float kx = att_load(kr[e]);
+      float kx[NK];
 #pragma unroll
-      for (u32 r = 0; r < RT; r++) s[r] += qs[r][e] * kx;
+      for (u32 n = 0; n < NK; n++) kx[n] = att_load(kr[n][e]);
+#pragma unroll
+      for (u32 r = 0; r < RT; r++) {
+#pragma unroll
+        for (u32 n = 0; n < NK; n++) s[n][r] += qs[r][e] * kx[n];
+      }
     }
   }
 }
@@ -103,7 +127,7 @@ RT_DEVICE void att_dot(const T* kr, const float (*qs)[ATT_DMAX], u32 d, bool vec
 // bytes in flight for a long cache (the same ncu run).
 template <class T, u32 RT>
 RT_DEVICE void att_pv(const T* vcol, i64 vstride, u32 j0, u32 nj, u32 part, u32 parts, bool vvec,
-    const float (*sc)[ATT_CH], float (&acc)[RT][Vec16<T>::N]) {
+    const float (*sc)[ATT_SC], float (&acc)[RT][Vec16<T>::N]) {
   typedef Vec16<T> V;
   constexpr u32 VN = V::N, VL = ATT_VLOADS;
   if (vvec) {
@@ -160,7 +184,7 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
   typedef Elem<T> E;
   constexpr u32 VN = Vec16<T>::N;
   __shared__ alignas(16) float qs[RT][ATT_DMAX];
-  __shared__ float sc[RT][ATT_CH];
+  __shared__ float sc[RT][ATT_SC];
   // one output row's partial sums at a time: parts * dv <= blockDim.x * VN values
   __shared__ float red[RT_BLOCK_MAX * VN];
   // the running max is read by a whole wave and then rewritten by its lane 0: two buffers, one
@@ -223,50 +247,52 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
   }
 
   u32 cur = 0;
-  const u32 chunk = nt / ATT_TPK;
-  // A full chunk whose v rows take at most ATT_VLOADS vectors a thread (bf16/f16 with d 128 or
-  // 256: 4) loads them before the scores, so they are in flight with the keys instead of after
-  // two barriers: a block that waits on one load round a chunk instead of two.
-  const u32 kpt = chunk / parts;
-  const bool early = vvec && chunk % parts == 0 && kpt <= ATT_VLOADS;
-  for (u32 j0 = js; j0 < je; j0 += chunk, cur ^= 1u) {
-    const u32 nj = min(chunk, je - j0);
-    const bool pre = early && nj == chunk;
-    Vec16<T> vv[ATT_VLOADS];
-    if (pre && active) {
-      // past kpt the loads repeat the last key (in cache) and are weighted 0: no branches, which
-      // on wave64 each held an exec mask in scalar registers and spilled them on gfx90a
+  // keys a pass of the score loop takes: ATT_NK per ATT_TPK lanes (a key group)
+  const u32 kg = nt / ATT_TPK, sub = tid % ATT_TPK;
+  for (u32 j0 = js; j0 < je; j0 += ATT_SC, cur ^= 1u) {
+    const u32 nj = min((u32)ATT_SC, je - j0);
+    // the scores of the whole chunk, ATT_NK keys a key group at a time: a stream of key loads
+    // with no barrier, where a chunk of one key a group waited on a load round per 64 keys
+    for (u32 b0 = 0; b0 < nj; b0 += ATT_NK * kg) {
+      // every lane runs every pass (the shuffles below need the whole wave); keys past the chunk
+      // repeat its last one (in cache) and are hidden
+      u32 kk[ATT_NK];
+      const T* kr[ATT_NK];
+      float s[ATT_NK][RT];
 #pragma unroll
-      for (u32 w = 0; w < ATT_VLOADS; w++) vv[w] = *(const Vec16<T>*)(vcol + (i64)(j0 + part + min(w, kpt - 1) * parts) * vstride);
-    }
-    {
-      const u32 kk = tid / ATT_TPK, sub = tid % ATT_TPK, j = j0 + kk;
-      float s[RT];
+      for (u32 n = 0; n < ATT_NK; n++) {
+        kk[n] = b0 + n * kg + tid / ATT_TPK;
+        kr[n] = kb + (i64)(j0 + min(kk[n], nj - 1)) * kstride;
 #pragma unroll
-      for (u32 r = 0; r < RT; r++) s[r] = 0.f;
-      if (kk < nj) att_dot<T, RT>(kb + (i64)j * kstride, qs, d, vec, sub, s);
-      // the key's ATT_TPK lanes are adjacent: a butterfly leaves the whole dot on each
-#pragma unroll
-      for (u32 m = 1; m < ATT_TPK; m <<= 1) {
-#pragma unroll
-        for (u32 r = 0; r < RT; r++) s[r] += shfl_xor(s[r], (int)m);
+        for (u32 r = 0; r < RT; r++) s[n][r] = 0.f;
       }
-      // branch-free per lane (only uniform branches): on wave64 every divergent branch of these
-      // unrolled rows saved an exec mask in scalar registers, which spilled them on gfx9. Lanes
-      // past the chunk read the last key's mask entry and discard it.
-      const i64 jm = (i64)min(j, tk - 1) * msk;
+      att_dot<T, RT, ATT_NK>(kr, qs, d, vec, sub, s);
 #pragma unroll
-      for (u32 r = 0; r < RT; r++) {
-        bool vis = kk < nj && r < nr;
-        float val = s[r];
-        vis = vis & ((i64)j <= shi[r]) & ((i64)j > slo[r]);
-        if (maskKind == 1) vis = vis & (((const u8*)mask)[smo[r] + jm] != 0);
-        else if (maskKind == 2) val += att_load(((const T*)mask)[smo[r] + jm]);
-        s[r] = vis ? val : -INFINITY;
-      }
-      if (sub == 0) {
+      for (u32 n = 0; n < ATT_NK; n++) {
+        // the key's ATT_TPK lanes are adjacent: a butterfly leaves the whole dot on each
 #pragma unroll
-        for (u32 r = 0; r < RT; r++) sc[r][kk] = s[r];
+        for (u32 m = 1; m < ATT_TPK; m <<= 1) {
+#pragma unroll
+          for (u32 r = 0; r < RT; r++) s[n][r] += shfl_xor(s[n][r], (int)m);
+        }
+        // branch-free per lane (only uniform branches): on wave64 every divergent branch of these
+        // unrolled rows saved an exec mask in scalar registers, which spilled them on gfx9. Lanes
+        // past the chunk read the last key's mask entry and discard it.
+        const u32 j = j0 + kk[n];
+        const i64 jm = (i64)min(j, tk - 1) * msk;
+#pragma unroll
+        for (u32 r = 0; r < RT; r++) {
+          bool vis = kk[n] < nj && r < nr;
+          float val = s[n][r];
+          vis = vis & ((i64)j <= shi[r]) & ((i64)j > slo[r]);
+          if (maskKind == 1) vis = vis & (((const u8*)mask)[smo[r] + jm] != 0);
+          else if (maskKind == 2) val += att_load(((const T*)mask)[smo[r] + jm]);
+          s[n][r] = vis ? val : -INFINITY;
+        }
+        if (sub == 0 && kk[n] < nj) {
+#pragma unroll
+          for (u32 r = 0; r < RT; r++) sc[r][kk[n]] = s[n][r];
+        }
       }
     }
     __syncthreads();
@@ -296,24 +322,7 @@ RT_DEVICE void attn_decode(T* o, float* wso, float* wsml, const T* q, const T* k
 #pragma unroll
         for (u32 u = 0; u < VN; u++) acc[r][u] *= f;
       }
-      if (pre) {
-#pragma unroll
-        for (u32 w = 0; w < ATT_VLOADS; w++) {
-          const u32 x = part + min(w, kpt - 1) * parts;
-          const float on = w < kpt ? 1.f : 0.f;
-          float p[RT];
-#pragma unroll
-          for (u32 r = 0; r < RT; r++) p[r] = sc[r][x] * on;
-#pragma unroll
-          for (u32 u = 0; u < VN; u++) {
-            const float vx = att_load(vv[w].v[u]);
-#pragma unroll
-            for (u32 r = 0; r < RT; r++) acc[r][u] += p[r] * vx;
-          }
-        }
-      } else {
-        att_pv<T, RT>(vcol, vstride, j0, nj, part, parts, vvec, sc, acc);
-      }
+      att_pv<T, RT>(vcol, vstride, j0, nj, part, parts, vvec, sc, acc);
     }
     __syncthreads();
   }
