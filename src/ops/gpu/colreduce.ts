@@ -61,14 +61,13 @@ export function colsPlan(dev: Device, op: ReduceOp, elemBytes: number, basePtr: 
   const info = dev.runtime.info;
   const block = dev.kernels.preferredBlockSize;
   const V = colsPerThread(op, elemBytes);
-  const aligned = (n: number) => Math.abs(n) % V === 0;
-  const vec = basePtr % BigInt(V * elemBytes) === 0n && aligned(xOff) && aligned(v.xBatch) && aligned(v.xRow) ? 1 : 0;
+  const vec = basePtr % BigInt(V * elemBytes) === 0n && xOff % V === 0 && v.xBatch % V === 0 && v.xRow % V === 0 ? 1 : 0;
   // a warp's worth of threads across the columns (fewer when the columns are few), more when
-  // there are too few rows to give every thread of a column tile one
+  // there are too few rows to give every thread of a column tile one; tx stays a power of two
+  // dividing the block
   let tx = 1;
-  const fits = (t: number) => t <= block && block % t === 0;
-  while (tx < 32 && tx * V < v.cols && fits(tx * 2)) tx *= 2;
-  while (block / tx > v.rows && tx * V < v.cols && fits(tx * 2)) tx *= 2;
+  while (tx < 32 && tx * V < v.cols && tx * 2 <= block && block % (tx * 2) === 0) tx *= 2;
+  while (block / tx > v.rows && tx * V < v.cols && tx * 2 <= block && block % (tx * 2) === 0) tx *= 2;
   const ty = Math.max(1, Math.floor(block / tx));
   const tiles = Math.ceil(v.cols / (tx * V)), perSeg = v.batch * tiles;
   const sms = Math.max(1, info.multiprocessors);
@@ -77,5 +76,10 @@ export function colsPlan(dev: Device, op: ReduceOp, elemBytes: number, basePtr: 
   segs = Math.ceil(v.rows / segLen);
   if (perSeg * segs > TASKS_MAX) return null;
   const cap = Math.min(info.maxGridDim[0], sms * 32);
-  return { ...v, vec, tx, tiles, segs, segLen, grid: [Math.max(1, Math.min(cap, perSeg * segs)), 1, 1], block: [block, 1, 1] };
+  // fields spelled out: V8 (Node 20) builds `{ ...v, more }` on a slow path (5.8 us for this one
+  // in a loop, more than the rest of the plan)
+  return {
+    batch: v.batch, rows: v.rows, cols: v.cols, xBatch: v.xBatch, xRow: v.xRow,
+    vec, tx, tiles, segs, segLen, grid: [Math.max(1, Math.min(cap, perSeg * segs)), 1, 1], block: [block, 1, 1],
+  };
 }

@@ -56,7 +56,8 @@ export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: 
   if (!DTYPES.has(x.dtype) || k > U32_MAX || n > U32_MAX) return null;
   if (o.norm && o.act !== 'swiglu') {
     const xn = x.rmsNorm(o.norm.weight, o.norm.eps);
-    try { return linearRow(xn, w, { ...o, norm: null }, n, k, outShape); } finally { xn.dispose(); }
+    // fields spelled out: V8 (Node 20) builds `{ ...o, key }` on a slow path, microseconds a call
+    try { return linearRow(xn, w, { bias: o.bias ?? null, act: o.act ?? null, residual: o.residual ?? null, norm: null }, n, k, outShape); } finally { xn.dispose(); }
   }
   const ld = rowsLd(w, k);
   if (ld === null) return null;

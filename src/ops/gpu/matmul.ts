@@ -44,7 +44,8 @@ function operand(t: Tensor, batch: Shape): BlasOperand {
   const sh = t.layout.shape, st = t.layout.strides, r = sh.length;
   const mv = matrixView(sh[r - 2]!, sh[r - 1]!, st[r - 2]!, st[r - 1]!);
   const bs = batchStride(t, batch);
-  if (mv && bs !== null) return { t, ...mv, batchStride: bs, owned: false };
+  // fields spelled out: V8 (Node 20) builds `{ t, ...mv, more }` on a slow path, microseconds a call
+  if (mv && bs !== null) return { t, trans: mv.trans, ld: mv.ld, batchStride: bs, owned: false };
   // BLAS cannot address this layout: materialize it broadcast to the full batch
   const full = t.broadcastAs([...batch, sh[r - 2]!, sh[r - 1]!]);
   const c = contiguous(full);
