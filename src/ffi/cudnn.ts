@@ -4,7 +4,7 @@
 // and its workspace size are cached per shape; one workspace per device grows as needed.
 import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../errors.ts';
 import type {
-  BatchNormParams, ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams,
+  ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams,
 } from '../runtime/gpu.ts';
 import { cudaDirs, openLibrary, type LibrarySpec, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
@@ -21,7 +21,7 @@ export const CUDNN_LIB: LibrarySpec = {
 const ENUMS = [
   'cudnnStatus_t', 'cudnnDataType_t', 'cudnnTensorFormat_t', 'cudnnConvolutionMode_t', 'cudnnMathType_t',
   'cudnnConvolutionFwdAlgo_t', 'cudnnConvolutionBwdDataAlgo_t', 'cudnnPoolingMode_t', 'cudnnNanPropagation_t',
-  'cudnnSoftmaxAlgorithm_t', 'cudnnSoftmaxMode_t', 'cudnnBatchNormMode_t',
+  'cudnnSoftmaxAlgorithm_t', 'cudnnSoftmaxMode_t',
 ] as const;
 const HANDLES = [
   'cudnnHandle_t', 'cudnnTensorDescriptor_t', 'cudnnFilterDescriptor_t', 'cudnnConvolutionDescriptor_t',
@@ -110,15 +110,6 @@ export const CUDNN_FUNCTIONS = {
     proto: 'cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, ' +
       `cudnnSoftmaxMode_t mode, const void *alpha, ${T} xDesc, const void *x, const void *beta, ${T} yDesc, void *y)`,
   },
-  cudnnDeriveBNTensorDescriptor: {
-    proto: `cudnnStatus_t cudnnDeriveBNTensorDescriptor(${T} derivedBnDesc, ${T} xDesc, cudnnBatchNormMode_t mode)`,
-  },
-  cudnnBatchNormalizationForwardInference: {
-    proto: 'cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t handle, cudnnBatchNormMode_t mode, ' +
-      `const void *alpha, const void *beta, ${T} xDesc, const void *x, ${T} yDesc, void *y, ` +
-      `${T} bnScaleBiasMeanVarDesc, const void *bnScale, const void *bnBias, const void *estimatedMean, ` +
-      'const void *estimatedVariance, double epsilon)',
-  },
 } as const satisfies NativeTable;
 
 export const CUDNN_CONST = {
@@ -141,7 +132,6 @@ export const CUDNN_CONST = {
   CUDNN_SOFTMAX_ACCURATE: 1,
   CUDNN_SOFTMAX_LOG: 2,
   CUDNN_SOFTMAX_MODE_INSTANCE: 0,
-  CUDNN_BATCHNORM_SPATIAL: 1,
 } as const;
 
 /** cudnnConvolutionFwdAlgoPerf_t and cudnnConvolutionBwdDataAlgoPerf_t share this layout */
@@ -189,9 +179,6 @@ export interface CudnnFns {
   cudnnPoolingForward(h: H, pd: H, alpha: ArrayBufferView, xd: H, x: P, beta: ArrayBufferView, yd: H, y: P): R;
   cudnnSoftmaxForward(h: H, algo: number, mode: number, alpha: ArrayBufferView, xd: H, x: P,
     beta: ArrayBufferView, yd: H, y: P): R;
-  cudnnDeriveBNTensorDescriptor(out: H, xd: H, mode: number): R;
-  cudnnBatchNormalizationForwardInference(h: H, mode: number, alpha: ArrayBufferView, beta: ArrayBufferView,
-    xd: H, x: P, yd: H, y: P, bnd: H, scale: P, bias: P, mean: P, variance: P, eps: number): R;
 }
 type CudnnKey = keyof typeof CUDNN_FUNCTIONS;
 const _sameKeys: [CudnnKey, keyof CudnnFns] extends [keyof CudnnFns, CudnnKey] ? true : never = true;
@@ -503,29 +490,6 @@ export class CudnnApi implements DnnApi {
       if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) this.fail(st, `cudnnSoftmaxForward: ${what}`, 'cudnnSoftmaxForward');
     } finally {
       f0(f.cudnnDestroyTensorDescriptor(d));
-    }
-  }
-
-  /** scale/bias/mean/variance are f32 for f16/bf16 inputs (cuDNN's derived BN descriptor), else the input dtype */
-  batchNormInference(p: BatchNormParams, stream: GpuStream): void {
-    const what = `batchNormInference(${p.dtype}, x ${fmtShape([p.n, p.c, p.h, p.w])}, eps ${p.eps})`;
-    const t = this.dataType(p.dtype, 'batchNormInference');
-    this.begin(stream);
-    const f = this.lib.fn;
-    const xd = this.tensor(t, p.n, p.c, p.h, p.w);
-    let bd = 0n;
-    try {
-      bd = this.create('cudnnCreateTensorDescriptor', (o) => f.cudnnCreateTensorDescriptor(o));
-      this.ok(f.cudnnDeriveBNTensorDescriptor(bd, xd, CUDNN_CONST.CUDNN_BATCHNORM_SPATIAL), 'cudnnDeriveBNTensorDescriptor', [what]);
-      const [one, zero] = this.scalars(p.dtype);
-      const st = f.cudnnBatchNormalizationForwardInference(this.handle, CUDNN_CONST.CUDNN_BATCHNORM_SPATIAL, one, zero,
-        xd, p.x, xd, p.y, bd, p.scale, p.bias, p.mean, p.variance, p.eps);
-      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
-        this.fail(st, `cudnnBatchNormalizationForwardInference: ${what}`, 'cudnnBatchNormalizationForwardInference');
-      }
-    } finally {
-      if (bd) f0(f.cudnnDestroyTensorDescriptor(bd));
-      f0(f.cudnnDestroyTensorDescriptor(xd));
     }
   }
 

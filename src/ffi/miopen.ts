@@ -12,7 +12,7 @@
 // First calls can take seconds while MIOpen compiles kernels; later ones hit both caches, and the
 // algorithm chosen per shape is also cached in this process (convAlgoCache below).
 import { GpuError, ShapeError } from '../errors.ts';
-import type { BatchNormParams, ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../runtime/gpu.ts';
+import type { ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../runtime/gpu.ts';
 import { HIP_ALIASES } from './hip.ts';
 import { MIOPEN_LIB, openLibrary, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
@@ -25,7 +25,6 @@ export const MIOPEN_ALIASES: readonly NativeAlias[] = [
   { name: 'miopenPoolingMode_t', c: 'miopenPoolingMode_t', cls: 'enum' },
   { name: 'miopenSoftmaxAlgorithm_t', c: 'miopenSoftmaxAlgorithm_t', cls: 'enum' },
   { name: 'miopenSoftmaxMode_t', c: 'miopenSoftmaxMode_t', cls: 'enum' },
-  { name: 'miopenBatchNormMode_t', c: 'miopenBatchNormMode_t', cls: 'enum' },
   { name: 'miopenHandle_t', c: 'miopenHandle_t', cls: 'pointer', handle: true },
   { name: 'miopenTensorDescriptor_t', c: 'miopenTensorDescriptor_t', cls: 'pointer', handle: true },
   { name: 'miopenConvolutionDescriptor_t', c: 'miopenConvolutionDescriptor_t', cls: 'pointer', handle: true },
@@ -94,16 +93,6 @@ export const MIOPEN_FUNCTIONS = {
     proto: 'miopenStatus_t miopenSoftmaxForward_V2(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
       'const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, miopenSoftmaxAlgorithm_t algorithm, miopenSoftmaxMode_t mode)',
   },
-  miopenDeriveBNTensorDescriptor: {
-    proto: 'miopenStatus_t miopenDeriveBNTensorDescriptor(miopenTensorDescriptor_t derivedBnDesc, miopenTensorDescriptor_t xDesc, ' +
-      'miopenBatchNormMode_t bn_mode)',
-  },
-  miopenBatchNormalizationForwardInference: {
-    proto: 'miopenStatus_t miopenBatchNormalizationForwardInference(miopenHandle_t handle, miopenBatchNormMode_t bn_mode, void *alpha, ' +
-      'void *beta, miopenTensorDescriptor_t xDesc, cdevptr_t x, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
-      'miopenTensorDescriptor_t bnScaleBiasMeanVarDesc, devptr_t bnScale, devptr_t bnBias, devptr_t estimatedMean, ' +
-      'devptr_t estimatedVariance, double epsilon)',
-  },
 } as const satisfies NativeTable;
 
 export const MIOPEN_CONST = {
@@ -121,7 +110,6 @@ export const MIOPEN_CONST = {
   MIOPEN_SOFTMAX_ACCURATE: 1,
   MIOPEN_SOFTMAX_LOG: 2,
   MIOPEN_SOFTMAX_MODE_CHANNEL: 1,
-  miopenBNSpatial: 1,
 } as const;
 
 /** layout of one find result (the algorithm enum sits in a leading union) */
@@ -159,9 +147,6 @@ export interface MiopenFns {
     back: boolean, ws: Ptr, wsSize: number): Status;
   miopenDestroyPoolingDescriptor(d: Ptr): Status;
   miopenSoftmaxForward_V2(h: Ptr, alpha: Float32Array, xd: Ptr, x: Ptr, beta: Float32Array, yd: Ptr, y: Ptr, algo: number, mode: number): Status;
-  miopenDeriveBNTensorDescriptor(d: Ptr, x: Ptr, mode: number): Status;
-  miopenBatchNormalizationForwardInference(h: Ptr, mode: number, alpha: Float32Array, beta: Float32Array, xd: Ptr, x: Ptr, yd: Ptr, y: Ptr,
-    bnd: Ptr, scale: Ptr, bias: Ptr, mean: Ptr, variance: Ptr, eps: number): Status;
 }
 const _sameKeys: [keyof typeof MIOPEN_FUNCTIONS, keyof MiopenFns] extends [keyof MiopenFns, keyof typeof MIOPEN_FUNCTIONS] ? true : never = true;
 void _sameKeys;
@@ -372,21 +357,6 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
         const algo = p.log ? MIOPEN_CONST.MIOPEN_SOFTMAX_LOG : MIOPEN_CONST.MIOPEN_SOFTMAX_ACCURATE;
         const args = [h, ONE, d, p.x, ZERO, d, p.y, algo, MIOPEN_CONST.MIOPEN_SOFTMAX_MODE_CHANNEL] as const;
         mi.check(f.miopenSoftmaxForward_V2(...args), 'miopenSoftmaxForward_V2', args);
-      });
-    },
-    batchNormInference(p: BatchNormParams, stream: GpuStream): void {
-      const dt = DTYPE[p.dtype];
-      const h = handleFor(stream);
-      host.activate();
-      withDescs((own) => {
-        const xd = own(tensor(dt, p.n, p.c, p.h, p.w), 'tensor');
-        const bnOut: Out<Ptr | null> = [null];
-        mi.check(f.miopenCreateTensorDescriptor(bnOut), 'miopenCreateTensorDescriptor', []);
-        // derived: [1, C, 1, 1] in f32 for half inputs, the input dtype otherwise
-        const bd = own(bnOut[0] ?? 0n, 'tensor');
-        mi.check(f.miopenDeriveBNTensorDescriptor(bd, xd, MIOPEN_CONST.miopenBNSpatial), 'miopenDeriveBNTensorDescriptor', [bd, xd]);
-        const args = [h, MIOPEN_CONST.miopenBNSpatial, ONE, ZERO, xd, p.x, xd, p.y, bd, p.scale, p.bias, p.mean, p.variance, p.eps] as const;
-        mi.check(f.miopenBatchNormalizationForwardInference(...args), 'miopenBatchNormalizationForwardInference', args);
       });
     },
     dispose(): void {

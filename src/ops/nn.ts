@@ -86,7 +86,16 @@ export function batchNorm(x: Tensor, o: BatchNormOptions): Tensor {
   const weight = o.weight ?? null, bias = o.bias ?? null;
   for (const t of [o.mean, o.variance, weight, bias]) t?.check(op);
   const ts = [x, o.mean, o.variance, ...(weight ? [weight] : []), ...(bias ? [bias] : [])];
-  floats(op, ...ts);
+  sameDevice(op, ...ts);
+  dtypeIn(op, x, FLOATS);
+  // the per-channel tensors in x's dtype, or in f32 beside half data (running statistics kept in
+  // f32, as PyTorch allows)
+  const half = x.dtype === 'f16' || x.dtype === 'bf16';
+  for (const t of ts.slice(1)) {
+    if (t.dtype !== x.dtype && !(half && t.dtype === 'f32')) {
+      throw new DTypeError(`${op}: the per-channel tensors must be ${x.dtype}${half ? ' or f32' : ''} (${ts.map(sig).join(', ')})`);
+    }
+  }
   const eps = o.eps ?? 1e-5;
   checkEps(op, eps);
   if (x.rank < 2) throw new ShapeError(`${op}: x must be [n, c, ...], got ${sig(x)}`);

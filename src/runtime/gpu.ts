@@ -103,15 +103,6 @@ export interface SoftmaxParams {
   readonly x: DevicePtr; readonly y: DevicePtr;
 }
 
-/** inference batch norm over NCHW, per-channel scale/bias/mean/var in `paramDType` */
-export interface BatchNormParams {
-  readonly dtype: DnnDType;
-  readonly n: number; readonly c: number; readonly h: number; readonly w: number;
-  readonly eps: number;
-  readonly x: DevicePtr; readonly y: DevicePtr;
-  readonly scale: DevicePtr; readonly bias: DevicePtr; readonly mean: DevicePtr; readonly variance: DevicePtr;
-}
-
 /** MIOpen on ROCm, cuDNN on CUDA; loaded on first use so elementwise-only users need neither */
 export interface DnnApi {
   readonly name: string;
@@ -121,7 +112,6 @@ export interface DnnApi {
   convTransposeForward(p: ConvParams, stream: GpuStream): void;
   poolForward(p: PoolParams, stream: GpuStream): void;
   softmaxForward(p: SoftmaxParams, stream: GpuStream): void;
-  batchNormInference(p: BatchNormParams, stream: GpuStream): void;
 }
 
 export interface BlasApi {

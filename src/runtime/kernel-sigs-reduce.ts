@@ -133,6 +133,18 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+/** batchnorm.hip's (x dtype, per-channel dtype) pairs: the per-channel tensors in x's dtype, or f32 for half data */
+export const BATCHNORM_PAIRS: readonly (readonly [DType, DType])[] = [['f32', 'f32'], ['f64', 'f64'], ['f16', 'f16'], ['f16', 'f32'], ['bf16', 'bf16'], ['bf16', 'f32']];
+
+function batchNormSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const [d, p] of BATCHNORM_PAIRS) {
+    // y, x, mean, var, w, b, yOff, xOff, mOff, vOff, wOff, bOff, planes, c, plane, eps, flags
+    m.set(`batchnorm_${d}_${p}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u64', computeSpec(d), 'u32']);
+  }
+  return m;
+}
+
 /** merge into KERNEL_SIGNATURES (kernel-sigs.ts) or check beside it */
 export const ROW_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'reduce.hip': reduceSigs,
@@ -140,6 +152,7 @@ export const ROW_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<st
   'reduce-rows.hip': foldSigs,
   'softmax.hip': softmaxSigs,
   'norm.hip': normSigs,
+  'batchnorm.hip': batchNormSigs,
   'rope.hip': ropeSigs,
   'scan.hip': scanSigs,
 };

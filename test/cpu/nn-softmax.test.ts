@@ -184,12 +184,27 @@ test('batchNorm: every float dtype against a loop (4-d and 2-d x), non-contiguou
   }
 });
 
+test('batchNorm: half data with f32 per-channel tensors, alone or beside half ones', () => {
+  for (const dt of ['f16', 'bf16'] as const) {
+    const x = randT([2, 3, 4], dt), mean = randT([3], 'f32', -0.5, 0.5), variance = randT([3], 'f32', 0.5, 2), weight = randT([3], dt, 0.5, 1.5), bias = randT([3], 'f32');
+    const xv = nums(x), mv = nums(mean), vv = nums(variance), wv = nums(weight), bv = nums(bias);
+    const want = xv.map((v, p) => { const c = Math.floor(p / 4) % 3; return (v - mv[c]!) / Math.sqrt(vv[c]! + 1e-5) * wv[c]! + bv[c]!; });
+    const y = x.batchNorm({ mean, variance, weight, bias });
+    assert.equal(y.dtype, dt);
+    assertClose(nums(y), want, 1e-2, 1e-2, dt);
+  }
+});
+
 test('batchNorm: errors', () => {
   const x = randT([2, 3, 4]);
   const ok = { mean: Tensor.zeros([3]), variance: Tensor.ones([3]) };
   throwsWith(() => x.batchNorm({ ...ok, mean: Tensor.zeros([4]) }), ShapeError, 'batchNorm', 'mean', '[3]', '[4] f32', '[2, 3, 4] f32');
   throwsWith(() => x.batchNorm({ ...ok, weight: Tensor.ones([2]) }), ShapeError, 'batchNorm', 'weight', '[2] f32');
   throwsWith(() => x.batchNorm({ ...ok, bias: Tensor.ones([3], { dtype: 'bf16' }) }), DTypeError, 'batchNorm', 'bf16');
+  // half data takes its per-channel tensors in its own dtype or f32, nothing else
+  const h = randT([2, 3, 4], 'bf16');
+  throwsWith(() => h.batchNorm({ mean: Tensor.zeros([3], { dtype: 'f64' }), variance: Tensor.ones([3], { dtype: 'bf16' }) }), DTypeError, 'batchNorm', 'bf16 or f32', '[3] f64');
+  throwsWith(() => h.batchNorm({ mean: Tensor.zeros([3], { dtype: 'f16' }), variance: Tensor.ones([3], { dtype: 'bf16' }) }), DTypeError, 'batchNorm', '[3] f16');
   throwsWith(() => Tensor.ones([3]).batchNorm(ok), ShapeError, 'batchNorm', '[n, c, ...]', '[3] f32');
   throwsWith(() => x.batchNorm({ ...ok, eps: -1 }), RangeError, 'batchNorm', 'eps');
   throwsWith(() => x.batchNorm({ mean: ok.mean } as never), TensorError, 'batchNorm', 'variance');

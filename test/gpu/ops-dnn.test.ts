@@ -116,6 +116,21 @@ s.opTest('batchNorm', async () => {
     ([x, mean, variance]) => x!.batchNorm({ mean: mean!, variance: variance! }), { variant: 'NCHW, no affine' });
   await checkOp('batchNorm', FLOAT_DTYPES, LAYOUTS, make([8, 5], true),
     ([x, mean, variance, weight, bias]) => x!.batchNorm({ mean: mean!, variance: variance!, weight: weight!, bias: bias!, eps: 1e-3 }), { variant: '[n, c]' });
+  // planes of whole 16-byte vectors (batchnorm.hip's vector path), a plane longer than a block's
+  // vectors, and per-channel tensors in f32 beside half data (read as f32) or mixed (cast first)
+  await checkOp('batchNorm', FLOAT_DTYPES, LAYOUTS, make([3, 4, 8, 8], true),
+    ([x, mean, variance, weight, bias]) => x!.batchNorm({ mean: mean!, variance: variance!, weight: weight!, bias: bias! }), { variant: 'planes of 64' });
+  await checkOp('batchNorm', FLOAT_DTYPES, LAYOUTS, make([2, 3, 48, 96], false),
+    ([x, mean, variance]) => x!.batchNorm({ mean: mean!, variance: variance! }), { variant: 'planes of 4608' });
+  const f32Stats = (xs: number[], mixed: boolean) => (d: DType) => {
+    const c = xs[1]!;
+    return [r(xs, d, -2, 2), r([c], 'f32', -0.5, 0.5), r([c], 'f32', 0.2, 2), r([c], mixed ? d : 'f32', 0.5, 1.5), r([c], 'f32')];
+  };
+  for (const mixed of [false, true]) {
+    await checkOp('batchNorm', ['f16', 'bf16'], LAYOUTS, f32Stats([2, 4, 4, 8], mixed),
+      ([x, mean, variance, weight, bias]) => x!.batchNorm({ mean: mean!, variance: variance!, weight: weight!, bias: bias! }),
+      { variant: mixed ? 'half weight, f32 stats' : 'f32 per-channel tensors' });
+  }
 });
 
 s.run();

@@ -2,6 +2,7 @@
 // (normalized dim, eps, scale, output shape).
 import type { Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
+import { dtypeSize } from '../../dtype.ts';
 import { ShapeError } from '../../errors.ts';
 import { notOnDevice, sig } from '../dispatch.ts';
 import type { RopeLayout } from '../cpu/nn.ts';
@@ -115,35 +116,42 @@ export function rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout): T
   return y;
 }
 /**
- * Inference batch norm on MIOpen / cuDNN (spatial mode): x [n, c, ...] is NCHW [n, c, rest, 1],
- * contiguous. The per-channel tensors go in f32 for f16/bf16 data (f64 for f64), as both
- * libraries' derived BN descriptors expect; a missing weight is ones, a missing bias zeros.
+ * Inference batch norm (spatial mode) in one launch of batchnorm.hip: x [n, c, ...] read as
+ * [n, c, plane], contiguous. The per-channel tensors are read in x's dtype, or all in f32 for
+ * half data when any of them is f32 (a mixed set is cast to that one dtype first; f64 data takes
+ * f64). A missing weight is ones, a missing bias zeros.
  */
 export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Tensor | null, bias: Tensor | null, eps: number): Tensor {
   const dev = x.device, shape = x.layout.shape;
   const y = Tensor.empty(shape, x.dtype, dev);
   if (y.numel === 0) return y;
   const n = shape[0]!, c = shape[1]!;
-  let h = 1;
-  for (let i = 2; i < shape.length; i++) h *= shape[i]!;
-  const pd = x.dtype === 'f64' ? 'f64' : 'f32';
+  let plane = 1;
+  for (let i = 2; i < shape.length; i++) plane *= shape[i]!;
+  const given = [mean, variance, weight, bias].filter((t): t is Tensor => t !== null);
+  const pd = x.dtype === 'f64' ? 'f64' : given.every((t) => t.dtype === x.dtype) ? x.dtype : 'f32';
   const temps: Tensor[] = [];
-  const perChannel = (t: Tensor | null, fill: number): Tensor => {
-    const p = t === null ? Tensor.full([c], fill, { dtype: pd, device: dev }) : t.dtype !== pd ? t.toDtype(pd) : contiguous(t);
+  const perChannel = (t: Tensor): Tensor => {
+    const p = t.dtype !== pd ? t.toDtype(pd) : contiguous(t);
     temps.push(p);
     return p;
   };
-  const at = (t: Tensor) => t.storage.ptrAt(t.layout.offset);
   try {
     const xc = contiguous(x);
     temps.push(xc);
-    const scale = perChannel(weight, 1), shift = perChannel(bias, 0), mu = perChannel(mean, 0), v = perChannel(variance, 1);
-    dev.dnn('batchNorm').batchNormInference({
-      // the dispatcher admits float dtypes only
-      dtype: x.dtype as 'f32' | 'f64' | 'f16' | 'bf16',
-      n, c, h, w: 1, eps,
-      x: at(xc), y: at(y), scale: at(scale), bias: at(shift), mean: at(mu), variance: at(v),
-    }, dev.stream);
+    const mu = perChannel(mean), v = perChannel(variance);
+    const w = weight ? perChannel(weight) : mu, b = bias ? perChannel(bias) : mu;
+    const planes = n * c;
+    const block = dev.kernels.preferredBlockSize;
+    // a block a plane along x (grid-stride past the limit), and y splitting planes longer than a
+    // block's worth of vectors, so a few large images still fill the device
+    const perBlock = block * (16 / dtypeSize(x.dtype));
+    const gridY = Math.max(1, Math.min(65535, Math.ceil(plane / perBlock), Math.ceil((8 * dev.runtime.info.multiprocessors) / planes)));
+    const gridX = Math.max(1, Math.min(planes, dev.runtime.info.maxGridDim[0]));
+    dev.kernels.launch('batchnorm.hip', `batchnorm_${x.dtype}_${pd}`, [gridX, gridY, 1], [block, 1, 1], 0, dev.stream, [
+      base(y), base(xc), base(mu), base(v), base(w), base(b), offsetOf(y), offsetOf(xc), offsetOf(mu), offsetOf(v),
+      offsetOf(w), offsetOf(b), arg.u64(planes), arg.u32(c), arg.u64(plane), x.dtype === 'f64' ? arg.f64(eps) : arg.f32(eps),
+      arg.u32((weight ? 1 : 0) | (bias ? 2 : 0))]);
   } catch (e) { y.dispose(); throw e; } finally { for (const t of temps) t.dispose(); }
   return y;
 }
