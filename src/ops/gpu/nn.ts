@@ -147,7 +147,9 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
     // block's worth of vectors, so a few large images still fill the device
     const perBlock = block * (16 / dtypeSize(x.dtype));
     const gridY = Math.max(1, Math.min(65535, Math.ceil(plane / perBlock), Math.ceil((8 * dev.runtime.info.multiprocessors) / planes)));
-    const gridX = Math.max(1, Math.min(planes, dev.runtime.info.maxGridDim[0]));
+    // HIP wants a grid's threads along x below 2^32: 2^24 blocks of up to 256 (the planes go
+    // grid-stride past it)
+    const gridX = Math.max(1, Math.min(planes, dev.runtime.info.maxGridDim[0], 2 ** 24));
     dev.kernels.launch('batchnorm.hip', `batchnorm_${x.dtype}_${pd}`, [gridX, gridY, 1], [block, 1, 1], 0, dev.stream, [
       base(y), base(xc), base(mu), base(v), base(w), base(b), offsetOf(y), offsetOf(xc), offsetOf(mu), offsetOf(v),
       offsetOf(w), offsetOf(b), arg.u64(planes), arg.u32(c), arg.u64(plane), x.dtype === 'f64' ? arg.f64(eps) : arg.f32(eps),
