@@ -55,7 +55,7 @@ template <> RT_DEVICE float att_load<f16>(f16 h) { return f16_widen_hw(h.bits); 
 // Four floats of the query rows in shared memory, read with one 16-byte load: the score pass
 // reads q once per key element per row, and scalar reads made the shared-memory pipe the limit
 // (ncu on an H200, bf16 d 128, 32768 keys: L1 throughput 78%, 2.5 instructions a cycle, DRAM 25%).
-struct alignas(16) F4 { float x[4]; };
+typedef Vec16<float> F4;
 
 // This lane's share (sub of ATT_TPK) of the dots of NK key rows kr[] with the tile's RT query
 // rows: 16-byte vectors sub, sub + ATT_TPK, ... of each row, ATT_KLOADS of them a key loaded
@@ -84,7 +84,7 @@ RT_DEVICE void att_dot(const T* const (&kr)[NK], const float (*qs)[ATT_DMAX], u3
 #pragma unroll
             for (u32 n = 0; n < NK; n++) {
 #pragma unroll
-              for (u32 i = 0; i < 4; i++) s[n][r] += qv.x[i] * att_load(kv[n][w].v[u4 + i]);
+              for (u32 i = 0; i < 4; i++) s[n][r] += qv.v[i] * att_load(kv[n][w].v[u4 + i]);
             }
           }
         }
@@ -102,7 +102,7 @@ RT_DEVICE void att_dot(const T* const (&kr)[NK], const float (*qs)[ATT_DMAX], u3
 #pragma unroll
           for (u32 n = 0; n < NK; n++) {
 #pragma unroll
-            for (u32 i = 0; i < 4; i++) s[n][r] += qv.x[i] * att_load(kv[n].v[u4 + i]);
+            for (u32 i = 0; i < 4; i++) s[n][r] += qv.v[i] * att_load(kv[n].v[u4 + i]);
           }
         }
       }
@@ -157,12 +157,12 @@ RT_DEVICE void att_pv(const T* vcol, i64 vstride, u32 j0, u32 nj, u32 part, u32 
     }
   } else {
     u32 x = part;
-    for (; x + (ATT_VLOADS - 1) * parts < nj; x += ATT_VLOADS * parts) {
-      float vx[ATT_VLOADS];
+    for (; x + (VL - 1) * parts < nj; x += VL * parts) {
+      float vx[VL];
 #pragma unroll
-      for (u32 w = 0; w < ATT_VLOADS; w++) vx[w] = att_load(vcol[(i64)(j0 + x + w * parts) * vstride]);
+      for (u32 w = 0; w < VL; w++) vx[w] = att_load(vcol[(i64)(j0 + x + w * parts) * vstride]);
 #pragma unroll
-      for (u32 w = 0; w < ATT_VLOADS; w++) {
+      for (u32 w = 0; w < VL; w++) {
 #pragma unroll
         for (u32 r = 0; r < RT; r++) acc[r][0] += sc[r][x + w * parts] * vx[w];
       }

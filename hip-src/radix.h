@@ -35,21 +35,17 @@ template <class T> struct RKey;
 template <> struct RKey<u8> {
   typedef u8 S; typedef u32 R; static constexpr int BITS = 8; static constexpr R MASK = 0xffu;
   static RT_DEVICE R key(R b) { return b; }
-  static RT_DEVICE R pad(bool desc) { return desc ? 0u : MASK; }
 };
 template <> struct RKey<u32> {
   typedef u32 S; typedef u32 R; static constexpr int BITS = 32; static constexpr R MASK = 0xffffffffu;
   static RT_DEVICE R key(R b) { return b; }
-  static RT_DEVICE R pad(bool desc) { return desc ? 0u : MASK; }
 };
 template <> struct RKey<i64> {
   typedef u64 S; typedef u64 R; static constexpr int BITS = 64; static constexpr R MASK = ~0ull;
   static RT_DEVICE R key(R b) { return b ^ 0x8000000000000000ull; }
-  static RT_DEVICE R pad(bool desc) { return desc ? 0x8000000000000000ull : 0x7fffffffffffffffull; }
 };
 template <> struct RKey<float> {
   typedef u32 S; typedef u32 R; static constexpr int BITS = 32; static constexpr R MASK = 0xffffffffu;
-  static RT_DEVICE R pad(bool desc) { return desc ? 0xff800000u : 0x7fc00000u; }
   static RT_DEVICE R key(R b) {
     if ((b & 0x7fffffffu) > 0x7f800000u) return MASK;
     if (b == 0x80000000u) b = 0;
@@ -58,7 +54,6 @@ template <> struct RKey<float> {
 };
 template <> struct RKey<double> {
   typedef u64 S; typedef u64 R; static constexpr int BITS = 64; static constexpr R MASK = ~0ull;
-  static RT_DEVICE R pad(bool desc) { return desc ? 0xfff0000000000000ull : 0x7ff8000000000000ull; }
   static RT_DEVICE R key(R b) {
     if ((b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) return MASK;
     if (b == 0x8000000000000000ull) b = 0;
@@ -69,7 +64,6 @@ template <> struct RKey<double> {
 // NaN), QNAN a NaN. The order of the 16-bit values is the order of their exact f32 values.
 template <u32 INF, u32 QNAN> struct RKey16 {
   typedef u16 S; typedef u32 R; static constexpr int BITS = 16; static constexpr R MASK = 0xffffu;
-  static RT_DEVICE R pad(bool desc) { return desc ? (0x8000u | INF) : QNAN; }
   static RT_DEVICE R key(R b) {
     if ((b & 0x7fffu) > INF) return MASK;
     if (b == 0x8000u) b = 0;
@@ -88,16 +82,12 @@ template <class R> RT_DEVICE u32 digit_of(R key, u32 shift) { return (u32)(key >
 #if RT_HIP
 typedef u64 LaneMask;
 RT_DEVICE u32 popc_mask(u64 m) { return (u32)__popcll(m); }
-RT_DEVICE u32 top_lane(u64 m) { return 63u - (u32)__clzll((long long)m); }
 RT_DEVICE u64 wave_ballot(bool p) { return (u64)__ballot((int)p); }
-RT_DEVICE u32 wave_shfl(u32 v, int src) { return __shfl(v, src, warpSize); }
 RT_DEVICE u32 wave_shfl_up(u32 v, u32 d) { return __shfl_up(v, d, warpSize); }
 #else
 typedef u32 LaneMask;
 RT_DEVICE u32 popc_mask(u32 m) { return (u32)__popc(m); }
-RT_DEVICE u32 top_lane(u32 m) { return 31u - (u32)__clz((int)m); }
 RT_DEVICE u32 wave_ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
-RT_DEVICE u32 wave_shfl(u32 v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 RT_DEVICE u32 wave_shfl_up(u32 v, u32 d) { return __shfl_up_sync(0xffffffffu, v, d); }
 #endif
 

@@ -164,12 +164,11 @@ RT_DEVICE void rand64(double* y, u64 n, u32 k0, u32 k1) {
 // 16-byte load: four scalar reads an element made randn issue-bound (ncu on an H200, 2^28 f32:
 // 71.6% of issue slots, L1 74%, DRAM 59%).
 struct NormalTable {
-  struct alignas(16) Cubic { float c[4]; };
-  Cubic s[RANDN_SEGMENTS];
+  Vec16<float> s[RANDN_SEGMENTS];
   RT_DEVICE void load() {
     for (u32 i = threadIdx.x; i < RANDN_SEGMENTS; i += blockDim.x) {
 #pragma unroll
-      for (u32 k = 0; k < 4; k++) s[i].c[k] = __uint_as_float(RANDN_TABLE[k * RANDN_SEGMENTS + i]);
+      for (u32 k = 0; k < 4; k++) s[i].v[k] = __uint_as_float(RANDN_TABLE[k * RANDN_SEGMENTS + i]);
     }
     __syncthreads();
   }
@@ -179,11 +178,11 @@ struct NormalTable {
     const float v = (float)((w << 1) | 1u);
     const u32 vb = __float_as_uint(v), i = (vb >> 20) - 127u * 8u;
     const float d = rsub(v, __uint_as_float((vb & 0xfff00000u) | 0x00080000u));
-    const Cubic q = s[i];
-    float z = q.c[3];
-    z = radd(rmul(z, d), q.c[2]);
-    z = radd(rmul(z, d), q.c[1]);
-    z = radd(rmul(z, d), q.c[0]);
+    const Vec16<float> q = s[i];
+    float z = q.v[3];
+    z = radd(rmul(z, d), q.v[2]);
+    z = radd(rmul(z, d), q.v[1]);
+    z = radd(rmul(z, d), q.v[0]);
     return __uint_as_float(__float_as_uint(z) ^ (w & 0x80000000u));
   }
 };

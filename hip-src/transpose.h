@@ -52,9 +52,10 @@ RT_DEVICE uint4 tp_load_chunk(const typename TpShape<E>::T* __restrict__ p, u64 
   typedef typename TpShape<E>::T T;
   constexpr int V = TpShape<E>::V;
   if (have >= (u64)V && aligned16(p)) return *reinterpret_cast<const uint4*>(p);
-  struct alignas(16) { T e[V]; } c;
+  Vec16<T> c;
+  static_assert(Vec16<T>::N == V, "a chunk is one 16-byte vector");
 #pragma unroll
-  for (int k = 0; k < V; k++) c.e[k] = (u64)k < have ? p[k] : (T)0;
+  for (int k = 0; k < V; k++) c.v[k] = (u64)k < have ? p[k] : (T)0;
   uint4 r;
   __builtin_memcpy(&r, &c, 16);
   return r;

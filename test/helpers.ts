@@ -20,6 +20,16 @@ export function randInts(shape: number[], n: number, dtype: DType = 'u32', devic
   const out = u.toDtype(dtype);
   return device ? moveTo(out, device) : out;
 }
+/** fresh data of any dtype: floats in [-3, 3), integers over a wide range (adds wrap alike) */
+export function randData(shape: number[], dtype: DType): Tensor {
+  switch (dtype) {
+    case 'u8': return randInts(shape, 256, 'u8');
+    case 'u32': return randInts(shape, 4e9, 'u32');
+    case 'i64': return randInts(shape, 2 ** 40, 'i64');
+    default: return randT(shape, dtype, -3, 3);
+  }
+}
+
 /**
  * Values with ties, for sorting and selection: floats in steps of 4 / spread over [-2, 2) (exact
  * in f32 and f64; f16 and bf16 round them, which only makes more ties), integers from `spread`

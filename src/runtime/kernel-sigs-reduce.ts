@@ -134,7 +134,7 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
 }
 
 /** batchnorm.hip's (x dtype, per-channel dtype) pairs: the per-channel tensors in x's dtype, or f32 for half data */
-export const BATCHNORM_PAIRS: readonly (readonly [DType, DType])[] = [['f32', 'f32'], ['f64', 'f64'], ['f16', 'f16'], ['f16', 'f32'], ['bf16', 'bf16'], ['bf16', 'f32']];
+const BATCHNORM_PAIRS: readonly (readonly [DType, DType])[] = [['f32', 'f32'], ['f64', 'f64'], ['f16', 'f16'], ['f16', 'f32'], ['bf16', 'bf16'], ['bf16', 'f32']];
 
 function batchNormSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();

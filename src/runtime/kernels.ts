@@ -19,6 +19,10 @@ export type KernelArg =
   | { readonly kind: 'bytes'; readonly value: Uint8Array };
 export type KernelArgKind = KernelArg['kind'];
 
+/** most blocks a launch puts along x where a kernel loops over the rest: HIP wants a grid's
+ *  threads along x below 2^32, so 2^24 blocks of up to 256 */
+export const GRID_X_BLOCKS_MAX = 2 ** 24;
+
 export const arg = {
   ptr: (value: DevicePtr): KernelArg => ({ kind: 'ptr', value }),
   u32: (value: number): KernelArg => ({ kind: 'u32', value }),

@@ -44,3 +44,8 @@ export function runEmulator(name: string, build: EmuBuild): string {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** asserts `out` has a line `ok <pattern>` (pattern: a regex source), naming `what` if not */
+export function expectOk(out: string, pattern: string, what: string): void {
+  assert.match(out, new RegExp(`^ok +${pattern}`, 'm'), `no 'ok' line for ${what}:\n${out}`);
+}

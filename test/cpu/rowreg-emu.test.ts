@@ -7,11 +7,11 @@
 // g++ fails here, loudly: skipping would pass CI without the check ever having run.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runEmulator } from './emu-run.ts';
+import { expectOk, runEmulator } from './emu-run.ts';
 
 test('the register row kernels and cumsum match double-precision references at wave 64 and 32 (test/emu/rowreg-emu.cpp)', () => {
   const out = runEmulator('rowreg-emu', { std: 'c++20' });
-  for (const d of ['f32', 'f16', 'bf16']) for (const w of [64, 32]) assert.match(out, new RegExp(`^ok +${d} +wave ${w}:`, 'm'), `no 'ok' line for ${d} at wave ${w}:\n${out}`);
+  for (const d of ['f32', 'f16', 'bf16']) for (const w of [64, 32]) expectOk(out, `${d} +wave ${w}:`, `${d} at wave ${w}`);
   assert.match(out, /^ok: 0 mismatches/m);
 });
 

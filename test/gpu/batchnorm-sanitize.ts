@@ -4,27 +4,13 @@
 // the CPU reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/batchnorm-sanitize.ts
 //   compute-sanitizer --tool racecheck node --import tsx test/gpu/batchnorm-sanitize.ts
-import { Tensor, Device, type DType } from '../../src/index.ts';
-import { randT, relErr } from '../helpers.ts';
+import { type Tensor, type DType } from '../../src/index.ts';
+import { randT } from '../helpers.ts';
+import { SanitizeRun, tolOf } from './sanitize-check.ts';
 
-const found = Device.bestGpu();
-if (!found) throw new Error('batchnorm-sanitize: no GPU');
-const dev: Device = found;
-
-let cases = 0, worst = 0;
-async function same(what: string, ins: readonly (Tensor | null)[], tol: number): Promise<void> {
-  const run = (t: readonly (Tensor | null)[]): Tensor => t[0]!.batchNorm({ mean: t[1]!, variance: t[2]!, weight: t[3] ?? null, bias: t[4] ?? null, eps: 1e-5 });
-  const want = Array.from(run(ins).toArraySync(), Number);
-  const on = ins.map((t) => t?.to(dev) ?? null);
-  const got = Array.from(await run(on).toArray(), Number);
-  for (const t of on) t?.dispose();
-  const e = relErr(got, want);
-  if (!(e <= tol)) throw new Error(`batchnorm-sanitize ${what}: relative error ${e}`);
-  worst = Math.max(worst, e);
-  cases++;
-}
-
-const tolOf = (d: DType): number => (d === 'f32' || d === 'f64' ? 1e-5 : 1e-2);
+const run = new SanitizeRun('batchnorm-sanitize');
+const bn = (t: readonly (Tensor | null)[]): Tensor => t[0]!.batchNorm({ mean: t[1]!, variance: t[2]!, weight: t[3] ?? null, bias: t[4] ?? null, eps: 1e-5 });
+const same = (what: string, ins: readonly (Tensor | null)[], tol: number): Promise<void> => run.same(what, bn, ins, tol);
 for (const d of ['f32', 'f64', 'f16', 'bf16'] as const) {
   for (const shape of [[2, 3, 8, 8], [2, 3, 5, 7], [6, 5], [1, 2, 64, 80]]) {
     const c = shape[1]!;
@@ -38,5 +24,4 @@ for (const d of ['f32', 'f64', 'f16', 'bf16'] as const) {
     }
   }
 }
-dev.synchronize();
-console.log(`batchnorm-sanitize: ${cases} cases match the CPU reference (worst relative error ${worst.toExponential(2)})`);
+run.report();

@@ -6,7 +6,7 @@
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES } from './harness.ts';
 import type { DType, ConvOptions } from '../../src/index.ts';
-import type { Pair } from '../../src/ops/options.ts';
+import { pair, type Pair } from '../../src/ops/options.ts';
 import { Layout } from '../../src/layout.ts';
 import { gemmConvRoute } from '../../src/ops/gpu/conv-gemm.ts';
 import { randT, relErr } from '../helpers.ts';
@@ -57,7 +57,7 @@ function takesGemm(op: 'conv1d' | 'conv2d', xs: number[], ws: number[], o: ConvO
   const x4 = oneD ? [batched[0]!, batched[1]!, 1, batched[2]!] : batched;
   const w4 = oneD ? [ws[0]!, ws[1]!, 1, ws[2]!] : ws;
   const two = (v: Pair | undefined, dflt: number, h1d: number): [number, number] => {
-    const t: [number, number] = v === undefined ? [dflt, dflt] : typeof v === 'number' ? [v, v] : [v[0], v[1]];
+    const t = pair(op, 'option', v, dflt);
     return oneD ? [h1d, t[1]] : t;
   };
   const p = { padding: two(o.padding, 0, 0), stride: two(o.stride, 1, 1), dilation: two(o.dilation, 1, 1), groups: o.groups ?? 1 };

@@ -6,40 +6,31 @@
 // and racecheck; each result compared with the CPU reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/copies-sanitize.ts
 //   compute-sanitizer --tool racecheck node --import tsx test/gpu/copies-sanitize.ts
-import { Tensor, Device, type DType } from '../../src/index.ts';
-import { randInts, randT, relErr } from '../helpers.ts';
+import { Tensor } from '../../src/index.ts';
+import { randData, randInts } from '../helpers.ts';
+import { SanitizeRun } from './sanitize-check.ts';
 
-const found = Device.bestGpu();
-if (!found) throw new Error('copies-sanitize: no GPU');
-const dev: Device = found;
-
-let cases = 0;
-async function same(what: string, run: (x: Tensor[]) => Tensor, ins: Tensor[], tol = 0): Promise<void> {
-  const want = Array.from(run(ins).toArraySync(), Number);
-  const got = Array.from(await run(ins.map((t) => t.to(dev))).toArray(), Number);
-  const e = relErr(got, want);
-  if (!(e <= tol) || got.some((v) => Number.isNaN(v))) throw new Error(`copies-sanitize ${what}: relative error ${e}`);
-  cases++;
-}
-const data = (shape: number[], d: DType): Tensor => (d === 'u8' ? randInts(shape, 256, 'u8') : d === 'i64' ? randInts(shape, 2 ** 40, 'i64') : randT(shape, d, -3, 3));
+const run = new SanitizeRun('copies-sanitize');
+const same = (what: string, op: (x: readonly Tensor[]) => Tensor, ins: Tensor[], tol = 0): Promise<void> =>
+  run.same(what, op, ins, tol, { noNaN: true });
 
 for (const d of ['u8', 'bf16', 'f32', 'f64'] as const) {
   // whole tiles for every width (256 x 256 covers 1-byte tiles of 256 x 128), cut tiles
-  await same(`transpose ${d} [256, 256]`, ([x]) => x!.T.contiguous(), [data([256, 256], d)]);
-  await same(`transpose ${d} [70, 45]`, ([x]) => x!.T.contiguous(), [data([70, 45], d)]);
+  await same(`transpose ${d} [256, 256]`, ([x]) => x!.T.contiguous(), [randData([256, 256], d)]);
+  await same(`transpose ${d} [70, 45]`, ([x]) => x!.T.contiguous(), [randData([70, 45], d)]);
   // rows off the 16-byte grid (a window of odd width), a batch
-  await same(`transpose ${d} window`, ([x]) => x!.narrow(1, 1, 61).T.contiguous(), [data([33, 63], d)]);
-  await same(`transpose ${d} batch`, ([x]) => x!.transpose(1, 2).contiguous(), [data([3, 40, 20], d)]);
+  await same(`transpose ${d} window`, ([x]) => x!.narrow(1, 1, 61).T.contiguous(), [randData([33, 63], d)]);
+  await same(`transpose ${d} batch`, ([x]) => x!.transpose(1, 2).contiguous(), [randData([3, 40, 20], d)]);
   await same(`transpose ${d} into a .T view`, ([y, s]) => { const o = y!.contiguous(); o.T.sliceSet(s!, 1, 3); return o; },
-    [data([30, 50], d), data([50, 20], d)]);
+    [randData([30, 50], d), randData([50, 20], d)]);
   // cat: 16-byte units (f32 rows of 4k), 1-byte units (odd lengths), rows past a tile, 10 inputs
-  await same(`cat ${d} dim 1`, (xs) => Tensor.cat(xs, 1), [data([9, 1100], d), data([9, 40], d), data([9, 3], d)]);
-  await same(`cat ${d} 10 inputs`, (xs) => Tensor.cat(xs, 1), Array.from({ length: 10 }, (_, k) => data([4, k + 2], d)));
+  await same(`cat ${d} dim 1`, (xs) => Tensor.cat(xs, 1), [randData([9, 1100], d), randData([9, 40], d), randData([9, 3], d)]);
+  await same(`cat ${d} 10 inputs`, (xs) => Tensor.cat(xs, 1), Array.from({ length: 10 }, (_, k) => randData([4, k + 2], d)));
 }
 for (const d of ['f32', 'bf16', 'u8', 'i64'] as const) {
   await same(`indexAdd ${d} dim 0, repeated ids`, ([x, i, u]) => x!.indexAdd(i!, u!, 0),
-    [data([12, 300], d), randInts([40], 12, 'i64'), data([40, 300], d)], d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0);
+    [randData([12, 300], d), randInts([40], 12, 'i64'), randData([40, 300], d)], d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0);
   await same(`indexAdd ${d} dim 1`, ([x, i, u]) => x!.indexAdd(i!, u!, 1),
-    [data([3, 7, 24], d), randInts([10], 7, 'u32'), data([3, 10, 24], d)], d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0);
+    [randData([3, 7, 24], d), randInts([10], 7, 'u32'), randData([3, 10, 24], d)], d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0);
 }
-console.log(`copies-sanitize: ${cases} cases match the CPU reference`);
+run.report();

@@ -9,8 +9,8 @@
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import { Tensor, type DType } from '../../src/index.ts';
-import { randInts } from '../helpers.ts';
-import { data, checkIndexAddCases } from './index-data.ts';
+import { randInts, randData } from '../helpers.ts';
+import { checkIndexAddCases } from './index-data.ts';
 
 const s = gpuSuite('gpu/copies');
 const BIG: readonly LayoutKind[] = ['contiguous', 'transposed'];
@@ -21,24 +21,24 @@ s.opTest('contiguous', async () => {
   // tiled kernel takes, 8), a whole number of tiles for every width
   const shapes = [[37, 53], [130, 70], [8, 300], [300, 9], [256, 128], [3, 5]];
   for (const sh of shapes) {
-    await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [data(sh, d)], ([x]) => x!.T.contiguous(),
+    await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [randData(sh, d)], ([x]) => x!.T.contiguous(),
       { tol: 0, variant: `.T of [${sh}]` });
   }
   // batched: the last two dims swapped ([b, c, r] from [b, r, c]), the first and last swapped
   // (a batch dim in the middle), and a narrowed window transposed
-  await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [data([3, 67, 45], d)], ([x]) => x!.transpose(1, 2).contiguous(),
+  await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [randData([3, 67, 45], d)], ([x]) => x!.transpose(1, 2).contiguous(),
     { tol: 0, variant: 'transpose(1, 2) of [3, 67, 45]' });
-  await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [data([20, 3, 33], d)], ([x]) => x!.transpose(0, 2).contiguous(),
+  await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [randData([20, 3, 33], d)], ([x]) => x!.transpose(0, 2).contiguous(),
     { tol: 0, variant: 'transpose(0, 2) of [20, 3, 33]' });
-  await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [data([50, 90], d)], ([x]) => x!.narrow(0, 3, 41).narrow(1, 1, 77).T.contiguous(),
+  await checkOp('contiguous', ALL_DTYPES, LAYOUTS, (d) => [randData([50, 90], d)], ([x]) => x!.narrow(0, 3, 41).narrow(1, 1, 77).T.contiguous(),
     { tol: 0, variant: '.T of a [41, 77] window of [50, 90]' });
-  await checkOp('contiguous', ['f32', 'bf16', 'u8', 'i64'], BIG, (d) => [data([1030, 770], d)], ([x]) => x!.T.contiguous(),
+  await checkOp('contiguous', ['f32', 'bf16', 'u8', 'i64'], BIG, (d) => [randData([1030, 770], d)], ([x]) => x!.T.contiguous(),
     { tol: 0, variant: '.T of [1030, 770] (0.8M elements)' });
 });
 
 s.opTest('sliceSet', async () => {
   // a contiguous source written into a transposed view: dst's unit-stride dim is src's strided one
-  await checkOp('sliceSet', ALL_DTYPES, LAYOUTS, (d) => [data([40, 70], d), data([70, 25], d)],
+  await checkOp('sliceSet', ALL_DTYPES, LAYOUTS, (d) => [randData([40, 70], d), randData([70, 25], d)],
     ([y, src]) => { y!.T.sliceSet(src!, 1, 5); return y!; }, { tol: 0, fixed: [0], variant: 'into columns 5..30 of a [70, 40] .T view' });
 });
 
@@ -54,11 +54,11 @@ s.opTest('cat', async () => {
     { name: 'dim 1 of 11 inputs [4, 1..11]', shapes: Array.from({ length: 11 }, (_, k) => [4, k === 5 ? 0 : k + 1]), dim: 1 },
   ];
   for (const c of cases) {
-    await checkOp('cat', ALL_DTYPES, LAYOUTS, (d) => c.shapes.map((sh) => data(sh, d)), (xs) => Tensor.cat(xs, c.dim),
+    await checkOp('cat', ALL_DTYPES, LAYOUTS, (d) => c.shapes.map((sh) => randData(sh, d)), (xs) => Tensor.cat(xs, c.dim),
       { tol: 0, variant: c.name });
   }
   // rows longer than a block's tile (1024 units) next to short ones, many rows
-  await checkOp('cat', ['f32', 'bf16', 'u8', 'f64'], BIG, (d) => [data([300, 4100], d), data([300, 36], d), data([300, 1030], d)],
+  await checkOp('cat', ['f32', 'bf16', 'u8', 'f64'], BIG, (d) => [randData([300, 4100], d), randData([300, 36], d), randData([300, 1030], d)],
     (xs) => Tensor.cat(xs, 1), { tol: 0, variant: 'dim 1 of [300, 4100], [300, 36], [300, 1030]' });
 });
 
@@ -70,7 +70,7 @@ s.opTest('indexAdd', async () => {
     { name: 'rows: dim 0 of [7, 3], 12 ids (short rows)', x: [7, 3], k: 12, dim: 0 },
   ];
   await checkIndexAddCases(cases);
-  await checkOp('indexAdd', ['f32', 'bf16', 'i64'], BIG, (d) => [data([1000, 1030], d), randInts([2500], 1000, 'i64'), data([2500, 1030], d)],
+  await checkOp('indexAdd', ['f32', 'bf16', 'i64'], BIG, (d) => [randData([1000, 1030], d), randInts([2500], 1000, 'i64'), randData([2500, 1030], d)],
     ([x, i, u]) => x!.indexAdd(i!, u!, 0), { variant: '2500 rows into [1000, 1030], repeated ids' });
 });
 

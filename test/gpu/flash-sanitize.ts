@@ -21,7 +21,7 @@ const cases: [number[], number[], Causal, number | undefined, 'u8' | 'add' | und
 let worst = 0;
 for (const dt of ['f16', 'bf16'] as const) {
   for (const [qs, ks, causal, window, mk] of cases) {
-    const [b, hq, tq] = qs as [number, number, number], tk = ks[2]!;
+    const [b, , tq] = qs as [number, number, number], tk = ks[2]!;
     const q = randT(qs, dt), k = randT(ks, dt), v = randT(ks, dt);
     const mask = sanitizeMask(mk, b, tq, tk, dt);
     worst = Math.max(worst, await sdpaVsCpu(dev, q, k, v, causal, window, mask, `flash ${dt} q ${qs} k ${ks}`));

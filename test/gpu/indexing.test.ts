@@ -8,8 +8,8 @@
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import { randInts } from '../helpers.ts';
-import { data, ID_DTYPES, checkIndexAddCases } from './index-data.ts';
+import { randInts, randData } from '../helpers.ts';
+import { ID_DTYPES, checkIndexAddCases } from './index-data.ts';
 
 const s = gpuSuite('gpu/indexing');
 
@@ -34,11 +34,11 @@ s.opTest('indexSelect', async () => {
   for (const c of cases) {
     const n = c.x.at(c.dim)!;
     for (const it of ID_DTYPES) {
-      await checkOp('indexSelect', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids([c.k], n, it)],
+      await checkOp('indexSelect', ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids([c.k], n, it)],
         ([x, i]) => x!.indexSelect(i!, c.dim), { tol: 0, variant: `${c.name}, ids ${it}` });
     }
   }
-  await checkOp('indexSelect', BIG_DTYPES, BIG, (d) => [data([2048, 640], d), ids([2048], 2048, 'i64')],
+  await checkOp('indexSelect', BIG_DTYPES, BIG, (d) => [randData([2048, 640], d), ids([2048], 2048, 'i64')],
     ([x, i]) => x!.indexSelect(i!, 0), { tol: 0, variant: '[2048, 640] dim 0 (1.3M elements)' });
 });
 
@@ -55,11 +55,11 @@ s.opTest('gather', async () => {
   ];
   for (const c of cases) {
     for (const it of ID_DTYPES) {
-      await checkOp('gather', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids(c.ids, c.x[c.dim]!, it)],
+      await checkOp('gather', ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids(c.ids, c.x[c.dim]!, it)],
         ([x, i]) => x!.gather(i!, c.dim), { tol: 0, variant: `${c.name}, ids ${it}` });
     }
   }
-  await checkOp('gather', BIG_DTYPES, BIG, (d) => [data([1100, 1000], d), ids([1100, 1000], 1000, 'u32')],
+  await checkOp('gather', BIG_DTYPES, BIG, (d) => [randData([1100, 1000], d), ids([1100, 1000], 1000, 'u32')],
     ([x, i]) => x!.gather(i!, 1), { tol: 0, variant: '[1100, 1000] dim 1 (1.1M elements)' });
 });
 
@@ -76,13 +76,13 @@ for (const add of [false, true]) {
   s.opTest(op, async () => {
     for (const c of SCATTER_CASES) {
       for (const it of ID_DTYPES) {
-        await checkOp(op, ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids(c.ids, c.x[c.dim]!, it), data(c.src, d)],
+        await checkOp(op, ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids(c.ids, c.x[c.dim]!, it), randData(c.src, d)],
           ([x, i, u]) => (add ? x!.scatterAdd(i!, u!, c.dim) : x!.scatter(i!, u!, c.dim)),
           { variant: `${c.name}, ids ${it}`, ...(add ? {} : { tol: 0 }) });
       }
     }
     // every target hit about once; with 1100 rows of ids over 1100 rows many are hit twice
-    await checkOp(op, BIG_DTYPES, BIG, (d) => [data([1100, 1000], d), ids([1100, 1000], 1100, 'i64'), data([1100, 1000], d)],
+    await checkOp(op, BIG_DTYPES, BIG, (d) => [randData([1100, 1000], d), ids([1100, 1000], 1100, 'i64'), randData([1100, 1000], d)],
       ([x, i, u]) => (add ? x!.scatterAdd(i!, u!, 0) : x!.scatter(i!, u!, 0)),
       { variant: '[1100, 1000] dim 0 (1.1M elements)', ...(add ? {} : { tol: 0 }) });
   });
@@ -99,7 +99,7 @@ s.opTest('indexSet', async () => {
     src[c.dim] = c.k;
     for (const it of ID_DTYPES) {
       // x is written in place, so it stays contiguous; ids and src take every layout
-      await checkOp('indexSet', ALL_DTYPES, LAYOUTS, (d) => [data(c.x, d), ids([c.k], c.x[c.dim]!, it), data(src, d)],
+      await checkOp('indexSet', ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids([c.k], c.x[c.dim]!, it), randData(src, d)],
         ([x, i, u]) => x!.indexSet(i!, u!, c.dim), { variant: `${c.name}, ids ${it}`, fixed: [0] });
     }
   }
@@ -130,7 +130,7 @@ s.opTest('indexAdd', async () => {
     { name: 'empty ids', x: [6, 5], k: 0, dim: 0 },
   ];
   await checkIndexAddCases(cases);
-  await checkOp('indexAdd', BIG_DTYPES, BIG, (d) => [data([1024, 1100], d), ids([1024], 1024, 'u32'), data([1024, 1100], d)],
+  await checkOp('indexAdd', BIG_DTYPES, BIG, (d) => [randData([1024, 1100], d), ids([1024], 1024, 'u32'), randData([1024, 1100], d)],
     ([x, i, u]) => x!.indexAdd(i!, u!, 0), { variant: '[1024, 1100] dim 0 (1.1M elements)' });
 });
 
@@ -145,11 +145,11 @@ s.opTest('embedding', async () => {
   for (const c of cases) {
     for (const it of ID_DTYPES) {
       // ids first: checkOp gives every input the layout, the table included
-      await checkOp('embedding', ALL_DTYPES, LAYOUTS, (d) => [ids(c.ids, c.table[0]!, it), data(c.table, d)],
+      await checkOp('embedding', ALL_DTYPES, LAYOUTS, (d) => [ids(c.ids, c.table[0]!, it), randData(c.table, d)],
         ([i, t]) => Tensor.embedding(i!, t!), { tol: 0, variant: `${c.name}, ids ${it}` });
     }
   }
-  await checkOp('embedding', BIG_DTYPES, ['contiguous', 'transposed'], (d) => [ids([5, 4096], 50000, 'i64'), data([50000, 64], d)],
+  await checkOp('embedding', BIG_DTYPES, ['contiguous', 'transposed'], (d) => [ids([5, 4096], 50000, 'i64'), randData([50000, 64], d)],
     ([i, t]) => Tensor.embedding(i!, t!), { tol: 0, variant: 'ids [5, 4096], table [50000, 64] (1.3M elements)' });
 });
 

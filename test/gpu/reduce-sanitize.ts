@@ -4,27 +4,15 @@
 // dtype; each result compared with the CPU reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/reduce-sanitize.ts
 //   compute-sanitizer --tool racecheck node --import tsx test/gpu/reduce-sanitize.ts
-import { Tensor, Device, type DType, type ReduceOp } from '../../src/index.ts';
-import { randT, relErr } from '../helpers.ts';
+import { type Tensor, type ReduceOp } from '../../src/index.ts';
+import { randT } from '../helpers.ts';
+import { SanitizeRun, tolOf } from './sanitize-check.ts';
 
-const found = Device.bestGpu();
-if (!found) throw new Error('reduce-sanitize: no GPU');
-const dev: Device = found;
-
-let cases = 0, worst = 0;
-async function same(what: string, run: (x: Tensor) => Tensor, x: Tensor, tol: number, exact: boolean): Promise<void> {
-  const want = Array.from(run(x).toArraySync(), Number);
-  const g = x.to(dev);
-  const got = Array.from(await run(g).toArray(), Number);
-  g.dispose();
-  const e = exact ? (got.every((v, i) => v === want[i]) ? 0 : Infinity) : relErr(got, want);
-  if (!(e <= tol) || got.length !== want.length) throw new Error(`reduce-sanitize ${what}: relative error ${e}`);
-  worst = Math.max(worst, e);
-  cases++;
-}
+const run = new SanitizeRun('reduce-sanitize');
+const same = (what: string, op: (x: Tensor) => Tensor, x: Tensor, tol: number, exact: boolean): Promise<void> =>
+  run.sameOne(what, op, x, tol, { exact, sameLength: true });
 
 const OPS: readonly ReduceOp[] = ['sum', 'mean', 'max', 'min', 'argmax', 'argmin'];
-const tolOf = (d: DType): number => (d === 'f32' ? 1e-5 : 1e-2);
 for (const d of ['f32', 'f16', 'bf16'] as const) {
   // [2, 3000, 40] over dim 1: 3000 rows split into about 20 segments of a column tile
   const x = randT([2, 3000, 40], d, -2, 2);
@@ -41,5 +29,4 @@ for (const d of ['f32', 'f16', 'bf16'] as const) {
   }
   for (const t of [x, nx, c, r]) t.dispose();
 }
-dev.synchronize();
-console.log(`reduce-sanitize: ${cases} cases match the CPU reference (worst relative error ${worst.toExponential(2)})`);
+run.report();

@@ -5,23 +5,11 @@
 // for memcheck and racecheck; each result compared with the CPU reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/rowreg-sanitize.ts
 //   compute-sanitizer --tool racecheck node --import tsx test/gpu/rowreg-sanitize.ts
-import { Tensor, Device, type DType } from '../../src/index.ts';
-import { randT, relErr } from '../helpers.ts';
+import { randT } from '../helpers.ts';
+import { SanitizeRun, tolOf } from './sanitize-check.ts';
 
-const found = Device.bestGpu();
-if (!found) throw new Error('rowreg-sanitize: no GPU');
-const dev: Device = found;
-
-let cases = 0, worst = 0;
-async function same(what: string, run: (x: Tensor[]) => Tensor, ins: Tensor[], tol: number): Promise<void> {
-  const want = Array.from(run(ins).toArraySync(), Number);
-  const got = Array.from(await run(ins.map((t) => t.to(dev))).toArray(), Number);
-  const e = relErr(got, want);
-  if (!(e <= tol)) throw new Error(`rowreg-sanitize ${what}: relative error ${e}`);
-  worst = Math.max(worst, e);
-  cases++;
-}
-const tolOf = (d: DType): number => (d === 'f32' ? 1e-5 : 1e-2);
+const run = new SanitizeRun('rowreg-sanitize');
+const same = run.same.bind(run);
 
 for (const d of ['f32', 'bf16'] as const) {
   const t = tolOf(d);
@@ -52,4 +40,4 @@ for (const d of ['f32', 'bf16'] as const) {
   await same(`upsampleNearest2d ${d} rows only`, ([a]) => a!.upsampleNearest2d(7, 16), [img], 0);
   await same(`upsampleBilinear2d ${d} x2`, ([a]) => a!.upsampleBilinear2d(10, 32, false), [img], t);
 }
-console.log(`rowreg-sanitize: ${cases} cases match the CPU reference (worst relative error ${worst.toExponential(2)})`);
+run.report();

@@ -7,24 +7,12 @@
 // reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/upsample-sanitize.ts
 //   compute-sanitizer --tool racecheck node --import tsx test/gpu/upsample-sanitize.ts
-import { Tensor, Device, type DType } from '../../src/index.ts';
-import { randT, relErr } from '../helpers.ts';
+import { Tensor } from '../../src/index.ts';
+import { randT } from '../helpers.ts';
+import { SanitizeRun, tolOf } from './sanitize-check.ts';
 
-const found = Device.bestGpu();
-if (!found) throw new Error('upsample-sanitize: no GPU');
-const dev: Device = found;
-
-let cases = 0, worst = 0;
-async function same(what: string, run: (x: Tensor) => Tensor, x: Tensor, tol: number): Promise<void> {
-  const want = Array.from(run(x).toArraySync(), Number);
-  const got = Array.from(await run(x.to(dev)).toArray(), Number);
-  const e = relErr(got, want);
-  if (!(e <= tol)) throw new Error(`upsample-sanitize ${what}: relative error ${e}`);
-  worst = Math.max(worst, e);
-  cases++;
-}
-
-const tolOf = (d: DType): number => (d === 'f32' || d === 'f64' ? 1e-5 : 1e-2);
+const run = new SanitizeRun('upsample-sanitize');
+const same = run.sameOne.bind(run);
 // [n, c, h, w]: h 1, 4, 5, 9; one vector of f16/bf16 (8 elements) and three
 const SHAPES = [[1, 1, 1, 8], [2, 3, 4, 8], [2, 3, 5, 24], [1, 2, 9, 16]];
 const VIEWS: readonly { name: string; base: number[]; view: (x: Tensor) => Tensor }[] = [
@@ -51,4 +39,4 @@ for (const d of ['f32', 'f64', 'f16', 'bf16'] as const) {
     await same(`upsampleBilinear2d ${d} ${v.name} x2`, (a) => { const b = v.view(a); return b.upsampleBilinear2d(...shapeOf(b), false); }, x, t);
   }
 }
-console.log(`upsample-sanitize: ${cases} cases match the CPU reference (worst relative error ${worst.toExponential(2)})`);
+run.report();

@@ -5,7 +5,7 @@
 // caller keeps the composed path (batched GEMMs and the softmax kernel).
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
-import { arg, type KernelArg } from '../../runtime/kernels.ts';
+import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
 import { base, offsetOf } from './reduce.ts';
 import { filled } from './fill.ts';
@@ -35,9 +35,6 @@ const MIN_KEYS_PER_SPLIT = 16;
 const LONG_SPLIT = 512;
 const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
 
-/** blocks along the grid's x (b * hkv * row tiles): HIP wants the grid's threads in x below 2^32 */
-const MAX_BLOCKS_X = 2 ** 24;
-
 /**
  * Whether attentionKernel takes these operands: short queries, or with `anyLength` queries of
  * any length (the route for f32 prefill: FMA work, but no O(tq * tk) memory).
@@ -46,7 +43,7 @@ export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLengt
   const [, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const hkv = k.layout.shape[1]!, dv = v.layout.shape[3]!;
   const R = (hq / hkv) * tq;
-  const short = tq <= ATTN_MAX_TQ || (anyLength && q.layout.shape[0]! * hkv * Math.ceil(R / rowTile(R)) <= MAX_BLOCKS_X);
+  const short = tq <= ATTN_MAX_TQ || (anyLength && q.layout.shape[0]! * hkv * Math.ceil(R / rowTile(R)) <= GRID_X_BLOCKS_MAX);
   return DTYPES.has(q.dtype) && short && d >= 1 && d <= ATT_DMAX && dv >= 1 && dv <= ATT_DMAX;
 }
 

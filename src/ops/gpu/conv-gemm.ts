@@ -11,7 +11,7 @@
 // the cuDNN FMA path did.
 import { Layout, type Shape } from '../../layout.ts';
 import type { Tensor } from '../../tensor.ts';
-import type { DType } from '../../dtype.ts';
+import { isFloatDType, type DType } from '../../dtype.ts';
 import type { Conv2dParams } from '../types.ts';
 import { contiguous } from '../copy.ts';
 import { matrixView } from './matmul.ts';
@@ -31,7 +31,6 @@ export interface GemmConvView {
 /** the GEMM reads views of x as they are, or (stride 1 only) of a contiguous copy of x */
 export type GemmConvRoute = { readonly copy: false; readonly view: GemmConvView } | { readonly copy: true };
 
-const BLAS_DTYPES: ReadonlySet<DType> = new Set<DType>(['f32', 'f64', 'f16', 'bf16']);
 
 /**
  * THE routing decision for GPU convolutions: a GemmConvRoute where the convolution goes to the
@@ -51,14 +50,14 @@ const BLAS_DTYPES: ReadonlySet<DType> = new Set<DType>(['f32', 'f64', 'f16', 'bf
 export function gemmConvRoute(dtype: DType, x: Layout, w: Layout, p: Conv2dParams): GemmConvRoute | null {
   if (x.rank !== 4 || w.rank !== 4) return null;
   if (w.shape[2] !== 1 || w.shape[3] !== 1 || p.groups !== 1) return null;
-  if (p.padding[0] !== 0 || p.padding[1] !== 0 || !BLAS_DTYPES.has(dtype)) return null;
+  if (p.padding[0] !== 0 || p.padding[1] !== 0 || !isFloatDType(dtype)) return null;
   const view = gemmConvView(x, w, p);
   if (view) return { copy: false, view };
   return p.stride[0] === 1 && p.stride[1] === 1 ? { copy: true } : null;
 }
 
 /** the BLAS-addressable views of a 1x1 convolution's operands, or null where x's layout needs a copy */
-export function gemmConvView(x: Layout, w: Layout, p: Conv2dParams): GemmConvView | null {
+function gemmConvView(x: Layout, w: Layout, p: Conv2dParams): GemmConvView | null {
   const [n, cIn, h, wd] = x.shape as [number, number, number, number];
   const [s0, s1, s2, s3] = x.strides as [number, number, number, number];
   const [sh, sw] = p.stride;

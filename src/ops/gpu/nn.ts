@@ -7,8 +7,9 @@ import { ShapeError } from '../../errors.ts';
 import { notOnDevice, sig } from '../dispatch.ts';
 import type { RopeLayout } from '../cpu/nn.ts';
 import type { AttentionParams } from '../nn.ts';
-import { arg, type KernelArg } from '../../runtime/kernels.ts';
+import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from '../copy.ts';
+import { dense, filled } from './fill.ts';
 import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
 import { attentionKernel, attentionKernelApplies } from './attention.ts';
 import { aligned16, normRows, regPlan, softmaxRows } from './rowreg.ts';
@@ -130,32 +131,29 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
   for (let i = 2; i < shape.length; i++) plane *= shape[i]!;
   const given = [mean, variance, weight, bias].filter((t): t is Tensor => t !== null);
   const pd = x.dtype === 'f64' ? 'f64' : given.every((t) => t.dtype === x.dtype) ? x.dtype : 'f32';
-  const temps: Tensor[] = [];
-  const perChannel = (t: Tensor): Tensor => {
-    const p = t.dtype !== pd ? t.toDtype(pd) : contiguous(t);
-    temps.push(p);
-    return p;
-  };
-  try {
-    const xc = contiguous(x);
-    temps.push(xc);
+  return filled(y, (temps) => {
+    const perChannel = (t: Tensor): Tensor => {
+      if (t.dtype === pd) return dense(t, temps);
+      const p = t.toDtype(pd);
+      temps.push(p);
+      return p;
+    };
+    const xc = dense(x, temps);
     const mu = perChannel(mean), v = perChannel(variance);
     const w = weight ? perChannel(weight) : mu, b = bias ? perChannel(bias) : mu;
     const planes = n * c;
+    const { multiprocessors, maxGridDim } = dev.runtime.info;
     const block = dev.kernels.preferredBlockSize;
     // a block a plane along x (grid-stride past the limit), and y splitting planes longer than a
     // block's worth of vectors, so a few large images still fill the device
     const perBlock = block * (16 / dtypeSize(x.dtype));
-    const gridY = Math.max(1, Math.min(65535, Math.ceil(plane / perBlock), Math.ceil((8 * dev.runtime.info.multiprocessors) / planes)));
-    // HIP wants a grid's threads along x below 2^32: 2^24 blocks of up to 256 (the planes go
-    // grid-stride past it)
-    const gridX = Math.max(1, Math.min(planes, dev.runtime.info.maxGridDim[0], 2 ** 24));
+    const gridY = Math.max(1, Math.min(maxGridDim[1], Math.ceil(plane / perBlock), Math.ceil((8 * multiprocessors) / planes)));
+    const gridX = Math.max(1, Math.min(planes, maxGridDim[0], GRID_X_BLOCKS_MAX));
     dev.kernels.launch('batchnorm.hip', `batchnorm_${x.dtype}_${pd}`, [gridX, gridY, 1], [block, 1, 1], 0, dev.stream, [
       base(y), base(xc), base(mu), base(v), base(w), base(b), offsetOf(y), offsetOf(xc), offsetOf(mu), offsetOf(v),
-      offsetOf(w), offsetOf(b), arg.u64(planes), arg.u32(c), arg.u64(plane), x.dtype === 'f64' ? arg.f64(eps) : arg.f32(eps),
+      offsetOf(w), offsetOf(b), arg.u64(planes), arg.u32(c), arg.u64(plane), computeArg(x, eps),
       arg.u32((weight ? 1 : 0) | (bias ? 2 : 0))]);
-  } catch (e) { y.dispose(); throw e; } finally { for (const t of temps) t.dispose(); }
-  return y;
+  });
 }
 /** the lowest finite value of each float dtype */
 const LOWEST: Record<string, number> = { f32: -3.4028234663852886e38, f64: -Number.MAX_VALUE, f16: -65504, bf16: -3.3895313892515355e38 };

@@ -11,6 +11,7 @@ import { Tensor } from '../../tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { copyWidth } from '../../runtime/kernel-sigs.ts';
 import { dtypeSize } from '../../dtype.ts';
+import { aligned16 } from './rowreg.ts';
 
 const FILE = 'upsample.hip';
 
@@ -63,7 +64,7 @@ function rowsOfVectors(x: Tensor): boolean {
   const per = 16 / dtypeSize(x.dtype);
   if (!Number.isInteger(per) || sW !== 1 || w % per !== 0) return false;
   if (![sN, sC, sH].every((st) => st % per === 0)) return false;
-  return (x.storage.ptrAt(x.layout.offset) as bigint) % 16n === 0n;
+  return aligned16(x);
 }
 
 /** input rows a task of the x2 kernels covers: RT_UP2_ROWS in hip-src/upsample.hip */
