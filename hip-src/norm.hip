@@ -1,10 +1,12 @@
 // norm.hip: layerNorm (optional bias) and rmsNorm over the last dim of contiguous rows. Sums in
 // f32 for f32/f16/bf16 and f64 for f64; the variance is the mean squared deviation from the
-// mean (two passes over the row, held in registers, so no E[x^2] - mean^2 cancellation).
+// mean (never E[x^2] - mean^2, which cancels).
 // Three shapes of kernel, as in softmax.hip:
 //  - layernorm_<DT>_v<V>, rmsnorm_<DT>_v<V> (f32 f16 bf16): the row in registers (rowreg.h),
 //    weight and bias vectors loaded beside it, read once and written once; for rows of whole
-//    16-byte vectors at 16-byte boundaries that fit G * V vectors.
+//    16-byte vectors at 16-byte boundaries that fit G * V vectors. Each lane takes the mean and
+//    squared deviations of its own elements (two passes over registers); one group reduction
+//    merges them (Chan et al.).
 //  - layernorm_part_<DT> / rmsnorm_part_<DT>, then layernorm_fin_<DT> / rmsnorm_fin_<DT>: a
 //    long row split over blocks; the first kernel writes each chunk's statistics (layerNorm:
 //    the chunk's mean and sum of squared deviations from it, merged by Chan's rule, so still no
@@ -13,8 +15,9 @@
 //  - layernorm_<DT>, rmsnorm_<DT> (every float dtype): the general kernel: a group of `group`
 //    threads takes a row, the first 16 bytes x NORM_KV of each thread's share kept in
 //    registers; any alignment, any length. Two group reductions (mean, then variance)
-//    measured faster on NVIDIA than one merging per-lane (count, mean, M2) parts: the merge's
-//    divisions and extra registers cost more than the barrier they save.
+//    measured faster on NVIDIA here than one merging per-lane (count, mean, M2) parts: the
+//    merge's divisions and extra registers cost more than the barrier they save (the register
+//    kernels, whose weights load beside the row, measured the other way).
 //
 // Kernels (T storage; C = double for f64, float otherwise):
 //   layernorm_<DT>(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff,
@@ -108,21 +111,27 @@ NORM_DT(f32, float, float, 4, 5) NORM_DT(f64, double, double, 3, 4) NORM_DT(f16,
 NORM_DT(bf16, bf16, float, 4, 5)
 
 // ---- rows in registers, and rows split over blocks ---------------------------------------------
-// y = (x - mean) * inv * w (+ b) over a lane's vectors, the weight (and bias) vectors loaded
-// beside them. A weight or bias that is not finite can make any output NaN, so the rounding
-// keeps its NaN test (RegVec16::pack).
-template <bool BIAS, class T, int V>
-RT_DEVICE void ln_store(T* y, const T* __restrict__ w, const T* __restrict__ b, const RegSpan& sp, const uint4 (&a)[V], float mean, float inv) {
-  uint4 wv[V], bv[V];
+// The lane's weight (and bias) vectors beside its row's: the register kernels load them with
+// the row, before the reductions, so their latency hides behind the row's (bf16 layerNorm
+// [8192, 4096] on an H200: 45.0 -> 42.6 us with the one-reduction statistics below).
+template <bool BIAS, int V, class T>
+RT_DEVICE void ln_weights(uint4 (&wv)[V], uint4 (&bv)[V], const T* __restrict__ w, const T* __restrict__ b, const RegSpan& sp) {
   reg_load(wv, reg_span(w, sp.lane, sp.G, sp.nv), splat4(0u));
   if (BIAS) reg_load(bv, reg_span(b, sp.lane, sp.G, sp.nv), splat4(0u));
+}
+
+// y = (x - mean) * inv * w (+ b) over a lane's vectors, the bias added in the same rounding
+// (fma). A weight or bias that is not finite can make any output NaN, so the rounding keeps its
+// NaN test (RegVec16::pack).
+template <bool BIAS, class T, int V>
+RT_DEVICE void ln_apply(T* y, const uint4 (&wv)[V], const uint4 (&bv)[V], const RegSpan& sp, const uint4 (&a)[V], float mean, float inv) {
   reg_store<true, T>(y, sp, a, [&](int c, int e, float v) {
     float wf[RegVec<T>::N], bf[RegVec<T>::N];
     RegVec<T>::unpack(wv[c], wf);
-    const float t = (v - mean) * inv * wf[e];
-    if (!BIAS) return t;
+    const float t = (v - mean) * inv;
+    if (!BIAS) return t * wf[e];
     RegVec<T>::unpack(bv[c], bf);
-    return t + bf[e];
+    return fmaf(t, wf[e], bf[e]);
   });
 }
 
@@ -143,22 +152,47 @@ RT_DEVICE float sq_dev(const uint4 (&a)[V], const RegSpan& sp, float mean) {
   return q;
 }
 
+// A lane's share of a row's statistics: its element count, their mean and their sum of squared
+// deviations from it. Two shares merge by Chan et al.'s rule, written so that merge(a, b) and
+// merge(b, a) agree bit for bit (reg_all's butterfly needs every lane to end with one value):
+// each step is a commutative float operation on the same operands.
+struct MeanM2 { float n, mean, m2; };
+struct MergeOp {
+  RT_DEVICE MeanM2 operator()(const MeanM2& a, const MeanM2& b) const {
+    const float n = a.n + b.n;
+    if (n == 0.0f) return a;
+    const float r = rcp_fast(n), d = b.mean - a.mean;
+    return MeanM2{ n, (a.n * a.mean + b.n * b.mean) * r, (a.m2 + b.m2) + d * d * (a.n * b.n * r) };
+  }
+  RT_DEVICE MeanM2 shfl(const MeanM2& v, int m) const { return MeanM2{ shfl_xor(v.n, m), shfl_xor(v.mean, m), shfl_xor(v.m2, m) }; }
+};
+
+// f16 widens element by element: its layerNorm with the weights loaded early spills at
+// RT_NORM_MIN's register caps (ptxas -arch=sm_90), so it loads them after the statistics
+template <class T> struct EarlyWeights { static constexpr bool value = true; };
+template <> struct EarlyWeights<f16> { static constexpr bool value = false; };
+
 template <bool BIAS, class T, int V>
 RT_DEVICE void layernorm_reg(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, u32 rows, u32 cols, float eps, u32 want) {
-  __shared__ float shm[RT_REG_SLOTS];
-  RegSlots<float> slots(shm);
+  __shared__ MeanM2 shm[RT_REG_SLOTS];
+  RegSlots<MeanM2> slots(shm);
   const RegGroup g(want);
   const u32 nv = cols / RegVec<T>::N;
   reg_rows(g, rows, [&](u32 r, bool live) {
     const u64 at = (u64)r * cols;
     const RegSpan sp = reg_span(x + at, g.lane, g.size, live ? nv : 0u);
-    uint4 a[V];
+    uint4 a[V], wv[V], bv[V];
     reg_load(a, sp, splat4(0u));
-    float s = 0.0f;
+    if (EarlyWeights<T>::value) ln_weights<BIAS>(wv, bv, w, b, sp);
+    // the lane's count, mean and squared deviations, merged over the group in one reduction
+    float s = 0.0f, n = 0.0f;
     reg_each<T>(a, [&](int, int, float v) { s += v; });
-    const float mean = reg_all(s, SumOp<float>(), g.size, slots) / (float)cols;
-    const float inv = 1.0f / sqrtf(reg_all(sq_dev<T>(a, sp, mean), SumOp<float>(), g.size, slots) / (float)cols + eps);
-    ln_store<BIAS>(y + at, w, b, sp, a, mean, inv);
+#pragma unroll
+    for (int c = 0; c < V; c++) n += sp.has(c) ? (float)RegVec<T>::N : 0.0f;
+    const float lm = n > 0.0f ? s * rcp_fast(n) : 0.0f;
+    const MeanM2 t = reg_all(MeanM2{ n, lm, sq_dev<T>(a, sp, lm) }, MergeOp(), g.size, slots);
+    if (!EarlyWeights<T>::value) ln_weights<BIAS>(wv, bv, w, b, sp);
+    ln_apply<BIAS, T>(y + at, wv, bv, sp, a, t.mean, 1.0f / sqrtf(t.m2 / (float)cols + eps));
   });
 }
 
@@ -171,12 +205,13 @@ RT_DEVICE void rmsnorm_reg(T* __restrict__ y, const T* __restrict__ x, const T* 
   reg_rows(g, rows, [&](u32 r, bool live) {
     const u64 at = (u64)r * cols;
     const RegSpan sp = reg_span(x + at, g.lane, g.size, live ? nv : 0u);
-    uint4 a[V];
+    uint4 a[V], wv[V];
     reg_load(a, sp, splat4(0u));
+    ln_weights<false>(wv, wv, w, w, sp);
     float q = 0.0f;
     reg_each<T>(a, [&](int, int, float v) { q += v * v; });
     const float inv = 1.0f / sqrtf(reg_all(q, SumOp<float>(), g.size, slots) / (float)cols + eps);
-    ln_store<false>(y + at, w, w, sp, a, 0.0f, inv);
+    ln_apply<false, T>(y + at, wv, wv, sp, a, 0.0f, inv);
   });
 }
 
@@ -226,8 +261,10 @@ RT_DEVICE void norm_fin(T* __restrict__ y, const T* __restrict__ x, const T* __r
   for (u32 t = blockIdx.x; t < tasks; t += gridDim.x) {
     const NormTask k(t, cols, chunkVecs, chunks, RegVec<T>::N);
     const RegSpan sp = reg_span(x + k.at, threadIdx.x, G, k.n);
-    uint4 a[RT_NORM_SPLIT_V];
+    uint4 a[RT_NORM_SPLIT_V], wv[RT_NORM_SPLIT_V], bv[RT_NORM_SPLIT_V];
     reg_load(a, sp, splat4(0u));
+    const u64 w0 = (u64)k.v0 * RegVec<T>::N;
+    ln_weights<BIAS>(wv, bv, w + w0, b + w0, sp);
     // the row's statistics from its chunks' (chunk i holds n_i elements: chunkLen but the last)
     const u32 len = chunkVecs * RegVec<T>::N;
     float mean = 0.0f, var;
@@ -250,8 +287,7 @@ RT_DEVICE void norm_fin(T* __restrict__ y, const T* __restrict__ x, const T* __r
       for (u32 i = threadIdx.x; i < chunks; i += G) q += p[i];
       var = reg_all(q, SumOp<float>(), G, slots) / (float)cols;
     }
-    const u64 w0 = (u64)k.v0 * RegVec<T>::N;
-    ln_store<BIAS>(y + k.at, w + w0, b + w0, sp, a, mean, 1.0f / sqrtf(var + eps));
+    ln_apply<BIAS, T>(y + k.at, wv, bv, sp, a, mean, 1.0f / sqrtf(var + eps));
   }
 }
 
