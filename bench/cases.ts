@@ -110,6 +110,12 @@ export function benchCases(quick: boolean): BenchCase[] {
       out.push(mem('where', [n], d, n * (1 + 2 * s), n * (1 + 3 * s)));
     }
   }
+  // broadcasting as models do it: a weight along the rows, a value per row (bytes: x read, y
+  // written; the broadcast operand is small)
+  for (const [op, b, d] of [['mul', [4096], 'bf16'], ['add', [8192, 1], 'bf16'], ['mul', [4096], 'f32']] as const) {
+    const x = [8192, 4096], n = prod(x), s = size(d);
+    out.push({ ...mem(op, x, d, n * s, 2 * n * s + prod(b) * s), id: `${op} [8192, 4096] by ${fmt(b)} ${d}`, shapeB: b, label: `${op} broadcast ${fmt(b)}` });
+  }
   // random numbers generated on the device: bytes written only (the copy ceiling counts read +
   // write, so 100% means writing as fast as a copy moves bytes)
   for (const n of quick ? [2 ** 26] : [2 ** 20, 2 ** 28]) {

@@ -105,7 +105,7 @@ def prepare(c):
         out = torch.empty(m, n, dtype=DTYPES[dt], device="cuda")
         return lambda i: torch.mm(a, b, out=out)
     if op in ("add", "mul"):
-        ins = [(rand(shape, dt), rand(shape, dt)) for _ in range(sets)]
+        ins = [(rand(shape, dt), rand(c.get("shapeB") or shape, dt)) for _ in range(sets)]
         f = torch.add if op == "add" else torch.mul
         return lambda i: f(*ins[i % sets])
     if op in ("exp", "gelu"):

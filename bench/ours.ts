@@ -94,7 +94,7 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
       };
     }
     case 'add': case 'mul': {
-      const ins = sets(() => [rnd(c.shape), rnd(c.shape)] as const);
+      const ins = sets(() => [rnd(c.shape), rnd(c.shapeB ?? c.shape)] as const);
       return once((i) => { const [a, b] = ins[i % ins.length]!; return c.op === 'add' ? a.add(b) : a.mul(b); });
     }
     case 'exp': case 'gelu': {

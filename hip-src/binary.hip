@@ -4,6 +4,12 @@
 // Kernels (DT any dtype, T its storage type):
 //   binary_<op>_<DT>(T* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u64 n)
 //   binary_<op>_<DT>_strided(T* y, const T* a, const T* b, Geom g)   operands y, a, b
+//   binary_<op>_<DT>_rows(T* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u32 nv,
+//                         u32 vpr, u32 r0, i64 aS1, i64 aS0, u32 aInner, i64 bS1, i64 bS0,
+//                         u32 bInner)                                  DT in f32 f64 f16 bf16
+//       broadcast rows (map2_rows below, an input's strides and inner flag a RowsIn):
+//       y contiguous [nv / (vpr * r0), r0, vpr 16-byte vectors]; every pointer plus offset,
+//       and the rows of an input with inner = 1, 16-byte aligned. Any grid.
 //       op in add sub mul div maximum minimum.
 //   cmp_<op>_<DT>(u8* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u64 n)
 //   cmp_<op>_<DT>_strided(u8* y, const T* a, const T* b, Geom g)      operands y, a, b
@@ -17,6 +23,45 @@
 // u32 mod 2^32, i64 two's complement); integer div truncates toward zero and x / 0 = 0 (and
 // i64 min / -1 wraps to min). maximum/minimum propagate NaN.
 #include "elementwise.h"
+
+// ---- broadcast rows ----------------------------------------------------------------------------
+// The output, contiguous, seen as [R1, R0, C]; an input either runs along C (inner = 1: 16-byte
+// vectors, its rows starting at 16-byte boundaries) or is one value per row (inner = 0: a bias
+// column, a per-row scale), its row (r1, r0) at r1 * s1 + r0 * s0 elements. This is broadcasting
+// as models use it (x + bias, x * weight, scores + mask over heads): vector accesses and two
+// 32-bit divisions per vector instead of the strided form's division per dim per element.
+struct RowsIn { i64 s1, s0; u32 inner; };
+
+template <class T, int N> RT_DEVICE Pack<T, N> rows_load(const T* p, const RowsIn& in, u32 r1, u32 r0, u32 c) {
+  const T* q = p + (i64)r1 * in.s1 + (i64)r0 * in.s0;
+  if (in.inner) return load_ro(reinterpret_cast<const Pack<T, N>*>(q) + c);
+  Pack<T, N> v;
+  const T e = q[0];
+#pragma unroll
+  for (int k = 0; k < N; k++) v.v[k] = e;
+  return v;
+}
+
+// y[i] = f(a, b) over nv vectors of N = 16 / sizeof(T) elements, vpr a row, R0 rows an r1
+template <class T, class F>
+RT_DEVICE void map2_rows(T* y, const T* a, const T* b, u32 nv, u32 vpr, u32 R0, const RowsIn& ia, const RowsIn& ib, F f) {
+  constexpr int N = 16 / (int)sizeof(T);
+  typedef Pack<T, N> P;
+  typedef decltype(f(a[0], b[0])) R;
+  struct In { P a, b; };
+  tile_loop<RT_UNROLL>(nv, [&](u64 i) {
+    const u32 r = (u32)i / vpr, c = (u32)i - r * vpr, r1 = r / R0, r0 = r - r1 * R0;
+    In v;
+    v.a = rows_load<T, N>(a, ia, r1, r0, c);
+    v.b = rows_load<T, N>(b, ib, r1, r0, c);
+    return v;
+  }, [&](u64 i, const In& v) {
+    R r[N];
+#pragma unroll
+    for (int k = 0; k < N; k++) r[k] = f(v.a.v[k], v.b.v[k]);
+    store_pack<T, N>(y, i, r);
+  });
+}
 
 struct OpAdd {
   template <class C> RT_DEVICE C operator()(C a, C b) const { return a + b; }
@@ -76,6 +121,10 @@ struct Select {
     map2_contig(y + yOff, a + aOff, b + bOff, n, Arith<T, OP>{}); } \
   RT_KERNEL void binary_##NAME##_##DT##_strided(T* y, const T* a, const T* b, Geom g) { \
     map2_strided(y, a, b, g, Arith<T, OP>{}); }
+#define BINARY_ROWS(NAME, OP, DT, T) \
+  RT_KERNEL void binary_##NAME##_##DT##_rows(T* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u32 nv, u32 vpr, u32 r0, \
+      i64 aS1, i64 aS0, u32 aInner, i64 bS1, i64 bS0, u32 bInner) { \
+    map2_rows(y + yOff, a + aOff, b + bOff, nv, vpr, r0, RowsIn{ aS1, aS0, aInner }, RowsIn{ bS1, bS0, bInner }, Arith<T, OP>{}); }
 #define CMP(NAME, OP, DT, T) \
   RT_KERNEL void cmp_##NAME##_##DT(u8* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u64 n) { \
     map2_contig(y + yOff, a + aOff, b + bOff, n, Compare<T, OP>{}); } \
@@ -94,5 +143,10 @@ struct Select {
   CMP(le, CmpLe, DT, T) CMP(gt, CmpGt, DT, T) CMP(ge, CmpGe, DT, T) \
   WHERE(DT, T)
 
+#define ROWS_FAMILY(DT, T) \
+  BINARY_ROWS(add, OpAdd, DT, T) BINARY_ROWS(sub, OpSub, DT, T) BINARY_ROWS(mul, OpMul, DT, T) \
+  BINARY_ROWS(div, OpDiv, DT, T) BINARY_ROWS(maximum, OpMaximum, DT, T) BINARY_ROWS(minimum, OpMinimum, DT, T)
+
 FAMILY(f32, float) FAMILY(f64, double) FAMILY(f16, f16) FAMILY(bf16, bf16)
+ROWS_FAMILY(f32, float) ROWS_FAMILY(f64, double) ROWS_FAMILY(f16, f16) ROWS_FAMILY(bf16, bf16)
 FAMILY(u8, u8) FAMILY(u32, u32) FAMILY(i64, i64)

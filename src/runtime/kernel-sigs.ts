@@ -38,19 +38,9 @@ export interface StridedOperand {
   readonly offset: number;
 }
 
-/**
- * Packs the Geom record of hip-src/compat.h: operand 0 is the output, then the inputs in the
- * kernel's parameter order, all over one logical `shape`. Size-1 dims are dropped and dims that
- * are contiguous for every operand are merged, so the kernel divides as little as possible.
- */
-export function packGeom(op: string, shape: readonly number[], operands: readonly StridedOperand[]): Uint8Array {
-  if (operands.length < 1 || operands.length > GEOM_MAX_OPERANDS) {
-    throw new ShapeError(`${op}: a strided kernel takes 1 to ${GEOM_MAX_OPERANDS} operands, got ${operands.length}`);
-  }
-  operands.forEach((o, k) => {
-    if (o.strides.length !== shape.length) throw new ShapeError(`${op}: operand ${k} has ${o.strides.length} strides for shape ${fmtShape(shape)}`);
-  });
-  const numel = shape.reduce((a, b) => a * b, 1);
+/** `shape` without its size-1 dims and with the dims that are contiguous for every operand
+ *  merged (outermost first), and each operand's strides over the merged dims */
+export function mergeDims(shape: readonly number[], operands: readonly StridedOperand[]): { dims: number[]; strides: number[][] } {
   // merge from the innermost dim outwards
   const dims: number[] = [];
   const strides: number[][] = operands.map(() => []);
@@ -65,11 +55,28 @@ export function packGeom(op: string, shape: readonly number[], operands: readonl
       operands.forEach((o, k) => strides[k]!.push(o.strides[d]!));
     }
   }
+  dims.reverse();
+  strides.forEach((s) => s.reverse());
+  return { dims, strides };
+}
+
+/**
+ * Packs the Geom record of hip-src/compat.h: operand 0 is the output, then the inputs in the
+ * kernel's parameter order, all over one logical `shape`. Size-1 dims are dropped and dims that
+ * are contiguous for every operand are merged, so the kernel divides as little as possible.
+ */
+export function packGeom(op: string, shape: readonly number[], operands: readonly StridedOperand[]): Uint8Array {
+  if (operands.length < 1 || operands.length > GEOM_MAX_OPERANDS) {
+    throw new ShapeError(`${op}: a strided kernel takes 1 to ${GEOM_MAX_OPERANDS} operands, got ${operands.length}`);
+  }
+  operands.forEach((o, k) => {
+    if (o.strides.length !== shape.length) throw new ShapeError(`${op}: operand ${k} has ${o.strides.length} strides for shape ${fmtShape(shape)}`);
+  });
+  const numel = shape.reduce((a, b) => a * b, 1);
+  const { dims, strides } = mergeDims(shape, operands);
   if (dims.length > GEOM_MAX_RANK) {
     throw new ShapeError(`${op}: shape ${fmtShape(shape)} needs rank ${dims.length} after merging dims; strided kernels take at most ${GEOM_MAX_RANK}`);
   }
-  dims.reverse();
-  strides.forEach((s) => s.reverse());
   const buf = new Uint8Array(GEOM_BYTES);
   const dv = new DataView(buf.buffer);
   dv.setBigInt64(0, BigInt(numel), true);
@@ -121,6 +128,8 @@ function binarySigs(): Map<string, readonly ArgSpec[]> {
     for (const op of BINARY_OPS) {
       m.set(`binary_${op}_${d}`, CONTIG2);
       m.set(`binary_${op}_${d}_strided`, ['ptr', 'ptr', 'ptr', 'geom']);
+      // y, a, b, offsets, nv, vpr, r0, then each input's s1, s0, inner (broadcast rows)
+      if ((FLOAT_DTYPES as readonly DType[]).includes(d)) m.set(`binary_${op}_${d}_rows`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'u32', 'i64', 'i64', 'u32', 'i64', 'i64', 'u32']);
     }
     for (const op of CMP_OPS) {
       m.set(`cmp_${op}_${d}`, CONTIG2);

@@ -3,7 +3,7 @@
 // that take N-element vectors of different byte widths, sizes that end in a partial tile and a
 // scalar tail, several blocks, and offset views that must fall back to the scalar loop.
 import { gpuSuite, checkOp, FLOAT_DTYPES, ALL_DTYPES, INT_DTYPES, type LayoutKind } from './harness.ts';
-import { Tensor, type DType } from '../../src/index.ts';
+import { Tensor, BINARY_OPS, type DType } from '../../src/index.ts';
 import { randT, randInts } from '../helpers.ts';
 
 const s = gpuSuite('gpu/elementwise-vector');
@@ -53,5 +53,25 @@ s.opTest('exp', async () => {
     await checkOp('exp', FLOAT_DTYPES, LAYOUTS, (d) => [randT(shape, d)], ([x]) => x!.exp(), { variant: `[${shape.join(', ')}]` });
   }
 }, 'exp: unary tiles for every width');
+
+// Broadcast rows (binary.hip's _rows kernels): the output merged to [R1, R0, C] with each input
+// along C or one value a row; C a whole number of vectors for f32 and f64 but not always for
+// the 16-bit types (60), so near misses take the strided kernel beside them
+const ROWS: readonly [number[], number[]][] = [
+  [[37, 64], [64]], [[37, 64], [37, 1]], [[37, 60], [60]], [[3, 5, 40], [3, 1, 40]],
+  [[3, 5, 40], [5, 1]], [[4, 1, 24], [1, 6, 24]], [[2, 3, 80], [80]],
+];
+const nonzero = (shape: number[], d: DType): Tensor => randT(shape, d, 0.5, 4);
+for (const op of BINARY_OPS) {
+  s.opTest(op, async () => {
+    for (const [sa, sb] of ROWS) {
+      await checkOp(op, FLOAT_DTYPES, LAYOUTS, (d) => [values(sa, d), op === 'div' ? nonzero(sb, d) : values(sb, d)], ([a, b]) => a!.binary(op, b!),
+        { variant: `[${sa.join(', ')}] with [${sb.join(', ')}]` });
+      await checkOp(op, FLOAT_DTYPES, LAYOUTS, (d) => [values(sb, d), op === 'div' ? nonzero(sa, d) : values(sa, d)], ([b, a]) => b!.binary(op, a!),
+        { variant: `[${sb.join(', ')}] with [${sa.join(', ')}]` });
+    }
+    await checkOp(op, FLOAT_DTYPES, LAYOUTS, (d) => [values([37, 64], d)], ([a]) => a!.binary(op, 1.75), { variant: '[37, 64] with a number' });
+  }, `binary ${op}: broadcast rows`);
+}
 
 s.run();

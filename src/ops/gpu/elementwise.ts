@@ -12,20 +12,22 @@ import { computeSpec, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES, FLOATS } from '../dispatch.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../types.ts';
 import { MAP_UNROLL, contigPerThread, eachGeom, operandOf, scalarOn, zeroStrides } from './copy.ts';
+import { rowsArgs } from './bcast-rows.ts';
 
-interface Names { readonly contig: string; readonly strided: string }
+/** rows: the broadcast-rows kernel (bcast-rows.ts), where the family and dtype have one */
+interface Names { readonly contig: string; readonly strided: string; readonly rows: string | null }
 /** kernel names per (op, dtype), built once so the hot path only indexes */
-function names<O extends string>(ops: readonly O[], dtypes: readonly DType[], prefix: string): Record<O, Record<DType, Names>> {
+function names<O extends string>(ops: readonly O[], dtypes: readonly DType[], prefix: string, rowDTypes: readonly DType[] = []): Record<O, Record<DType, Names>> {
   const out = {} as Record<O, Record<DType, Names>>;
   for (const op of ops) {
     const per = {} as Record<DType, Names>;
-    for (const d of dtypes) per[d] = { contig: `${prefix}_${op}_${d}`, strided: `${prefix}_${op}_${d}_strided` };
+    for (const d of dtypes) per[d] = { contig: `${prefix}_${op}_${d}`, strided: `${prefix}_${op}_${d}_strided`, rows: rowDTypes.includes(d) ? `${prefix}_${op}_${d}_rows` : null };
     out[op] = per;
   }
   return out;
 }
 const UNARY_NAMES = names<UnaryOp | ParamUnary['op']>([...UNARY_OPS, ...PARAM_UNARY_OPS], FLOATS, 'unary');
-const BINARY_NAMES = names<BinaryOp>(BINARY_OPS, ALL_DTYPES, 'binary');
+const BINARY_NAMES = names<BinaryOp>(BINARY_OPS, ALL_DTYPES, 'binary', FLOATS);
 const CMP_NAMES = names<CmpOp>(CMP_OPS, ALL_DTYPES, 'cmp');
 const WHERE_NAMES = names<'u8'>(['u8'], ALL_DTYPES, 'where').u8;
 
@@ -92,8 +94,13 @@ function map2(n: Names, a: Tensor, b: Tensor | number, outShape: Shape, outDType
       const per = contigPerThread(Math.max(size(a.dtype), size(outDType)), MAP_UNROLL);
       k.launchContig(BINARY_FILE, n.contig, count, per, s, [yp, ap, bp, ZERO, off(a), off(bt), arg.u64(count)]);
     } else {
-      const bOp = bt === b ? operandOf(bt, outShape) : zeroStrides(outShape.length);
-      eachGeom(n.contig, outShape, [geomOf(y), operandOf(a, outShape), bOp], (g, work) => {
+      const aOp = operandOf(a, outShape), bOp = bt === b ? operandOf(bt, outShape) : zeroStrides(outShape.length);
+      const rows = n.rows ? rowsArgs(outShape, y, [{ t: a, op: aOp }, { t: bt, op: bOp }]) : null;
+      if (rows) {
+        k.launchContig(BINARY_FILE, n.rows!, count, contigPerThread(size(a.dtype), MAP_UNROLL), s, [yp, ap, bp, ZERO, arg.i64(aOp.offset), arg.i64(bOp.offset), ...rows]);
+        return y;
+      }
+      eachGeom(n.contig, outShape, [geomOf(y), aOp, bOp], (g, work) => {
         k.launch1d(BINARY_FILE, n.strided, work, s, [yp, ap, bp, arg.bytes(g)]);
       });
     }
