@@ -95,9 +95,9 @@ function map2(n: Names, a: Tensor, b: Tensor | number, outShape: Shape, outDType
       k.launchContig(BINARY_FILE, n.contig, count, per, s, [yp, ap, bp, ZERO, off(a), off(bt), arg.u64(count)]);
     } else {
       const aOp = operandOf(a, outShape), bOp = bt === b ? operandOf(bt, outShape) : zeroStrides(outShape.length);
-      const rows = n.rows ? rowsArgs(outShape, y, [{ t: a, op: aOp }, { t: bt, op: bOp }]) : null;
-      if (rows) {
-        k.launchContig(BINARY_FILE, n.rows!, count, contigPerThread(size(a.dtype), MAP_UNROLL), s, [yp, ap, bp, ZERO, arg.i64(aOp.offset), arg.i64(bOp.offset), ...rows]);
+      const rows = n.rows === null ? null : rowsArgs(y, [{ t: a, op: aOp }, { t: bt, op: bOp }]);
+      if (n.rows !== null && rows !== null) {
+        k.launchContig(BINARY_FILE, n.rows, count, contigPerThread(size(a.dtype), MAP_UNROLL), s, [yp, ap, bp, ZERO, arg.i64(aOp.offset), arg.i64(bOp.offset), ...rows]);
         return y;
       }
       eachGeom(n.contig, outShape, [geomOf(y), aOp, bOp], (g, work) => {
