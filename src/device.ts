@@ -12,6 +12,7 @@ import { openRocm, rocmDeviceCount } from './runtime/rocm.ts';
 import { openCuda, cudaDeviceCount } from './runtime/cuda.ts';
 import { GraphCaptureError, TensorError } from './errors.ts';
 import { captureGraph, type Graph } from './graph.ts';
+import { SCOPE_LEAF } from './scope.ts';
 import type { HostArray } from './dtype.ts';
 import type { DevicePtr } from './runtime/gpu.ts';
 
@@ -256,3 +257,6 @@ export class Device {
 
   private get staging(): StagingPool { this.staging_ ??= new StagingPool(this.runtime); return this.staging_; }
 }
+
+// a device inside a tidy() result (a plain object naming its device) is kept without a walk
+Object.defineProperty(Device.prototype, SCOPE_LEAF, { value: true });

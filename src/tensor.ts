@@ -6,7 +6,7 @@ import { Layout, checkShape, normDim, numel, type Shape } from './layout.ts';
 import { Device } from './device.ts';
 import { Storage } from './storage.ts';
 import { DisposedError, ShapeError, TensorError, fmtShape } from './errors.ts';
-import { track } from './scope.ts';
+import { track, SCOPE_LEAF } from './scope.ts';
 import type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions } from './ops/options.ts';
 import type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './ops/types.ts';
 import * as ew from './ops/elementwise.ts';
@@ -418,6 +418,9 @@ function inferShape(op: string, shape: Shape, n: number, from: Shape): number[] 
   if (numel(out) !== n) throw new ShapeError(`${op}: cannot reshape ${fmtShape(from)} (${n} elements) to ${fmtShape(shape)}`);
   return out;
 }
+
+// tidy() keeps a result tensor without walking its storage and device
+Object.defineProperty(Tensor.prototype, SCOPE_LEAF, { value: true });
 
 function widen(dtype: DType, a: HostArray): ReadArray {
   if (dtype !== 'f16' && dtype !== 'bf16') return a as ReadArray;

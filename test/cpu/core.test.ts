@@ -54,6 +54,23 @@ test('tidy disposes what it does not return, also across await', async () => {
   assert.is(liveTensors().length, before - 1);
 });
 
+test('tidy keeps tensors its result holds: in arrays, plain objects and class instances, not past them', () => {
+  class Holder { constructor(readonly t: Tensor, readonly device = Tensor.ones([1]).device) {} }
+  let dropped: Tensor | null = null, view: Tensor | null = null;
+  const out = tidy(() => {
+    dropped = Tensor.ones([2]);
+    const base = Tensor.arange(6);
+    view = base.narrow(0, 1, 2);  // a view of a tensor the result does not name: disposed
+    return { a: Tensor.zeros([1]), list: [Tensor.ones([3]), { deep: Tensor.ones([4]) }], inst: new Holder(Tensor.ones([5])), base };
+  });
+  assert.ok(dropped!.isDisposed);
+  assert.ok(view!.isDisposed);
+  for (const t of [out.a, out.list[0] as Tensor, (out.list[1] as { deep: Tensor }).deep, out.inst.t, out.base]) {
+    assert.not.ok(t.isDisposed);
+    t.dispose();
+  }
+});
+
 test('forgotten tensors are collected by the safety net (liveTensors shrinks after GC)', async () => {
   const before = liveTensors().length;
   (() => { for (let i = 0; i < 50; i++) Tensor.ones([16]); })(); // never disposed
