@@ -33,6 +33,8 @@ export type RegPlan =
   | { readonly kind: 'split'; readonly chunkVecs: number; readonly chunks: number; readonly grid: Dim3; readonly block: Dim3 };
 
 const nextPow2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+/** threads of a group holding `v` vectors each of a row of `nv` */
+const groupOf = (nv: number, v: number): number => nextPow2(Math.ceil(nv / v));
 
 /**
  * ROCM_TENSOR_ROW_VECS, for tuning and tests: 1, 2, 4, 8 or 16 makes the register kernels hold
@@ -68,14 +70,21 @@ export function regPlan(dev: Device, rows: number, cols: number, dtype: DType, f
   const info = dev.runtime.info, ws = info.warpSize, sms = Math.max(1, info.multiprocessors);
   const maxBlock = dev.kernels.preferredBlockSize;
   const force = forced();
-  const groupOf = (v: number): number => nextPow2(Math.ceil(nv / v));
-  const fits = force === 'split' ? [] : REG_ROW_VECS[family].filter((v) => groupOf(v) <= maxBlock);
-  if (fits.length > 0) {
-    const busy = (fulls: number): readonly number[] => fits.filter((v) => rows * groupOf(v) >= fulls * sms * THREADS_PER_SM);
-    const deep = busy(DEEP_FULLS), some = busy(1);
-    let vecs: number = deep.length > 0 ? deep[deep.length - 1]! : some.length > 0 ? some[some.length - 1]! : fits[0]!;
-    if (typeof force === 'number' && (fits as readonly number[]).includes(force)) vecs = force;
-    const group = groupOf(vecs);
+  // one pass over the family's V (ascending), no closures or arrays: this runs on every call
+  let smallest = 0, deep = 0, some = 0, forcedFits = false;
+  if (force !== 'split') {
+    for (const v of REG_ROW_VECS[family]) {
+      const g = groupOf(nv, v);
+      if (g > maxBlock) continue;
+      if (smallest === 0) smallest = v;
+      if (rows * g >= DEEP_FULLS * sms * THREADS_PER_SM) deep = v;
+      if (rows * g >= sms * THREADS_PER_SM) some = v;
+      if (v === force) forcedFits = true;
+    }
+  }
+  if (smallest > 0) {
+    const vecs = forcedFits && typeof force === 'number' ? force : deep > 0 ? deep : some > 0 ? some : smallest;
+    const group = groupOf(nv, vecs);
     const block = group > ws ? group : Math.min(2 * ws, maxBlock);
     const grid = Math.min(info.maxGridDim[0], Math.ceil(rows / (block / group)));
     return { kind: 'reg', vecs, group, grid: [grid, 1, 1], block: [block, 1, 1] };

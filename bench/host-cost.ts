@@ -1,0 +1,59 @@
+// The host cost of GPU ops without the driver: each op queued on a runtime that runs nothing
+// (bench/null-runtime.ts), so the time is our TypeScript alone (argument checks, plans, views,
+// allocation, tidy, packing arguments), microseconds an op, best of 15 batches. A real launch
+// adds the driver's cost on top (about 3 us through koffi on an H200 host, ../shared/notes).
+//   npm run bench:host [-- --filter REGEX]       bun bench/host-cost.ts
+import { parseArgs } from 'node:util';
+import { Tensor, tidy } from '../src/index.ts';
+import { nullDevice } from './null-runtime.ts';
+
+const { values: opt } = parseArgs({ options: { filter: { type: 'string' } } });
+const filter = opt.filter ? new RegExp(opt.filter, 'i') : null;
+const dev = nullDevice();
+const H = 4096, FF = 14336, LAYERS = 8;
+const t = (shape: number[]): Tensor => Tensor.empty(shape, 'bf16', dev);
+// the decode loop of bench/decode-loop-run.ts: rmsNorm, gate and up GEMVs, silu * mul, down, add
+const layers = Array.from({ length: LAYERS }, () => ({ norm: t([H]), gate: t([FF, H]), up: t([FF, H]), down: t([H, FF]), gateUp: t([2 * FF, H]) }));
+const x = t([1, H]), g = t([1, FF]), u = t([1, FF]), w = t([H]), rows = t([8192, H]);
+const step = (): Tensor => tidy(() => {
+  let h = x;
+  for (const L of layers) {
+    const n = h.rmsNorm(L.norm, 1e-5);
+    const a = n.matmul(L.gate.T).silu().mul(n.matmul(L.up.T));
+    h = h.add(a.matmul(L.down.T));
+  }
+  return h;
+});
+const fusedStep = (): Tensor => tidy(() => {
+  let h = x;
+  for (const L of layers) h = h.linear(L.gateUp, { norm: { weight: L.norm, eps: 1e-5 }, act: 'swiglu' }).linear(L.down, { residual: h });
+  return h;
+});
+const cases: [string, number, () => void][] = [
+  ['decode step, op by op (56 ops, one tidy)', 56, () => step().dispose()],
+  ['decode step, fused (16 ops, one tidy)', 16, () => fusedStep().dispose()],
+  ['rmsNorm [1, 4096]', 1, () => x.rmsNorm(w, 1e-5).dispose()],
+  ['matmul [1, 4096] x [14336, 4096]^T', 1, () => x.matmul(layers[0]!.gate.T).dispose()],
+  ['silu [1, 14336]', 1, () => g.silu().dispose()],
+  ['mul [1, 14336]', 1, () => g.mul(u).dispose()],
+  ['add [1, 4096]', 1, () => x.add(x).dispose()],
+  ['tidy(() => add [1, 4096])', 1, () => tidy(() => x.add(x)).dispose()],
+  ['sum [8192, 4096] over the last dim', 1, () => rows.sum(-1).dispose()],
+  ['softmax [8192, 4096]', 1, () => rows.softmax(-1).dispose()],
+  ['layerNorm [8192, 4096]', 1, () => rows.layerNorm(w, w, 1e-5).dispose()],
+  ['mul [8192, 4096] x [4096]', 1, () => rows.mul(w).dispose()],
+];
+const where = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? 'bun' : `node ${process.version}`;
+console.log(`host cost a call, no driver (${where}; best of 15 batches)`);
+for (const [name, ops, run] of cases) {
+  if (filter && !filter.test(name)) continue;
+  const reps = Math.max(20, Math.round(20000 / ops));
+  for (let i = 0; i < reps; i++) run();
+  let best = Infinity;
+  for (let r = 0; r < 15; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < reps; i++) run();
+    best = Math.min(best, ((performance.now() - t0) * 1e3) / reps);
+  }
+  console.log(`${name.padEnd(44)} ${best.toFixed(2).padStart(8)} us${ops > 1 ? `  (${(best / ops).toFixed(2)} us an op)` : ''}`);
+}
