@@ -38,7 +38,11 @@ function checkNorm(op: string, norm: RmsNormSpec, k: number): void {
 /** the operands of one call, checked */
 function linearArgs(x: Tensor, w: Tensor, o: LinearOptions): { n: number; k: number; outShape: number[] } {
   const op = 'linear';
-  const extra = [o.bias, o.norm?.weight, o.residual].filter((t): t is Tensor => !!t).map((t) => t.check(op));
+  // the optional operands by hand: this runs for every projection of every decode step
+  const extra: Tensor[] = [];
+  if (o.bias) extra.push(o.bias.check(op));
+  if (o.norm) extra.push(o.norm.weight.check(op));
+  if (o.residual) extra.push(o.residual.check(op));
   sameDevice(op, x, w, ...extra);
   dtypeIn(op, x, FLOATS);
   sameDType(op, x, w, ...extra);
@@ -52,7 +56,8 @@ function linearArgs(x: Tensor, w: Tensor, o: LinearOptions): { n: number; k: num
   const n = o.act === 'swiglu' ? rows / 2 : rows;
   if (o.bias) vector(op, 'bias', o.bias, rows);
   if (o.norm) checkNorm(op, o.norm, k);
-  const outShape = [...x.shape.slice(0, -1), n];
+  const outShape = x.layout.shape.slice(0, -1);
+  outShape.push(n);
   if (o.residual && (o.residual.rank !== outShape.length || o.residual.shape.some((s, i) => s !== outShape[i]))) {
     throw new ShapeError(`${op}: residual must be [${outShape.join(', ')}] like the output, got ${sig(o.residual)}`);
   }
