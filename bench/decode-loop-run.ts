@@ -23,17 +23,12 @@ export interface DecodeLoopResult {
   readonly torchError: string | null;
 }
 
-export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, python: string | null): DecodeLoopResult {
-  const { H, FF, LAYERS } = DECODE_LOOP;
-  const weight = (rows: number, cols: number, seed: number): Tensor => tidy(() => Tensor.arange(0, rows, 1, { device: dev }).unsqueeze(1).mul(0.37 + seed)
-    .add(Tensor.arange(0, cols, 1, { device: dev }).mul(0.11)).sin().affine(0.02, 0).toDtype('bf16'));
-  const layers = Array.from({ length: LAYERS }, (_, l) => ({
-    norm: Tensor.ones([H], { dtype: 'bf16', device: dev }),
-    gate: weight(FF, H, 3 * l), up: weight(FF, H, 3 * l + 1), down: weight(H, FF, 3 * l + 2),
-  }));
-  // the fused form reads gate and up stacked [2 FF, H] (what a model loader keeps): the same bytes
-  const gateUps = layers.map((L) => Tensor.cat([L.gate, L.up], 0));
-  const x = tidy(() => Tensor.ones([1, H], { dtype: 'bf16', device: dev }).mul(0.5));
+/** one layer's weights: the norm, gate, up and down projections */
+export interface DecodeLayer { readonly norm: Tensor; readonly gate: Tensor; readonly up: Tensor; readonly down: Tensor }
+
+/** the loop's step op by op (7 ops a layer), and fused with Tensor.linear (gate and up stacked
+ *  in gateUps[l]: norm + gate/up + silu * mul, then down + add; 2 ops a layer), each one tidy */
+export function decodeSteps(layers: readonly DecodeLayer[], gateUps: readonly Tensor[]): { step: (x: Tensor) => Tensor; fusedStep: (x: Tensor) => Tensor } {
   const step = (input: Tensor): Tensor => tidy(() => {
     let h = input;
     for (const L of layers) {
@@ -51,6 +46,21 @@ export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, pytho
     }
     return h;
   });
+  return { step, fusedStep };
+}
+
+export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, python: string | null): DecodeLoopResult {
+  const { H, FF, LAYERS } = DECODE_LOOP;
+  const weight = (rows: number, cols: number, seed: number): Tensor => tidy(() => Tensor.arange(0, rows, 1, { device: dev }).unsqueeze(1).mul(0.37 + seed)
+    .add(Tensor.arange(0, cols, 1, { device: dev }).mul(0.11)).sin().affine(0.02, 0).toDtype('bf16'));
+  const layers = Array.from({ length: LAYERS }, (_, l) => ({
+    norm: Tensor.ones([H], { dtype: 'bf16', device: dev }),
+    gate: weight(FF, H, 3 * l), up: weight(FF, H, 3 * l + 1), down: weight(H, FF, 3 * l + 2),
+  }));
+  // the fused form reads gate and up stacked [2 FF, H] (what a model loader keeps): the same bytes
+  const gateUps = layers.map((L) => Tensor.cat([L.gate, L.up], 0));
+  const x = tidy(() => Tensor.ones([1, H], { dtype: 'bf16', device: dev }).mul(0.5));
+  const { step, fusedStep } = decodeSteps(layers, gateUps);
   const timeLoop = (run: () => void): { msPerStep: number; hostMsPerStep: number } => {
     for (let i = 0; i < 5; i++) run();
     dev.synchronize();

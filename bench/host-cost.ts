@@ -5,33 +5,22 @@
 //   npm run bench:host [-- --filter REGEX]       bun bench/host-cost.ts
 import { parseArgs } from 'node:util';
 import { Tensor, tidy } from '../src/index.ts';
+import { DECODE_LOOP, decodeSteps } from './decode-loop-run.ts';
 import { nullDevice } from './null-runtime.ts';
 
 const { values: opt } = parseArgs({ options: { filter: { type: 'string' } } });
 const filter = opt.filter ? new RegExp(opt.filter, 'i') : null;
 const dev = nullDevice();
-const H = 4096, FF = 14336, LAYERS = 8;
+const { H, FF, LAYERS } = DECODE_LOOP;
 const t = (shape: number[]): Tensor => Tensor.empty(shape, 'bf16', dev);
 // the decode loop of bench/decode-loop-run.ts: rmsNorm, gate and up GEMVs, silu * mul, down, add
-const layers = Array.from({ length: LAYERS }, () => ({ norm: t([H]), gate: t([FF, H]), up: t([FF, H]), down: t([H, FF]), gateUp: t([2 * FF, H]) }));
+const layers = Array.from({ length: LAYERS }, () => ({ norm: t([H]), gate: t([FF, H]), up: t([FF, H]), down: t([H, FF]) }));
+const gateUps = layers.map(() => t([2 * FF, H]));
+const { step, fusedStep } = decodeSteps(layers, gateUps);
 const x = t([1, H]), g = t([1, FF]), u = t([1, FF]), w = t([H]), rows = t([8192, H]);
-const step = (): Tensor => tidy(() => {
-  let h = x;
-  for (const L of layers) {
-    const n = h.rmsNorm(L.norm, 1e-5);
-    const a = n.matmul(L.gate.T).silu().mul(n.matmul(L.up.T));
-    h = h.add(a.matmul(L.down.T));
-  }
-  return h;
-});
-const fusedStep = (): Tensor => tidy(() => {
-  let h = x;
-  for (const L of layers) h = h.linear(L.gateUp, { norm: { weight: L.norm, eps: 1e-5 }, act: 'swiglu' }).linear(L.down, { residual: h });
-  return h;
-});
 const cases: [string, number, () => void][] = [
-  ['decode step, op by op (56 ops, one tidy)', 56, () => step().dispose()],
-  ['decode step, fused (16 ops, one tidy)', 16, () => fusedStep().dispose()],
+  ['decode step, op by op (56 ops, one tidy)', 56, () => step(x).dispose()],
+  ['decode step, fused (16 ops, one tidy)', 16, () => fusedStep(x).dispose()],
   ['rmsNorm [1, 4096]', 1, () => x.rmsNorm(w, 1e-5).dispose()],
   ['matmul [1, 4096] x [14336, 4096]^T', 1, () => x.matmul(layers[0]!.gate.T).dispose()],
   ['silu [1, 14336]', 1, () => g.silu().dispose()],
