@@ -183,6 +183,11 @@ test('randint: range, every integer dtype and exact floats, uniformity', () => {
   assert.ok(full.some((x) => x > 2 ** 31) && full.every((x) => x < 2 ** 32));
   const one = nums(Tensor.randint(5, 6, [10], { seed: 2, dtype: 'u8' }));
   assert.equal(one, new Array(10).fill(5));
+  // i64 is written as two 32-bit words: values far from 0 on both sides, and crossing 0
+  for (const low of [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER - 2 ** 32, -(2 ** 31)]) {
+    const big = Tensor.randint(low, low + 2 ** 32, [1001], { seed: 3 });
+    assert.equal(Array.from(readRaw(big) as BigInt64Array), nums(Tensor.randint(low, low + 2 ** 32, [1001], { seed: 3, dtype: 'f64' })).map(BigInt), `low ${low}`);
+  }
 });
 
 test('bernoulli: frequency, number or tensor p, output dtypes; equals rand < p', () => {

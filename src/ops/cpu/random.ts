@@ -1,96 +1,99 @@
 // CPU reference of the random ops: the numbers of hip-src/random.hip, bit for bit, from the
 // Philox words of src/ops/cpu/philox.ts (which documents the seed and counter mapping). The
-// words, rand's f32 and randn's f32 come from the WebAssembly module (random-wasm.ts, SIMD);
-// the rest is typed-array loops over those words.
-import { numberToBf16Bits, numberToF16Bits, roundTo, DTYPE_INFO, type DType, type HostArray } from '../../dtype.ts';
-import { logU24, mulhi } from './philox.ts';
-import { normalF32, philoxWords, uniformF32 } from './random-wasm.ts';
+// words, rand's and randn's values (in every float dtype) and the f32 -> f16/bf16 rounding come
+// from the WebAssembly module (random-wasm.ts, SIMD); the rest is typed-array loops over the
+// module's chunks of words, writing each op's dtype directly (one pass, no array of numbers in
+// between, no BigInt per element). Like the views of the module's memory, the i64 stores assume
+// a little-endian host (low word first).
+import { DTYPE_INFO, type DType, type HostArray } from '../../dtype.ts';
+import { DTypeError } from '../../errors.ts';
+import { logU24 } from './philox.ts';
+import { dropoutF32, eachInteger, eachWords, floats, halfFromF32, philoxWords, type FloatOut } from './random-wasm.ts';
 
 const fr = Math.fround;
 const U24 = 2 ** -24, U53 = 2 ** -53;
 
-/** f32 values into a host array of a float dtype, each rounded once (f16/bf16 from the f32) */
-function fromF32(v: Float32Array, dtype: DType): HostArray {
-  if (dtype === 'f32') return v;
-  if (dtype === 'f64') return Float64Array.from(v);
-  const out = new Uint16Array(v.length);
-  const enc = dtype === 'f16' ? numberToF16Bits : numberToBf16Bits;
-  for (let i = 0; i < v.length; i++) out[i] = enc(v[i]!);
-  return out;
+function floatOut(op: string, dtype: DType): FloatOut {
+  if (dtype === 'f32' || dtype === 'f64' || dtype === 'f16' || dtype === 'bf16') return dtype;
+  throw new DTypeError(`${op}: dtype ${dtype} is not a float dtype`);
 }
 
 /** uniform [0, 1): f32 (w >>> 8) 2^-24; f64 53 bits from two words; f16/bf16 from the f32,
  *  with a value that rounds to 1.0 replaced by the largest value below 1 */
 export function rand(n: number, k0: number, k1: number, dtype: DType): HostArray {
-  if (dtype === 'f64') {
-    const out = new Float64Array(n), w = philoxWords(Math.ceil(n / 2), k0, k1);
-    for (let i = 0; i < n; i++) out[i] = ((w[2 * i]! >>> 5) * 67108864 + (w[2 * i + 1]! >>> 6)) * U53;
-    return out;
-  }
-  const out = fromF32(uniformF32(n, k0, k1), dtype);
-  if (dtype === 'f16' || dtype === 'bf16') {
-    const one = dtype === 'f16' ? 0x3c00 : 0x3f80, below = one - 1, h = out as Uint16Array;
-    for (let i = 0; i < n; i++) if (h[i] === one) h[i] = below;
-  }
+  if (dtype !== 'f64') return floats('uniform', n, k0, k1, floatOut('rand', dtype));
+  const out = new Float64Array(n);
+  eachWords(2 * n, k0, k1, (w, at, count) => {
+    for (let j = 0, i = at / 2; j < count; j += 2, i++) out[i] = ((w[j]! >>> 5) * 67108864 + (w[j + 1]! >>> 6)) * U53;
+  });
   return out;
 }
 
 /** standard normal: the inverse normal CDF of each word (normal.ts), in f32; f64 is the f32
  *  value widened, f16/bf16 the f32 value rounded */
-export function randnF32(n: number, k0: number, k1: number): Float32Array {
-  return normalF32(n, k0, k1);
-}
 export function randn(n: number, k0: number, k1: number, dtype: DType): HostArray {
-  return fromF32(randnF32(n, k0, k1), dtype);
+  return floats('normal', n, k0, k1, floatOut('randn', dtype));
 }
 
-/** floor(((hi << 32) | lo) range / 2^64) for range in [1, 2^32], as hip-src's scale64 */
-function scale64(hi: number, lo: number, range: number, rh: number, rl: number): number {
-  if (range === 4294967296) return hi >>> 0;
-  const H = mulhi(hi, rh, rl) >>> 0, L = Math.imul(hi, range) >>> 0, c = mulhi(lo, rh, rl) >>> 0;
-  return H + (L + c >= 4294967296 ? 1 : 0);
-}
-
-/** integers low + k, k uniform in [0, range): element i from words 2(i & 1), 2(i & 1) + 1 */
+/** integers low + k, k uniform in [0, range): k = floor(w range / 2^64) of element i's 64-bit
+ *  draw (words 2(i & 1), 2(i & 1) + 1), as hip-src's scale64, computed by the module as i64;
+ *  every value is exact in dtype (random.ts checked the bounds), so the rest are plain stores */
 export function randint(n: number, k0: number, k1: number, low: number, range: number, dtype: DType): HostArray {
-  const w = philoxWords(Math.ceil(n / 2), k0, k1), v = new Float64Array(n);
-  const rh = range >>> 16, rl = range & 0xffff;
-  for (let i = 0; i < n; i++) v[i] = low + scale64(w[2 * i]!, w[2 * i + 1]!, range, rh, rl);
-  return numbersTo(v, dtype);
+  if (dtype === 'i64') {
+    const out = new BigInt64Array(n), words = new Int32Array(out.buffer);
+    eachInteger(n, k0, k1, low, range, (v, at, count) => words.set(v.subarray(0, 2 * count), 2 * at));
+    return out;
+  }
+  if (dtype === 'u8' || dtype === 'u32') {
+    const out = new DTYPE_INFO[dtype].hostArray(n) as Uint8Array | Uint32Array;  // the low word
+    eachInteger(n, k0, k1, low, range, (v, at, count) => { for (let j = 0; j < count; j++) out[at + j] = v[2 * j]!; });
+    return out;
+  }
+  // floats: f16/bf16 (integers to 2048 and 256) through f32, which holds them exactly
+  const out = dtype === 'f64' ? new Float64Array(n) : new Float32Array(n);
+  eachInteger(n, k0, k1, low, range, (v, at, count) => {
+    for (let j = 0; j < count; j++) out[at + j] = v[2 * j + 1]! * 4294967296 + (v[2 * j]! >>> 0);
+  });
+  return dtype === 'f16' || dtype === 'bf16' ? halfFromF32(out as Float32Array, dtype) : out;
 }
 
-/** exact numbers (integers, 0/1, or values already rounded to dtype) into a host array */
-function numbersTo(v: Float64Array, dtype: DType): HostArray {
-  switch (dtype) {
-    case 'f64': return v;
-    case 'f32': return Float32Array.from(v);
-    case 'i64': { const o = new BigInt64Array(v.length); for (let i = 0; i < v.length; i++) o[i] = BigInt(v[i]!); return o; }
-    case 'f16': case 'bf16': return fromF32(Float32Array.from(v), dtype);
-    default: { const o = new DTYPE_INFO[dtype].hostArray(v.length); for (let i = 0; i < v.length; i++) o[i] = roundTo(dtype, v[i]!); return o; }
-  }
+/** zeros of dtype and where to write a 1: element i's 1 is `one` at view[stride i] (f16/bf16
+ *  as bits; i64 as its low 32-bit word) */
+function zerosFor(dtype: DType, n: number): { out: HostArray; view: Float64Array | Float32Array | Uint8Array | Uint16Array | Uint32Array | Int32Array; one: number; stride: number } {
+  const out = new DTYPE_INFO[dtype].hostArray(n);
+  if (out instanceof BigInt64Array) return { out, view: new Int32Array(out.buffer), one: 1, stride: 2 };
+  return { out, view: out, one: dtype === 'f16' ? 0x3c00 : dtype === 'bf16' ? 0x3f80 : 1, stride: 1 };
 }
 
 /** 1 where (w >>> 8) < thr (that is u < p for thr = ceil(p 2^24)), else 0 */
 export function bernoulliScalar(n: number, k0: number, k1: number, thr: number, dtype: DType): HostArray {
-  const w = philoxWords(Math.ceil(n / 4), k0, k1), v = new Float64Array(n);
-  for (let i = 0; i < n; i++) v[i] = (w[i]! >>> 8) < thr ? 1 : 0;
-  return numbersTo(v, dtype);
+  const { out, view, one, stride } = zerosFor(dtype, n);
+  eachWords(n, k0, k1, (w, at, count) => {
+    for (let j = 0; j < count; j++) if ((w[j]! >>> 8) < thr) view[stride * (at + j)] = one;
+  });
+  return out;
 }
 
 /** 1 where u < p[i] (exact comparison: u and p are both exact doubles) */
 export function bernoulliTensor(p: Float64Array, k0: number, k1: number, dtype: DType): HostArray {
-  const n = p.length, w = philoxWords(Math.ceil(n / 4), k0, k1), v = new Float64Array(n);
-  for (let i = 0; i < n; i++) v[i] = (w[i]! >>> 8) * U24 < p[i]! ? 1 : 0;
-  return numbersTo(v, dtype);
+  const { out, view, one, stride } = zerosFor(dtype, p.length);
+  eachWords(p.length, k0, k1, (w, at, count) => {
+    for (let j = 0; j < count; j++) if ((w[j]! >>> 8) * U24 < p[at + j]!) view[stride * (at + j)] = one;
+  });
+  return out;
 }
 
 /** x[i] * scale where (w >>> 8) >= thr, else 0; the product rounded like the kernel (f32 for
- *  f32/f16/bf16 data, then to the dtype) */
+ *  f32/f16/bf16 data, by the module, then to the dtype; f64 here) */
 export function dropout(x: Float64Array, k0: number, k1: number, thr: number, scale: number, dtype: DType): HostArray {
-  const n = x.length, w = philoxWords(Math.ceil(n / 4), k0, k1), v = new Float64Array(n);
-  const wide = dtype === 'f64';
-  for (let i = 0; i < n; i++) v[i] = (w[i]! >>> 8) >= thr ? (wide ? x[i]! * scale : fr(x[i]! * scale)) : 0;
-  return numbersTo(v, dtype);
+  const to = floatOut('dropout', dtype);
+  if (to !== 'f64') return dropoutF32(x, k0, k1, thr, scale, to);
+  const out = new Float64Array(x.length);
+  // a select, not a branch around the store: that one mispredicted a tenth of the time at p = 0.1
+  eachWords(x.length, k0, k1, (w, at, count) => {
+    for (let j = 0; j < count; j++) out[at + j] = (w[j]! >>> 8) >= thr ? x[at + j]! * scale : 0;
+  });
+  return out;
 }
 
 /** exponential-race keys E / p, E = -log(((w >>> 8) + 1) 2^-24), in f32; p <= 0 or NaN: +inf */
