@@ -20,7 +20,9 @@ s.test('graph: replays equal eager runs as the static inputs change (elementwise
   const fn = () => x.mul(2).add(1).matmul(w).softmax(-1).sum(0);
   const g = dev.captureGraph(fn);
   for (let round = 0; round < 3; round++) {
-    x.sliceSet(randT([64, 96], 'f32', -1, 1, dev), 0, 0);
+    const next = randT([64, 96], 'f32', -1, 1, dev);
+    x.sliceSet(next, 0, 0);
+    next.dispose();
     g.replay();
     const eager = fn();
     assert.ok(relErr(await arr(g.outputs), await arr(eager)) < 1e-6, `round ${round}`);
@@ -29,6 +31,7 @@ s.test('graph: replays equal eager runs as the static inputs change (elementwise
   assert.ok(g.poolBytes > 0);
   g.dispose();
   assert.ok(g.isDisposed && g.outputs.isDisposed);
+  x.dispose(); w.dispose();
 });
 
 s.test('graph: a KV-cache write at a device-held position, advanced by the graph itself', async (dev) => {
@@ -48,6 +51,7 @@ s.test('graph: a KV-cache write at a device-held position, advanced by the graph
   assert.equal(rows, [0, 8, 16, 24, 32, 0], 'rows 1..4 written at positions 1, 2, 3, 4');
   assert.equal(await arr(pos), [5]);
   g.dispose();
+  cache.dispose(); pos.dispose(); src.dispose();
 });
 
 s.test('graph: dispose gives the private pool back', async (dev) => {
@@ -58,10 +62,15 @@ s.test('graph: dispose gives the private pool back', async (dev) => {
   g.replay();
   await g.outputs.toArray();
   assert.ok(g.poolBytes >= 3 * 4 << 20, `pool ${g.poolBytes}`);
+  const held = dev.memoryStats()!.reserved, pool = g.poolBytes;
   g.dispose();
   x.dispose();
   dev.emptyCache();
-  assert.is(dev.memoryStats()!.reserved, before, 'every segment back to the device');
+  // tensors that earlier tests forgot may be collected meanwhile (the safety net frees them
+  // whenever the collector runs), so the pool is checked by what came back, not by equality
+  const after = dev.memoryStats()!.reserved;
+  assert.ok(after <= before, `every segment back to the device: ${after} reserved after, ${before} before`);
+  assert.ok(held - after >= pool, `the pool's ${pool} bytes came back (${held} -> ${after} reserved)`);
 });
 
 s.test('graph: uncapturable work throws GraphCaptureError and leaves no capture behind', async (dev) => {
