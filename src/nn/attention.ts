@@ -78,11 +78,8 @@ export class CausalSelfAttention {
         const seen = cache.view(layer, pos + t);
         // one query sees every cached key unless a window or padding says otherwise
         const causal = t > 1 || window !== null ? 'bottom-right' : false;
-        o = Tensor.scaledDotProductAttention(q.transpose(1, 2), seen.k, seen.v, {
-          causal,
-          ...(window !== null ? { window } : {}),
-          ...(seen.mask ? { mask: seen.mask } : {}),
-        });
+        // the options spelled out: V8 (Node 20) builds conditional spreads on a slow path
+        o = Tensor.scaledDotProductAttention(q.transpose(1, 2), seen.k, seen.v, { causal, window: window ?? undefined, mask: seen.mask ?? undefined });
       }
       return this.out.forward(o.transpose(1, 2).reshape([b, t, heads * d]), { residual: fused.residual ?? null });
     });

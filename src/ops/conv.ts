@@ -85,11 +85,11 @@ function convNd(op: string, x: Tensor, w: Tensor, o: ConvOptions, spatial: 1 | 2
     const groups = params.groups;
     const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
     const [cOut, cPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
-    const what = `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
+    const what = (): string => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
     const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
-    if (cIn % groups !== 0 || cOut % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} and output channels ${cOut} must both be divisible by groups ${what}`);
-    if (cPerGroup * groups !== cIn) throw new ShapeError(`${op}: weight expects ${cPerGroup * groups} input channels (${cPerGroup} per group), input has ${cIn} ${what}`);
-    if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what}`);
+    if (cIn % groups !== 0 || cOut % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} and output channels ${cOut} must both be divisible by groups ${what()}`);
+    if (cPerGroup * groups !== cIn) throw new ShapeError(`${op}: weight expects ${cPerGroup * groups} input channels (${cPerGroup} per group), input has ${cIn} ${what()}`);
+    if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what()}`);
     checkBias(op, bias, cOut, x, w);
     const size = (i: number, k: number, d: 0 | 1) =>
       Math.floor((i + 2 * params.padding[d] - params.dilation[d] * (k - 1) - 1) / params.stride[d]) + 1;
@@ -119,15 +119,15 @@ function convTransposeNd(op: string, x: Tensor, w: Tensor, o: ConvTransposeOptio
     const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
     const [wIn, cOutPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
     const cOut = cOutPerGroup * groups;
-    const what = `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
+    const what = (): string => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
     const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
-    if (cIn % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} must be divisible by groups ${what}`);
-    if (wIn !== cIn) throw new ShapeError(`${op}: weight dim 0 must equal the input channels ${cIn}, got ${wIn} ${what}`);
-    if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what}`);
+    if (cIn % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} must be divisible by groups ${what()}`);
+    if (wIn !== cIn) throw new ShapeError(`${op}: weight dim 0 must equal the input channels ${cIn}, got ${wIn} ${what()}`);
+    if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what()}`);
     for (const d of [0, 1] as const) {
       const op_ = params.outputPadding[d];
       if (op_ >= params.stride[d] && op_ >= params.dilation[d]) {
-        throw new ShapeError(`${op}: outputPadding ${fmtPair(params.outputPadding, spatial)} must be smaller than stride ${fmtPair(params.stride, spatial)} or dilation ${fmtPair(params.dilation, spatial)} ${what}`);
+        throw new ShapeError(`${op}: outputPadding ${fmtPair(params.outputPadding, spatial)} must be smaller than stride ${fmtPair(params.stride, spatial)} or dilation ${fmtPair(params.dilation, spatial)} ${what()}`);
       }
     }
     checkBias(op, bias, cOut, x, w);
