@@ -1,12 +1,14 @@
 // The host cost of GPU ops without the driver: each op queued on a runtime that runs nothing
 // (bench/null-runtime.ts), so the time is our TypeScript alone (argument checks, plans, views,
 // allocation, tidy, packing arguments), microseconds an op, best of 15 batches. A real launch
-// adds the driver's cost on top (about 3 us through koffi on an H200 host, ../shared/notes).
+// adds the driver's cost on top (about 3 us through koffi on an H200 host, ../shared/notes). The
+// last rows decode with a Llama-3.2-1B-shaped model (bench/host-llm.ts), host time a token.
 //   npm run bench:host [-- --filter REGEX]       bun bench/host-cost.ts
 import { parseArgs } from 'node:util';
 import { Tensor, tidy } from '../src/index.ts';
 import { DECODE_LOOP, decodeSteps } from './decode-loop-run.ts';
 import { nullDevice } from './null-runtime.ts';
+import { llmHostCost } from './host-llm.ts';
 
 const { values: opt } = parseArgs({ options: { filter: { type: 'string' } } });
 const filter = opt.filter ? new RegExp(opt.filter, 'i') : null;
@@ -45,4 +47,9 @@ for (const [name, ops, run] of cases) {
     best = Math.min(best, ((performance.now() - t0) * 1e3) / reps);
   }
   console.log(`${name.padEnd(44)} ${best.toFixed(2).padStart(8)} us${ops > 1 ? `  (${(best / ops).toFixed(2)} us an op)` : ''}`);
+}
+if (!filter || filter.test('llama 1B token')) {
+  const { eagerUs, replayUs } = await llmHostCost(dev);
+  console.log(`${'llama 1B token, eager (16 layers)'.padEnd(44)} ${eagerUs.toFixed(2).padStart(8)} us`);
+  console.log(`${'llama 1B token, decode graph replay'.padEnd(44)} ${replayUs.toFixed(2).padStart(8)} us`);
 }
