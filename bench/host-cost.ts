@@ -20,6 +20,9 @@ const layers = Array.from({ length: LAYERS }, () => ({ norm: t([H]), gate: t([FF
 const gateUps = layers.map(() => t([2 * FF, H]));
 const { step, fusedStep } = decodeSteps(layers, gateUps);
 const x = t([1, H]), g = t([1, FF]), u = t([1, FF]), w = t([H]), rows = t([8192, H]);
+const table = t([50000, H]), ids = Tensor.empty([8192], 'u32', dev), ids8 = Tensor.empty([1, 8], 'u32', dev), logits = t([1, 128256]);
+const img = t([32, 256, 56, 56]), kern = t([256, 256, 3, 3]), small = t([32, 64, 128, 128]);
+const q1 = t([1, 32, 1, 128]), kc = t([1, 8, 4096, 128]), vc = t([1, 8, 4096, 128]);
 const cases: [string, number, () => void][] = [
   ['decode step, op by op (56 ops, one tidy)', 56, () => step(x).dispose()],
   ['decode step, fused (16 ops, one tidy)', 16, () => fusedStep(x).dispose()],
@@ -33,6 +36,16 @@ const cases: [string, number, () => void][] = [
   ['softmax [8192, 4096]', 1, () => rows.softmax(-1).dispose()],
   ['layerNorm [8192, 4096]', 1, () => rows.layerNorm(w, w, 1e-5).dispose()],
   ['mul [8192, 4096] x [4096]', 1, () => rows.mul(w).dispose()],
+  ['indexSelect 8192 rows of [50000, 4096]', 1, () => table.indexSelect(ids, 0).dispose()],
+  ['embedding [1, 8] ids', 1, () => Tensor.embedding(ids8, table).dispose()],
+  ['cat 2 x [8192, 4096] dim 1', 1, () => Tensor.cat([rows, rows], 1).dispose()],
+  ['contiguous() of a transposed [8192, 4096]', 1, () => rows.T.contiguous().dispose()],
+  ['topk k=50 [1, 128256]', 1, () => { const r = logits.topk(50); r.values.dispose(); r.indices.dispose(); }],
+  ['argmax [1, 128256]', 1, () => logits.argmax(-1).dispose()],
+  ['conv2d 3x3 [32, 256, 56, 56]', 1, () => img.conv2d(kern, { padding: 1 }).dispose()],
+  ['maxPool2d 2x2 [32, 256, 56, 56]', 1, () => img.maxPool2d({ kernel: 2 }).dispose()],
+  ['upsampleNearest2d x2 [32, 64, 128, 128]', 1, () => small.upsampleNearest2d(256, 256).dispose()],
+  ['attention b1 32/8 heads, q 1, kv 4096, d 128', 1, () => Tensor.scaledDotProductAttention(q1, kc, vc).dispose()],
 ];
 const where = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? 'bun' : `node ${process.version}`;
 console.log(`host cost a call, no driver (${where}; best of 15 batches)`);
