@@ -1,6 +1,6 @@
 // A small assembler for the subset of the WebAssembly text format that src/ops/cpu/wasm/*.wat
 // uses: one module of exported functions and one exported memory; flat (not folded)
-// instructions; named params, locals, functions and labels; block/loop/br/br_if; the integer,
+// instructions; named params, locals, functions and labels; block/loop/br/br_if/return; the integer,
 // float and SIMD (v128) instructions in the tables below. Anything else is an error naming the
 // token, so a .wat that assembles here is also standard text another assembler would accept.
 //   npx tsx scripts/wasm/assemble.ts      rebuilds every src/ops/cpu/wasm/X.wat into X-wasm.ts
@@ -49,7 +49,7 @@ const TYPES: Record<string, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, f64: 0x
 const simd = (op: number): number[] => [0xfd, ...uleb(op)];
 const PLAIN: Record<string, number[]> = {
   'i32.add': [0x6a], 'i32.sub': [0x6b], 'i32.mul': [0x6c], 'i32.and': [0x71], 'i32.or': [0x72], 'i32.xor': [0x73],
-  'i32.shl': [0x74], 'i32.shr_u': [0x76], 'i32.lt_u': [0x49], 'i32.ne': [0x47], 'i32.eqz': [0x45], 'drop': [0x1a],
+  'i32.shl': [0x74], 'i32.shr_u': [0x76], 'i32.lt_u': [0x49], 'i32.ne': [0x47], 'i32.eqz': [0x45], 'drop': [0x1a], 'return': [0x0f],
   'v128.and': simd(0x4e), 'v128.or': simd(0x50), 'v128.xor': simd(0x51),
   'i32x4.splat': simd(0x11), 'f32x4.splat': simd(0x13),
   'i32x4.shl': simd(0xab), 'i32x4.shr_u': simd(0xad), 'i32x4.add': simd(0xae), 'i32x4.sub': simd(0xb1), 'i32x4.mul': simd(0xb5),

@@ -6,6 +6,7 @@ import {
   DTYPES, DTYPE_INFO, isDType, dtypeSize, isFloatDType, f16BitsToNumber, numberToF16Bits,
   bf16BitsToNumber, numberToBf16Bits, bf16round, f16round, roundTo, getElem, setElem, fromNumbers, toNumbers,
 } from '../../src/dtype.ts';
+import { getFloat16 } from '@petamoriken/float16';
 
 const hex = (n: number) => '0x' + n.toString(16).padStart(4, '0');
 
@@ -89,6 +90,15 @@ test('every f16 and bf16 bit pattern survives a round trip through a number', ()
     const f = f16BitsToNumber(b), g = bf16BitsToNumber(b);
     if (!Number.isNaN(f)) assert.is(numberToF16Bits(f), b);
     if (!Number.isNaN(g) && numberToBf16Bits(g) !== b) assert.unreachable(`bf16 ${hex(b)}`);
+  }
+});
+
+test('f16BitsToNumber (a table built from bits) equals the float16 library on every bit pattern', () => {
+  const dv = new DataView(new ArrayBuffer(2));
+  for (let h = 0; h < 65536; h++) {
+    dv.setUint16(0, h, true);
+    const want = getFloat16(dv, 0, true);
+    if (!Object.is(f16BitsToNumber(h), want)) assert.unreachable(`${hex(h)}: ${f16BitsToNumber(h)}, the library ${want}`);
   }
 });
 

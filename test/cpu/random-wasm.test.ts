@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { block, roundKeys } from '../../src/ops/cpu/philox.ts';
 import { normalOfWord } from '../../src/ops/cpu/normal.ts';
-import { dropoutF32, eachInteger, eachWords, floats, halfFromF32, normalF32, philoxWords, uniformF32 } from '../../src/ops/cpu/random-wasm.ts';
+import { dropoutF32, eachInteger, eachWords, floats, halfFromF32, philoxWords } from '../../src/ops/cpu/random-wasm.ts';
 import { numberToBf16Bits, numberToF16Bits } from '../../src/dtype.ts';
 import { WASM_BASE64 } from '../../src/ops/cpu/wasm/random-wasm.ts';
 import { assemble, wasmModuleSource, WASM_DIR } from '../../scripts/wasm/assemble.ts';
@@ -39,8 +39,8 @@ test('words, uniform and normal f32 equal the scalar reference', () => {
       const ref = scalarWords(k0, k1);
       assert.is(firstDiff(philoxWords(Math.ceil(n / 4), k0, k1), ref), '', `words n ${n} key ${k0},${k1}`);
       const u = scalarWords(k0, k1), z = scalarWords(k0, k1);
-      assert.is(firstDiff(uniformF32(n, k0, k1), (i) => Math.fround((u(i) >>> 8) * 2 ** -24)), '', `uniform n ${n}`);
-      assert.is(firstDiff(normalF32(n, k0, k1), (i) => normalOfWord(z(i))), '', `normal n ${n}`);
+      assert.is(firstDiff(floats('uniform', n, k0, k1, 'f32'), (i) => Math.fround((u(i) >>> 8) * 2 ** -24)), '', `uniform n ${n}`);
+      assert.is(firstDiff(floats('normal', n, k0, k1, 'f32'), (i) => normalOfWord(z(i))), '', `normal n ${n}`);
     }
   }
 });

@@ -1,5 +1,5 @@
-// src/ops/cpu/util.ts readNumbers: the dense path (a typed-array loop; f16 and bf16 through a
-// table of their f32s) reads every element as getElem does, for every dtype, every f16 and bf16
+// src/ops/cpu/util.ts readNumbers: the dense path (a typed-array loop; f16, bf16 and i64 through
+// getElem) reads every element as getElem does, for every dtype, every f16 and bf16
 // bit pattern, at an offset into the storage, and the strided path is unchanged.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

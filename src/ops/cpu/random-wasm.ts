@@ -22,8 +22,7 @@ interface RandomExports {
   words(ks: number, b: number, bhi: number, quads: number, out: number, tmp: number): void;
   uniform(ks: number, b: number, bhi: number, quads: number, out: number, tmp: number): void;
   normal(ks: number, b: number, bhi: number, quads: number, out: number, tmp: number, tab: number): void;
-  f16(src: number, dst: number, groups: number, one: number): void;
-  bf16(src: number, dst: number, groups: number, one: number): void;
+  half(src: number, dst: number, groups: number, one: number, bf: number): void;
   integers(ks: number, b: number, bhi: number, quads: number, out: number, tmp: number, range: number, full: number, lowlo: number, lowhi: number): void;
   dropout(ks: number, b: number, bhi: number, quads: number, out: number, tmp: number, thr: number, scale: number): void;
 }
@@ -116,7 +115,7 @@ export interface FloatArrays { f32: Float32Array; f64: Float64Array; f16: Uint16
  *  to `one` becomes one - 1 (rand's values stay below 1) */
 function store(m: Module, dtype: FloatOut, dst: FloatArrays[FloatOut], count: number, at: number, one: number): void {
   if (dtype === 'f16' || dtype === 'bf16') {
-    m.ex[dtype](OUT, HALF, Math.ceil(count / 8), one);
+    m.ex.half(OUT, HALF, Math.ceil(count / 8), one, dtype === 'bf16' ? 1 : 0);
     dst.set(m.u16.subarray(0, count), at);
   } else dst.set(m.f32.subarray(0, count), at);
 }
@@ -157,14 +156,4 @@ export function halfFromF32(v: Float32Array, dtype: 'f16' | 'bf16'): Uint16Array
     store(m, dtype, out, count, at, KEEP_ALL);
   }
   return out;
-}
-
-/** rand's f32 values: element i is (w >>> 8) 2^-24 of word i */
-export function uniformF32(n: number, k0: number, k1: number): Float32Array {
-  return floats('uniform', n, k0, k1, 'f32');
-}
-
-/** randn's f32 values: element i is the normal of word i (normal.ts) */
-export function normalF32(n: number, k0: number, k1: number): Float32Array {
-  return floats('normal', n, k0, k1, 'f32');
 }

@@ -18,41 +18,17 @@ export function readNumbers(t: Tensor): Float64Array {
   return out;
 }
 
-/** elements off .. off + n - 1 as numbers, each read as getElem reads it (the same values and
- *  the same NaNs: a float element goes through a JS number either way) */
+/** elements off .. off + n - 1 as numbers, each read as getElem reads it; the plain typed arrays
+ *  without a call an element */
 function denseNumbers(d: DType, a: HostArray, off: number, n: number): Float64Array {
   const out = new Float64Array(n);
-  if (d === 'f16' || d === 'bf16') {
-    const tab = halfTable(d), h = a as Uint16Array;
-    for (let i = 0; i < n; i++) out[i] = tab[h[off + i]!]!;
-  } else if (d === 'i64') {
+  if (d === 'f16' || d === 'bf16' || d === 'i64') {
     for (let i = 0; i < n; i++) out[i] = getElem(d, a, off + i);
   } else {
     const v = a as Float32Array | Float64Array | Uint8Array | Uint32Array;
     for (let i = 0; i < n; i++) out[i] = v[off + i]!;
   }
   return out;
-}
-
-/** the f32 of every f16 or bf16 bit pattern (each widening is exact), made on first use: one
- *  load an element, where getElem's f16 path (a DataView and a function call) read about 1 M
- *  elements a second. Built from bits, so a NaN keeps its payload in the table, as it does in
- *  the f32 that src/dtype.ts's decoders read */
-const halfTables: { f16?: Float32Array; bf16?: Float32Array } = {};
-function halfTable(d: 'f16' | 'bf16'): Float32Array {
-  let tab = halfTables[d];
-  if (!tab) {
-    const bits = new Uint32Array(65536), one = new Float32Array(1), oneBits = new Uint32Array(one.buffer);
-    for (let h = 0; h < 65536; h++) {
-      const s = (h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 0x3ff;
-      if (d === 'bf16') bits[h] = h << 16;
-      else if (e === 31) bits[h] = s | 0x7f800000 | (m << 13);           // infinity, NaN
-      else if (e > 0) bits[h] = s | ((e + 112) << 23) | (m << 13);       // normal: rebias 15 -> 127
-      else { one[0] = m * 2 ** -24; bits[h] = s | oneBits[0]!; }          // zero, subnormal: m 2^-24
-    }
-    tab = halfTables[d] = new Float32Array(bits.buffer);
-  }
-  return tab;
 }
 
 /** a new contiguous CPU tensor from numbers, each rounded to dtype */

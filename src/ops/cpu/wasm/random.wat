@@ -678,54 +678,22 @@
     local.get $b
     i8x16.shuffle 0 1 4 5 8 9 12 13 16 17 20 21 24 25 28 29)
 
-  ;; $groups groups of eight f32 at $src into eight f16 at $dst (16 bytes a group), through $cap
-  (func (export "f16") (param $src i32) (param $dst i32) (param $groups i32) (param $one i32)
-    (local $g i32) (local $one4 v128)
-    local.get $one
-    i32x4.splat
-    local.set $one4
-    block $done
-      local.get $groups
+  ;; the lanes' 16-bit floats: bf16 where $bf is set, else f16
+  (func $half1 (param $x v128) (param $bf i32) (result v128)
+    block $f16
+      local.get $bf
       i32.eqz
-      br_if $done
-      loop $group
-        local.get $dst
-        local.get $g
-        i32.const 4
-        i32.shl
-        i32.add
-        local.get $src
-        local.get $g
-        i32.const 5
-        i32.shl
-        i32.add
-        v128.load offset=0
-        call $f16
-        local.get $one4
-        call $cap
-        local.get $src
-        local.get $g
-        i32.const 5
-        i32.shl
-        i32.add
-        v128.load offset=16
-        call $f16
-        local.get $one4
-        call $cap
-        call $pack
-        v128.store offset=0
-        local.get $g
-        i32.const 1
-        i32.add
-        local.tee $g
-        local.get $groups
-        i32.ne
-        br_if $group
-      end
-    end)
+      br_if $f16
+      local.get $x
+      call $bf16
+      return
+    end
+    local.get $x
+    call $f16)
 
-  ;; the same into bf16
-  (func (export "bf16") (param $src i32) (param $dst i32) (param $groups i32) (param $one i32)
+  ;; $groups groups of eight f32 at $src into eight 16-bit floats at $dst (16 bytes a group):
+  ;; bf16 where $bf is set, else f16, through $cap
+  (func (export "half") (param $src i32) (param $dst i32) (param $groups i32) (param $one i32) (param $bf i32)
     (local $g i32) (local $one4 v128)
     local.get $one
     i32x4.splat
@@ -746,7 +714,8 @@
         i32.shl
         i32.add
         v128.load offset=0
-        call $bf16
+        local.get $bf
+        call $half1
         local.get $one4
         call $cap
         local.get $src
@@ -755,7 +724,8 @@
         i32.shl
         i32.add
         v128.load offset=16
-        call $bf16
+        local.get $bf
+        call $half1
         local.get $one4
         call $cap
         call $pack
