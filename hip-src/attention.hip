@@ -388,6 +388,14 @@ RT_DEVICE void attn_merge(T* o, const float* wso, const float* wsml, u32 splits,
   __shared__ float part[RT_BLOCK_MAX];
   const u32 tid = threadIdx.x, nt = blockDim.x;
   const u64 row = blockIdx.x;
+  // thread -> column c of the block's ATT_MCOLS, and one of G interleaved shares of the splits.
+  // Its first ATT_MLOADS values are asked for before the weights, so those loads overlap the
+  // reads of (m, l) and the reductions below instead of waiting for them.
+  const u32 G = nt / ATT_MCOLS, gi = tid / ATT_MCOLS, c = tid % ATT_MCOLS, cc = blockIdx.y * ATT_MCOLS + c;
+  const float* po = wso + row * splits * dv + min(cc, dv - 1);
+  float pre[ATT_MLOADS];
+#pragma unroll
+  for (u32 u = 0; u < ATT_MLOADS; u++) pre[u] = gi + u * G < splits ? po[(u64)(gi + u * G) * dv] : 0.f;
   const float* ml = wsml + row * splits * 2;
   float m = -INFINITY;
   for (u32 s = tid; s < splits; s += nt) if (ml[2 * s + 1] != 0.f) m = max_nan(m, ml[2 * s]);
@@ -399,21 +407,18 @@ RT_DEVICE void attn_merge(T* o, const float* wso, const float* wsml, u32 splits,
     l += ls * f;
   }
   l = block_all(l, SumOp<float>());  // its barriers also publish wt
-  // thread -> column c of the block's ATT_MCOLS, and one of G interleaved shares of the splits
-  const u32 G = nt / ATT_MCOLS, gi = tid / ATT_MCOLS, c = tid % ATT_MCOLS, cc = blockIdx.y * ATT_MCOLS + c;
   float acc = 0.f;
-  if (cc < dv) {
-    const float* po = wso + row * splits * dv + cc;
-    u32 s = gi;
-    for (; s + (ATT_MLOADS - 1) * G < splits; s += ATT_MLOADS * G) {
-      float os[ATT_MLOADS];
 #pragma unroll
-      for (u32 u = 0; u < ATT_MLOADS; u++) os[u] = po[(u64)(s + u * G) * dv];
+  for (u32 u = 0; u < ATT_MLOADS; u++) if (gi + u * G < splits) acc += pre[u] * wt[gi + u * G];
+  u32 s = gi + ATT_MLOADS * G;
+  for (; s + (ATT_MLOADS - 1) * G < splits; s += ATT_MLOADS * G) {
+    float os[ATT_MLOADS];
 #pragma unroll
-      for (u32 u = 0; u < ATT_MLOADS; u++) acc += os[u] * wt[s + u * G];
-    }
-    for (; s < splits; s += G) acc += po[(u64)s * dv] * wt[s];
+    for (u32 u = 0; u < ATT_MLOADS; u++) os[u] = po[(u64)(s + u * G) * dv];
+#pragma unroll
+    for (u32 u = 0; u < ATT_MLOADS; u++) acc += os[u] * wt[s + u * G];
   }
+  for (; s < splits; s += G) acc += po[(u64)s * dv] * wt[s];
   part[tid] = acc;
   __syncthreads();
   if (gi == 0 && cc < dv) {

@@ -463,18 +463,86 @@ template <class T> struct FlBase {
 };
 
 // An explicit mask on scores already scaled to the log2 domain: u8 (0 hides) or additive (the
-// input type, scaled alike). Inline: out of line, the call alone slowed the unmasked loop by half
-// on an H200 (the registers live across it).
-template <class T, class A, int SN>
-RT_DEVICE void fl_mask(float (&s)[SN], const void* mrow, i64 mst, i64 msk, u32 row0, u32 j0, u32 tq, u32 lane,
-    u32 maskKind) {
+// input type, scaled alike). rowOff(row) is where the tile row's mask row starts (elements), or
+// -1 for a row past the last. Inline: out of line, the call alone slowed the unmasked loop by
+// half on an H200 (the registers live across it).
+template <class T, class A, int SN, class RowOff>
+RT_DEVICE void fl_mask(float (&s)[SN], const void* mask, i64 msk, u32 j0, u32 lane, u32 maskKind, RowOff rowOff) {
 #pragma unroll
   for (int e = 0; e < SN; e++) {
-    const u32 i = row0 + (u32)A::row(lane, e);
-    if (s[e] == -INFINITY || i >= tq) continue;
-    const i64 mo = (i64)i * mst + (i64)(j0 + (u32)A::col(lane, e)) * msk;
-    if (maskKind == 1) s[e] = ((const u8*)mrow)[mo] != 0 ? s[e] : -INFINITY;
-    else s[e] += fl_f(((const T*)mrow)[mo]) * 1.4426950408889634f;
+    if (s[e] == -INFINITY) continue;
+    const i64 ro = rowOff(A::row(lane, e));
+    if (ro < 0) continue;
+    const i64 mo = ro + (i64)(j0 + (u32)A::col(lane, e)) * msk;
+    if (maskKind == 1) s[e] = ((const u8*)mask)[mo] != 0 ? s[e] : -INFINITY;
+    else s[e] += fl_f(((const T*)mask)[mo]) * 1.4426950408889634f;
+  }
+}
+
+// The keys of the block at j0 (BN of them) that query i sees, as block-relative bounds
+// lo < key < hi clamped to [-1, BN] (32-bit: per score only two compares, which kept the masked
+// path from holding 64-bit positions for every score, 40 more registers on NVIDIA): keys below
+// `end` (tk, or the end of a split), and with hasDiag those up to i + diag and, with a window,
+// past i + diag - window.
+template <int BN>
+RT_DEVICE void fl_range(i64 i, u32 j0, i64 end, u32 hasDiag, i64 diag, i64 window, int& lo, int& hi) {
+  i64 h1 = end - j0, l1 = -1;
+  if (hasDiag) {
+    h1 = min(h1, i + diag + 1 - j0);
+    if (window > 0) l1 = max(l1, i + diag - window - j0);
+  }
+  hi = (int)max((i64)0, min(h1, (i64)BN));
+  lo = (int)max((i64)-1, min(l1, (i64)BN));
+}
+
+// the scores to the log2 domain, those outside the bounds lo < key < hi of the lane's rows hidden
+template <class A, int R, int SN>
+RT_DEVICE void fl_scale(float (&s)[SN], const int (&lo)[R], const int (&hi)[R], float sl2, u32 lane) {
+#pragma unroll
+  for (int e = 0; e < SN; e++) {
+    const int kl = A::col(lane, e);
+    const bool vis = kl < hi[A::slot(e)] && kl > lo[A::slot(e)];
+    s[e] = vis ? s[e] * sl2 : -INFINITY;
+  }
+}
+
+// One key block's online-softmax step in the log2 domain: the scaled, masked scores s become
+// P, the lane's running max m and sum l take the block in, and the output accumulator is
+// rescaled to the new max.
+template <class A, int R, int SN, int ON>
+RT_DEVICE void fl_online(float (&s)[SN], float (&m)[R], float (&l)[R], float (&oacc)[ON]) {
+  float mx[R], alpha[R], mu[R], ls[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) { mx[r] = -INFINITY; ls[r] = 0.f; }
+#pragma unroll
+  for (int e = 0; e < SN; e++) mx[A::slot(e)] = max_nan(mx[A::slot(e)], s[e]);
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR0));
+    if (L::XOR1) mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR1));
+    const float mn = max_nan(m[r], mx[r]);
+    // nothing visible yet: keep the zero sums rather than exp2(-inf - -inf)
+    alpha[r] = mn == -INFINITY ? 1.f : fl_exp2(m[r] - mn);
+    mu[r] = mn == -INFINITY ? 0.f : mn;
+    m[r] = mn;
+  }
+#pragma unroll
+  for (int e = 0; e < SN; e++) {
+    s[e] = fl_exp2(s[e] - mu[A::slot(e)]);
+    ls[A::slot(e)] += s[e];
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++) l[r] = l[r] * alpha[r] + ls[r];
+#pragma unroll
+  for (int e = 0; e < ON; e++) oacc[e] *= alpha[A::slot(e)];
+}
+
+// the lanes of a row hold parts of its sum: fold them
+template <int R> RT_DEVICE void fl_fold(float (&l)[R]) {
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    l[r] += shfl_xor(l[r], L::XOR0);
+    if (L::XOR1) l[r] += shfl_xor(l[r], L::XOR1);
   }
 }
 
@@ -561,70 +629,27 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
     const bool edge = (i64)j0 + BN > (i64)tk || maskKind != 0 ||
         (hasDiag && ((i64)j0 + BN - 1 > (i64)m0 + diag || (window > 0 && (i64)j0 <= qlast + diag - window)));
     if (edge) {
-      // per row of the lane, the visible keys of this block as block-relative bounds lo < kl < hi
-      // (32-bit, clamped): per element only two compares, which kept the masked path from
-      // holding 64-bit positions for every score (40 more registers on NVIDIA)
       int lo[R], hi[R];
 #pragma unroll
-      for (int r = 0; r < R; r++) {
-        const i64 i = (i64)m0 + w * 16 + A::slot_row(lane, r);
-        i64 h1 = (i64)tk - j0, l1 = -1;
-        if (hasDiag) {
-          h1 = min(h1, i + diag + 1 - j0);
-          if (window > 0) l1 = max(l1, i + diag - window - j0);
-        }
-        hi[r] = (int)max((i64)0, min(h1, (i64)BN));
-        lo[r] = (int)max((i64)-1, min(l1, (i64)BN));
+      for (int r = 0; r < R; r++) fl_range<BN>((i64)m0 + w * 16 + A::slot_row(lane, r), j0, tk, hasDiag, diag, window, lo[r], hi[r]);
+      fl_scale<A, R, SN>(s, lo, hi, sl2, lane);
+      if (maskKind != 0) {
+        const u32 row0 = m0 + w * 16;
+        fl_mask<T, A, SN>(s, fb.mrow, fb.msk, j0, lane, maskKind,
+            [&](int row) { return row0 + (u32)row < tq ? (i64)(row0 + (u32)row) * fb.mst : (i64)-1; });
       }
-#pragma unroll
-      for (int e = 0; e < SN; e++) {
-        const int kl = A::col(lane, e);
-        const bool vis = kl < hi[A::slot(e)] && kl > lo[A::slot(e)];
-        s[e] = vis ? s[e] * sl2 : -INFINITY;
-      }
-      if (maskKind != 0) fl_mask<T, A, SN>(s, fb.mrow, fb.mst, fb.msk, m0 + w * 16, j0, tq, lane, maskKind);
     } else {
 #pragma unroll
       for (int e = 0; e < SN; e++) s[e] *= sl2;
     }
-
-    // online softmax in the log2 domain
-    float mx[R], alpha[R], mu[R], ls[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) { mx[r] = -INFINITY; ls[r] = 0.f; }
-#pragma unroll
-    for (int e = 0; e < SN; e++) mx[A::slot(e)] = max_nan(mx[A::slot(e)], s[e]);
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-      mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR0));
-      if (L::XOR1) mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR1));
-      const float mn = max_nan(m[r], mx[r]);
-      // nothing visible yet: keep the zero sums rather than exp2(-inf - -inf)
-      alpha[r] = mn == -INFINITY ? 1.f : fl_exp2(m[r] - mn);
-      mu[r] = mn == -INFINITY ? 0.f : mn;
-      m[r] = mn;
-    }
-#pragma unroll
-    for (int e = 0; e < SN; e++) {
-      s[e] = fl_exp2(s[e] - mu[A::slot(e)]);
-      ls[A::slot(e)] += s[e];
-    }
-#pragma unroll
-    for (int r = 0; r < R; r++) l[r] = l[r] * alpha[r] + ls[r];
-#pragma unroll
-    for (int e = 0; e < ON; e++) oacc[e] *= alpha[A::slot(e)];
+    fl_online<A, R, SN, ON>(s, m, l, oacc);
 
     fl_wait<1>();  // V of this block is in (the next K may still be loading)
     A::pv(oacc, s, vsm, lane, ct0);
     __syncthreads();  // every wave is done with V before the next block's loads into it
   }
 
-  // the row sums were per lane: fold the lanes of each row
-#pragma unroll
-  for (int r = 0; r < R; r++) {
-    l[r] += shfl_xor(l[r], L::XOR0);
-    if (L::XOR1) l[r] += shfl_xor(l[r], L::XOR1);
-  }
+  fl_fold<R>(l);
   T* ob = fb.ob + (u64)w * 16 * d;
   const u32 rows = tq > m0 + w * 16 ? min(16u, tq - m0 - w * 16) : 0u;
 #pragma unroll
@@ -633,6 +658,136 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
     if ((u32)r < rows && (u32)c < d) {
       const float lr = l[A::slot(e)];
       ob[(u64)r * d + c] = Elem<T>::store(lr == 0.f ? 0.f : oacc[e] / lr);
+    }
+  }
+}
+
+// ---- decode: short queries over long keys, the keys split across blocks -----------------------
+// A block takes one (batch, kv head), 16 of its R = (hq / hkv) * tq query rows (row r: query head
+// kh * g + r / tq, query r % tq, so a grouped-query head's group shares one pass over its K/V) and
+// one split of the keys (perSplit of them, a multiple of BN); one row-wave (times the column
+// split on wave32 AMD) walks the split's key blocks as flash_fwd's waves do. With splits > 1 each
+// row's unnormalized output goes to wso [rows, splits, d] and its (max, sum) to wsml
+// [rows, splits, 2], max in the natural-log domain, for attention.hip's attn_merge.
+template <class T, int HD>
+RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v, const void* mask,
+    u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
+    i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
+    i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale,
+    u32 splits, u32 perSplit) {
+  typedef FlCfg<HD> C;
+  typedef FlArch<T, HD, FL_FAMILY> A;
+  constexpr int BN = C::BN, LD = C::LD, SN = A::SN, ON = A::ON, R = L::ROWS_PER_LANE, CH = HD / 8;
+  // AMD keeps the 16 query rows in LDS for every product; NVIDIA holds them in registers
+  constexpr int QR = C::Q_ROWS ? 16 : 0;
+  __shared__ __attribute__((aligned(16))) T lds[(QR + BN) * LD + C::V_ELEMS];
+  T* const qsm = lds;
+  T* const ksm = lds + QR * LD;
+  T* const vsm = ksm + BN * LD;
+
+  const u32 g = hq / hkv, rows = g * tq, tiles = (rows + 15) / 16;
+  const u32 bh = blockIdx.x / tiles, bi = bh / hkv, kh = bh % hkv, r0 = blockIdx.x % tiles * 16;
+  const u32 nr = min(16u, rows - r0);
+  const u32 split = blockIdx.y, js = split * perSplit, je = min(tk, js + perSplit);
+  const u32 lane = threadIdx.x % (u32)L::WAVE;
+  const int ct0 = (int)(threadIdx.x / (u32)L::WAVE) * C::CT;
+  const T* kb = k + (i64)bi * ksb + (i64)kh * ksh;
+  const T* vb = v + (i64)bi * vsb + (i64)kh * vsh;
+  const bool vk = d % 8 == 0 && ksb % 8 == 0 && ksh % 8 == 0 && kst % 8 == 0 && aligned16(k);
+  const bool vv = d % 8 == 0 && vsb % 8 == 0 && vsh % 8 == 0 && vst % 8 == 0 && aligned16(v);
+
+  // the split's keys any row sees (rows' queries taken as all of [0, tq)); blocks start at js
+  i64 kend = je, kbeg = js;
+  if (hasDiag) {
+    kend = max((i64)js, min((i64)je, (i64)tq + diag));
+    if (window > 0) kbeg = max((i64)js, diag - window + 1);
+  }
+  const u32 jfirst = js + (u32)((kbeg - js) / BN) * BN;
+  // the first K block is asked for before the queries, so their loads' latencies overlap
+  if ((i64)jfirst < kend) fl_tile<T, HD>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+
+  // the tile's query rows, gathered (rows of different heads need not be equally spaced), zero
+  // past the last row and past column d; NVIDIA stages them in the V region, free until the loop
+  T* const qst0 = QR ? qsm : vsm;
+  const bool vq = d % 8 == 0 && qsb % 8 == 0 && qsh % 8 == 0 && qst % 8 == 0 && aligned16(q);
+  for (u32 x = threadIdx.x; x < 16u * CH; x += blockDim.x) {
+    const u32 r = x / CH, c = x % CH * 8, rr = r0 + min(r, nr - 1);
+    const T* src = q + (i64)bi * qsb + (i64)(kh * g + rr / tq) * qsh + (i64)(rr % tq) * qst + c;
+    T* dst = qst0 + r * LD + c;
+    if (vq) {
+      Vec16<T> z;
+#pragma unroll
+      for (int u = 0; u < 8; u++) z.v[u] = T{ 0 };
+      if (r < nr && c < d) z = *(const Vec16<T>*)src;
+      *(Vec16<T>*)dst = z;
+    } else {
+#pragma unroll
+      for (u32 u = 0; u < 8; u++) dst[u] = r < nr && c + u < d ? src[u] : T{ 0 };
+    }
+  }
+  __syncthreads();
+  typename A::QF qf;
+  A::load_q(qf, qst0, lane);
+  if (QR == 0) __syncthreads();  // the staged rows' region takes V
+
+  // the lane's rows' queries
+  i64 qi[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) qi[r] = (r0 + (u32)A::slot_row(lane, r)) % tq;
+
+  float m[R], l[R], oacc[ON], s[SN];
+#pragma unroll
+  for (int r = 0; r < R; r++) { m[r] = -INFINITY; l[r] = 0.f; }
+#pragma unroll
+  for (int e = 0; e < ON; e++) oacc[e] = 0.f;
+  const float sl2 = scale * 1.4426950408889634f;
+
+  for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
+    fl_tile<T, HD, QR != 0>(vsm, vb + (i64)j0 * vst, vst, BN, (int)min((i64)BN, (i64)tk - j0), d, vv);
+    fl_wait<1>();  // K of this block is in
+    A::qk(s, qf, qsm, ksm, lane);
+    __syncthreads();
+    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    else fl_commit();
+
+    const bool edge = (i64)j0 + BN > (i64)je || maskKind != 0 ||
+        (hasDiag && ((i64)j0 + BN - 1 > diag || (window > 0 && (i64)j0 <= (i64)tq - 1 + diag - window)));
+    if (edge) {
+      int lo[R], hi[R];
+#pragma unroll
+      for (int r = 0; r < R; r++) fl_range<BN>(qi[r], j0, je, hasDiag, diag, window, lo[r], hi[r]);
+      fl_scale<A, R, SN>(s, lo, hi, sl2, lane);
+      if (maskKind != 0) {
+        fl_mask<T, A, SN>(s, mask, msk, j0, lane, maskKind, [&](int row) {
+          const u32 rr = r0 + (u32)row;
+          return rr < rows ? (i64)bi * msb + (i64)(kh * g + rr / tq) * msh + (i64)(rr % tq) * mst : (i64)-1;
+        });
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < SN; e++) s[e] *= sl2;
+    }
+    fl_online<A, R, SN, ON>(s, m, l, oacc);
+    fl_wait<1>();  // V of this block is in
+    A::pv(oacc, s, vsm, lane, ct0);
+    __syncthreads();
+  }
+
+  fl_fold<R>(l);
+#pragma unroll
+  for (int e = 0; e < ON; e++) {
+    const u32 r = (u32)A::row(lane, e), c = (u32)(ct0 * 16 + A::col(lane, e));
+    if (r < nr && c < d) {
+      const u32 rr = r0 + r;
+      const u64 orow = ((u64)bi * hq + kh * g + rr / tq) * tq + rr % tq;
+      const float lr = l[A::slot(e)];
+      if (splits == 1) {
+        o[orow * d + c] = Elem<T>::store(lr == 0.f ? 0.f : oacc[e] / lr);
+      } else {
+        const u64 at = orow * splits + split;
+        wso[at * d + c] = oacc[e];
+        if (c == 0) { wsml[2 * at] = m[A::slot(e)] * 0.6931471805599453f; wsml[2 * at + 1] = lr; }
+      }
     }
   }
 }
@@ -647,5 +802,17 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
     flash_fwd<T, HD>(o + oOff, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, qsb, qsh, qst, \
         ksb, ksh, kst, vsb, vsh, vst, msb, msh, mst, msk, maskKind, hasDiag, diag, window, scale); }
 
-#define FLASH_DTS(HD) FLASH(f16, f16, HD) FLASH(bf16, bf16, HD)
+#define FLASH_DEC(DT, T, HD) \
+  RT_KERNEL void flash_dec_##DT##_##HD(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v, \
+      const void* mask, i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, \
+      i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst, \
+      i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, \
+      u32 splits, u32 perSplit) { \
+    const void* m = maskKind == 1 ? (const void*)((const u8*)mask + mOff) \
+        : maskKind == 2 ? (const void*)((const T*)mask + mOff) : mask; \
+    flash_dec<T, HD>(o + oOff, wso, wsml, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, qsb, qsh, qst, \
+        ksb, ksh, kst, vsb, vsh, vst, msb, msh, mst, msk, maskKind, hasDiag, diag, window, scale, \
+        splits, perSplit); }
+
+#define FLASH_DTS(HD) FLASH(f16, f16, HD) FLASH(bf16, bf16, HD) FLASH_DEC(f16, f16, HD) FLASH_DEC(bf16, bf16, HD)
 FLASH_DTS(64) FLASH_DTS(80) FLASH_DTS(96) FLASH_DTS(128) FLASH_DTS(256)

@@ -44,6 +44,9 @@ function flashSigs(): Map<string, readonly ArgSpec[]> {
       // strides (4); maskKind, hasDiag, diag, window, scale
       m.set(`flash_fwd_${d}_${hd}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
         'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32']);
+      // o, wso, wsml, q, k, v, mask; their offsets; then as flash_fwd; splits, perSplit
+      m.set(`flash_dec_${d}_${hd}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
+        'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32', 'u32', 'u32']);
     }
   }
   return m;

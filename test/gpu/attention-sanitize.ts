@@ -1,7 +1,8 @@
-// A short run of the short-query kernel (attention.hip: attn_decode_r1/r4 and attn_merge) for
-// compute-sanitizer: one and four rows a block, several row tiles a kv head, split keys and the
-// merge, v by 16-byte column groups and by single columns (dv 36), both mask kinds and a window,
-// each result compared with the CPU reference. Run:
+// A short run of the short-query kernels for compute-sanitizer: f32 and dv != d through
+// attention.hip (attn_decode_r1/r4), f16/bf16 with dv = d through flash.hip (flash_dec), both with
+// attn_merge: one and four rows a block, several row tiles a kv head, split keys and the merge, v
+// by 16-byte column groups and by single columns (dv 36), both mask kinds and a window, each
+// result compared with the CPU reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/attention-sanitize.ts
 import { Device } from '../../src/index.ts';
 import { randT } from '../helpers.ts';

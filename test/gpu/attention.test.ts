@@ -87,10 +87,12 @@ async function checkMaskCases(cases: readonly MaskCase[], layouts: readonly Layo
 s.opTest('scaledDotProductAttention', () => checkMaskCases(MASK_CASES, LAYOUTS),
   'scaledDotProductAttention: bottom-right causal, windows, u8 and additive masks, rows with no key');
 
-// The fused kernel (attention.hip) takes tq <= 16 and head dims <= 256 in f32/f16/bf16: head dims
-// of Llama, Mistral, Qwen, Phi and Gemma; keys split across blocks (tk past 64 per split) and
-// merged; chunk edges (256 keys); GQA and MQA with several row tiles; masks and windows on split
-// keys. f64 and d 320 take the composed path, checked alike.
+// Short queries (tq <= 16) with head dims <= 256: f16/bf16 with d = dv take the matrix-core decode
+// kernel (flash.hip flash_dec), f32 and d != dv the FMA one (attention.hip attn_decode), so every
+// case below checks both: head dims of Llama, Mistral, Qwen, Phi and Gemma; keys split across
+// blocks and merged; block and chunk edges; GQA and MQA with several row tiles (16 rows a tile in
+// flash_dec, a tile's rows spanning heads and queries); masks and windows on split keys. f64 and
+// d 320 take the composed path, checked alike.
 const KERNEL_CASES: readonly MaskCase[] = [
   ...[64, 80, 96, 128, 256].map((d) => ({ name: `decode d ${d}, 32/8 heads, tk 300`, q: [1, 32, 1, d], k: [1, 8, 300, d], v: [1, 8, 300, d], causal: 'bottom-right' as const })),
   { name: 'tq 16 d 128 bottom-right, tk 1000 (splits)', q: [1, 8, 16, 128], k: [1, 2, 1000, 128], v: [1, 2, 1000, 128], causal: 'bottom-right' },
@@ -106,6 +108,7 @@ const KERNEL_CASES: readonly MaskCase[] = [
   { name: 'MHA decode 8/8 heads tq 1 (one row a block), tk 700 (splits)', q: [2, 8, 1, 128], k: [2, 8, 700, 128], v: [2, 8, 700, 128], causal: 'bottom-right' },
   { name: 'dv 36 (v by columns in f16/bf16), 32/8 heads, tk 400', q: [1, 32, 1, 64], k: [1, 8, 400, 64], v: [1, 8, 400, 36] },
   { name: 'decode 64/8 heads (two row tiles a kv head), tk 520', q: [1, 64, 1, 128], k: [1, 8, 520, 128], v: [1, 8, 520, 128], causal: 'bottom-right' },
+  { name: 'decode 28/4 heads (groups of 7), tq 3: 21 rows over two tiles, tk 2000', q: [1, 28, 3, 128], k: [1, 4, 2000, 128], v: [1, 4, 2000, 128], causal: 'bottom-right' },
 ];
 
 s.opTest('scaledDotProductAttention', () => checkMaskCases(KERNEL_CASES, ['contiguous', 'transposed']),

@@ -103,9 +103,16 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
       arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d), arg.u32(dv),
       i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
       ...vis, arg.u32(used), arg.u32(perSplit)]);
-    if (ws && wsml) {
-      dev.kernels.launch('attention.hip', `attn_merge_${q.dtype}`, [rows, Math.ceil(dv / ATT_MCOLS), 1], ATT_BLOCK, 0, dev.stream, [
-        base(out), base(ws), base(wsml), offsetOf(out), arg.u32(used), arg.u32(dv)]);
-    }
+    if (ws && wsml) attnMerge(out, ws, wsml, rows, used, dv);
   });
+}
+
+/**
+ * attn_merge: the output rows (contiguous [rows, dv]) from the splits' partial sums ws
+ * [rows, splits, dv] and their (max, sum) wsml [rows, splits, 2]
+ */
+export function attnMerge(out: Tensor, ws: Tensor, wsml: Tensor, rows: number, splits: number, dv: number): void {
+  const dev = out.device;
+  dev.kernels.launch('attention.hip', `attn_merge_${out.dtype}`, [rows, Math.ceil(dv / ATT_MCOLS), 1], ATT_BLOCK, 0, dev.stream, [
+    base(out), base(ws), base(wsml), offsetOf(out), arg.u32(splits), arg.u32(dv)]);
 }

@@ -1,4 +1,5 @@
-// Fused attention for long queries on the matrix cores (hip-src/flash.hip): f16 and bf16 with
+// Fused attention on the matrix cores (hip-src/flash.hip): long queries (flash_fwd) and short
+// ones over long keys (flash_dec: decode, split across blocks and merged), f16 and bf16 with
 // f32 sums, q/k/v as strided views (a KV cache narrowed to its filled length reads in place),
 // grouped-query heads through the head mapping, causal either way, windows and masks, and no
 // score matrix in global memory. Head dims go to the next compiled bucket, whose extra columns
@@ -6,7 +7,7 @@
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
 import { arg } from '../../runtime/kernels.ts';
-import { unitLast, visibility } from './attention.ts';
+import { ATTN_MAX_TQ, attnMerge, unitLast, visibility } from './attention.ts';
 import { base, offsetOf } from './reduce.ts';
 import { filled } from './fill.ts';
 
@@ -33,6 +34,74 @@ export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
   const dv = v.layout.shape[3]!;
   return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
     Math.ceil(tq / 64) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
+}
+
+/**
+ * Keys a decode block takes at a time (FlCfg's BN): NVIDIA 64 (32 at head dim 256); AMD wave64
+ * 64 (16 past 128), wave32 16.
+ */
+function decodeKeyBlock(cuda: boolean, wave: number, bucket: number): number {
+  if (cuda) return bucket > 128 ? 32 : 64;
+  return wave === 32 || bucket > 128 ? 16 : 64;
+}
+/**
+ * Decode blocks per multiprocessor that the splits aim at (a block is one warp with 18 to 35 KB
+ * of LDS on NVIDIA, six of which fit an H200 multiprocessor). Measured in a graph on an H200
+ * (bf16, 32/8 heads, d 128, 32768 keys, with the merge): 4 a multiprocessor 42.3 us a call, 3
+ * 54.0, 5 47.2, 6 47.5; at 4096 keys 4 to 6 gave the same (10.9 us), 3 15.2.
+ */
+const DECODE_BLOCKS_PER_MP = 4;
+/** the most splits (attention.hip's ATT_MAX_SPLITS: the merge kernel's shared weights) */
+const MAX_SPLITS = 1024;
+
+/** for measurements: blocks a multiprocessor the splits aim at, or an exact number of splits */
+export interface DecodeTuning { readonly blocksPerMp?: number; readonly splits?: number }
+
+/** whether flashDecode takes these operands: flashApplies' types and head dims, short queries */
+export function flashDecodeApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
+  return q.layout.shape[2]! <= ATTN_MAX_TQ && flashApplies(q, k, v);
+}
+
+/**
+ * Short queries (decode) on the matrix cores: a block per (batch, kv head, 16 of its group's
+ * query rows, split of the keys). The keys split into whole key blocks so that about
+ * DECODE_BLOCKS_PER_MP blocks a multiprocessor run; with more than one split attention.hip's
+ * merge kernel combines them.
+ */
+export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, tune: DecodeTuning = {}): Tensor {
+  const dev = q0.device;
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k0.layout.shape as [number, number, number];
+  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  return filled(out, (temps) => {
+    const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
+    const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
+    const info = dev.runtime.info, cuda = info.vendor === 'cuda';
+    const bucket = bucketOf(d)!;
+    const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
+    const tiles = Math.ceil((hq / hkv) * tq / 16), per = b * hkv * tiles;
+    const keyBlocks = Math.ceil(tk / bn);
+    const aim = tune.splits ?? Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
+    const want = Math.max(1, Math.min(keyBlocks, MAX_SPLITS, aim));
+    const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
+    const rows = b * hq * tq;
+    let ws: Tensor | null = null, wsml: Tensor | null = null;
+    if (splits > 1) {
+      ws = Tensor.empty([rows * splits * d], 'f32', dev); temps.push(ws);
+      wsml = Tensor.empty([rows * splits * 2], 'f32', dev); temps.push(wsml);
+    }
+    const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
+    const i64 = arg.i64;
+    // one row-wave a block; wave32 AMD splits the output columns over two (flash.hip FlCfg::CS)
+    const threads = cuda ? 32 : 64;
+    dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucket}`, [per, splits, 1], [threads, 1, 1], 0, dev.stream, [
+      base(out), ws ? base(ws) : base(out), wsml ? base(wsml) : base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
+      offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
+      arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
+      i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
+      ...vis, arg.u32(splits), arg.u32(blocksPerSplit * bn)]);
+    if (ws && wsml) attnMerge(out, ws, wsml, rows, splits, d);
+  });
 }
 
 export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {

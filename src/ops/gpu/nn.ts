@@ -13,7 +13,7 @@ import { dense, filled } from './fill.ts';
 import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
 import { attentionKernel, attentionKernelApplies } from './attention.ts';
 import { aligned16, normRows, regPlan, softmaxRows } from './rowreg.ts';
-import { flashApplies, flashAttention } from './flash.ts';
+import { flashApplies, flashAttention, flashDecode, flashDecodeApplies } from './flash.ts';
 
 // ---- softmax, layerNorm, rmsNorm, rope: hip-src/softmax.hip, norm.hip, rope.hip ------------
 // The kernels take contiguous rows; other layouts are copied first (the copy is disposed once
@@ -159,14 +159,16 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
 const LOWEST: Record<string, number> = { f32: -3.4028234663852886e38, f64: -Number.MAX_VALUE, f16: -65504, bf16: -3.3895313892515355e38 };
 
 /**
- * Short queries (decode) take the split-KV kernel (gpu/attention.ts); long f16/bf16 queries the
- * matrix-core kernel (gpu/flash.ts); long f32 queries the split-KV kernel's FMA path, which has no
- * O(tq * tk) memory either. The composed path below is left for f64, head dims past 256 and
- * d != dv.
+ * f16/bf16 with d = dv <= 256 take the matrix-core kernels (gpu/flash.ts): short queries
+ * (decode) split across blocks over the keys, long ones by query blocks. Other short queries
+ * (f32, d != dv) take the split-KV FMA kernel (gpu/attention.ts), as do long f32 queries, which
+ * then have no O(tq * tk) memory either. The composed path below is left for f64, head dims past
+ * 256 and long queries with d != dv.
  */
 export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
   if (p.outShape.some((n) => n === 0)) return Tensor.empty(p.outShape, q.dtype, q.device);
   if (k.layout.shape[2]! > 0) {
+    if (flashDecodeApplies(q, k, v)) return flashDecode(q, k, v, p);
     if (attentionKernelApplies(q, k, v)) return attentionKernel(q, k, v, p);
     if (flashApplies(q, k, v)) return flashAttention(q, k, v, p);
     if (attentionKernelApplies(q, k, v, true)) return attentionKernel(q, k, v, p);
