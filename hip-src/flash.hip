@@ -402,10 +402,28 @@ RT_DEVICE void fl_commit() {
 // n rows of a strided [rows, d] source into LDS rows of LD (TR: transposed, into columns of rows
 // VLD apart), zero past `valid` rows and past column d. vec: 16-byte pieces (d, strides and base
 // 8-element aligned), asynchronous on NVIDIA (cp.async, waited by fl_wait); else one by one.
-template <class T, int HD, bool TR = false>
+template <class T, int HD, bool TR = false, bool WALK = false>
 RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d, bool vec) {
   constexpr int LD = FlCfg<HD>::LD, VLD = FlCfg<HD>::VLD, CH = HD / 8;
   const int nt = (int)blockDim.x;
+#if RT_CUDA
+  // WALK (decode): a fixed 16-byte column a thread and rows nt / CH apart, the source walked by
+  // pointer, with no division per copy: a one-wave decode block issues 64 copies of a key block
+  // (bf16, d 128) per lane. Not past head dim 128, where the extra registers spilled.
+  if (WALK && HD <= 128 && vec && !TR && nt % CH == 0) {
+    const int c = (int)threadIdx.x % CH, step = nt / CH;
+    const bool colIn = (u32)(c * 8) < d;
+    const T* from = src + (i64)((int)threadIdx.x / CH) * stride + c * 8;
+    const i64 jump = (i64)step * stride;
+    u32 to = fl_saddr(dst + ((int)threadIdx.x / CH) * LD + c * 8);
+    for (int r = (int)threadIdx.x / CH; r < n; r += step, from += jump, to += (u32)(step * LD * (int)sizeof(T))) {
+      const bool in = colIn && r < valid;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(to), "l"(in ? from : src), "r"(in ? 16 : 0));
+    }
+    fl_commit();
+    return;
+  }
+#endif
   if (vec) {
     for (int x = (int)threadIdx.x; x < n * CH; x += nt) {
       const int r = x / CH, c = x % CH;
@@ -463,15 +481,15 @@ template <class T> struct FlBase {
 };
 
 // An explicit mask on scores already scaled to the log2 domain: u8 (0 hides) or additive (the
-// input type, scaled alike). rowOff(row) is where the tile row's mask row starts (elements), or
-// -1 for a row past the last. Inline: out of line, the call alone slowed the unmasked loop by
+// input type, scaled alike). rowOff(e) is where the mask row of score e's row starts (elements),
+// or -1 for a row past the last. Inline: out of line, the call alone slowed the unmasked loop by
 // half on an H200 (the registers live across it).
 template <class T, class A, int SN, class RowOff>
 RT_DEVICE void fl_mask(float (&s)[SN], const void* mask, i64 msk, u32 j0, u32 lane, u32 maskKind, RowOff rowOff) {
 #pragma unroll
   for (int e = 0; e < SN; e++) {
     if (s[e] == -INFINITY) continue;
-    const i64 ro = rowOff(A::row(lane, e));
+    const i64 ro = rowOff(e);
     if (ro < 0) continue;
     const i64 mo = ro + (i64)(j0 + (u32)A::col(lane, e)) * msk;
     if (maskKind == 1) s[e] = ((const u8*)mask)[mo] != 0 ? s[e] : -INFINITY;
@@ -636,7 +654,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
       if (maskKind != 0) {
         const u32 row0 = m0 + w * 16;
         fl_mask<T, A, SN>(s, fb.mrow, fb.msk, j0, lane, maskKind,
-            [&](int row) { return row0 + (u32)row < tq ? (i64)(row0 + (u32)row) * fb.mst : (i64)-1; });
+            [&](int e) { const u32 i = row0 + (u32)A::row(lane, e); return i < tq ? (i64)i * fb.mst : (i64)-1; });
       }
     } else {
 #pragma unroll
@@ -704,7 +722,7 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   }
   const u32 jfirst = js + (u32)((kbeg - js) / BN) * BN;
   // the first K block is asked for before the queries, so their loads' latencies overlap
-  if ((i64)jfirst < kend) fl_tile<T, HD>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if ((i64)jfirst < kend) fl_tile<T, HD, false, true>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
 
   // the tile's query rows, gathered (rows of different heads need not be equally spaced), zero
   // past the last row and past column d; NVIDIA stages them in the V region, free until the loop
@@ -743,11 +761,11 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   const float sl2 = scale * 1.4426950408889634f;
 
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
-    fl_tile<T, HD, QR != 0>(vsm, vb + (i64)j0 * vst, vst, BN, (int)min((i64)BN, (i64)tk - j0), d, vv);
+    fl_tile<T, HD, QR != 0, true>(vsm, vb + (i64)j0 * vst, vst, BN, (int)min((i64)BN, (i64)tk - j0), d, vv);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qsm, ksm, lane);
     __syncthreads();
-    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
     else fl_commit();
 
     const bool edge = (i64)j0 + BN > (i64)je || maskKind != 0 ||
@@ -758,10 +776,15 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
       for (int r = 0; r < R; r++) fl_range<BN>(qi[r], j0, je, hasDiag, diag, window, lo[r], hi[r]);
       fl_scale<A, R, SN>(s, lo, hi, sl2, lane);
       if (maskKind != 0) {
-        fl_mask<T, A, SN>(s, mask, msk, j0, lane, maskKind, [&](int row) {
-          const u32 rr = r0 + (u32)row;
-          return rr < rows ? (i64)bi * msb + (i64)(kh * g + rr / tq) * msh + (i64)(rr % tq) * mst : (i64)-1;
-        });
+        // where the lane's rows' mask rows start (-1 past the last row): two divisions a row
+        // here, not two a score in fl_mask's element loop
+        i64 mro[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+          const u32 rr = r0 + (u32)A::slot_row(lane, r);
+          mro[r] = rr < rows ? (i64)bi * msb + (i64)(kh * g + rr / tq) * msh + qi[r] * mst : (i64)-1;
+        }
+        fl_mask<T, A, SN>(s, mask, msk, j0, lane, maskKind, [&](int e) { return mro[A::slot(e)]; });
       }
     } else {
 #pragma unroll
