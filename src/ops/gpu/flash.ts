@@ -6,7 +6,7 @@
 // the kernel fills with zeros in LDS and does not store.
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
-import { arg } from '../../runtime/kernels.ts';
+import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { ATTN_MAX_TQ, attnMerge, unitLast, visibility } from './attention.ts';
 import { base, offsetOf } from './reduce.ts';
 import { filled } from './fill.ts';
@@ -34,6 +34,24 @@ export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
   const dv = v.layout.shape[3]!;
   return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
     Math.ceil(tq / 64) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
+}
+
+/**
+ * The operands of both flash kernels with unit-stride head dims (copies kept in temps), the mask,
+ * and the arguments the kernels take after their pointers: the offsets of o, q, k, v and the
+ * mask; hq, hkv, tq, tk, d; the q, k, v strides; visibility's arguments.
+ */
+function operands(out: Tensor, q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, temps: Tensor[]) {
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k0.layout.shape as [number, number, number];
+  const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
+  const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
+  const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
+  const i64 = arg.i64;
+  const tail: KernelArg[] = [offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
+    arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
+    i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!), ...vis];
+  return { q, k, v, mask, tail };
 }
 
 /**
@@ -74,8 +92,7 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
   const out = Tensor.empty(p.outShape, q0.dtype, dev);
   return filled(out, (temps) => {
-    const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
-    const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
+    const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
     const info = dev.runtime.info, cuda = info.vendor === 'cuda';
     const bucket = bucketOf(d)!;
     const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
@@ -90,16 +107,11 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
       ws = Tensor.empty([rows * splits * d], 'f32', dev); temps.push(ws);
       wsml = Tensor.empty([rows * splits * 2], 'f32', dev); temps.push(wsml);
     }
-    const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
-    const i64 = arg.i64;
     // one row-wave a block; wave32 AMD splits the output columns over two (flash.hip FlCfg::CS)
     const threads = cuda ? 32 : 64;
     dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucket}`, [per, splits, 1], [threads, 1, 1], 0, dev.stream, [
       base(out), ws ? base(ws) : base(out), wsml ? base(wsml) : base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
-      offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
-      arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
-      i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
-      ...vis, arg.u32(splits), arg.u32(blocksPerSplit * bn)]);
+      ...tail, arg.u32(splits), arg.u32(blocksPerSplit * bn)]);
     if (ws && wsml) attnMerge(out, ws, wsml, rows, splits, d);
   });
 }
@@ -107,20 +119,12 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
 export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
-  const [, hkv, tk] = k0.layout.shape as [number, number, number];
   const out = Tensor.empty(p.outShape, q0.dtype, dev);
   return filled(out, (temps) => {
-    const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
-    const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
-    const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
-    const i64 = arg.i64;
     const bucket = bucketOf(d)!;
+    const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
     const { rows, threads } = blockShape(dev.runtime.info.vendor === 'cuda', bucket);
     dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucket}`, [b * hq, Math.ceil(tq / rows), 1], [threads, 1, 1], 0, dev.stream, [
-      base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
-      offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
-      arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
-      i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
-      ...vis]);
+      base(out), base(q), base(k), base(v), mask ? base(mask) : base(out), ...tail]);
   });
 }
