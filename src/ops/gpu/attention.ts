@@ -1,8 +1,10 @@
-// Fused attention for short queries on the GPU (hip-src/attention.hip): one kernel over the
-// keys, split across blocks and merged by a second small kernel when one (batch, kv head) alone
-// would leave the device idle. No score matrix in global memory and no copy of strided K/V
-// views (a KV cache narrowed to its filled length reads in place). Where it does not apply the
-// caller keeps the composed path (batched GEMMs and the softmax kernel).
+// Fused attention for short queries on the GPU in FMA math (hip-src/attention.hip): one kernel
+// over the keys, split across blocks and merged by a second small kernel (attnMerge, which
+// flash.ts's decode kernel uses too) when one (batch, kv head) alone would leave the device idle.
+// No score matrix in global memory and no copy of strided K/V views (a KV cache narrowed to its
+// filled length reads in place). nn.ts sends it what the matrix-core kernels do not take (f32,
+// q and v head dims that differ); where it does not apply either, the composed path (batched
+// GEMMs and the softmax kernel).
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
 import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
