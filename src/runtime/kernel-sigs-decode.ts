@@ -40,13 +40,14 @@ function flashSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of ['f16', 'bf16']) {
     for (const hd of [64, 80, 96, 128, 256]) {
-      // o, q, k, v, mask; their offsets; hq, hkv, tq, tk, d; q, k, v strides (3 each), mask
-      // strides (4); maskKind, hasDiag, diag, window, scale
-      m.set(`flash_fwd_${d}_${hd}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
-        'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32']);
-      // o, wso, wsml, q, k, v, mask; their offsets; then as flash_fwd; splits, perSplit
-      m.set(`flash_dec_${d}_${hd}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
-        'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32', 'u32', 'u32']);
+      // the offsets of o, q, k, v, mask; hq, hkv, tq, tk, d; q, k, v strides (3 each), mask
+      // strides (4); maskKind, hasDiag, diag, window, scale (flash.ts operands' tail)
+      const tail: ArgSpec[] = [...Array<ArgSpec>(5).fill('i64'), ...Array<ArgSpec>(5).fill('u32'), ...Array<ArgSpec>(13).fill('i64'),
+        'u32', 'u32', 'i64', 'i64', 'f32'];
+      // o, q, k, v, mask
+      m.set(`flash_fwd_${d}_${hd}`, [...Array<ArgSpec>(5).fill('ptr'), ...tail]);
+      // o, wso, wsml, q, k, v, mask; the tail; splits, perSplit
+      m.set(`flash_dec_${d}_${hd}`, [...Array<ArgSpec>(7).fill('ptr'), ...tail, 'u32', 'u32']);
     }
   }
   return m;

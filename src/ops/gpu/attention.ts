@@ -18,7 +18,8 @@ export const ATTN_MAX_TQ = 16;
  * The kernel's row tiles (its RT instances), largest head dim (ATT_DMAX), block, and most splits
  * (ATT_MAX_SPLITS: the merge kernel's shared weights)
  */
-const ATT_DMAX = 256, ATT_BLOCK: [number, number, number] = [256, 1, 1], ATT_MAX_SPLITS = 1024;
+const ATT_DMAX = 256, ATT_BLOCK: [number, number, number] = [256, 1, 1];
+export const ATT_MAX_SPLITS = 1024;
 /** columns of o a merge block writes (attention.hip ATT_MCOLS) */
 const ATT_MCOLS = 32;
 /** a block's query rows: 1 for one query of a head (multi-head decode), else 4 */

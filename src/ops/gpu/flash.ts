@@ -7,7 +7,7 @@
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
-import { ATTN_MAX_TQ, attnMerge, unitLast, visibility } from './attention.ts';
+import { ATT_MAX_SPLITS, ATTN_MAX_TQ, attnMerge, unitLast, visibility } from './attention.ts';
 import { base, offsetOf } from './reduce.ts';
 import { filled } from './fill.ts';
 
@@ -69,8 +69,6 @@ function decodeKeyBlock(cuda: boolean, wave: number, bucket: number): number {
  * 54.0, 5 47.2, 6 47.5; at 4096 keys 4 to 6 gave the same (10.9 us), 3 15.2.
  */
 const DECODE_BLOCKS_PER_MP = 4;
-/** the most splits (attention.hip's ATT_MAX_SPLITS: the merge kernel's shared weights) */
-const MAX_SPLITS = 1024;
 
 /** for measurements: blocks a multiprocessor the splits aim at, or an exact number of splits */
 export interface DecodeTuning { readonly blocksPerMp?: number; readonly splits?: number }
@@ -99,7 +97,7 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
     const tiles = Math.ceil((hq / hkv) * tq / 16), per = b * hkv * tiles;
     const keyBlocks = Math.ceil(tk / bn);
     const aim = tune.splits ?? Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
-    const want = Math.max(1, Math.min(keyBlocks, MAX_SPLITS, aim));
+    const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
     const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
     const rows = b * hq * tq;
     let ws: Tensor | null = null, wsml: Tensor | null = null;
