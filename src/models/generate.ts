@@ -1,13 +1,17 @@
 // Token generation over a KV cache: prefill the (left-padded) prompts, then one token per step,
 // on a GPU replayed from a graph captured after the prefill (one launch per token). The sampled
 // ids stay on the device and feed the next step directly; the host reads each step's ids back
-// only after queuing the following step, so the readback's wait overlaps the GPU's work.
+// only after queuing the following steps, so the readback's wait overlaps the GPU's work.
 import { Tensor } from '../tensor.ts';
 import { TensorError } from '../errors.ts';
 import { Sampler, type SamplingOptions } from './sampling.ts';
 import type { LlamaModel } from './llama.ts';
 import type { KVCache } from '../nn/kv-cache.ts';
 import { DecodeGraph } from './decode-graph.ts';
+import type { HostArray } from '../dtype.ts';
+
+// steps queued beyond the one whose ids the host waits for
+const AHEAD = 2;
 
 export interface GenerateOptions extends SamplingOptions {
   /** new tokens at most per sequence (default 128) */
@@ -57,35 +61,38 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
   const useGraph = (opts.graph ?? true) && !model.device.isCpu;
   const t0 = performance.now();
   let dg: DecodeGraph | null = null;
-  // the ids being read back: ours to dispose, or the graph's output (rewritten by each replay)
-  let cur: Tensor | null = null, curOwned = true;
+  // steps queued on the device, oldest first, each with its ids' readback already queued (so a
+  // replay that rewrites the graph's output cannot overtake it). Waiting on the oldest while
+  // AHEAD later steps run keeps the GPU busy through the host's wake-up latency: a readback is
+  // polled with timer backoff (about 1 ms a tick), as long as a replayed 1B step.
+  const queue: { ids: Tensor; owned: boolean; host: Promise<HostArray> }[] = [];
   try {
     cache.setPadding(pads);
     const ids = Tensor.from(flat, { shape: [b, len], device: model.device });
-    cur = step(model, ids, cache, sampler);
+    const first = step(model, ids, cache, sampler);
     ids.dispose();
+    queue.push({ ids: first, owned: true, host: first.toArray() });
+    let queued = 1;
     const done = new Array<boolean>(b).fill(false);
     let tFirst = 0, decoded = 0;
-    for (let s = 0; s < maxTokens && cur; s++) {
-      const pending = cur.toArray();
-      // queue the next step before waiting for this one's ids (stream order keeps the readback
-      // ahead of the replay that overwrites them)
-      let after: Tensor | null = null, afterOwned = true;
-      if (s + 1 < maxTokens) {
+    for (let s = 0; s < maxTokens && queue.length > 0; s++) {
+      while (queued < maxTokens && queue.length <= AHEAD) {
+        const prev = queue[queue.length - 1]!.ids;
         if (useGraph) {
-          dg ??= new DecodeGraph(model, cache, sampler, cur, maxTokens - 1);
-          after = dg.replay();
-          afterOwned = false;
+          dg ??= new DecodeGraph(model, cache, sampler, prev, maxTokens - 1);
+          const next = dg.replay();
+          queue.push({ ids: next, owned: false, host: next.toArray() });
         } else {
-          const col = cur.reshape([b, 1]);
-          after = step(model, col, cache, sampler);
+          const col = prev.reshape([b, 1]);
+          const next = step(model, col, cache, sampler);
           col.dispose();
+          queue.push({ ids: next, owned: true, host: next.toArray() });
         }
+        queued++;
       }
-      const host = Array.from(await pending, Number);
-      if (curOwned) cur.dispose();
-      cur = after;
-      curOwned = afterOwned;
+      const cur = queue.shift()!;
+      const host = Array.from(await cur.host, Number);
+      if (cur.owned) cur.ids.dispose();
       const out = host.map((id, i) => (done[i] ? null : id));
       if (s === 0) {
         tFirst = performance.now();
@@ -99,7 +106,10 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
       if (done.every(Boolean)) break;
     }
   } finally {
-    if (cur && curOwned) cur.dispose();
+    for (const q of queue) {
+      q.host.catch(() => undefined);  // steps queued past a stop or an early exit: nobody reads them
+      if (q.owned) q.ids.dispose();
+    }
     dg?.dispose();
     cache.dispose();
   }
