@@ -12,13 +12,12 @@ import { flashDecode } from '../src/ops/gpu/flash.ts';
 import { attentionKernel } from '../src/ops/gpu/attention.ts';
 import { measureCopyGBs } from './ours.ts';
 import { timeGpu } from './timing.ts';
-import { timingRules } from './cases.ts';
+import { setsFor, timingRules } from './cases.ts';
 
 const { values: opt } = parseArgs({ options: { bpm: { type: 'string', default: '' } } });
 const dev = Device.bestGpu();
 if (!dev) throw new Error('bench:decode-attention: no GPU (no CUDA or ROCm device found)');
-let copy = 0;
-for (let k = 0; k < 3; k++) copy = measureCopyGBs(dev);
+const copy = measureCopyGBs(dev);
 console.log(`${dev.runtime.info.name}: copy ceiling ${copy.toFixed(0)} GB/s`);
 const rules = timingRules(false);
 const GRAPH_CALLS = 20;
@@ -28,12 +27,12 @@ const SHAPES: [number, number, number, number, number][] = [
   [1, 32, 8, 200, 64], [1, 32, 8, 1000, 64], [1, 32, 8, 4096, 128], [1, 32, 8, 32768, 128], [1, 32, 8, 200, 128], [4, 32, 8, 2048, 128],
 ];
 for (const [b, hq, hkv, tk, d] of SHAPES) {
-  // long caches rotate through input sets past the L2
-  const sets = tk >= 4096 ? 8 : 1;
+  const kvBytes = 2 * b * hkv * tk * d * 2;
+  // input sets rotate past the last-level cache
+  const sets = setsFor(kvBytes);
   const ins = Array.from({ length: sets }, () => [Tensor.rand([b, hq, 1, d], { dtype: 'bf16', device: dev }),
     Tensor.rand([b, hkv, tk, d], { dtype: 'bf16', device: dev }), Tensor.rand([b, hkv, tk, d], { dtype: 'bf16', device: dev })] as const);
   const p = { scale: 1 / Math.sqrt(d), diag: tk - 1, window: null, mask: null, outShape: [b, hq, 1, d] };
-  const kvBytes = 2 * b * hkv * tk * d * 2;
   const [q0, k0, v0] = ins[0]!;
   const ref = Array.from(await attentionKernel(q0, k0, v0, p).toArray(), Number);
   const fns: [string, Fn][] = [['attn_decode (FMA)', (q, k, v) => attentionKernel(q, k, v, p)], ['flash_dec', (q, k, v) => flashDecode(q, k, v, p)]];

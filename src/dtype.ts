@@ -136,10 +136,15 @@ export function setElem(d: DType, a: HostArray, i: number, x: number): void {
   }
 }
 
-/** a whole host array as numbers */
+/** a whole host array as numbers, each read as getElem reads it (the plain typed arrays by one
+ *  native copy, not a call an element) */
 export function toNumbers(d: DType, a: HostArray): Float64Array {
   const out = new Float64Array(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = getElem(d, a, i);
+  if (d === 'f16' || d === 'bf16' || d === 'i64') {
+    for (let i = 0; i < a.length; i++) out[i] = getElem(d, a, i);
+  } else {
+    out.set(a as Float32Array | Float64Array | Uint8Array | Uint32Array);
+  }
   return out;
 }
 /** numbers into a new host array of dtype d, rounded per roundTo */

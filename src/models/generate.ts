@@ -63,32 +63,28 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
   let dg: DecodeGraph | null = null;
   // steps queued on the device, oldest first, each with its ids' readback already queued (so a
   // replay that rewrites the graph's output cannot overtake it). Waiting on the oldest while
-  // AHEAD later steps run keeps the GPU busy through the host's wake-up latency: a readback is
-  // polled with timer backoff (about 1 ms a tick), as long as a replayed 1B step.
+  // AHEAD later steps run keeps the GPU busy while the host wakes and handles a token.
   const queue: { ids: Tensor; owned: boolean; host: Promise<HostArray> }[] = [];
+  const enqueue = (ids: Tensor, owned: boolean): void => { queue.push({ ids, owned, host: ids.toArray() }); };
   try {
     cache.setPadding(pads);
     const ids = Tensor.from(flat, { shape: [b, len], device: model.device });
-    const first = step(model, ids, cache, sampler);
+    enqueue(step(model, ids, cache, sampler), true);
     ids.dispose();
-    queue.push({ ids: first, owned: true, host: first.toArray() });
-    let queued = 1;
     const done = new Array<boolean>(b).fill(false);
     let tFirst = 0, decoded = 0;
     for (let s = 0; s < maxTokens && queue.length > 0; s++) {
-      while (queued < maxTokens && queue.length <= AHEAD) {
+      // s steps are read, queue.length are queued: maxTokens in all
+      while (s + queue.length < maxTokens && queue.length <= AHEAD) {
         const prev = queue[queue.length - 1]!.ids;
         if (useGraph) {
           dg ??= new DecodeGraph(model, cache, sampler, prev, maxTokens - 1);
-          const next = dg.replay();
-          queue.push({ ids: next, owned: false, host: next.toArray() });
+          enqueue(dg.replay(), false);
         } else {
           const col = prev.reshape([b, 1]);
-          const next = step(model, col, cache, sampler);
+          enqueue(step(model, col, cache, sampler), true);
           col.dispose();
-          queue.push({ ids: next, owned: true, host: next.toArray() });
         }
-        queued++;
       }
       const cur = queue.shift()!;
       const host = Array.from(await cur.host, Number);

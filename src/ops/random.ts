@@ -12,7 +12,7 @@ import { sig } from './dispatch.ts';
 import { seedKey } from './cpu/philox.ts';
 import * as cpu from './cpu/random.ts';
 import * as gpu from './gpu/random.ts';
-import { readNumbers } from './cpu/util.ts';
+import { readNumbers, readRaw } from './cpu/util.ts';
 
 let autoSeed = 0x2545f491;
 
@@ -129,7 +129,8 @@ export function dropout(x: Tensor, p: number, a: DropoutArgs = {}): Tensor {
   const thr = threshold(p);
   // f32/f16/bf16 scale in f32, as the kernel multiplies
   const scale = p === 1 ? 0 : x.dtype === 'f64' ? 1 / (1 - p) : Math.fround(1 / (1 - p));
-  if (x.device.isCpu) return host(x.device, x.dtype, x.layout.shape, cpu.dropout(readNumbers(x), k0, k1, thr, scale, x.dtype));
+  // f32 data goes to the CPU reference as it is, not widened to f64 and narrowed back
+  if (x.device.isCpu) return host(x.device, x.dtype, x.layout.shape, cpu.dropout(x.dtype === 'f32' ? readRaw(x) as Float32Array : readNumbers(x), k0, k1, thr, scale, x.dtype));
   return withContiguous(x, (c) => gpu.dropout(c, k0, k1, thr, scale));
 }
 

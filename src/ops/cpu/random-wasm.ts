@@ -9,6 +9,7 @@
 import { WASM_BASE64 } from './wasm/random-wasm.ts';
 import { RANDN_TABLE } from './randn-table.ts';
 import { roundKeys } from './philox.ts';
+import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, type FLOAT_DTYPES } from '../../dtype.ts';
 
 /** the part of the WebAssembly API used here (the project's TypeScript libs do not declare it) */
 interface WasmApi {
@@ -58,10 +59,10 @@ function run(ex: RandomExports, kind: Kind, lo: number, hi: number, quads: numbe
 }
 
 /** per values a Philox block (4 for words, uniform, normal, dropout; 2 for integers) for blocks
- *  first .. first + ceil(n / per) - 1 (first a multiple of 4), a chunk at a time: gen(lo, hi,
- *  quads, at, count) fills the chunk from block hi 2^32 + lo, then take(count, at) has values
- *  at .. at + count - 1 of the n (count a multiple of 4 per but in the last chunk) */
-function chunks(n: number, per: 2 | 4, k0: number, k1: number, first: number, gen: (lo: number, hi: number, quads: number, at: number, count: number) => void, take: (count: number, at: number) => void): void {
+ *  first .. first + ceil(n / per) - 1 (first a multiple of 4), a chunk at a time: chunk(lo, hi,
+ *  quads, at, count) is for values at .. at + count - 1 of the n (count a multiple of 4 per but
+ *  in the last chunk), from block hi 2^32 + lo on */
+function chunks(n: number, per: 2 | 4, k0: number, k1: number, first: number, chunk: (lo: number, hi: number, quads: number, at: number, count: number) => void): void {
   const { ex } = wasm();
   new Int32Array(ex.memory.buffer, KS, 20).set(roundKeys(k0, k1));
   const blocks = first + Math.ceil(n / per);
@@ -70,8 +71,7 @@ function chunks(n: number, per: 2 | 4, k0: number, k1: number, first: number, ge
     // quads from b, within the chunk and within this run of 2^32 blocks (b is a multiple of 4)
     const quads = Math.min(CHUNK_QUADS, Math.ceil((blocks - b) / 4), (4294967296 - lo) / 4);
     const at = per * (b - first), count = Math.min(4 * per * quads, n - at);
-    gen(lo | 0, hi | 0, quads, at, count);
-    take(count, at);
+    chunk(lo | 0, hi | 0, quads, at, count);
     b += 4 * quads;
   }
 }
@@ -80,18 +80,18 @@ function chunks(n: number, per: 2 | 4, k0: number, k1: number, first: number, ge
  *  first (a multiple of 4) lets the tests reach counters past 2^32 */
 export function philoxWords(blocks: number, k0: number, k1: number, first = 0): Int32Array {
   if (first % 4 !== 0) throw new RangeError(`philoxWords: first block ${first} is not a multiple of 4`);
-  const out = new Int32Array(4 * blocks), { ex, i32 } = wasm();
-  chunks(out.length, 4, k0, k1, first, (lo, hi, q) => run(ex, 'words', lo, hi, q), (count, at) => out.set(i32.subarray(0, count), at));
+  const out = new Int32Array(4 * blocks);
+  eachWords(out.length, k0, k1, (w, at, count) => out.set(w.subarray(0, count), at), first);
   return out;
 }
 
 /** each(w, at, count): words at .. at + count - 1 of the first n words (block-major, int32 bit
- *  patterns) in w[0 .. count - 1], a view of the module's memory that the next chunk overwrites;
- *  count is a multiple of 16 but in the last chunk, so for an even n (64-bit draws) a draw's
- *  two words are always in the same chunk */
-export function eachWords(n: number, k0: number, k1: number, each: (w: Int32Array, at: number, count: number) => void): void {
+ *  patterns, from block first on) in w[0 .. count - 1], a view of the module's memory that the
+ *  next chunk overwrites; count is a multiple of 16 but in the last chunk, so for an even n
+ *  (64-bit draws) a draw's two words are always in the same chunk */
+export function eachWords(n: number, k0: number, k1: number, each: (w: Int32Array, at: number, count: number) => void, first = 0): void {
   const { ex, i32 } = wasm();
-  chunks(n, 4, k0, k1, 0, (lo, hi, q) => run(ex, 'words', lo, hi, q), (count, at) => each(i32, at, count));
+  chunks(n, 4, k0, k1, first, (lo, hi, q, at, count) => { run(ex, 'words', lo, hi, q); each(i32, at, count); });
 }
 
 /** randint's integers: element i is low + floor(w range / 2^64), w the 64-bit draw of words
@@ -102,11 +102,14 @@ export function eachWords(n: number, k0: number, k1: number, each: (w: Int32Arra
 export function eachInteger(n: number, k0: number, k1: number, low: number, range: number, each: (v: Int32Array, at: number, count: number) => void): void {
   const { ex, i32 } = wasm(), full = range === 4294967296;
   const lowHi = Math.floor(low / 4294967296), lowLo = low - lowHi * 4294967296;
-  chunks(n, 2, k0, k1, 0, (lo, hi, q) => ex.integers(KS, lo, hi, q, OUT, TMP, full ? 0 : range | 0, full ? -1 : 0, lowLo | 0, lowHi | 0), (count, at) => each(i32, at, count));
+  chunks(n, 2, k0, k1, 0, (lo, hi, q, at, count) => {
+    ex.integers(KS, lo, hi, q, OUT, TMP, full ? 0 : range | 0, full ? -1 : 0, lowLo | 0, lowHi | 0);
+    each(i32, at, count);
+  });
 }
 
 /** the float dtypes, as the random values come in them */
-export type FloatOut = 'f32' | 'f64' | 'f16' | 'bf16';
+export type FloatOut = (typeof FLOAT_DTYPES)[number];
 /** the host array of each float dtype */
 export interface FloatArrays { f32: Float32Array; f64: Float64Array; f16: Uint16Array; bf16: Uint16Array }
 
@@ -125,25 +128,23 @@ function store(m: Module, dtype: FloatOut, dst: FloatArrays[FloatOut], count: nu
  *  i, normal.ts, then rounded or widened) */
 export function floats<D extends FloatOut>(kind: 'uniform' | 'normal', n: number, k0: number, k1: number, dtype: D): FloatArrays[D] {
   const m = wasm(), dst = newFloats(dtype, n);
-  const one = kind === 'normal' ? KEEP_ALL : dtype === 'f16' ? 0x3c00 : dtype === 'bf16' ? 0x3f80 : KEEP_ALL;
-  chunks(n, 4, k0, k1, 0, (lo, hi, q) => run(m.ex, kind, lo, hi, q), (count, at) => store(m, dtype, dst, count, at, one));
+  const one = kind === 'normal' ? KEEP_ALL : dtype === 'f16' ? numberToF16Bits(1) : dtype === 'bf16' ? numberToBf16Bits(1) : KEEP_ALL;
+  chunks(n, 4, k0, k1, 0, (lo, hi, q, at, count) => { run(m.ex, kind, lo, hi, q); store(m, dtype, dst, count, at, one); });
   return dst;
 }
 
-function newFloats<D extends FloatOut>(dtype: D, n: number): FloatArrays[D] {
-  const make = { f32: Float32Array, f64: Float64Array, f16: Uint16Array, bf16: Uint16Array }[dtype];
-  return new make(n) as FloatArrays[D];
-}
+const newFloats = <D extends FloatOut>(dtype: D, n: number): FloatArrays[D] => new DTYPE_INFO[dtype].hostArray(n) as FloatArrays[D];
 
 /** dropout of data exact in f32 (f32, f16, bf16 tensors): x[i] scale, one f32 multiply, where
  *  (w >>> 8) >= thr for word i (rand's u >= p), else +0; in f32 or rounded to f16/bf16. x goes
  *  into the chunk through the typed-array copy (exact: each value is an f32) */
-export function dropoutF32<D extends 'f32' | 'f16' | 'bf16'>(x: Float64Array, k0: number, k1: number, thr: number, scale: number, dtype: D): FloatArrays[D] {
+export function dropoutF32<D extends 'f32' | 'f16' | 'bf16'>(x: Float32Array | Float64Array, k0: number, k1: number, thr: number, scale: number, dtype: D): FloatArrays[D] {
   const m = wasm(), out = newFloats(dtype, x.length), scaleBits = new Int32Array(Float32Array.of(scale).buffer)[0]!;
   chunks(x.length, 4, k0, k1, 0, (lo, hi, q, at, count) => {
     m.f32.set(x.subarray(at, at + count));
     m.ex.dropout(KS, lo, hi, q, OUT, TMP, thr, scaleBits);
-  }, (count, at) => store(m, dtype, out, count, at, KEEP_ALL));
+    store(m, dtype, out, count, at, KEEP_ALL);
+  });
   return out;
 }
 

@@ -5,7 +5,7 @@
 // module's chunks of words, writing each op's dtype directly (one pass, no array of numbers in
 // between, no BigInt per element). Like the views of the module's memory, the i64 stores assume
 // a little-endian host (low word first).
-import { DTYPE_INFO, type DType, type HostArray } from '../../dtype.ts';
+import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, type DType, type HostArray } from '../../dtype.ts';
 import { DTypeError } from '../../errors.ts';
 import { logU24 } from './philox.ts';
 import { dropoutF32, eachInteger, eachWords, floats, halfFromF32, philoxWords, type FloatOut } from './random-wasm.ts';
@@ -62,7 +62,7 @@ export function randint(n: number, k0: number, k1: number, low: number, range: n
 function zerosFor(dtype: DType, n: number): { out: HostArray; view: Float64Array | Float32Array | Uint8Array | Uint16Array | Uint32Array | Int32Array; one: number; stride: number } {
   const out = new DTYPE_INFO[dtype].hostArray(n);
   if (out instanceof BigInt64Array) return { out, view: new Int32Array(out.buffer), one: 1, stride: 2 };
-  return { out, view: out, one: dtype === 'f16' ? 0x3c00 : dtype === 'bf16' ? 0x3f80 : 1, stride: 1 };
+  return { out, view: out, one: dtype === 'f16' ? numberToF16Bits(1) : dtype === 'bf16' ? numberToBf16Bits(1) : 1, stride: 1 };
 }
 
 /** 1 where (w >>> 8) < thr (that is u < p for thr = ceil(p 2^24)), else 0 */
@@ -85,7 +85,7 @@ export function bernoulliTensor(p: Float64Array, k0: number, k1: number, dtype: 
 
 /** x[i] * scale where (w >>> 8) >= thr, else 0; the product rounded like the kernel (f32 for
  *  f32/f16/bf16 data, by the module, then to the dtype; f64 here) */
-export function dropout(x: Float64Array, k0: number, k1: number, thr: number, scale: number, dtype: DType): HostArray {
+export function dropout(x: Float32Array | Float64Array, k0: number, k1: number, thr: number, scale: number, dtype: DType): HostArray {
   const to = floatOut('dropout', dtype);
   if (to !== 'f64') return dropoutF32(x, k0, k1, thr, scale, to);
   const out = new Float64Array(x.length);

@@ -1,6 +1,6 @@
 // The CPU reference's plumbing: read any tensor (any layout, any dtype) as numbers in row-major
 // order, and build a tensor from numbers (rounded to the dtype like the GPU kernels round).
-import { DTYPE_INFO, getElem, setElem, type DType, type HostArray } from '../../dtype.ts';
+import { DTYPE_INFO, getElem, setElem, toNumbers, type DType, type HostArray } from '../../dtype.ts';
 import { Layout, type Shape } from '../../layout.ts';
 import { Storage } from '../../storage.ts';
 import { Tensor } from '../../tensor.ts';
@@ -11,23 +11,10 @@ import { moveBits } from './bits.ts';
 export function readNumbers(t: Tensor): Float64Array {
   const host = t.storage.host;
   // a dense run needs no index list (building one took about as long as the reading)
-  if (t.layout.isContiguous()) return denseNumbers(t.dtype, host, t.layout.offset, t.numel);
+  if (t.layout.isContiguous()) return toNumbers(t.dtype, host.subarray(t.layout.offset, t.layout.offset + t.numel) as HostArray);
   const idx = t.layout.indices();
   const out = new Float64Array(idx.length);
   for (let i = 0; i < idx.length; i++) out[i] = getElem(t.dtype, host, idx[i]!);
-  return out;
-}
-
-/** elements off .. off + n - 1 as numbers, each read as getElem reads it; the plain typed arrays
- *  without a call an element */
-function denseNumbers(d: DType, a: HostArray, off: number, n: number): Float64Array {
-  const out = new Float64Array(n);
-  if (d === 'f16' || d === 'bf16' || d === 'i64') {
-    for (let i = 0; i < n; i++) out[i] = getElem(d, a, off + i);
-  } else {
-    const v = a as Float32Array | Float64Array | Uint8Array | Uint32Array;
-    for (let i = 0; i < n; i++) out[i] = v[off + i]!;
-  }
   return out;
 }
 

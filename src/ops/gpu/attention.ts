@@ -1,5 +1,5 @@
 // Fused attention for short queries on the GPU in FMA math (hip-src/attention.hip): one kernel
-// over the keys, split across blocks and merged by a second small kernel (attnMerge, which
+// over the keys, split across blocks and merged by a second small kernel (mergeSplits, which
 // flash.ts's decode kernel uses too) when one (batch, kv head) alone would leave the device idle.
 // No score matrix in global memory and no copy of strided K/V views (a KV cache narrowed to its
 // filled length reads in place). nn.ts sends it what the matrix-core kernels do not take (f32,
@@ -92,30 +92,38 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
     const splits = Math.max(1, Math.min(want, ATT_MAX_SPLITS, Math.ceil(tk / MIN_KEYS_PER_SPLIT)));
     const perSplit = Math.ceil(tk / splits);
     const used = Math.ceil(tk / perSplit);
-    let ws: Tensor | null = null, wsml: Tensor | null = null;
-    if (used > 1) {
-      ws = Tensor.empty([rows * used * dv], 'f32', dev); temps.push(ws);
-      wsml = Tensor.empty([rows * used * 2], 'f32', dev); temps.push(wsml);
-    }
+    const sums = splitSums(out, rows, used, dv, temps);
     const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
     const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
     const i64 = arg.i64;
     dev.kernels.launch('attention.hip', `attn_decode_r${rt}_${q.dtype}`, [b * hkv * tiles, used, 1], ATT_BLOCK, 0, dev.stream, [
-      base(out), ws ? base(ws) : base(out), wsml ? base(wsml) : base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
+      base(out), ...splitArgs(out, sums), base(q), base(k), base(v), mask ? base(mask) : base(out),
       offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
       arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d), arg.u32(dv),
       i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
       ...vis, arg.u32(used), arg.u32(perSplit)]);
-    if (ws && wsml) attnMerge(out, ws, wsml, rows, used, dv);
+    mergeSplits(out, sums);
   });
 }
 
-/**
- * attn_merge: the output rows (contiguous [rows, dv]) from the splits' partial sums ws
- * [rows, splits, dv] and their (max, sum) wsml [rows, splits, 2]
- */
-export function attnMerge(out: Tensor, ws: Tensor, wsml: Tensor, rows: number, splits: number, dv: number): void {
+/** the partial sums of a launch that splits the keys: ws [rows, splits, dv] and their (max,
+ *  sum) wsml [rows, splits, 2], f32; null for one split, where the kernel writes out itself */
+export interface SplitSums { readonly ws: Tensor; readonly wsml: Tensor; readonly rows: number; readonly splits: number; readonly dv: number }
+
+export function splitSums(out: Tensor, rows: number, splits: number, dv: number, temps: Tensor[]): SplitSums | null {
+  if (splits <= 1) return null;
+  const ws = Tensor.empty([rows * splits * dv], 'f32', out.device), wsml = Tensor.empty([rows * splits * 2], 'f32', out.device);
+  temps.push(ws, wsml);
+  return { ws, wsml, rows, splits, dv };
+}
+
+/** the kernels' (ws, wsml) arguments: out stands in for both without splits */
+export const splitArgs = (out: Tensor, s: SplitSums | null): [KernelArg, KernelArg] => (s ? [base(s.ws), base(s.wsml)] : [base(out), base(out)]);
+
+/** attn_merge: the output rows (contiguous [rows, dv]) from the splits' partial sums, if any */
+export function mergeSplits(out: Tensor, s: SplitSums | null): void {
+  if (!s) return;
   const dev = out.device;
-  dev.kernels.launch('attention.hip', `attn_merge_${out.dtype}`, [rows, Math.ceil(dv / ATT_MCOLS), 1], ATT_BLOCK, 0, dev.stream, [
-    base(out), base(ws), base(wsml), offsetOf(out), arg.u32(splits), arg.u32(dv)]);
+  dev.kernels.launch('attention.hip', `attn_merge_${out.dtype}`, [s.rows, Math.ceil(s.dv / ATT_MCOLS), 1], ATT_BLOCK, 0, dev.stream, [
+    base(out), base(s.ws), base(s.wsml), offsetOf(out), arg.u32(s.splits), arg.u32(s.dv)]);
 }

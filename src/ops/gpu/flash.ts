@@ -7,7 +7,7 @@
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
-import { ATT_MAX_SPLITS, ATTN_MAX_TQ, attnMerge, unitLast, visibility } from './attention.ts';
+import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, splitArgs, splitSums, unitLast, visibility } from './attention.ts';
 import { base, offsetOf } from './reduce.ts';
 import { filled } from './fill.ts';
 
@@ -70,8 +70,8 @@ function decodeKeyBlock(cuda: boolean, wave: number, bucket: number): number {
  */
 const DECODE_BLOCKS_PER_MP = 4;
 
-/** for measurements: blocks a multiprocessor the splits aim at, or an exact number of splits */
-export interface DecodeTuning { readonly blocksPerMp?: number; readonly splits?: number }
+/** for measurements: blocks a multiprocessor the splits aim at */
+export interface DecodeTuning { readonly blocksPerMp?: number }
 
 /** whether flashDecode takes these operands: flashApplies' types and head dims, short queries */
 export function flashDecodeApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
@@ -96,21 +96,17 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
     const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
     const tiles = Math.ceil((hq / hkv) * tq / 16), per = b * hkv * tiles;
     const keyBlocks = Math.ceil(tk / bn);
-    const aim = tune.splits ?? Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
+    const aim = Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
     const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
     const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
     const rows = b * hq * tq;
-    let ws: Tensor | null = null, wsml: Tensor | null = null;
-    if (splits > 1) {
-      ws = Tensor.empty([rows * splits * d], 'f32', dev); temps.push(ws);
-      wsml = Tensor.empty([rows * splits * 2], 'f32', dev); temps.push(wsml);
-    }
+    const sums = splitSums(out, rows, splits, d, temps);
     // one row-wave a block; wave32 AMD splits the output columns over two (flash.hip FlCfg::CS)
     const threads = cuda ? 32 : 64;
     dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucket}`, [per, splits, 1], [threads, 1, 1], 0, dev.stream, [
-      base(out), ws ? base(ws) : base(out), wsml ? base(wsml) : base(out), base(q), base(k), base(v), mask ? base(mask) : base(out),
+      base(out), ...splitArgs(out, sums), base(q), base(k), base(v), mask ? base(mask) : base(out),
       ...tail, arg.u32(splits), arg.u32(blocksPerSplit * bn)]);
-    if (ws && wsml) attnMerge(out, ws, wsml, rows, splits, d);
+    mergeSplits(out, sums);
   });
 }
 

@@ -590,7 +590,7 @@
   ;; rounding step 2^-24 is f16's subnormal step (Giesen's float_to_half_fast3_rtne); from 65536
   ;; (the smallest f32 that the integer path would not round) infinity; NaN 0x7e00, unsigned
   (func $f16 (param $x v128) (result v128)
-    (local $a v128) (local $r v128)
+    (local $a v128)
     local.get $x
     v128.const i32x4 0x7fffffff 0x7fffffff 0x7fffffff 0x7fffffff
     v128.and
@@ -744,11 +744,9 @@
   ;; (f32 bits) where (w >> 8) >= $thr, else +0 (also for an infinite or NaN x); element i takes
   ;; word i & 3 of block i >> 2, like rand
   (func $drop (param $x v128) (param $w v128) (param $thr v128) (param $scale v128) (result v128)
-    (local $r v128)
     local.get $x
     local.get $scale
     f32x4.mul
-    local.tee $r
     v128.const i32x4 0 0 0 0
     local.get $w
     i32.const 8
