@@ -59,7 +59,8 @@ def event_times(iters, first, run):
 
 def time_gpu(rules, run):
     i = 0
-    for _ in range(rules["warmup"]):
+    t0 = time.perf_counter()
+    while i < rules["warmup"] or (time.perf_counter() - t0) * 1e3 < rules["warmupMs"]:
         run(i)
         i += 1
     torch.cuda.synchronize()

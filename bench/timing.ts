@@ -40,7 +40,8 @@ function eventTimes(dev: Device, iters: number, first: number, run: (i: number) 
 /** `run(i)` queues one op on dev.stream; i counts up so the caller can rotate inputs */
 export function timeGpu(dev: Device, rules: TimingRules, run: (i: number) => void): Timing {
   let i = 0;
-  for (let w = 0; w < rules.warmup; w++) run(i++);
+  const t0 = performance.now();
+  for (let w = 0; w < rules.warmup || performance.now() - t0 < rules.warmupMs; w++) run(i++);
   dev.synchronize();
   const probe = median(eventTimes(dev, 3, i, run));
   i += 3;

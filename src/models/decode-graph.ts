@@ -15,6 +15,8 @@ import type { Sampler } from './sampling.ts';
 
 export class DecodeGraph {
   private readonly tokens: Tensor;
+  /** [position, step] on the device; pos and step are views of it, so one add moves both */
+  private readonly counts: Tensor;
   private readonly pos: Tensor;
   private readonly step: Tensor;
   private readonly keyIdx: Tensor;
@@ -34,8 +36,9 @@ export class DecodeGraph {
     const col = first.reshape([b, 1]);
     this.tokens = col.contiguous();
     col.dispose();
-    this.pos = Tensor.from(new Uint32Array([cache.length]), { device: dev });
-    this.step = Tensor.from(new Uint32Array([0]), { device: dev });
+    this.counts = Tensor.from(new Uint32Array([cache.length, 0]), { device: dev });
+    this.pos = this.counts.narrow(0, 0, 1);
+    this.step = this.counts.narrow(0, 1, 1);
     this.keyIdx = Tensor.arange(0, L, 1, { dtype: 'u32', device: dev });
     this.uniforms = sampler.greedy ? null : Tensor.from(sampler.draw(maxSteps * b), { shape: [maxSteps, b, 1], device: dev });
     const window = model.config.windows.find((w) => w !== null) ?? null;
@@ -66,8 +69,7 @@ export class DecodeGraph {
       model.shareIds(next);
       // feed the next replay: its tokens, position and step
       this.tokens.sliceSet(next.reshape([b, 1]), 1, 0);
-      this.pos.sliceSet(this.pos.add(1), 0, 0);
-      this.step.sliceSet(this.step.add(1), 0, 0);
+      this.counts.sliceSet(this.counts.add(1), 0, 0);
       return next;
     });
   }
@@ -86,6 +88,6 @@ export class DecodeGraph {
 
   dispose(): void {
     this.graph.dispose();
-    for (const t of [this.tokens, this.pos, this.step, this.keyIdx, this.uniforms]) t?.dispose();
+    for (const t of [this.tokens, this.pos, this.step, this.counts, this.keyIdx, this.uniforms]) t?.dispose();
   }
 }

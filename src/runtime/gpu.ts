@@ -7,6 +7,8 @@ declare const devicePtrBrand: unique symbol;
 /** a device address; only the storage that owns the allocation does arithmetic on it */
 export type DevicePtr = bigint & { readonly [devicePtrBrand]: true };
 export const asDevicePtr = (x: bigint): DevicePtr => x as DevicePtr;
+/** the null device pointer (an argument a kernel reads as absent) */
+export const NULL_PTR: DevicePtr = asDevicePtr(0n);
 
 declare const handleBrand: unique symbol;
 export type Handle<Tag extends string> = { readonly [handleBrand]: Tag };

@@ -18,6 +18,9 @@ const cases: [number[], number[], number, Causal, number | undefined, 'u8' | 'ad
   [[1, 8, 1, 64], [1, 2, 200, 64], 36, 'bottom-right', undefined, undefined],
   [[1, 16, 3, 96], [1, 2, 150, 96], 96, 'bottom-right', 40, 'add'],
   [[1, 2, 2, 256], [1, 1, 90, 256], 256, 'top-left', undefined, undefined],
+  // two sequences of few splits; a head dim that is not a multiple of 8
+  [[2, 32, 1, 64], [2, 8, 300, 64], 64, false, undefined, undefined],
+  [[1, 4, 1, 60], [1, 4, 200, 60], 60, 'bottom-right', undefined, undefined],
 ];
 let worst = 0;
 for (const dt of ['f32', 'f16', 'bf16'] as const) {

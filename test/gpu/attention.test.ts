@@ -109,6 +109,9 @@ const KERNEL_CASES: readonly MaskCase[] = [
   { name: 'dv 36 (v by columns in f16/bf16), 32/8 heads, tk 400', q: [1, 32, 1, 64], k: [1, 8, 400, 64], v: [1, 8, 400, 36] },
   { name: 'decode 64/8 heads (two row tiles a kv head), tk 520', q: [1, 64, 1, 128], k: [1, 8, 520, 128], v: [1, 8, 520, 128], causal: 'bottom-right' },
   { name: 'decode 28/4 heads (groups of 7), tq 3: 21 rows over two tiles, tk 2000', q: [1, 28, 3, 128], k: [1, 4, 2000, 128], v: [1, 4, 2000, 128], causal: 'bottom-right' },
+  // few splits over two sequences; a head dim that is not a multiple of 8 (scalar K/V/q loads)
+  { name: 'decode 32/8 heads, 2 sequences, tk 300', q: [2, 32, 1, 64], k: [2, 8, 300, 64], v: [2, 8, 300, 64] },
+  { name: 'decode d 60 MHA 4/4 heads, tk 200', q: [1, 4, 1, 60], k: [1, 4, 200, 60], v: [1, 4, 200, 60], causal: 'bottom-right' },
 ];
 
 s.opTest('scaledDotProductAttention', () => checkMaskCases(KERNEL_CASES, ['contiguous', 'transposed']),

@@ -3,7 +3,7 @@
 // caller composes the same result from separate ops.
 import { Tensor } from '../../tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
-import { asDevicePtr } from '../../runtime/gpu.ts';
+import { NULL_PTR } from '../../runtime/gpu.ts';
 import { dense, filled } from './fill.ts';
 import { base, offsetOf } from './reduce.ts';
 import type { LinearOptions, QkvToCacheArgs } from '../linear.ts';
@@ -101,7 +101,7 @@ export function qkvRow(a: QkvToCacheArgs): Tensor | null {
     const split = splitFor(dev, units);
     const name = `gemvf_qkv_${a.norm ? 'r' : 'n'}_${x.dtype}`;
     // a device-held position is read by the kernel: its pointer includes the view's offset
-    const posPtr = arg.ptr(devPos ? devPos.storage.ptrAt(devPos.layout.offset) : asDevicePtr(0n));
+    const posPtr = arg.ptr(devPos ? devPos.storage.ptrAt(devPos.layout.offset) : NULL_PTR);
     dev.kernels.launch('gemv-fused.hip', name, grid(dev, units, split), [BLOCK, 1, 1], 0, dev.stream, [
       base(q), base(a.keys), base(a.values), base(xd), base(w), gp, bp, base(a.cos), base(a.sin), posPtr,
       offsetOf(q), offsetOf(a.keys), offsetOf(a.values), offsetOf(xd), offsetOf(w), go, bo, offsetOf(a.cos), offsetOf(a.sin),

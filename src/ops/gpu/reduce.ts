@@ -10,7 +10,7 @@ import { ShapeError, fmtShape } from '../../errors.ts';
 import { numel, type Layout, type Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
 import type { Device } from '../../device.ts';
-import { asDevicePtr, type DevicePtr } from '../../runtime/gpu.ts';
+import { NULL_PTR } from '../../runtime/gpu.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { packGeom } from '../../runtime/kernel-sigs.ts';
 import type { ReduceOp } from '../types.ts';
@@ -21,7 +21,6 @@ import { foldRows } from './rowreg.ts';
 
 const FILE = 'reduce.hip';
 const COLS_FILE = 'colreduce.hip';
-const NULL_PTR: DevicePtr = asDevicePtr(0n);
 /** runs up to this long take a warp each; longer ones a block, unless there are enough of them
  *  to give every multiprocessor WARP_ROWS_PER_SM warps (then a warp each: no block barriers) */
 export const WARP_ROW_MAX = 1024;

@@ -14,14 +14,14 @@ import type { Device } from '../../device.ts';
 import type { DType } from '../../dtype.ts';
 import { TensorError } from '../../errors.ts';
 import { Tensor } from '../../tensor.ts';
-import { asDevicePtr } from '../../runtime/gpu.ts';
+import { NULL_PTR as NULL } from '../../runtime/gpu.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { RADIX_ROW_ITEMS } from '../../runtime/kernel-sigs-sort.ts';
 import { base, offsetOf } from './reduce.ts';
 import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixCountsLdsBytes, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
 
 const FILE = 'sort.hip';
-const NULL_PTR: KernelArg = arg.ptr(asDevicePtr(0n));
+const NULL_PTR: KernelArg = arg.ptr(NULL);
 
 /**
  * Rows up to this long take the bitonic kernel, longer ones the radix kernels. A block of the

@@ -10,7 +10,7 @@
 import type { Device } from '../../device.ts';
 import type { DType } from '../../dtype.ts';
 import { Tensor } from '../../tensor.ts';
-import { asDevicePtr } from '../../runtime/gpu.ts';
+import { NULL_PTR as NULL } from '../../runtime/gpu.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { copyInto } from '../copy.ts';
 import { base, offsetOf } from './reduce.ts';
@@ -18,7 +18,7 @@ import { RADIX, TOPK_MAX, checkRadixBlock, checkUnits, gridFor, rowsView, topkIt
 import { sortRows } from './sort.ts';
 
 const FILE = 'topk.hip';
-const NULL_PTR: KernelArg = arg.ptr(asDevicePtr(0n));
+const NULL_PTR: KernelArg = arg.ptr(NULL);
 
 /**
  * Blocks a multiprocessor the plan counts on being resident at once: topk.hip asks NVIDIA's
