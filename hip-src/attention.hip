@@ -24,7 +24,8 @@
 //     [b, hq, tq, dv]; with splits > 1 the partial sums go to wso [rows, splits, dv] and (m, l)
 //     to wsml [rows, splits, 2] (rows = b * hq * tq) and o is written by attn_merge.
 //   attn_merge_<DT>(T* o, const float* wso, const float* wsml, i64 oOff, u32 splits, u32 dv)
-//     grid (rows, ceil(dv / ATT_MCOLS)), block 256; splits <= ATT_MAX_SPLITS
+//     grid (rows, ceil(dv / ATT_MCOLS)), block 64 to 256 threads (a multiple of ATT_MCOLS and
+//     two waves at least, so the reductions' barriers publish wt); splits <= ATT_MAX_SPLITS
 // d, dv <= ATT_DMAX.
 #include "rowreduce.h"
 
