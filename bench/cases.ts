@@ -62,8 +62,9 @@ export interface BenchCase {
 export interface TimingRules {
   readonly warmup: number;
   /** and warm-up calls go on until this much wall time has passed: the first few hundred calls
-   *  of a JavaScript path run before V8 has optimized it (bf16 sum over dim 0 of [8192, 4096]
-   *  read 25-51 us over its first 200 calls on an H200 and 25 us after; the host, not the GPU) */
+   *  of a JavaScript path run before V8 has optimized it, and the events time the host then
+   *  (bf16 sum over dim 0 of [8192, 4096] on an H200: 51.4 and 30.0 us as the first case of two
+   *  processes, 25.3 us timed again later in the second) */
   readonly warmupMs: number;
   /** the timed loop aims at this much GPU time, within [minIters, maxIters] */
   readonly targetMs: number;
