@@ -21,15 +21,21 @@ function gemvFusedSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+/**
+ * What both attention kernel families take after their pointers (attention.ts operands' tail):
+ * the offsets of o, q, k, v, mask; hq, hkv, tq, tk, d (and dv for attn_decode); q, k, v strides
+ * (3 each), mask strides (4); maskKind, hasDiag, diag, window, scale
+ */
+function attentionTail(withDv: boolean): ArgSpec[] {
+  return [...Array<ArgSpec>(5).fill('i64'), ...Array<ArgSpec>(withDv ? 6 : 5).fill('u32'), ...Array<ArgSpec>(13).fill('i64'),
+    'u32', 'u32', 'i64', 'i64', 'f32'];
+}
+
 function attentionSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of ['f32', 'f16', 'bf16']) {
-    // o, wso, wsml, q, k, v, mask; their offsets; hq, hkv, tq, tk, d, dv; q, k, v strides (3
-    // each), mask strides (4); maskKind, hasDiag, diag, window, scale, splits, perSplit
-    for (const rt of [1, 4]) {
-      m.set(`attn_decode_r${rt}_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64',
-        'u32', 'u32', 'u32', 'u32', 'u32', 'u32', ...Array<ArgSpec>(13).fill('i64'), 'u32', 'u32', 'i64', 'i64', 'f32', 'u32', 'u32']);
-    }
+    // o, wso, wsml, q, k, v, mask; the tail with dv; splits, perSplit
+    for (const rt of [1, 4]) m.set(`attn_decode_r${rt}_${d}`, [...Array<ArgSpec>(7).fill('ptr'), ...attentionTail(true), 'u32', 'u32']);
     // o, wso, wsml, oOff, splits, dv
     m.set(`attn_merge_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'u32', 'u32']);
   }
@@ -40,10 +46,7 @@ function flashSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of ['f16', 'bf16']) {
     for (const hd of [64, 80, 96, 128, 256]) {
-      // the offsets of o, q, k, v, mask; hq, hkv, tq, tk, d; q, k, v strides (3 each), mask
-      // strides (4); maskKind, hasDiag, diag, window, scale (flash.ts operands' tail)
-      const tail: ArgSpec[] = [...Array<ArgSpec>(5).fill('i64'), ...Array<ArgSpec>(5).fill('u32'), ...Array<ArgSpec>(13).fill('i64'),
-        'u32', 'u32', 'i64', 'i64', 'f32'];
+      const tail = attentionTail(false);
       // o, q, k, v, mask
       m.set(`flash_fwd_${d}_${hd}`, [...Array<ArgSpec>(5).fill('ptr'), ...tail]);
       // o, wso, wsml, q, k, v, mask; the tail; splits, perSplit

@@ -1,6 +1,7 @@
 // Fused attention for short queries on the GPU in FMA math (hip-src/attention.hip): one kernel
 // over the keys, split across blocks and merged by a second small kernel (mergeSplits, which
-// flash.ts's decode kernel uses too) when one (batch, kv head) alone would leave the device idle.
+// flash.ts's decode kernel uses too, as it does the operand and argument helper, operands) when
+// one (batch, kv head) alone would leave the device idle.
 // No score matrix in global memory and no copy of strided K/V views (a KV cache narrowed to its
 // filled length reads in place). nn.ts sends it what the matrix-core kernels do not take (f32,
 // q and v head dims that differ); where it does not apply either, the composed path (batched
@@ -51,7 +52,7 @@ export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLengt
 }
 
 /** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
-export function unitLast(t: Tensor, temps: Tensor[]): Tensor {
+function unitLast(t: Tensor, temps: Tensor[]): Tensor {
   if (t.layout.strides[3] === 1 || t.layout.shape[3] === 1) return t;
   const c = contiguous(t);
   temps.push(c);
@@ -63,7 +64,7 @@ export function unitLast(t: Tensor, temps: Tensor[]): Tensor {
  * families take after the q/k/v strides, in their order: the mask's four strides, maskKind (0
  * none, 1 u8, 2 additive), hasDiag, diag, window, scale.
  */
-export function visibility(p: AttentionParams, shape: readonly number[], temps: Tensor[]): { mask: Tensor | null; args: KernelArg[] } {
+function visibility(p: AttentionParams, shape: readonly number[], temps: Tensor[]): { mask: Tensor | null; args: KernelArg[] } {
   const mask = p.mask ? p.mask.broadcastAs(shape) : null;
   if (mask) temps.push(mask);
   const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
@@ -74,6 +75,25 @@ export function visibility(p: AttentionParams, shape: readonly number[], temps: 
   };
 }
 
+/**
+ * The operands of both kernel families with unit-stride head dims (copies kept in temps), the
+ * mask, and the arguments the kernels take after their pointers: the offsets of o, q, k, v and the
+ * mask; hq, hkv, tq, tk, d (and dv where given: attn_decode's, whose v may be narrower); the q, k,
+ * v strides; visibility's arguments.
+ */
+export function operands(out: Tensor, q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, temps: Tensor[], dv?: number) {
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k0.layout.shape as [number, number, number];
+  const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
+  const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
+  const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
+  const i64 = arg.i64;
+  const tail: KernelArg[] = [offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
+    arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d), ...(dv === undefined ? [] : [arg.u32(dv)]),
+    i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!), ...vis];
+  return { q, k, v, mask, tail };
+}
+
 export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
@@ -81,7 +101,7 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
   const dv = v0.layout.shape[3]!;
   const out = Tensor.empty(p.outShape, q0.dtype, dev);
   return filled(out, (temps) => {
-    const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
+    const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps, dv);
     const rows = b * hq * tq;
     const rt = rowTile((hq / hkv) * tq);
     const tiles = Math.ceil((hq / hkv) * tq / rt);
@@ -93,15 +113,9 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
     const perSplit = Math.ceil(tk / splits);
     const used = Math.ceil(tk / perSplit);
     const sums = splitSums(out, rows, used, dv, temps);
-    const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
-    const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
-    const i64 = arg.i64;
     dev.kernels.launch('attention.hip', `attn_decode_r${rt}_${q.dtype}`, [b * hkv * tiles, used, 1], ATT_BLOCK, 0, dev.stream, [
       base(out), ...splitArgs(out, sums), base(q), base(k), base(v), mask ? base(mask) : base(out),
-      offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
-      arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d), arg.u32(dv),
-      i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!),
-      ...vis, arg.u32(used), arg.u32(perSplit)]);
+      ...tail, arg.u32(used), arg.u32(perSplit)]);
     mergeSplits(out, sums);
   });
 }

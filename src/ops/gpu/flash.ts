@@ -6,9 +6,9 @@
 // the kernel fills with zeros in LDS and does not store.
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
-import { arg, type KernelArg } from '../../runtime/kernels.ts';
-import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, splitArgs, splitSums, unitLast, visibility } from './attention.ts';
-import { base, offsetOf } from './reduce.ts';
+import { arg } from '../../runtime/kernels.ts';
+import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, operands, splitArgs, splitSums } from './attention.ts';
+import { base } from './reduce.ts';
 import { filled } from './fill.ts';
 
 /** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
@@ -34,24 +34,6 @@ export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
   const dv = v.layout.shape[3]!;
   return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
     Math.ceil(tq / 64) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
-}
-
-/**
- * The operands of both flash kernels with unit-stride head dims (copies kept in temps), the mask,
- * and the arguments the kernels take after their pointers: the offsets of o, q, k, v and the
- * mask; hq, hkv, tq, tk, d; the q, k, v strides; visibility's arguments.
- */
-function operands(out: Tensor, q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, temps: Tensor[]) {
-  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
-  const [, hkv, tk] = k0.layout.shape as [number, number, number];
-  const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
-  const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
-  const [qsb, qsh, qst] = q.layout.strides, [ksb, ksh, kst] = k.layout.strides, [vsb, vsh, vst] = v.layout.strides;
-  const i64 = arg.i64;
-  const tail: KernelArg[] = [offsetOf(out), offsetOf(q), offsetOf(k), offsetOf(v), mask ? offsetOf(mask) : i64(0),
-    arg.u32(hq), arg.u32(hkv), arg.u32(tq), arg.u32(tk), arg.u32(d),
-    i64(qsb!), i64(qsh!), i64(qst!), i64(ksb!), i64(ksh!), i64(kst!), i64(vsb!), i64(vsh!), i64(vst!), ...vis];
-  return { q, k, v, mask, tail };
 }
 
 /**
