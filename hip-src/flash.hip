@@ -1,8 +1,9 @@
 // flash.hip: fused attention for long queries (prefill) on the matrix cores, with the softmax
 // kept online (no score matrix in global memory). A block takes BM query rows of one (batch,
-// query head), a wave per 16 rows (FlCfg: 128 rows on NVIDIA up to head dim 128, else 64), and
-// walks the visible keys in blocks of BN: K and V tiles go to LDS, each wave computes its 16 x BN scores on the matrix cores, masks
-// them, folds them into its running max and sum, and accumulates P V on the matrix cores again.
+// query head), four waves of WR rows each (FlCfg: 32 on NVIDIA up to head dim 128, else 16), and
+// walks the visible keys in blocks of BN: K and V tiles go to LDS, each wave computes its WR x BN
+// scores on the matrix cores, masks them, folds them into its running max and sum, and
+// accumulates P V on the matrix cores again.
 // Sums in f32; P is rounded to the input type for the second product (as FlashAttention does).
 //
 // One kernel body for every vendor; what differs is the wave-level arch layer FlArch below
@@ -22,8 +23,9 @@
 //       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
 //       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window,
 //       float scale)
-//     grid (b * hq, ceil(tq / BM)), block 2 * BM threads on NVIDIA (BM 128 for HD <= 128, else
-//     64), 256 on AMD (BM 64). o contiguous [b, hq, tq, d]. The head dim has
+//     grid (b * hq, ceil(tq / BM)), block 128 threads on NVIDIA (BM 128 for HD <= 128, else
+//     64) with FlCfg::LDS_ELEMS elements of dynamic shared memory, 256 on AMD (BM 64). o
+//     contiguous [b, hq, tq, d]. The head dim has
 //     unit stride; the other strides are in elements and arbitrary (cache views read in place).
 #include "rowreduce.h"
 #include "mma-layout.h"
@@ -54,31 +56,37 @@ template <class T> RT_DEVICE float fl_f(T x) { return Elem<T>::load(x); }
 template <> RT_DEVICE float fl_f<f16>(f16 x) { return f16_widen_hw(x.bits); }
 #endif
 
-// keys per block: bounded by the LDS (64 KiB on AMD, 48 KiB of static shared memory on NVIDIA)
-// with Q, K and V resident (NVIDIA keeps Q in registers, so its K and V reuse Q's LDS), and by
+// keys per block: bounded by the LDS (64 KiB on AMD; flash_fwd's is dynamic on NVIDIA, 68 KiB at
+// head dim 128, the kernels' other LDS static, within 48 KiB) with Q, K and V resident, and by
 // the registers: a wave32 AMD lane holds 8 accumulators per 16 x 16 tile where a wave64 lane holds
 // 4, so there the score tile stays 16 keys wide (wider ones spilled to scratch on gfx11/gfx12).
 template <int HD> struct FlCfg {
   static constexpr int LD = HD + FL_PAD;
-  // waves of 16 query rows per block: 8 on NVIDIA where Q fits the K/V region (each K/V tile then
-  // serves 128 rows, half the L2 traffic of 64), else 4
+  // query rows a wave takes in flash_fwd: 32 on NVIDIA up to head dim 128 (two m16 tiles, so each
+  // K and V fragment read from LDS feeds twice the products: with 16 rows the fragment reads, not
+  // the products, set the pace), else 16; four waves a block
 #if RT_CUDA
-  static constexpr int WAVES = HD <= 128 ? 8 : 4;
+  static constexpr int WR = HD <= 128 ? 32 : 16;
 #else
-  static constexpr int WAVES = 4;
+  static constexpr int WR = 16;
 #endif
-  static constexpr int BM = 16 * WAVES;
+  static constexpr int WAVES = 4;
+  static constexpr int BM = WR * WAVES;
 #if RT_CUDA
   static constexpr int BN = HD > 128 ? 32 : 64;
-  static constexpr int Q_ROWS = 0;  // Q is staged in the K/V region before the loop
+  // two m-tiles of Q do not fit a lane's registers next to their accumulators: they stay in LDS
+  // and are read per key block; one m-tile (head dim 256) is staged in the K/V region and held
+  static constexpr int Q_ROWS = WR == 32 ? BM : 0;
+  static constexpr bool VT = false;
 #else
   static constexpr int BN = L::WAVE == 32 || HD > 128 ? 16 : 64;
   static constexpr int Q_ROWS = BM;
-#endif
   // AMD keeps V transposed ([head dim][keys], VLD apart): its V^T operand then reads along rows
+  static constexpr bool VT = true;
+#endif
   static constexpr int VLD = BN + FL_PAD;
   static constexpr int K_ELEMS = (Q_ROWS + BN) * LD;
-  static constexpr int V_ELEMS = Q_ROWS ? HD * VLD : BN * LD;
+  static constexpr int V_ELEMS = VT ? HD * VLD : BN * LD;
   static constexpr int LDS_ELEMS = K_ELEMS + V_ELEMS > BM * LD ? K_ELEMS + V_ELEMS : BM * LD;
   // AMD blocks are 256 threads: on wave32 that is 8 waves, two per 16 query rows, each computing
   // the rows' scores and half of their output columns (CT 16-wide column tiles each): a wave32
@@ -115,6 +123,16 @@ template <> RT_DEVICE void fl_mma<f16>(float (&c)[4], const u32 (&a)[4], u32 b0,
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// c = A B: the accumulator's registers are the instruction's zero, not cleared first
+template <class T> RT_DEVICE void fl_mma0(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1);
+template <> RT_DEVICE void fl_mma0<bf16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.f));
+}
+template <> RT_DEVICE void fl_mma0<f16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.f));
+}
 // two f32 to the input type, round to nearest even; lo in the low half
 template <class T> RT_DEVICE u32 fl_pack(float lo, float hi);
 template <> RT_DEVICE u32 fl_pack<bf16>(float lo, float hi) {
@@ -128,30 +146,55 @@ template <> RT_DEVICE u32 fl_pack<f16>(float lo, float hi) {
   return r;
 }
 
-template <class T, int HD> struct FlArch<T, HD, ML_NV> {
+// MT m16 tiles of query rows a wave (16 MT rows). Accumulator element e of s (or o) is element
+// e % 4 of the tile at (n8 tile e / 4 / MT, m-tile e / 4 % MT). With one m-tile Q sits in registers;
+// with two it is read from LDS per key block, each K/V fragment then serving both m-tiles.
+template <class T, int HD, int MT> struct FlNv {
   static constexpr int BN = FlCfg<HD>::BN, LD = FlCfg<HD>::LD;
-  static constexpr int SN = BN / 8 * 4, ON = HD / 8 * 4;
-  struct QF { u32 a[HD / 16][4]; };
-  // ldmatrix x4: lane l gives the row address of matrix l / 8; matrices 0..3 are a0..a3
+  static constexpr int R = 2 * MT, WR = 16 * MT;
+  static constexpr int SN = BN / 8 * 4 * MT, ON = HD / 8 * 4 * MT;
+  static constexpr bool QREG = MT == 1;
+  struct QF { u32 a[QREG ? HD / 16 : 1][4]; };
+  // ldmatrix x4 of A: lane l gives the row address of matrix l / 8; matrices 0..3 are a0..a3
+  static RT_DEVICE const T* a_at(const T* qs, u32 lane) { return qs + (lane % 8 + 8 * ((lane / 8) & 1)) * LD + 8 * (lane / 16); }
   static RT_DEVICE void load_q(QF& qf, const T* qs, u32 lane) {
-    const T* p = qs + (lane % 8 + 8 * ((lane / 8) & 1)) * LD + 8 * (lane / 16);
+    if (!QREG) return;
+    const T* p = a_at(qs, lane);
 #pragma unroll
     for (int kk = 0; kk < HD / 16; kk++) fl_ldsm(qf.a[kk], p + kk * 16);
   }
-  static RT_DEVICE void qk(float (&s)[SN], const QF& qf, const T*, const T* ks, u32 lane) {
-#pragma unroll
-    for (int e = 0; e < SN; e++) s[e] = 0.f;
+  static RT_DEVICE float (&tile(float* x, int n8, int mt))[4] { return *(float(*)[4])&x[4 * (n8 * MT + mt)]; }
+  static RT_DEVICE void qk(float (&s)[SN], const QF& qf, const T* qs, const T* ks, u32 lane) {
     // matrices: keys +0 / +8 (bit 1 of l / 8), head-dim columns +0 / +8 (bit 0): b0 b1 of two
     // adjacent n8 tiles
     const T* p = ks + (lane % 8 + 8 * ((lane / 16) & 1)) * LD + 8 * ((lane / 8) & 1);
+    const T* pq = a_at(qs, lane);
 #pragma unroll
     for (int kk = 0; kk < HD / 16; kk++) {
+      u32 a[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        if (QREG) {
+#pragma unroll
+          for (int i = 0; i < 4; i++) a[mt][i] = qf.a[QREG ? kk : 0][i];
+        } else {
+          fl_ldsm(a[mt], pq + mt * 16 * LD + kk * 16);
+        }
+      }
 #pragma unroll
       for (int np = 0; np < BN / 16; np++) {
         u32 b[4];
         fl_ldsm(b, p + np * 16 * LD + kk * 16);
-        fl_mma<T>(*(float(*)[4])&s[8 * np], qf.a[kk], b[0], b[1]);
-        fl_mma<T>(*(float(*)[4])&s[8 * np + 4], qf.a[kk], b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+          if (kk == 0) {
+            fl_mma0<T>(tile(s, 2 * np, mt), a[mt], b[0], b[1]);
+            fl_mma0<T>(tile(s, 2 * np + 1, mt), a[mt], b[2], b[3]);
+          } else {
+            fl_mma<T>(tile(s, 2 * np, mt), a[mt], b[0], b[1]);
+            fl_mma<T>(tile(s, 2 * np + 1, mt), a[mt], b[2], b[3]);
+          }
+        }
       }
     }
   }
@@ -160,23 +203,34 @@ template <class T, int HD> struct FlArch<T, HD, ML_NV> {
     const T* p = vs + (lane % 8 + 8 * ((lane / 8) & 1)) * LD + 8 * ((lane / 16) & 1);
 #pragma unroll
     for (int kk = 0; kk < BN / 16; kk++) {
-      const float* s0 = &s[8 * kk];
-      const u32 a[4] = { fl_pack<T>(s0[0], s0[1]), fl_pack<T>(s0[2], s0[3]), fl_pack<T>(s0[4], s0[5]), fl_pack<T>(s0[6], s0[7]) };
+      u32 a[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) {
+        const float* s0 = &s[4 * (2 * kk * MT + mt)];
+        const float* s1 = &s[4 * ((2 * kk + 1) * MT + mt)];
+        a[mt][0] = fl_pack<T>(s0[0], s0[1]);
+        a[mt][1] = fl_pack<T>(s0[2], s0[3]);
+        a[mt][2] = fl_pack<T>(s1[0], s1[1]);
+        a[mt][3] = fl_pack<T>(s1[2], s1[3]);
+      }
 #pragma unroll
       for (int dp = 0; dp < HD / 16; dp++) {
         u32 b[4];
         fl_ldsm_t(b, p + kk * 16 * LD + dp * 16);
-        fl_mma<T>(*(float(*)[4])&o[8 * dp], a, b[0], b[1]);
-        fl_mma<T>(*(float(*)[4])&o[8 * dp + 4], a, b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+          fl_mma<T>(tile(o, 2 * dp, mt), a[mt], b[0], b[1]);
+          fl_mma<T>(tile(o, 2 * dp + 1, mt), a[mt], b[2], b[3]);
+        }
       }
     }
   }
-  // element e of s (or o): tile e / 4, accumulator element e % 4
-  static RT_DEVICE int row(u32 lane, int e) { return L::acc_row((int)lane, e & 3); }
-  static RT_DEVICE int col(u32 lane, int e) { return (e / 4) * 8 + L::acc_col((int)lane, e & 3); }
-  static RT_DEVICE int slot(int e) { return L::acc_slot(e & 3); }
-  static RT_DEVICE int slot_row(u32 lane, int r) { return L::acc_row((int)lane, 2 * r); }
+  static RT_DEVICE int row(u32 lane, int e) { return (e / 4 % MT) * 16 + L::acc_row((int)lane, e & 3); }
+  static RT_DEVICE int col(u32 lane, int e) { return (e / 4 / MT) * 8 + L::acc_col((int)lane, e & 3); }
+  static RT_DEVICE int slot(int e) { return (e / 4 % MT) * 2 + L::acc_slot(e & 3); }
+  static RT_DEVICE int slot_row(u32 lane, int r) { return (r / 2) * 16 + L::acc_row((int)lane, 2 * (r % 2)); }
 };
+template <class T, int HD> struct FlArch<T, HD, ML_NV> : FlNv<T, HD, 1> {};
 #endif
 
 #if RT_HIP
@@ -280,6 +334,7 @@ template <class T, int HD, int F> struct FlArchAmd {
   typedef MlLayout<F> M;
   static constexpr int BN = FlCfg<HD>::BN, LD = FlCfg<HD>::LD, VLD = FlCfg<HD>::VLD;
   static constexpr int CT = FlCfg<HD>::CT, SN = BN / 16 * M::ACC, ON = CT * M::ACC;
+  static constexpr int R = M::ROWS_PER_LANE, WR = 16;
   typedef FlPack<M::OPS> P;
   struct QF {};
   static RT_DEVICE void load_q(QF&, const T*, u32) {}
@@ -407,9 +462,9 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
   constexpr int LD = FlCfg<HD>::LD, VLD = FlCfg<HD>::VLD, CH = HD / 8;
   const int nt = (int)blockDim.x;
 #if RT_CUDA
-  // WALK (decode): a fixed 16-byte column a thread and rows nt / CH apart, the source walked by
-  // pointer, with no division per copy: a one-wave decode block issues 64 copies of a key block
-  // (bf16, d 128) per lane. Not past head dim 128, where the extra registers spilled.
+  // WALK: a fixed 16-byte column a thread and rows nt / CH apart, the source walked by pointer,
+  // with no division per copy: a one-wave decode block issues 64 copies of a key block (bf16,
+  // d 128) per lane, a prefill block 8. Not past head dim 128, where the extra registers spilled.
   if (WALK && HD <= 128 && vec && !TR && nt % CH == 0) {
     const int c = (int)threadIdx.x % CH, step = nt / CH;
     const bool colIn = (u32)(c * 8) < d;
@@ -524,33 +579,41 @@ RT_DEVICE void fl_scale(float (&s)[SN], const int (&lo)[R], const int (&hi)[R], 
   }
 }
 
-// One key block's online-softmax step in the log2 domain: the scaled, masked scores s become
-// P, the lane's running max m and sum l take the block in, and the output accumulator is
+// One key block's online-softmax step in the log2 domain: the scores s, scaled to it by `mul`
+// (1 where the caller scaled and masked them already; else a positive scale, applied in the
+// exponent's FMA: the maximum of scores scaled by a positive factor is the scaled maximum),
+// become P, the lane's running max m and sum l take the block in, and the output accumulator is
 // rescaled to the new max.
 template <class A, int R, int SN, int ON>
-RT_DEVICE void fl_online(float (&s)[SN], float (&m)[R], float (&l)[R], float (&oacc)[ON]) {
+RT_DEVICE void fl_online(float (&s)[SN], float (&m)[R], float (&l)[R], float (&oacc)[ON], float mul) {
   float mx[R], alpha[R], mu[R], ls[R];
 #pragma unroll
   for (int r = 0; r < R; r++) { mx[r] = -INFINITY; ls[r] = 0.f; }
 #pragma unroll
   for (int e = 0; e < SN; e++) mx[A::slot(e)] = max_nan(mx[A::slot(e)], s[e]);
+  bool same = true;
 #pragma unroll
   for (int r = 0; r < R; r++) {
     mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR0));
     if (L::XOR1) mx[r] = max_nan(mx[r], shfl_xor(mx[r], L::XOR1));
-    const float mn = max_nan(m[r], mx[r]);
+    const float mn = max_nan(m[r], mx[r] * mul);
     // nothing visible yet: keep the zero sums rather than exp2(-inf - -inf)
     alpha[r] = mn == -INFINITY ? 1.f : fl_exp2(m[r] - mn);
     mu[r] = mn == -INFINITY ? 0.f : mn;
     m[r] = mn;
+    same = same && alpha[r] == 1.f;
   }
 #pragma unroll
   for (int e = 0; e < SN; e++) {
-    s[e] = fl_exp2(s[e] - mu[A::slot(e)]);
+    s[e] = fl_exp2(fmaf(s[e], mul, -mu[A::slot(e)]));
     ls[A::slot(e)] += s[e];
   }
 #pragma unroll
   for (int r = 0; r < R; r++) l[r] = l[r] * alpha[r] + ls[r];
+#if RT_CUDA
+  // once a row's maximum has settled its factor is exactly 1: the warp skips the multiplies
+  if (__all_sync(0xffffffffu, same)) return;
+#endif
 #pragma unroll
   for (int e = 0; e < ON; e++) oacc[e] *= alpha[A::slot(e)];
 }
@@ -570,18 +633,26 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
     i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
     i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
   typedef FlCfg<HD> C;
+#if RT_CUDA
+  typedef FlNv<T, HD, C::WR / 16> A;
+  // C::LDS_ELEMS of T, dynamic: past the 48 KiB a kernel may declare statically at head dim 96
+  // and 128 (the host passes the size, gpu/flash.ts's fwdShape)
+  extern __shared__ __align__(16) unsigned char fl_dyn[];
+  T* const lds = (T*)fl_dyn;
+#else
   typedef FlArch<T, HD, FL_FAMILY> A;
-  constexpr int BN = C::BN, LD = C::LD, SN = A::SN, ON = A::ON, R = L::ROWS_PER_LANE;
   __shared__ __attribute__((aligned(16))) T lds[C::LDS_ELEMS];
+#endif
+  constexpr int BN = C::BN, LD = C::LD, SN = A::SN, ON = A::ON, R = A::R, WR = A::WR;
   T* const qsm = lds;
   T* const ksm = lds + C::Q_ROWS * LD;
   T* const vsm = ksm + BN * LD;
 
   const u32 bh = blockIdx.x, bi = bh / hq, h = bh % hq, kh = h / (hq / hkv);
   // the most expensive query blocks (causal: the last) go first, so the tail of the grid is short
-  // rows of this block: a wave per 16 rows (times the column split), at most C::BM (the LDS
+  // rows of this block: a wave per WR rows (times the column split), at most C::BM (the LDS
   // holds that many query rows; the host never launches more)
-  const u32 waves = blockDim.x / (u32)(L::WAVE * C::CS), bm = 16 * waves;
+  const u32 waves = blockDim.x / (u32)(L::WAVE * C::CS), bm = WR * waves;
   if (bm > (u32)C::BM) return;
   const u32 mb = gridDim.y - 1 - blockIdx.y, m0 = mb * bm;
   // wave: its 16 query rows (w) and its share of the output columns (from column tile ct0)
@@ -616,13 +687,18 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   }
   const u32 jfirst = (u32)(kbeg / BN) * BN;
 
-  fl_tile<T, HD>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
+  fl_tile<T, HD, false, true>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
+  // Q read from LDS in the loop (NVIDIA, two m-tiles): the first key block's wait covers it too
+#if RT_CUDA
+  if (C::Q_ROWS == 0) fl_wait<0>();
+#else
   fl_wait<0>();
+#endif
 #if RT_HIP
   if (L::WAVE == 64) fb = sfb;
 #endif
   typename A::QF qf;
-  const T* qw = qsm + w * 16 * LD;
+  const T* qw = qsm + w * WR * LD;
   A::load_q(qf, qw, lane);
   if (C::Q_ROWS == 0) __syncthreads();  // Q's LDS becomes K and V
 
@@ -633,34 +709,32 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   for (int e = 0; e < ON; e++) oacc[e] = 0.f;
   const float sl2 = scale * 1.4426950408889634f;
 
-  if (jfirst < kend) fl_tile<T, HD>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if (jfirst < kend) fl_tile<T, HD, false, true>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
     const int nvalid = (int)min((i64)BN, (i64)tk - j0);
-    fl_tile<T, HD, C::Q_ROWS != 0>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
+    fl_tile<T, HD, C::VT, true>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qw, ksm, lane);
     __syncthreads();  // every wave is done with K: the next block's K may load
-    if ((i64)j0 + BN < kend) fl_tile<T, HD>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
     else fl_commit();  // an empty group, so the wait for V below counts the same
 
     // masking only where this key block can hide something from some row of the block
-    const bool edge = (i64)j0 + BN > (i64)tk || maskKind != 0 ||
+    // (and for a scale that is not positive, which the unmasked path's maximum assumes)
+    const bool edge = (i64)j0 + BN > (i64)tk || maskKind != 0 || !(sl2 > 0.f) ||
         (hasDiag && ((i64)j0 + BN - 1 > (i64)m0 + diag || (window > 0 && (i64)j0 <= qlast + diag - window)));
     if (edge) {
       int lo[R], hi[R];
 #pragma unroll
-      for (int r = 0; r < R; r++) fl_range<BN>((i64)m0 + w * 16 + A::slot_row(lane, r), j0, tk, hasDiag, diag, window, lo[r], hi[r]);
+      for (int r = 0; r < R; r++) fl_range<BN>((i64)m0 + w * WR + A::slot_row(lane, r), j0, tk, hasDiag, diag, window, lo[r], hi[r]);
       fl_scale<A, R, SN>(s, lo, hi, sl2, lane);
       if (maskKind != 0) {
-        const u32 row0 = m0 + w * 16;
+        const u32 row0 = m0 + w * WR;
         fl_mask<T, A, SN>(s, fb.mrow, fb.msk, j0, lane, maskKind,
             [&](int e) { const u32 i = row0 + (u32)A::row(lane, e); return i < tq ? (i64)i * fb.mst : (i64)-1; });
       }
-    } else {
-#pragma unroll
-      for (int e = 0; e < SN; e++) s[e] *= sl2;
     }
-    fl_online<A, R, SN, ON>(s, m, l, oacc);
+    fl_online<A, R, SN, ON>(s, m, l, oacc, edge ? 1.f : sl2);
 
     fl_wait<1>();  // V of this block is in (the next K may still be loading)
     A::pv(oacc, s, vsm, lane, ct0);
@@ -668,8 +742,8 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   }
 
   fl_fold<R>(l);
-  T* ob = fb.ob + (u64)w * 16 * d;
-  const u32 rows = tq > m0 + w * 16 ? min(16u, tq - m0 - w * 16) : 0u;
+  T* ob = fb.ob + (u64)w * WR * d;
+  const u32 rows = tq > m0 + w * WR ? min((u32)WR, tq - m0 - w * WR) : 0u;
 #pragma unroll
   for (int e = 0; e < ON; e++) {
     const int r = A::row(lane, e), c = ct0 * 16 + A::col(lane, e);
@@ -695,9 +769,9 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
     u32 splits, u32 perSplit) {
   typedef FlCfg<HD> C;
   typedef FlArch<T, HD, FL_FAMILY> A;
-  constexpr int BN = C::BN, LD = C::LD, SN = A::SN, ON = A::ON, R = L::ROWS_PER_LANE, CH = HD / 8;
+  constexpr int BN = C::BN, LD = C::LD, SN = A::SN, ON = A::ON, R = A::R, CH = HD / 8;
   // AMD keeps the 16 query rows in LDS for every product; NVIDIA holds them in registers
-  constexpr int QR = C::Q_ROWS ? 16 : 0;
+  constexpr int QR = C::VT ? 16 : 0;
   __shared__ __attribute__((aligned(16))) T lds[(QR + BN) * LD + C::V_ELEMS];
   T* const qsm = lds;
   T* const ksm = lds + QR * LD;
@@ -761,14 +835,14 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   const float sl2 = scale * 1.4426950408889634f;
 
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
-    fl_tile<T, HD, QR != 0, true>(vsm, vb + (i64)j0 * vst, vst, BN, (int)min((i64)BN, (i64)tk - j0), d, vv);
+    fl_tile<T, HD, C::VT, true>(vsm, vb + (i64)j0 * vst, vst, BN, (int)min((i64)BN, (i64)tk - j0), d, vv);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qsm, ksm, lane);
     __syncthreads();
     if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
     else fl_commit();
 
-    const bool edge = (i64)j0 + BN > (i64)je || maskKind != 0 ||
+    const bool edge = (i64)j0 + BN > (i64)je || maskKind != 0 || !(sl2 > 0.f) ||
         (hasDiag && ((i64)j0 + BN - 1 > diag || (window > 0 && (i64)j0 <= (i64)tq - 1 + diag - window)));
     if (edge) {
       int lo[R], hi[R];
@@ -786,11 +860,8 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
         }
         fl_mask<T, A, SN>(s, mask, msk, j0, lane, maskKind, [&](int e) { return mro[A::slot(e)]; });
       }
-    } else {
-#pragma unroll
-      for (int e = 0; e < SN; e++) s[e] *= sl2;
     }
-    fl_online<A, R, SN, ON>(s, m, l, oacc);
+    fl_online<A, R, SN, ON>(s, m, l, oacc, edge ? 1.f : sl2);
     fl_wait<1>();  // V of this block is in
     A::pv(oacc, s, vsm, lane, ct0);
     __syncthreads();

@@ -24,6 +24,7 @@ export const CUDA_ALIASES: readonly NativeAlias[] = [
   { name: 'CUdevice', c: 'CUdevice', cls: 'int32', koffi: 'int' },
   { name: 'CUdevice_attribute', c: 'CUdevice_attribute', cls: 'enum' },
   { name: 'CUjit_option', c: 'CUjit_option', cls: 'enum' },
+  { name: 'CUfunction_attribute', c: 'CUfunction_attribute', cls: 'enum' },
   // CUdeviceptr is an integer in the driver API: koffi passes it as one, we hand it a bigint
   { name: 'CUdeviceptr', c: 'CUdeviceptr', cls: 'uint64', koffi: 'unsigned long long' },
   { name: 'CUcontext', c: 'CUcontext', cls: 'pointer', handle: true },
@@ -100,6 +101,8 @@ export const CUDA_FUNCTIONS = {
     proto: 'CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)',
     optional: true,
   },
+  // a kernel's dynamic shared memory past 48 KiB must be allowed first (flash_fwd takes 68 KiB)
+  cuFuncSetAttribute: { proto: 'CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)' },
   cuLaunchKernel: {
     proto: 'CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, ' +
       'unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, ' +
@@ -143,6 +146,8 @@ export const CUDA_CONST = {
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 16,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 97,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: 8,
   // blocking with respect to the legacy NULL stream, so the synchronous cuMemcpy calls (which
   // run there) stay ordered after work queued on our streams
   CU_STREAM_DEFAULT: 0,
@@ -214,6 +219,7 @@ export interface CudaFns {
   cuModuleGetFunction(out: BigUint64Array, m: H, name: string): R;
   cuModuleUnload(m: H): R;
   cuFuncGetParamInfo(f: H, index: number, offset: BigUint64Array, size: BigUint64Array): R;
+  cuFuncSetAttribute(f: H, attrib: number, value: number): R;
   cuLaunchKernel(f: H, gx: number, gy: number, gz: number, bx: number, by: number, bz: number,
     shared: number, s: Hn, kernelParams: null, extra: bigint): R;
   cuStreamBeginCapture_v2(s: Hn, mode: number): R;

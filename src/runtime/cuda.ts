@@ -33,7 +33,13 @@ class Wrapped {
 class CuStream extends Wrapped {}
 class CuEvent extends Wrapped { constructor(ptr: bigint, owner: CudaRuntime, readonly timing: boolean) { super(ptr, owner, 'event'); } }
 class CuModule extends Wrapped { readonly functions: CuFunction[] = []; }
-class CuFunction extends Wrapped { constructor(ptr: bigint, owner: CudaRuntime, readonly name: string, readonly module: CuModule) { super(ptr, owner, `function ${name}`); } }
+class CuFunction extends Wrapped {
+  /** dynamic shared memory the function was allowed past the default 48 KiB */
+  sharedAllowed = 0;
+  constructor(ptr: bigint, owner: CudaRuntime, readonly name: string, readonly module: CuModule) { super(ptr, owner, `function ${name}`); }
+}
+/** dynamic shared memory a launch may take without cuFuncSetAttribute */
+const SHARED_DEFAULT_MAX = 48 * 1024;
 class CuGraphExec extends Wrapped {}
 class CuPinned implements PinnedBuffer {
   alive = true;
@@ -443,12 +449,26 @@ class CudaRuntime implements GpuRuntime {
     return params;
   }
 
+  /** lets `fn` launch with `bytes` of dynamic shared memory (once a function and size; not a
+   *  stream operation, so allowed while a stream captures) */
+  private allowShared(fn: CuFunction, bytes: number): void {
+    const c = CUDA_CONST;
+    const code = this.f.cuFuncSetAttribute(fn.ptr, c.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+    if (code !== c.CUDA_SUCCESS) {
+      const most = this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 'MAX_SHARED_MEMORY_PER_BLOCK_OPTIN');
+      throw cudaError(code, `cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${bytes}) on ${this.label}: ` +
+        `a block of this device may take at most ${most} bytes of shared memory`, 'cuFuncSetAttribute', this.d.errorText);
+    }
+    fn.sharedAllowed = bytes;
+  }
+
   launch(f: GpuFunction, grid: readonly [number, number, number], block: readonly [number, number, number],
     sharedBytes: number, stream: GpuStream, args: Uint8Array): void {
     const fn = this.unwrap(f, CuFunction, 'function', 'launch');
     const s = this.streamPtr(stream, 'launch');
     checkLaunchDims(fn.name, grid, block, sharedBytes);
     this.enter();
+    if (sharedBytes > SHARED_DEFAULT_MAX && sharedBytes > fn.sharedAllowed) this.allowShared(fn, sharedBytes);
     this.launchBlock.pack(args);
     const code = this.f.cuLaunchKernel(fn.ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, s,
       null, this.launchBlock.extra);

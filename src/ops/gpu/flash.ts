@@ -16,14 +16,18 @@ export const FLASH_HEAD_DIMS = [64, 80, 96, 128, 256] as const;
 const MAX_GRID_Y = 65535;
 
 /**
- * Query rows per block and threads per block, as flash.hip's FlCfg has them: a wave per 16 rows,
- * 8 waves on NVIDIA up to head dim 128 (else 4); on AMD 256 threads over 64 rows (wave64: 4
- * waves; wave32: 8, two per 16 rows). Measured on an H200 (b8 h16 s4096 d128 bf16, full): 128
- * rows 4.81 ms, 64 rows 5.53 ms.
+ * A flash_fwd block as flash.hip's FlCfg has it: query rows, threads and dynamic LDS bytes.
+ * NVIDIA: four warps, 32 rows each up to head dim 128 (Q, a K block of 64 keys and a V block in
+ * LDS, rows padded by 8 elements: 68 KiB at head dim 128), 16 each past it (Q in registers, 32
+ * keys a block). AMD: 256 threads over 64 rows in static LDS (wave64: 4 waves; wave32: 8, two per
+ * 16 rows). Measured on an H200 (b8 h16 s4096 d128 bf16, full): 8 warps of 16 rows 4.81 ms
+ * against 4 of 16 5.53 ms.
  */
-function blockShape(cuda: boolean, bucket: number): { rows: number; threads: number } {
-  if (!cuda) return { rows: 64, threads: 256 };
-  return bucket <= 128 ? { rows: 128, threads: 256 } : { rows: 64, threads: 128 };
+export function fwdShape(cuda: boolean, bucket: number): { rows: number; threads: number; shared: number } {
+  if (!cuda) return { rows: 64, threads: 256, shared: 0 };
+  const wide = bucket <= 128, rows = wide ? 128 : 64, keys = wide ? 64 : 32, ld = bucket + 8;
+  const elems = Math.max(((wide ? rows : 0) + 2 * keys) * ld, rows * ld);
+  return { rows, threads: 128, shared: 2 * elems };
 }
 
 const bucketOf = (d: number): number | undefined => FLASH_HEAD_DIMS.find((b) => d <= b);
@@ -99,8 +103,8 @@ export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionP
   return filled(out, (temps) => {
     const bucket = bucketOf(d)!;
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
-    const { rows, threads } = blockShape(dev.runtime.info.vendor === 'cuda', bucket);
-    dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucket}`, [b * hq, Math.ceil(tq / rows), 1], [threads, 1, 1], 0, dev.stream, [
+    const { rows, threads, shared } = fwdShape(dev.runtime.info.vendor === 'cuda', bucket);
+    dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucket}`, [b * hq, Math.ceil(tq / rows), 1], [threads, 1, 1], shared, dev.stream, [
       base(out), base(q), base(k), base(v), mask ? base(mask) : base(out), ...tail]);
   });
 }
