@@ -114,25 +114,17 @@ RT_DEVICE void fl_ldsm_t(u32 (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
       : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(fl_saddr(p)));
 }
+// c += A B, or with fl_mma0 c = A B (the accumulator's registers are the instruction's zero,
+// not cleared first). FL_MMA's arguments after O are further inputs, each after a comma.
+#define FL_MMA(TY, C, O, ...) asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, " C ";" \
+    : O(c[0]), O(c[1]), O(c[2]), O(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1) __VA_ARGS__)
 template <class T> RT_DEVICE void fl_mma(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1);
-template <> RT_DEVICE void fl_mma<bf16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-template <> RT_DEVICE void fl_mma<f16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-// c = A B: the accumulator's registers are the instruction's zero, not cleared first
+template <> RT_DEVICE void fl_mma<bf16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) { FL_MMA("bf16", "{%0,%1,%2,%3}", "+f"); }
+template <> RT_DEVICE void fl_mma<f16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) { FL_MMA("f16", "{%0,%1,%2,%3}", "+f"); }
 template <class T> RT_DEVICE void fl_mma0(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1);
-template <> RT_DEVICE void fl_mma0<bf16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
-      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.f));
-}
-template <> RT_DEVICE void fl_mma0<f16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
-      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.f));
-}
+template <> RT_DEVICE void fl_mma0<bf16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) { FL_MMA("bf16", "{%10,%10,%10,%10}", "=f", , "f"(0.f)); }
+template <> RT_DEVICE void fl_mma0<f16>(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) { FL_MMA("f16", "{%10,%10,%10,%10}", "=f", , "f"(0.f)); }
+#undef FL_MMA
 // two f32 to the input type, round to nearest even; lo in the low half
 template <class T> RT_DEVICE u32 fl_pack(float lo, float hi);
 template <> RT_DEVICE u32 fl_pack<bf16>(float lo, float hi) {
@@ -163,7 +155,8 @@ template <class T, int HD, int MT> struct FlNv {
 #pragma unroll
     for (int kk = 0; kk < HD / 16; kk++) fl_ldsm(qf.a[kk], p + kk * 16);
   }
-  static RT_DEVICE float (&tile(float* x, int n8, int mt))[4] { return *(float(*)[4])&x[4 * (n8 * MT + mt)]; }
+  // the accumulator tile (n8 tile n8, m-tile mt) of s or o
+  template <class F> static RT_DEVICE F (&tile(F* x, int n8, int mt))[4] { return *(F(*)[4])&x[4 * (n8 * MT + mt)]; }
   static RT_DEVICE void qk(float (&s)[SN], const QF& qf, const T* qs, const T* ks, u32 lane) {
     // matrices: keys +0 / +8 (bit 1 of l / 8), head-dim columns +0 / +8 (bit 0): b0 b1 of two
     // adjacent n8 tiles
@@ -206,8 +199,8 @@ template <class T, int HD, int MT> struct FlNv {
       u32 a[MT][4];
 #pragma unroll
       for (int mt = 0; mt < MT; mt++) {
-        const float* s0 = &s[4 * (2 * kk * MT + mt)];
-        const float* s1 = &s[4 * ((2 * kk + 1) * MT + mt)];
+        const float(&s0)[4] = tile(s, 2 * kk, mt);
+        const float(&s1)[4] = tile(s, 2 * kk + 1, mt);
         a[mt][0] = fl_pack<T>(s0[0], s0[1]);
         a[mt][1] = fl_pack<T>(s0[2], s0[3]);
         a[mt][2] = fl_pack<T>(s1[0], s1[1]);

@@ -23,7 +23,7 @@ const MAX_GRID_Y = 65535;
  * 16 rows). Measured on an H200 (b8 h16 s4096 d128 bf16, full): 8 warps of 16 rows 4.81 ms
  * against 4 of 16 5.53 ms.
  */
-export function fwdShape(cuda: boolean, bucket: number): { rows: number; threads: number; shared: number } {
+function fwdShape(cuda: boolean, bucket: number): { rows: number; threads: number; shared: number } {
   if (!cuda) return { rows: 64, threads: 256, shared: 0 };
   const wide = bucket <= 128, rows = wide ? 128 : 64, keys = wide ? 64 : 32, ld = bucket + 8;
   const elems = Math.max(((wide ? rows : 0) + 2 * keys) * ld, rows * ld);

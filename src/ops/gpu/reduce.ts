@@ -59,6 +59,9 @@ export function groupGrid(dev: Device, rows: number, block: number, group: numbe
 /** element offset of a tensor's first element, for kernels that take base pointer + offset */
 export const base = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
 export const offsetOf = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
+/** an optional operand's pointer and offset: the null pointer and 0 when absent */
+export const baseOrNull = (t: Tensor | null): KernelArg => (t ? base(t) : arg.ptr(NULL_PTR));
+export const offsetOrZero = (t: Tensor | null): KernelArg => (t ? offsetOf(t) : arg.i64(0));
 
 /**
  * The dtypes whose one-warp-per-row reductions go to the lean _rows32 kernels (32-bit row
@@ -193,8 +196,8 @@ function withPartials(op: ReduceOp, dtype: DType, out: Tensor, segs: number, cou
   const isArg = op === 'argmin' || op === 'argmax';
   const pv = split ? Tensor.empty([segs * outer], accDType(dtype), dev) : null;
   const pi = split && isArg ? Tensor.empty([segs * outer], 'u32', dev) : null;
-  const pvArg = pv ? base(pv) : arg.ptr(NULL_PTR);
-  const piArg = pi ? base(pi) : arg.ptr(NULL_PTR);
+  const pvArg = baseOrNull(pv);
+  const piArg = baseOrNull(pi);
   try {
     launch(pvArg, piArg);
     if (split) {

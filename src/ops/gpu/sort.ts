@@ -14,14 +14,12 @@ import type { Device } from '../../device.ts';
 import type { DType } from '../../dtype.ts';
 import { TensorError } from '../../errors.ts';
 import { Tensor } from '../../tensor.ts';
-import { NULL_PTR as NULL } from '../../runtime/gpu.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { RADIX_ROW_ITEMS } from '../../runtime/kernel-sigs-sort.ts';
-import { base, offsetOf } from './reduce.ts';
+import { base, baseOrNull, offsetOf, offsetOrZero } from './reduce.ts';
 import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixCountsLdsBytes, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
 
 const FILE = 'sort.hip';
-const NULL_PTR: KernelArg = arg.ptr(NULL);
 
 /**
  * Rows up to this long take the bitonic kernel, longer ones the radix kernels. A block of the
@@ -69,7 +67,7 @@ function bitonicRows(c: Tensor, rows: number, cols: number, d: KernelArg, idx: T
   const block = Math.min(k.preferredBlockSize, Math.max(dev.runtime.info.warpSize, cap / 2));
   const per = Math.max(1, Math.floor((2 * block) / cap));
   k.launch(FILE, `sort_rows_${dt}`, blocks(dev, Math.ceil(rows / per)), [block, 1, 1], per * cap * bitonicRecBytes(dt), dev.stream, [
-    base(idx), vals ? base(vals) : NULL_PTR, base(c), offsetOf(idx), vals ? offsetOf(vals) : arg.i64(0), offsetOf(c),
+    base(idx), baseOrNull(vals), base(c), offsetOf(idx), offsetOrZero(vals), offsetOf(c),
     arg.u64(rows), arg.u64(cols), arg.u32(cap), arg.u32(per), d]);
 }
 
@@ -87,7 +85,7 @@ function radixRows(op: string, c: Tensor, rows: number, cols: number, d: KernelA
   const lds = radixLdsBytes(dev, dt, RADIX * items);
   checkRadixBlock(op, c, lds);
   dev.kernels.launch(FILE, `radix_rows${items}_${dt}`, gridFor(dev, rows), [RADIX, 1, 1], lds, dev.stream, [
-    base(idx), vals ? base(vals) : NULL_PTR, base(c), offsetOf(idx), vals ? offsetOf(vals) : arg.i64(0), offsetOf(c),
+    base(idx), baseOrNull(vals), base(c), offsetOf(idx), offsetOrZero(vals), offsetOf(c),
     arg.u64(rows), arg.u64(cols), d]);
 }
 
@@ -122,8 +120,8 @@ function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: bool
       const last = p === passes - 1;
       const ko = last ? vals : pp[p % 2]!.v, io = last ? idx : pp[p % 2]!.i;
       k.launch(FILE, `radix_sweep_${dt}`, grid, block, lds, s, [
-        ko ? base(ko) : NULL_PTR, base(io), base(ki), ii ? base(ii) : NULL_PTR, base(ws),
-        ko ? offsetOf(ko) : arg.i64(0), offsetOf(io), offsetOf(ki), ii ? offsetOf(ii) : arg.i64(0),
+        baseOrNull(ko), base(io), base(ki), baseOrNull(ii), base(ws),
+        offsetOrZero(ko), offsetOf(io), offsetOf(ki), offsetOrZero(ii),
         arg.u64(rows), arg.u64(cols), arg.u32(tiles), arg.u32(p), arg.u32(passes), d]);
     }
   } finally {

@@ -10,15 +10,13 @@
 import type { Device } from '../../device.ts';
 import type { DType } from '../../dtype.ts';
 import { Tensor } from '../../tensor.ts';
-import { NULL_PTR as NULL } from '../../runtime/gpu.ts';
-import { arg, type KernelArg } from '../../runtime/kernels.ts';
+import { arg } from '../../runtime/kernels.ts';
 import { copyInto } from '../copy.ts';
-import { base, offsetOf } from './reduce.ts';
+import { base, baseOrNull, offsetOf, offsetOrZero } from './reduce.ts';
 import { RADIX, TOPK_MAX, checkRadixBlock, checkUnits, gridFor, rowsView, topkItems, topkLdsBytes } from './radix.ts';
 import { sortRows } from './sort.ts';
 
 const FILE = 'topk.hip';
-const NULL_PTR: KernelArg = arg.ptr(NULL);
 
 /**
  * Blocks a multiprocessor the plan counts on being resident at once: topk.hip asks NVIDIA's
@@ -66,8 +64,8 @@ function selectRows(c: Tensor, rows: number, cols: number, k: number, largest: b
       const oi = last ? idx : Tensor.empty([rows, ostride], 'u32', dev);
       if (!last) temps.push(ov, oi);
       dev.kernels.launch(FILE, `topk_${dt}`, gridFor(dev, rows * slices), [RADIX, 1, 1], lds, dev.stream, [
-        base(ov), base(oi), base(cur), curIdx ? base(curIdx) : NULL_PTR,
-        offsetOf(ov), offsetOf(oi), offsetOf(cur), curIdx ? offsetOf(curIdx) : arg.i64(0),
+        base(ov), base(oi), base(cur), baseOrNull(curIdx),
+        offsetOf(ov), offsetOf(oi), offsetOf(cur), offsetOrZero(curIdx),
         arg.u64(rows), arg.u64(n), arg.u64(ld), arg.u64(slen), arg.u64(ostride), arg.u32(k), arg.u32(largest ? 1 : 0)]);
       if (last) return;
       cur = ov; curIdx = oi; n = ocols; ld = ostride;
