@@ -450,10 +450,11 @@ RT_DEVICE void fl_commit() {
 // n rows of a strided [rows, d] source into LDS rows of LD (TR: transposed, into columns of rows
 // VLD apart), zero past `valid` rows and past column d. vec: 16-byte pieces (d, strides and base
 // 8-element aligned), asynchronous on NVIDIA (cp.async, waited by fl_wait); else one by one.
-template <class T, int HD, bool TR = false, bool WALK = false>
+// NT: the block's thread count where the kernel fixes it (0: blockDim.x)
+template <class T, int HD, bool TR = false, bool WALK = false, int NT = 0>
 RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d, bool vec) {
   constexpr int LD = FlCfg<HD>::LD, VLD = FlCfg<HD>::VLD, CH = HD / 8;
-  const int nt = (int)blockDim.x;
+  const int nt = NT > 0 ? NT : (int)blockDim.x;
 #if RT_CUDA
   // WALK: a fixed 16-byte column a thread and rows nt / CH apart, the source walked by pointer,
   // with no division per copy: a one-wave decode block issues 64 copies of a key block (bf16,
@@ -464,9 +465,25 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
     const T* from = src + (i64)((int)threadIdx.x / CH) * stride + c * 8;
     const i64 jump = (i64)step * stride;
     u32 to = fl_saddr(dst + ((int)threadIdx.x / CH) * LD + c * 8);
-    for (int r = (int)threadIdx.x / CH; r < n; r += step, from += jump, to += (u32)(step * LD * (int)sizeof(T))) {
-      const bool in = colIn && r < valid;
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(to), "l"(in ? from : src), "r"(in ? 16 : 0));
+    const u32 toStep = (u32)(step * LD * (int)sizeof(T));
+    constexpr int STEP = NT > 0 && NT % CH == 0 ? NT / CH : 0;
+    if (colIn && valid >= n && STEP > 0 && n % (STEP > 0 ? STEP : 1) == 0) {
+      // every row in and the thread count fixed: n / STEP copies a thread (the first row is below
+      // STEP), unrolled, LDS addresses as offsets (a prefill block's per-copy bounds, selects
+      // and loop were a tenth of its key loop's issue)
+#pragma unroll 8
+      for (int i = 0; i < n / (STEP > 0 ? STEP : 1); i++)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to + (u32)i * toStep), "l"(from + i * jump));
+    } else if (colIn && valid >= n) {
+      // every row in: no bounds and no zero fill a copy
+#pragma unroll 4
+      for (int r = (int)threadIdx.x / CH; r < n; r += step, from += jump, to += toStep)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(from));
+    } else {
+      for (int r = (int)threadIdx.x / CH; r < n; r += step, from += jump, to += toStep) {
+        const bool in = colIn && r < valid;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(to), "l"(in ? from : src), "r"(in ? 16 : 0));
+      }
     }
     fl_commit();
     return;
@@ -620,6 +637,12 @@ template <int R> RT_DEVICE void fl_fold(float (&l)[R]) {
   }
 }
 
+// flash_fwd's threads on NVIDIA (the tile copies' fixed count); AMD copies by blockDim.x
+#if RT_CUDA
+#define FL_NT (32 * C::WAVES)
+#else
+#define FL_NT 0
+#endif
 template <class T, int HD>
 RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* mask,
     u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
@@ -647,6 +670,10 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   // holds that many query rows; the host never launches more)
   const u32 waves = blockDim.x / (u32)(L::WAVE * C::CS), bm = WR * waves;
   if (bm > (u32)C::BM) return;
+#if RT_CUDA
+  // the tile copies count on the host's block of C::WAVES warps (FL_NT)
+  if (blockDim.x != (u32)FL_NT) return;
+#endif
   const u32 mb = gridDim.y - 1 - blockIdx.y, m0 = mb * bm;
   // wave: its 16 query rows (w) and its share of the output columns (from column tile ct0)
   const u32 lane = threadIdx.x % (u32)L::WAVE, w = threadIdx.x / (u32)L::WAVE % waves;
@@ -680,7 +707,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   }
   const u32 jfirst = (u32)(kbeg / BN) * BN;
 
-  fl_tile<T, HD, false, true>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
+  fl_tile<T, HD, false, true, FL_NT>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
   // Q read from LDS in the loop (NVIDIA, two m-tiles): the first key block's wait covers it too
 #if RT_CUDA
   if (C::Q_ROWS == 0) fl_wait<0>();
@@ -702,14 +729,14 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   for (int e = 0; e < ON; e++) oacc[e] = 0.f;
   const float sl2 = scale * 1.4426950408889634f;
 
-  if (jfirst < kend) fl_tile<T, HD, false, true>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if (jfirst < kend) fl_tile<T, HD, false, true, FL_NT>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
     const int nvalid = (int)min((i64)BN, (i64)tk - j0);
-    fl_tile<T, HD, C::VT, true>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
+    fl_tile<T, HD, C::VT, true, FL_NT>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qw, ksm, lane);
     __syncthreads();  // every wave is done with K: the next block's K may load
-    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true, FL_NT>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
     else fl_commit();  // an empty group, so the wait for V below counts the same
 
     // masking only where this key block can hide something from some row of the block
