@@ -589,6 +589,29 @@ RT_DEVICE void fl_scale(float (&s)[SN], const int (&lo)[R], const int (&hi)[R], 
   }
 }
 
+// op over each row's scores of the lane (slot r), in four independent chains a row (the scores
+// of each quarter of s) joined at the end: one chain of SN / R dependent steps held the softmax
+template <class A, int R, int SN, class Op>
+RT_DEVICE void fl_rows(const float (&s)[SN], float (&out)[R], Op op) {
+  constexpr int K = SN / R >= 8 && SN % 4 == 0 ? 4 : 1, QS = SN / K;
+  float acc[R][K];
+#pragma unroll
+  for (int e = 0; e < SN; e++) {
+    // the first score of its row in its quarter starts that chain
+    bool first = true;
+#pragma unroll
+    for (int f = e / QS * QS; f < e; f++) first = first && A::slot(f) != A::slot(e);
+    float& a = acc[A::slot(e)][e / QS];
+    a = first ? s[e] : op(a, s[e]);
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    out[r] = acc[r][0];
+#pragma unroll
+    for (int c = 1; c < K; c += 2) out[r] = c + 1 < K ? op(out[r], op(acc[r][c], acc[r][c + 1])) : op(out[r], acc[r][c]);
+  }
+}
+
 // One key block's online-softmax step in the log2 domain: the scores s, scaled to it by `mul`
 // (1 where the caller scaled and masked them already; else a positive scale, applied in the
 // exponent's FMA: the maximum of scores scaled by a positive factor is the scaled maximum),
@@ -597,10 +620,7 @@ RT_DEVICE void fl_scale(float (&s)[SN], const int (&lo)[R], const int (&hi)[R], 
 template <class A, int R, int SN, int ON>
 RT_DEVICE void fl_online(float (&s)[SN], float (&m)[R], float (&l)[R], float (&oacc)[ON], float mul) {
   float mx[R], alpha[R], mu[R], ls[R];
-#pragma unroll
-  for (int r = 0; r < R; r++) { mx[r] = -INFINITY; ls[r] = 0.f; }
-#pragma unroll
-  for (int e = 0; e < SN; e++) mx[A::slot(e)] = max_nan(mx[A::slot(e)], s[e]);
+  fl_rows<A, R, SN>(s, mx, [](float a, float b) { return max_nan(a, b); });
   bool same = true;
 #pragma unroll
   for (int r = 0; r < R; r++) {
@@ -614,10 +634,8 @@ RT_DEVICE void fl_online(float (&s)[SN], float (&m)[R], float (&l)[R], float (&o
     same = same && alpha[r] == 1.f;
   }
 #pragma unroll
-  for (int e = 0; e < SN; e++) {
-    s[e] = fl_exp2(fmaf(s[e], mul, -mu[A::slot(e)]));
-    ls[A::slot(e)] += s[e];
-  }
+  for (int e = 0; e < SN; e++) s[e] = fl_exp2(fmaf(s[e], mul, -mu[A::slot(e)]));
+  fl_rows<A, R, SN>(s, ls, [](float a, float b) { return a + b; });
 #pragma unroll
   for (int r = 0; r < R; r++) l[r] = l[r] * alpha[r] + ls[r];
 #if RT_CUDA
@@ -668,11 +686,14 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   // the most expensive query blocks (causal: the last) go first, so the tail of the grid is short
   // rows of this block: a wave per WR rows (times the column split), at most C::BM (the LDS
   // holds that many query rows; the host never launches more)
+#if RT_CUDA
+  // the tile copies count on the host's block of C::WAVES warps (FL_NT); a constant count also
+  // keeps the warp's index free of a division (its result was spilled and reloaded each key block)
+  if (blockDim.x != (u32)FL_NT) return;
+  const u32 waves = C::WAVES, bm = WR * waves;
+#else
   const u32 waves = blockDim.x / (u32)(L::WAVE * C::CS), bm = WR * waves;
   if (bm > (u32)C::BM) return;
-#if RT_CUDA
-  // the tile copies count on the host's block of C::WAVES warps (FL_NT)
-  if (blockDim.x != (u32)FL_NT) return;
 #endif
   const u32 mb = gridDim.y - 1 - blockIdx.y, m0 = mb * bm;
   // wave: its 16 query rows (w) and its share of the output columns (from column tile ct0)

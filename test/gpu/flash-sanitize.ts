@@ -17,6 +17,10 @@ const cases: [number[], number[], Causal, number | undefined, 'u8' | 'add' | und
   [[1, 2, 40, 96], [1, 2, 70, 96], 'bottom-right', 20, 'add'],
   [[1, 2, 33, 256], [1, 2, 50, 256], 'top-left', undefined, 'u8'],
   [[1, 2, 40, 33], [1, 2, 50, 33], 'bottom-right', undefined, undefined],
+  // several 128-row blocks: causal ones with different key ranges, and (bottom-right, 300
+  // queries over 100 keys) blocks with no key beside one with some
+  [[1, 2, 300, 128], [1, 2, 300, 128], 'top-left', undefined, undefined],
+  [[1, 2, 300, 64], [1, 1, 100, 64], 'bottom-right', undefined, undefined],
 ];
 let worst = 0;
 for (const dt of ['f16', 'bf16'] as const) {
