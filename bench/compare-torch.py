@@ -100,6 +100,9 @@ def prepare(c):
         a = torch.empty(shape[0], dtype=torch.uint8, device="cuda").random_(0, 256)
         b = torch.empty_like(a)
         return lambda i: b.copy_(a)
+    if op == "fill":
+        a = torch.empty(shape[0], dtype=torch.uint8, device="cuda")
+        return lambda i: a.fill_(0x5A)
     if op == "gemm":
         m, n, k = shape
         a, b = rand([m, k], dt, -1, 1), rand([k, n], dt, -1, 1)

@@ -77,6 +77,13 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
       owned.push(a.t, b.t);
       return { ...done, run: () => dev.runtime.copyDtoDAsync(b.ptr, a.ptr, bytes, dev.stream) };
     }
+    case 'fill': {
+      const bytes = c.shape[0]!;
+      const a = rawRandom(dev, bytes, 'u8');
+      owned.push(a.t);
+      // not zero: a zero fill could meet a shortcut a random op's output never does
+      return { ...done, run: () => dev.runtime.memsetAsync(a.ptr, 0x5a, bytes, dev.stream) };
+    }
     case 'gemm': {
       const [m, n, k] = c.shape as [number, number, number];
       const sz = DTYPE_INFO[c.dtype].size;

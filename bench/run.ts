@@ -77,10 +77,11 @@ for (const c of cases) {
   console.log(`  ${c.id}: ${what}`);
 }
 
-const ceilings: Ceilings = { copyGBs: null, gemmTFs: {} };
+const ceilings: Ceilings = { copyGBs: null, writeGBs: null, gemmTFs: {} };
 for (const r of rows) {
   if (r.status !== 'ok' || !r.medianMs) continue;
   if (r.kind === 'ceiling-memory') ceilings.copyGBs = r.bytes / (r.medianMs / 1e3) / 1e9;
+  if (r.kind === 'ceiling-write') ceilings.writeGBs = r.bytes / (r.medianMs / 1e3) / 1e9;
   if (r.kind === 'ceiling-compute') ceilings.gemmTFs[r.dtype] = r.flops / (r.medianMs / 1e3) / 1e12;
 }
 

@@ -31,6 +31,8 @@ export interface Row {
 
 export interface Ceilings {
   copyGBs: number | null;
+  /** write-only bandwidth (the driver's memset), what random-number rows are held to */
+  writeGBs: number | null;
   gemmTFs: Record<string, number>;
 }
 
@@ -48,12 +50,14 @@ export function throughput(r: Row): { text: string; value: number | null } {
   return { text: `${v.toFixed(0)} GB/s`, value: v };
 }
 
+const writeOnly = (r: Row): boolean => r.op === 'rand' || r.op === 'randn';
+
 function ceilingShare(r: Row, c: Ceilings): string {
   if (r.kind.startsWith('ceiling')) return 'ceiling';
   const t = throughput(r).value;
   if (t === null) return '';
   // f16 and bf16 matmul (and convolution, attention) share the tensor-core rate; f32 is held to the f32 GEMM
-  const ref = r.flops ? c.gemmTFs[r.dtype] ?? null : c.copyGBs;
+  const ref = r.flops ? c.gemmTFs[r.dtype] ?? null : writeOnly(r) ? c.writeGBs : c.copyGBs;
   return ref ? `${((100 * t) / ref).toFixed(0)}%` : '';
 }
 
@@ -85,10 +89,11 @@ export function printTable(rows: readonly Row[], ceilings: Ceilings, torch: Torc
     table.push(line);
   }
   console.log(table.toString());
-  const c = ceilings.copyGBs ? `device copy ${ceilings.copyGBs.toFixed(0)} GB/s (read + written)` : 'device copy: not measured';
+  const w = ceilings.writeGBs ? `device write ${ceilings.writeGBs.toFixed(0)} GB/s (memset)` : 'device write: not measured';
+  const c = `${ceilings.copyGBs ? `device copy ${ceilings.copyGBs.toFixed(0)} GB/s (read + written)` : 'device copy: not measured'}, ${w}`;
   const g = Object.entries(ceilings.gemmTFs).map(([d, v]) => `${d} ${v.toFixed(1)}`).join(', ');
   console.log(`ceilings, measured in this run: ${c}; library GEMM TFLOP/s: ${g || 'not measured'}`);
-  console.log('time: GPU time between device events around each op, median; memory ops: % of the copy ceiling; matmul: % of the same-dtype GEMM ceiling');
+  console.log('time: GPU time between device events around each op, median; memory ops: % of the copy ceiling (random numbers: of the write ceiling); matmul: % of the same-dtype GEMM ceiling');
   if (torch) {
     console.log('PyTorch / ours = PyTorch time / our time: >= 1.00 means we are as fast as PyTorch or faster; the host row compares host time per op');
     console.log(torch.error ? `PyTorch comparison: ${torch.error}` : `PyTorch ${torch.version} on ${torch.device}`);
