@@ -590,7 +590,9 @@ RT_DEVICE void fl_scale(float (&s)[SN], const int (&lo)[R], const int (&hi)[R], 
 }
 
 // op over each row's scores of the lane (slot r), in four independent chains a row (the scores
-// of each quarter of s) joined at the end: one chain of SN / R dependent steps held the softmax
+// of each quarter of s) joined at the end: one chain of SN / R dependent steps held the softmax.
+// Every quarter holds scores of every row: a lane's rows repeat every 8 scores or fewer in each
+// layout (NVIDIA m16n8 tiles, MFMA, WMMA), and a quarter is at least that long where K is 4.
 template <class A, int R, int SN, class Op>
 RT_DEVICE void fl_rows(const float (&s)[SN], float (&out)[R], Op op) {
   constexpr int K = SN / R >= 8 && SN % 4 == 0 ? 4 : 1, QS = SN / K;
