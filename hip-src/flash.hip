@@ -72,6 +72,13 @@ template <int HD> struct FlCfg {
 #endif
   static constexpr int WAVES = 4;
   static constexpr int BM = WR * WAVES;
+  // flash_fwd's thread count where the kernel fixes it (NVIDIA: the tile copies unroll over it);
+  // 0 on AMD, which copies by blockDim.x
+#if RT_CUDA
+  static constexpr int NT = 32 * WAVES;
+#else
+  static constexpr int NT = 0;
+#endif
 #if RT_CUDA
   static constexpr int BN = HD > 128 ? 32 : 64;
   // two m-tiles of Q do not fit a lane's registers next to their accumulators: they stay in LDS
@@ -466,13 +473,15 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
     const i64 jump = (i64)step * stride;
     u32 to = fl_saddr(dst + ((int)threadIdx.x / CH) * LD + c * 8);
     const u32 toStep = (u32)(step * LD * (int)sizeof(T));
-    constexpr int STEP = NT > 0 && NT % CH == 0 ? NT / CH : 0;
-    if (colIn && valid >= n && STEP > 0 && n % (STEP > 0 ? STEP : 1) == 0) {
+    // rows a fixed thread count covers in one pass (1 where the count is not fixed: unused then)
+    constexpr bool FIXED = NT > 0 && NT % CH == 0;
+    constexpr int STEP = FIXED ? NT / CH : 1;
+    if (FIXED && colIn && valid >= n && n % STEP == 0) {
       // every row in and the thread count fixed: n / STEP copies a thread (the first row is below
       // STEP), unrolled, LDS addresses as offsets (a prefill block's per-copy bounds, selects
       // and loop were a tenth of its key loop's issue)
 #pragma unroll 8
-      for (int i = 0; i < n / (STEP > 0 ? STEP : 1); i++)
+      for (int i = 0; i < n / STEP; i++)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to + (u32)i * toStep), "l"(from + i * jump));
     } else if (colIn && valid >= n) {
       // every row in: no bounds and no zero fill a copy
@@ -657,12 +666,6 @@ template <int R> RT_DEVICE void fl_fold(float (&l)[R]) {
   }
 }
 
-// flash_fwd's threads on NVIDIA (the tile copies' fixed count); AMD copies by blockDim.x
-#if RT_CUDA
-#define FL_NT (32 * C::WAVES)
-#else
-#define FL_NT 0
-#endif
 template <class T, int HD>
 RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* mask,
     u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
@@ -689,9 +692,9 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   // rows of this block: a wave per WR rows (times the column split), at most C::BM (the LDS
   // holds that many query rows; the host never launches more)
 #if RT_CUDA
-  // the tile copies count on the host's block of C::WAVES warps (FL_NT); a constant count also
+  // the tile copies count on the host's block of C::NT threads; a constant count also
   // keeps the warp's index free of a division (its result was spilled and reloaded each key block)
-  if (blockDim.x != (u32)FL_NT) return;
+  if (blockDim.x != (u32)C::NT) return;
   const u32 waves = C::WAVES, bm = WR * waves;
 #else
   const u32 waves = blockDim.x / (u32)(L::WAVE * C::CS), bm = WR * waves;
@@ -730,7 +733,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   }
   const u32 jfirst = (u32)(kbeg / BN) * BN;
 
-  fl_tile<T, HD, false, true, FL_NT>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
+  fl_tile<T, HD, false, true, C::NT>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
   // Q read from LDS in the loop (NVIDIA, two m-tiles): the first key block's wait covers it too
 #if RT_CUDA
   if (C::Q_ROWS == 0) fl_wait<0>();
@@ -752,14 +755,14 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   for (int e = 0; e < ON; e++) oacc[e] = 0.f;
   const float sl2 = scale * 1.4426950408889634f;
 
-  if (jfirst < kend) fl_tile<T, HD, false, true, FL_NT>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if (jfirst < kend) fl_tile<T, HD, false, true, C::NT>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
     const int nvalid = (int)min((i64)BN, (i64)tk - j0);
-    fl_tile<T, HD, C::VT, true, FL_NT>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
+    fl_tile<T, HD, C::VT, true, C::NT>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qw, ksm, lane);
     __syncthreads();  // every wave is done with K: the next block's K may load
-    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true, FL_NT>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true, C::NT>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
     else fl_commit();  // an empty group, so the wait for V below counts the same
 
     // masking only where this key block can hide something from some row of the block

@@ -139,8 +139,8 @@ const FLASH_CASES: readonly MaskCase[] = [
   { name: 'prefill d 256 causal, tq = tk = 100', q: [1, 2, 100, 256], k: [1, 2, 100, 256], v: [1, 2, 100, 256], causal: 'top-left' },
   // several 128-row blocks with key ranges of their own (the last with more key blocks, the first
   // with none, a window's later first block)
-  { name: 'prefill causal tq = tk = 300 (256-row blocks)', q: [1, 2, 300, 128], k: [1, 2, 300, 128], v: [1, 2, 300, 128], causal: 'top-left' },
-  { name: 'prefill bottom-right tq 300 > tk 100 (a group with no key)', q: [1, 2, 300, 64], k: [1, 1, 100, 64], v: [1, 1, 100, 64], causal: 'bottom-right' },
+  { name: 'prefill causal tq = tk = 300 (three 128-row blocks)', q: [1, 2, 300, 128], k: [1, 2, 300, 128], v: [1, 2, 300, 128], causal: 'top-left' },
+  { name: 'prefill bottom-right tq 300 > tk 100 (a block with no key)', q: [1, 2, 300, 64], k: [1, 1, 100, 64], v: [1, 1, 100, 64], causal: 'bottom-right' },
   { name: 'prefill window 60 top-left, tq = tk = 520', q: [1, 2, 520, 80], k: [1, 2, 520, 80], v: [1, 2, 520, 80], causal: 'top-left', window: 60 },
 ];
 
