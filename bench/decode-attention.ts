@@ -1,10 +1,11 @@
-// npm run bench:decode-attention -- [--bpm 2,3,4,6]
+// npm run bench:decode-attention -- [--bpm 2,3,4,6] [--groups 1,2]
 // Decode attention at decode shapes (bf16, one query, causal bottom-right) on the GPU: the
 // matrix-core kernel (flash.hip flash_dec, what scaledDotProductAttention takes) against the FMA
 // kernel (attention.hip attn_decode), each with the merge where it splits the keys. Two times a
 // case: GPU time between events around one call (host launch included where the host is the
 // slower side), and per call in a captured graph of 20 calls, which is what a replayed decode step
-// sees. --bpm also times flash_dec at other blocks-a-multiprocessor aims. Outputs are checked
+// sees. --bpm also times flash_dec at other blocks-a-multiprocessor aims, --groups with that many
+// warp groups a block (NVIDIA; 1: a block a split, merged by the second kernel). Outputs are checked
 // against the FMA kernel's.
 import { parseArgs } from 'node:util';
 import { Tensor, Device } from '../src/index.ts';
@@ -14,7 +15,7 @@ import { measureCopyGBs } from './ours.ts';
 import { timeGpu } from './timing.ts';
 import { setsFor, timingRules } from './cases.ts';
 
-const { values: opt } = parseArgs({ options: { bpm: { type: 'string', default: '' } } });
+const { values: opt } = parseArgs({ options: { bpm: { type: 'string', default: '' }, groups: { type: 'string', default: '' } } });
 const dev = Device.bestGpu();
 if (!dev) throw new Error('bench:decode-attention: no GPU (no CUDA or ROCm device found)');
 const copy = measureCopyGBs(dev);
@@ -37,6 +38,7 @@ for (const [b, hq, hkv, tk, d] of SHAPES) {
   const ref = Array.from(await attentionKernel(q0, k0, v0, p).toArray(), Number);
   const fns: [string, Fn][] = [['attn_decode (FMA)', (q, k, v) => attentionKernel(q, k, v, p)], ['flash_dec', (q, k, v) => flashDecode(q, k, v, p)]];
   for (const bpm of opt.bpm.split(',').filter(Boolean).map(Number)) fns.push([`flash_dec, ${bpm} a multiprocessor`, (q, k, v) => flashDecode(q, k, v, p, { blocksPerMp: bpm })]);
+  for (const groups of opt.groups.split(',').filter(Boolean).map(Number)) fns.push([`flash_dec, ${groups} groups a block`, (q, k, v) => flashDecode(q, k, v, p, { groups })]);
   for (const [name, f] of fns) {
     const got = Array.from(await f(q0, k0, v0).toArray(), Number);
     let diff = 0;

@@ -13,7 +13,7 @@ export function nullRuntime(): GpuRuntime {
   let next = 1n << 40n;
   const info: DeviceInfo = {
     vendor: 'cuda', index: 0, name: 'null runtime (sm_90, 132 SMs)', arch: 'sm_90', archFull: 'sm_90', totalMemory: 140e9,
-    multiprocessors: 132, warpSize: 32, maxThreadsPerBlock: 1024, maxSharedMemoryPerBlock: 49152,
+    multiprocessors: 132, warpSize: 32, maxThreadsPerBlock: 1024, maxSharedMemoryPerBlock: 49152, maxSharedMemoryPerBlockOptin: 232448,
     maxGridDim: [2147483647, 65535, 65535], runtimeVersion: 'none', driverVersion: 'none',
   };
   const blas: BlasApi = { name: 'none', version: 'none', gemmStridedBatched() {}, setWorkspace() {} };

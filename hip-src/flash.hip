@@ -457,9 +457,10 @@ RT_DEVICE void fl_commit() {
 // n rows of a strided [rows, d] source into LDS rows of LD (TR: transposed, into columns of rows
 // VLD apart), zero past `valid` rows and past column d. vec: 16-byte pieces (d, strides and base
 // 8-element aligned), asynchronous on NVIDIA (cp.async, waited by fl_wait); else one by one.
-// NT: the block's thread count where the kernel fixes it (0: blockDim.x)
+// NT: the copying threads where the kernel fixes their count (0: the block, blockDim.x); tid:
+// the thread's index among them
 template <class T, int HD, bool TR = false, bool WALK = false, int NT = 0>
-RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d, bool vec) {
+RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d, bool vec, int tid) {
   constexpr int LD = FlCfg<HD>::LD, VLD = FlCfg<HD>::VLD, CH = HD / 8;
   const int nt = NT > 0 ? NT : (int)blockDim.x;
 #if RT_CUDA
@@ -467,11 +468,11 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
   // with no division per copy: a one-wave decode block issues 64 copies of a key block (bf16,
   // d 128) per lane, a prefill block 8. Not past head dim 128, where the extra registers spilled.
   if (WALK && HD <= 128 && vec && !TR && nt % CH == 0) {
-    const int c = (int)threadIdx.x % CH, step = nt / CH;
+    const int c = tid % CH, step = nt / CH;
     const bool colIn = (u32)(c * 8) < d;
-    const T* from = src + (i64)((int)threadIdx.x / CH) * stride + c * 8;
+    const T* from = src + (i64)(tid / CH) * stride + c * 8;
     const i64 jump = (i64)step * stride;
-    u32 to = fl_saddr(dst + ((int)threadIdx.x / CH) * LD + c * 8);
+    u32 to = fl_saddr(dst + (tid / CH) * LD + c * 8);
     const u32 toStep = (u32)(step * LD * (int)sizeof(T));
     // rows a fixed thread count covers in one pass (1 where the count is not fixed: unused then)
     constexpr bool FIXED = NT > 0 && NT % CH == 0;
@@ -486,10 +487,10 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
     } else if (colIn && valid >= n) {
       // every row in: no bounds and no zero fill a copy
 #pragma unroll 4
-      for (int r = (int)threadIdx.x / CH; r < n; r += step, from += jump, to += toStep)
+      for (int r = tid / CH; r < n; r += step, from += jump, to += toStep)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(from));
     } else {
-      for (int r = (int)threadIdx.x / CH; r < n; r += step, from += jump, to += toStep) {
+      for (int r = tid / CH; r < n; r += step, from += jump, to += toStep) {
         const bool in = colIn && r < valid;
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(to), "l"(in ? from : src), "r"(in ? 16 : 0));
       }
@@ -499,7 +500,7 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
   }
 #endif
   if (vec) {
-    for (int x = (int)threadIdx.x; x < n * CH; x += nt) {
+    for (int x = tid; x < n * CH; x += nt) {
       const int r = x / CH, c = x % CH;
       const bool in = r < valid && (u32)(c * 8) < d;
       const T* from = src + (in ? (i64)r * stride + c * 8 : 0);
@@ -522,19 +523,30 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
 #endif
     }
   } else {
-    for (int x = (int)threadIdx.x; x < n * HD; x += nt) {
+    for (int x = tid; x < n * HD; x += nt) {
       const int r = x / HD, c = x % HD;
       dst[TR ? c * VLD + r : r * LD + c] = r < valid && (u32)c < d ? src[(i64)r * stride + c] : T{ 0 };
     }
   }
   fl_commit();
 }
-// wait until at most `pending` tile copies of this thread are in flight, then for the block
-template <int P> RT_DEVICE void fl_wait() {
+// a decode group's barrier: on NVIDIA a group is one warp (several share a block, each on its own
+// keys and LDS), on AMD the whole block
+RT_DEVICE void fl_gsync() {
+#if RT_CUDA
+  __syncwarp();
+#else
+  __syncthreads();
+#endif
+}
+// wait until at most `pending` tile copies of this thread are in flight, then for the block (or
+// with GROUP, the decode group)
+template <int P, bool GROUP = false> RT_DEVICE void fl_wait() {
 #if RT_CUDA
   asm volatile("cp.async.wait_group %0;" :: "n"(P));
 #endif
-  __syncthreads();
+  if (GROUP) fl_gsync();
+  else __syncthreads();
 }
 
 RT_DEVICE float fl_exp2(float x) {
@@ -733,7 +745,7 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   }
   const u32 jfirst = (u32)(kbeg / BN) * BN;
 
-  fl_tile<T, HD, false, true, C::NT>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq);
+  fl_tile<T, HD, false, true, C::NT>(qsm, qb, qst, (int)bm, (int)min(bm, tq - m0), d, vq, (int)threadIdx.x);
   // Q read from LDS in the loop (NVIDIA, two m-tiles): the first key block's wait covers it too
 #if RT_CUDA
   if (C::Q_ROWS == 0) fl_wait<0>();
@@ -755,14 +767,14 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   for (int e = 0; e < ON; e++) oacc[e] = 0.f;
   const float sl2 = scale * 1.4426950408889634f;
 
-  if (jfirst < kend) fl_tile<T, HD, false, true, C::NT>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if (jfirst < kend) fl_tile<T, HD, false, true, C::NT>(ksm, fb.kb + (i64)jfirst * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk, (int)threadIdx.x);
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
     const int nvalid = (int)min((i64)BN, (i64)tk - j0);
-    fl_tile<T, HD, C::VT, true, C::NT>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv);
+    fl_tile<T, HD, C::VT, true, C::NT>(vsm, fb.vb + (i64)j0 * fb.vst, fb.vst, BN, nvalid, d, vv, (int)threadIdx.x);
     fl_wait<1>();  // K of this block is in
     A::qk(s, qf, qw, ksm, lane);
     __syncthreads();  // every wave is done with K: the next block's K may load
-    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true, C::NT>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true, C::NT>(ksm, fb.kb + (i64)(j0 + BN) * fb.kst, fb.kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk, (int)threadIdx.x);
     else fl_commit();  // an empty group, so the wait for V below counts the same
 
     // masking only where this key block can hide something from some row of the block
@@ -800,13 +812,16 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
   }
 }
 
-// ---- decode: short queries over long keys, the keys split across blocks -----------------------
-// A block takes one (batch, kv head), 16 of its R = (hq / hkv) * tq query rows (row r: query head
+// ---- decode: short queries over long keys, the keys split across groups and blocks -----------
+// A group takes one (batch, kv head), 16 of its R = (hq / hkv) * tq query rows (row r: query head
 // kh * g + r / tq, query r % tq, so a grouped-query head's group shares one pass over its K/V) and
 // one split of the keys (perSplit of them, a multiple of BN); one row-wave (times the column
-// split on wave32 AMD) walks the split's key blocks as flash_fwd's waves do. With splits > 1 each
-// row's unnormalized output goes to wso [rows, splits, d] and its (max, sum) to wsml
-// [rows, splits, 2], max in the natural-log domain, for attention.hip's attn_merge.
+// split on wave32 AMD) walks the split's key blocks as flash_fwd's waves do. A block is
+// blockDim.x / GT groups on consecutive splits (NVIDIA: warps, each with its own LDS, dynamic
+// shared memory of ks * GE elements; AMD: one group, static LDS): with several, they combine
+// their rows in LDS at the end, so a short key range needs no second kernel. With splits
+// (gridDim.y) > 1 each block's unnormalized rows go to wso [rows, splits, d] and their (max,
+// sum) to wsml [rows, splits, 2], max in the natural-log domain, for attention.hip's attn_merge.
 template <class T, int HD>
 RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v, const void* mask,
     u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
@@ -818,7 +833,21 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   constexpr int BN = C::BN, LD = C::LD, SN = A::SN, ON = A::ON, R = A::R, CH = HD / 8;
   // AMD keeps the 16 query rows in LDS for every product; NVIDIA holds them in registers
   constexpr int QR = C::VT ? 16 : 0;
-  __shared__ __attribute__((aligned(16))) T lds[(QR + BN) * LD + C::V_ELEMS];
+  // a group's threads and LDS elements
+  constexpr int GT = C::CS * L::WAVE, GE = (QR + BN) * LD + C::V_ELEMS;
+#if RT_CUDA
+  extern __shared__ __align__(16) unsigned char fl_dyn[];
+  T* const lds0 = (T*)fl_dyn;
+  const u32 ks = blockDim.x / GT, grp = threadIdx.x / GT, gt = threadIdx.x % GT;
+  constexpr int NT = GT;
+  // the end's exchange reuses a group's tiles: its rows and their (max, sum) as f32
+  static_assert((16 * HD + 32) * 4 <= GE * (int)sizeof(T), "flash_dec: a group's LDS holds its rows in f32");
+#else
+  __shared__ __attribute__((aligned(16))) T lds0[GE];
+  const u32 ks = 1, grp = 0, gt = threadIdx.x;
+  constexpr int NT = 0;
+#endif
+  T* const lds = lds0 + grp * GE;
   T* const qsm = lds;
   T* const ksm = lds + QR * LD;
   T* const vsm = ksm + BN * LD;
@@ -826,9 +855,9 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   const u32 g = hq / hkv, rows = g * tq, tiles = (rows + 15) / 16;
   const u32 bh = blockIdx.x / tiles, bi = bh / hkv, kh = bh % hkv, r0 = blockIdx.x % tiles * 16;
   const u32 nr = min(16u, rows - r0);
-  const u32 split = blockIdx.y, js = split * perSplit, je = min(tk, js + perSplit);
-  const u32 lane = threadIdx.x % (u32)L::WAVE;
-  const int ct0 = (int)(threadIdx.x / (u32)L::WAVE) * C::CT;
+  const u32 js = (blockIdx.y * ks + grp) * perSplit, je = min(tk, js + perSplit);
+  const u32 lane = gt % (u32)L::WAVE;
+  const int ct0 = (int)(gt / (u32)L::WAVE) * C::CT;
   const T* kb = k + (i64)bi * ksb + (i64)kh * ksh;
   const T* vb = v + (i64)bi * vsb + (i64)kh * vsh;
   const bool vk = d % 8 == 0 && ksb % 8 == 0 && ksh % 8 == 0 && kst % 8 == 0 && aligned16(k);
@@ -842,13 +871,13 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   }
   const u32 jfirst = js + (u32)((kbeg - js) / BN) * BN;
   // the first K block is asked for before the queries, so their loads' latencies overlap
-  if ((i64)jfirst < kend) fl_tile<T, HD, false, true>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk);
+  if ((i64)jfirst < kend) fl_tile<T, HD, false, true, NT>(ksm, kb + (i64)jfirst * kst, kst, BN, (int)min((i64)BN, (i64)tk - jfirst), d, vk, (int)gt);
 
   // the tile's query rows, gathered (rows of different heads need not be equally spaced), zero
   // past the last row and past column d; NVIDIA stages them in the V region, free until the loop
   T* const qst0 = QR ? qsm : vsm;
   const bool vq = d % 8 == 0 && qsb % 8 == 0 && qsh % 8 == 0 && qst % 8 == 0 && aligned16(q);
-  for (u32 x = threadIdx.x; x < 16u * CH; x += blockDim.x) {
+  for (u32 x = gt; x < 16u * CH; x += (u32)GT) {
     const u32 r = x / CH, c = x % CH * 8, rr = r0 + min(r, nr - 1);
     const T* src = q + (i64)bi * qsb + (i64)(kh * g + rr / tq) * qsh + (i64)(rr % tq) * qst + c;
     T* dst = qst0 + r * LD + c;
@@ -863,10 +892,10 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
       for (u32 u = 0; u < 8; u++) dst[u] = r < nr && c + u < d ? src[u] : T{ 0 };
     }
   }
-  __syncthreads();
+  fl_gsync();
   typename A::QF qf;
   A::load_q(qf, qst0, lane);
-  if (QR == 0) __syncthreads();  // the staged rows' region takes V
+  if (QR == 0) fl_gsync();  // the staged rows' region takes V
 
   // the lane's rows' queries
   i64 qi[R];
@@ -881,11 +910,11 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   const float sl2 = scale * 1.4426950408889634f;
 
   for (u32 j0 = jfirst; (i64)j0 < kend; j0 += BN) {
-    fl_tile<T, HD, C::VT, true>(vsm, vb + (i64)j0 * vst, vst, BN, (int)min((i64)BN, (i64)tk - j0), d, vv);
-    fl_wait<1>();  // K of this block is in
+    fl_tile<T, HD, C::VT, true, NT>(vsm, vb + (i64)j0 * vst, vst, BN, (int)min((i64)BN, (i64)tk - j0), d, vv, (int)gt);
+    fl_wait<1, true>();  // K of this block is in
     A::qk(s, qf, qsm, ksm, lane);
-    __syncthreads();
-    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk);
+    fl_gsync();
+    if ((i64)j0 + BN < kend) fl_tile<T, HD, false, true, NT>(ksm, kb + (i64)(j0 + BN) * kst, kst, BN, (int)min((i64)BN, (i64)tk - j0 - BN), d, vk, (int)gt);
     else fl_commit();
 
     const bool edge = (i64)j0 + BN > (i64)je || maskKind != 0 || !(sl2 > 0.f) ||
@@ -908,26 +937,67 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
       }
     }
     fl_online<A, R, SN, ON>(s, m, l, oacc, edge ? 1.f : sl2);
-    fl_wait<1>();  // V of this block is in
+    fl_wait<1, true>();  // V of this block is in
     A::pv(oacc, s, vsm, lane, ct0);
-    __syncthreads();
+    fl_gsync();
   }
 
   fl_fold<R>(l);
+  if (ks == 1) {
+#pragma unroll
+    for (int e = 0; e < ON; e++) {
+      const u32 r = (u32)A::row(lane, e), c = (u32)(ct0 * 16 + A::col(lane, e));
+      if (r < nr && c < d) {
+        const u32 rr = r0 + r;
+        const u64 orow = ((u64)bi * hq + kh * g + rr / tq) * tq + rr % tq;
+        const float lr = l[A::slot(e)];
+        if (splits == 1) {
+          o[orow * d + c] = Elem<T>::store(lr == 0.f ? 0.f : oacc[e] / lr);
+        } else {
+          const u64 at = orow * splits + blockIdx.y;
+          wso[at * d + c] = oacc[e];
+          if (c == 0) { wsml[2 * at] = m[A::slot(e)] * 0.6931471805599453f; wsml[2 * at + 1] = lr; }
+        }
+      }
+    }
+    return;
+  }
+  // The groups meet in LDS, each in its own region (its tiles are done: the loop ends on the
+  // group's barrier): its 16 unnormalized rows [16][HD] and their (max, sum) after them; then
+  // the block weighs every group's rows by exp2(max - the rows' maximum), skipping groups that
+  // saw no key, as attn_merge weighs splits.
+  float* const po = (float*)lds;
 #pragma unroll
   for (int e = 0; e < ON; e++) {
-    const u32 r = (u32)A::row(lane, e), c = (u32)(ct0 * 16 + A::col(lane, e));
-    if (r < nr && c < d) {
-      const u32 rr = r0 + r;
-      const u64 orow = ((u64)bi * hq + kh * g + rr / tq) * tq + rr % tq;
-      const float lr = l[A::slot(e)];
-      if (splits == 1) {
-        o[orow * d + c] = Elem<T>::store(lr == 0.f ? 0.f : oacc[e] / lr);
-      } else {
-        const u64 at = orow * splits + split;
-        wso[at * d + c] = oacc[e];
-        if (c == 0) { wsml[2 * at] = m[A::slot(e)] * 0.6931471805599453f; wsml[2 * at + 1] = lr; }
-      }
+    const int r = A::row(lane, e), c = ct0 * 16 + A::col(lane, e);
+    po[r * HD + c] = oacc[e];
+    if (c == 0) { po[16 * HD + 2 * r] = m[A::slot(e)]; po[16 * HD + 2 * r + 1] = l[A::slot(e)]; }
+  }
+  __syncthreads();
+  for (u32 x = threadIdx.x; x < nr * d; x += blockDim.x) {
+    const u32 r = x / d, c = x - r * d;
+    float mx = -INFINITY;
+    for (u32 w = 0; w < ks; w++) {
+      const float* ml = (const float*)(lds0 + w * GE) + 16 * HD + 2 * r;
+      if (ml[1] != 0.f) mx = max_nan(mx, ml[0]);
+    }
+    float sum = 0.f, acc = 0.f;
+    for (u32 w = 0; w < ks; w++) {
+      const float* pw = (const float*)(lds0 + w * GE);
+      const float lw = pw[16 * HD + 2 * r + 1];
+      if (lw == 0.f) continue;
+      const float f = fl_exp2(pw[16 * HD + 2 * r] - mx);
+      sum += lw * f;
+      acc += pw[r * HD + c] * f;
+    }
+    const u32 rr = r0 + r;
+    const u64 orow = ((u64)bi * hq + kh * g + rr / tq) * tq + rr % tq;
+    if (splits == 1) {
+      o[orow * d + c] = Elem<T>::store(sum == 0.f ? 0.f : acc / sum);
+    } else {
+      const u64 at = orow * splits + blockIdx.y;
+      wso[at * d + c] = acc;
+      if (c == 0) { wsml[2 * at] = mx * 0.6931471805599453f; wsml[2 * at + 1] = sum; }
     }
   }
 }

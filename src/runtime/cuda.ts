@@ -187,6 +187,7 @@ class CudaRuntime implements GpuRuntime {
       warpSize: this.attr(c.CU_DEVICE_ATTRIBUTE_WARP_SIZE, 'WARP_SIZE'),
       maxThreadsPerBlock: this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 'MAX_THREADS_PER_BLOCK'),
       maxSharedMemoryPerBlock: this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 'MAX_SHARED_MEMORY_PER_BLOCK'),
+      maxSharedMemoryPerBlockOptin: this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 'MAX_SHARED_MEMORY_PER_BLOCK_OPTIN'),
       maxGridDim: [
         this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 'MAX_GRID_DIM_X'),
         this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 'MAX_GRID_DIM_Y'),

@@ -35,6 +35,9 @@ export interface DeviceInfo {
   readonly warpSize: number;
   readonly maxThreadsPerBlock: number;
   readonly maxSharedMemoryPerBlock: number;
+  /** what a kernel may ask for past that by opting in (NVIDIA's cuFuncSetAttribute); AMD has no
+   *  opt-in, so the same as maxSharedMemoryPerBlock there */
+  readonly maxSharedMemoryPerBlockOptin: number;
   readonly maxGridDim: readonly [number, number, number];
   readonly runtimeVersion: string;
   readonly driverVersion: string;

@@ -83,6 +83,7 @@ function readDeviceInfo(h: Hip, index: number): DeviceInfo {
   }
   const total: [number] = [0];
   hipCall(h, 'hipDeviceTotalMem', total, index);
+  const lds = attr(HIP_CONST.hipDeviceAttributeMaxSharedMemoryPerBlock, 'hipDeviceAttributeMaxSharedMemoryPerBlock');
   return {
     vendor: 'rocm',
     index,
@@ -93,7 +94,8 @@ function readDeviceInfo(h: Hip, index: number): DeviceInfo {
     multiprocessors: attr(HIP_CONST.hipDeviceAttributeMultiprocessorCount, 'hipDeviceAttributeMultiprocessorCount'),
     warpSize: attr(HIP_CONST.hipDeviceAttributeWarpSize, 'hipDeviceAttributeWarpSize'),
     maxThreadsPerBlock: attr(HIP_CONST.hipDeviceAttributeMaxThreadsPerBlock, 'hipDeviceAttributeMaxThreadsPerBlock'),
-    maxSharedMemoryPerBlock: attr(HIP_CONST.hipDeviceAttributeMaxSharedMemoryPerBlock, 'hipDeviceAttributeMaxSharedMemoryPerBlock'),
+    maxSharedMemoryPerBlock: lds,
+    maxSharedMemoryPerBlockOptin: lds,
     maxGridDim: [
       attr(HIP_CONST.hipDeviceAttributeMaxGridDimX, 'hipDeviceAttributeMaxGridDimX'),
       attr(HIP_CONST.hipDeviceAttributeMaxGridDimY, 'hipDeviceAttributeMaxGridDimY'),

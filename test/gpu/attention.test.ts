@@ -7,6 +7,7 @@ import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, INT_DTYPES, type LayoutKind }
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { nums, randT } from '../helpers.ts';
+import { flashDecode } from '../../src/ops/gpu/flash.ts';
 
 const s = gpuSuite('gpu/attention');
 const sdpa = Tensor.scaledDotProductAttention;
@@ -169,6 +170,27 @@ s.opTest('scaledDotProductAttention', async () => {
     ([q, k, v]) => sdpa(q!, k!.transpose(1, 2).narrow(2, 5, tk), v!.transpose(1, 2).narrow(2, 5, tk)),
     { variant: 'K/V in [b, t, h, d] transposed and offset', tol: { bf16: 2e-2 } });
 }, 'scaledDotProductAttention: strided K/V cache views read in place');
+
+s.opTest('scaledDotProductAttention', async () => {
+  // flash_dec's warp groups (NVIDIA): a block takes several splits of the keys as warps that
+  // combine their rows in LDS. The default takes them where every split fits one block; forced
+  // here, blocks of 2 and 3 groups still split the keys between blocks (merged by attn_merge),
+  // and the last block's last group gets no key (11 key blocks of 64 over 4 x 3 groups). AMD
+  // keeps one group a block whatever is asked.
+  const cases: { name: string; q: number[]; kv: number[]; groups: number; causal: boolean }[] = [
+    { name: '32/8 heads d 64, tk 700, 2 groups a block', q: [1, 32, 1, 64], kv: [1, 8, 700, 64], groups: 2, causal: true },
+    { name: '32/8 heads d 128, tk 700, 3 groups a block (one with no key)', q: [1, 32, 1, 128], kv: [1, 8, 700, 128], groups: 3, causal: true },
+    { name: '8/2 heads tq 3 d 96, tk 333, 6 groups (one block)', q: [2, 8, 3, 96], kv: [2, 2, 333, 96], groups: 6, causal: false },
+  ];
+  for (const c of cases) {
+    const [b, hq, tq, d] = c.q as [number, number, number, number], tk = c.kv[2]!;
+    const p = { scale: 1 / Math.sqrt(d), diag: c.causal ? tk - tq : null, window: null, mask: null, outShape: [b, hq, tq, d] };
+    await checkOp('scaledDotProductAttention', ['f16', 'bf16'], ['contiguous', 'transposed'],
+      (dt: DType) => [randT(c.q, dt), randT(c.kv, dt), randT(c.kv, dt)],
+      ([q, k, v]) => q!.device.isCpu ? sdpa(q!, k!, v!, { causal: c.causal ? 'bottom-right' : false }) : flashDecode(q!, k!, v!, p, { blocksPerMp: 64, groups: c.groups }),
+      { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
+  }
+}, 'scaledDotProductAttention: decode warp groups forced (blocks of several splits, a group with no key)');
 
 s.opTest('scaledDotProductAttention', async () => {
   // integer inputs are rejected alike

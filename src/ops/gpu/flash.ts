@@ -1,6 +1,6 @@
 // Fused attention on the matrix cores (hip-src/flash.hip): long queries (flash_fwd) and short
-// ones over long keys (flash_dec: decode, split across blocks and merged), f16 and bf16 with
-// f32 sums, q/k/v as strided views (a KV cache narrowed to its filled length reads in place),
+// ones over long keys (flash_dec: decode, the keys split across warps of a block or across
+// blocks and merged), f16 and bf16 with f32 sums, q/k/v as strided views (a KV cache narrowed to its filled length reads in place),
 // grouped-query heads through the head mapping, causal either way, windows and masks, and no
 // score matrix in global memory. Head dims go to the next compiled bucket, whose extra columns
 // the kernel fills with zeros in LDS and does not store.
@@ -49,26 +49,43 @@ function decodeKeyBlock(cuda: boolean, wave: number, bucket: number): number {
   return wave === 32 || bucket > 128 ? 16 : 64;
 }
 /**
- * Decode blocks per multiprocessor that the splits aim at (a block is one warp with 18 to 35 KB
+ * Decode splits per multiprocessor that the splits aim at (a split is one warp with 18 to 35 KB
  * of LDS on NVIDIA, six of which fit an H200 multiprocessor). Measured in a graph on an H200
  * (bf16, 32/8 heads, d 128, 32768 keys, with the merge): 4 a multiprocessor 42.3 us a call, 3
  * 54.0, 5 47.2, 6 47.5; at 4096 keys 4 to 6 gave the same (10.9 us), 3 15.2.
  */
 const DECODE_BLOCKS_PER_MP = 4;
 
-/** for measurements: blocks a multiprocessor the splits aim at */
-export interface DecodeTuning { readonly blocksPerMp?: number }
+/**
+ * Most splits one decode block takes as warps (NVIDIA), each with its own K/V tiles in LDS, which
+ * then combine their rows in LDS: where every split fits one block (a short key range) no merge
+ * kernel runs. Measured on an H200 in a graph (bf16, 32/8 heads): 200 keys d 64 7.02 -> 5.15 us a
+ * call, d 128 8.32 -> 7.64; the replayed 1B decode step (7 splits a layer) 961.2 / 961.6 ->
+ * 952.2 / 952.4 us. Past the cap (long keys) a block a split spreads the reads over every
+ * multiprocessor, which those need. AMD blocks stay one group (their 64 KiB of LDS would hold
+ * one to three; untimed without hardware).
+ */
+const DECODE_MAX_GROUPS = 8;
+
+/** for measurements and tests: blocks a multiprocessor the splits aim at; warp groups a block
+ *  (NVIDIA; at most the splits and what the LDS holds), where blocks of several groups then
+ *  still split the keys between them (the last block's last groups may get none) */
+export interface DecodeTuning { readonly blocksPerMp?: number; readonly groups?: number }
 
 /** whether flashDecode takes these operands: flashApplies' types and head dims, short queries */
 export function flashDecodeApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
   return q.layout.shape[2]! <= ATTN_MAX_TQ && flashApplies(q, k, v);
 }
 
+/** LDS bytes of one NVIDIA decode group (FlCfg: a K and a V block of bn keys, rows padded by 8) */
+const decodeGroupBytes = (bucket: number, bn: number): number => 2 * (2 * bn) * (bucket + 8);
+
 /**
- * Short queries (decode) on the matrix cores: a block per (batch, kv head, 16 of its group's
+ * Short queries (decode) on the matrix cores: a group per (batch, kv head, 16 of its group's
  * query rows, split of the keys). The keys split into whole key blocks so that about
- * DECODE_BLOCKS_PER_MP blocks a multiprocessor run; with more than one split attention.hip's
- * merge kernel combines them.
+ * DECODE_BLOCKS_PER_MP groups a multiprocessor run. On NVIDIA, when every split fits one block
+ * (DECODE_MAX_GROUPS, and the LDS), the splits are the warps of one block, which combine their
+ * rows themselves; otherwise a block a split, and attention.hip's merge kernel combines them.
  */
 export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, tune: DecodeTuning = {}): Tensor {
   const dev = q0.device;
@@ -85,13 +102,20 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
     const aim = Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
     const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
     const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
+    const groupBytes = cuda ? decodeGroupBytes(bucket, bn) : 0;
+    const fit = cuda ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
+    const asked = tune.groups;
+    // every split a warp of one block, or a block each (one row-wave; wave32 AMD splits the
+    // output columns over two, flash.hip FlCfg::CS)
+    const groups = asked !== undefined ? Math.max(1, Math.min(asked, splits, fit))
+      : splits <= Math.min(DECODE_MAX_GROUPS, fit) ? splits : 1;
+    const blocksY = Math.ceil(splits / groups);
     const rows = b * hq * tq;
-    const sums = splitSums(out, rows, splits, d, temps);
-    // one row-wave a block; wave32 AMD splits the output columns over two (flash.hip FlCfg::CS)
-    const threads = cuda ? 32 : 64;
-    dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucket}`, [per, splits, 1], [threads, 1, 1], 0, dev.stream, [
+    const sums = splitSums(out, rows, blocksY, d, temps);
+    const threads = (cuda ? 32 : 64) * groups;
+    dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucket}`, [per, blocksY, 1], [threads, 1, 1], groups * groupBytes, dev.stream, [
       base(out), ...splitArgs(out, sums), base(q), base(k), base(v), mask ? base(mask) : base(out),
-      ...tail, arg.u32(splits), arg.u32(blocksPerSplit * bn)]);
+      ...tail, arg.u32(blocksY), arg.u32(blocksPerSplit * bn)]);
     mergeSplits(out, sums);
   });
 }
