@@ -236,6 +236,10 @@ export interface CudnnHost {
 }
 
 interface AlgoChoice { readonly algo: number; readonly mathType: number; readonly workspace: number }
+/** a convolution's descriptors: input side a, filter w, output side b, convolution c */
+interface ConvPlan { readonly a: bigint; readonly w: bigint; readonly b: bigint; readonly c: bigint; readonly choice: AlgoChoice }
+/** convolution shapes whose descriptors a handle keeps */
+const CONV_PLANS = 64;
 
 const MAX_ALGOS = 16;
 
@@ -248,6 +252,7 @@ export class CudnnApi implements DnnApi {
   private workspace: DevicePtr | null = null;
   private workspaceBytes = 0;
   private readonly algoCache = new Map<string, AlgoChoice>();
+  private readonly convPlans = new Map<string, ConvPlan>();
   private readonly one32 = new Float32Array([1]);
   private readonly zero32 = new Float32Array([0]);
   private readonly one64 = new Float64Array([1]);
@@ -378,35 +383,68 @@ export class CudnnApi implements DnnApi {
       `(${tried.join('; ') || 'none returned'})`);
   }
 
+  /**
+   * A convolution's descriptors and algorithm for one shape, made on its first call and kept
+   * (CONV_PLANS of them, the oldest destroyed first): a call then makes no descriptor and no
+   * string, only the library call.
+   */
+  private convPlan(kind: 'fwd' | 'bwdData', p: ConvParams): ConvPlan {
+    const key = `${kind} ${convKey(p)}`;
+    const hit = this.convPlans.get(key);
+    if (hit) return hit;
+    const op = kind === 'fwd' ? 'convForward' : 'convTransposeForward';
+    const what = convWhat(op, p);
+    const t = this.dataType(p.dtype, op);
+    // fwd: x [n, cIn, ...] -> y through the filter [cOut, cIn/g, kh, kw]; bwdData (transposed):
+    // dy = x, dx = y, the filter [cIn, cOut/g, kh, kw]
+    const [fk, fc] = kind === 'fwd' ? [p.cOut, p.cIn / p.groups] : [p.cIn, p.cOut / p.groups];
+    const f = this.lib.fn;
+    const a = this.tensor(t, p.n, p.cIn, p.inH, p.inW);
+    let w = 0n; let b = 0n; let c = 0n;
+    try {
+      w = this.filter(t, fk, fc, p.kH, p.kW);
+      b = this.tensor(t, p.n, p.cOut, p.outH, p.outW);
+      c = this.convolution(p);
+      const choice = kind === 'fwd'
+        ? this.chooseAlgo('fwd', p, key,
+          (req, ret, perf) => f.cudnnGetConvolutionForwardAlgorithm_v7(this.handle, a, w, c, b, req, ret, perf),
+          (algo, out) => f.cudnnGetConvolutionForwardWorkspaceSize(this.handle, a, w, c, b, algo, out), c, what)
+        : this.chooseAlgo('bwdData', p, key,
+          (req, ret, perf) => f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, w, a, c, b, req, ret, perf),
+          (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, w, a, c, b, algo, out), c, what);
+      // the descriptor keeps the math type the algorithm was picked for
+      this.ok(f.cudnnSetConvolutionMathType(c, choice.mathType), 'cudnnSetConvolutionMathType', [choice.mathType]);
+      const plan: ConvPlan = { a, w, b, c, choice };
+      if (this.convPlans.size >= CONV_PLANS) {
+        const [oldKey, old] = this.convPlans.entries().next().value!;
+        this.convPlans.delete(oldKey);
+        this.destroyPlan(old);
+      }
+      this.convPlans.set(key, plan);
+      return plan;
+    } catch (e) {
+      this.destroyPlan({ a, w, b, c });
+      throw e;
+    }
+  }
+  private destroyPlan(pl: { a: bigint; w: bigint; b: bigint; c: bigint }): void {
+    const f = this.lib.fn;
+    if (pl.c) f0(f.cudnnDestroyConvolutionDescriptor(pl.c));
+    if (pl.b) f0(f.cudnnDestroyTensorDescriptor(pl.b));
+    if (pl.w) f0(f.cudnnDestroyFilterDescriptor(pl.w));
+    if (pl.a) f0(f.cudnnDestroyTensorDescriptor(pl.a));
+  }
+
   // ---- ops ------------------------------------------------------------------------------------
   convForward(p: ConvParams, stream: GpuStream): void {
-    const what = `convForward(${p.dtype}, x ${fmtShape([p.n, p.cIn, p.inH, p.inW])}, ` +
-      `w ${fmtShape([p.cOut, p.cIn / p.groups, p.kH, p.kW])}, y ${fmtShape([p.n, p.cOut, p.outH, p.outW])}, ` +
-      `pad ${p.padH},${p.padW} stride ${p.strideH},${p.strideW} dilation ${p.dilationH},${p.dilationW} groups ${p.groups})`;
-    const t = this.dataType(p.dtype, 'convForward');
     this.begin(stream);
-    const xd = this.tensor(t, p.n, p.cIn, p.inH, p.inW);
-    let wd = 0n; let yd = 0n; let cd = 0n;
-    try {
-      wd = this.filter(t, p.cOut, p.cIn / p.groups, p.kH, p.kW);
-      yd = this.tensor(t, p.n, p.cOut, p.outH, p.outW);
-      cd = this.convolution(p);
-      const f = this.lib.fn;
-      const choice = this.chooseAlgo('fwd', p, `fwd ${convKey(p)}`,
-        (req, ret, perf) => f.cudnnGetConvolutionForwardAlgorithm_v7(this.handle, xd, wd, cd, yd, req, ret, perf),
-        (algo, out) => f.cudnnGetConvolutionForwardWorkspaceSize(this.handle, xd, wd, cd, yd, algo, out), cd, what);
-      // a cached choice meets a fresh descriptor: give it the math type the algorithm was picked for
-      this.ok(f.cudnnSetConvolutionMathType(cd, choice.mathType), 'cudnnSetConvolutionMathType', [choice.mathType]);
-      const ws = this.ensureWorkspace(choice.workspace, stream);
-      const [one, zero] = this.scalars(p.dtype);
-      const st = f.cudnnConvolutionForward(this.handle, one, xd, p.x, wd, p.w, cd, choice.algo, ws, choice.workspace,
-        zero, yd, p.y);
-      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) this.fail(st, `cudnnConvolutionForward: ${what}, algo ${choice.algo}`, 'cudnnConvolutionForward');
-    } finally {
-      if (cd) f0(this.lib.fn.cudnnDestroyConvolutionDescriptor(cd));
-      if (yd) f0(this.lib.fn.cudnnDestroyTensorDescriptor(yd));
-      if (wd) f0(this.lib.fn.cudnnDestroyFilterDescriptor(wd));
-      f0(this.lib.fn.cudnnDestroyTensorDescriptor(xd));
+    const pl = this.convPlan('fwd', p), ch = pl.choice;
+    const ws = this.ensureWorkspace(ch.workspace, stream);
+    const [one, zero] = this.scalars(p.dtype);
+    const st = this.lib.fn.cudnnConvolutionForward(this.handle, one, pl.a, p.x, pl.w, p.w, pl.c, ch.algo, ws, ch.workspace,
+      zero, pl.b, p.y);
+    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
+      this.fail(st, `cudnnConvolutionForward: ${convWhat('convForward', p)}, algo ${ch.algo}`, 'cudnnConvolutionForward');
     }
   }
 
@@ -416,35 +454,14 @@ export class CudnnApi implements DnnApi {
    * is implied by y's larger extent.
    */
   convTransposeForward(p: ConvParams, stream: GpuStream): void {
-    const what = `convTransposeForward(${p.dtype}, x ${fmtShape([p.n, p.cIn, p.inH, p.inW])}, ` +
-      `w ${fmtShape([p.cIn, p.cOut / p.groups, p.kH, p.kW])}, y ${fmtShape([p.n, p.cOut, p.outH, p.outW])}, ` +
-      `pad ${p.padH},${p.padW} stride ${p.strideH},${p.strideW} dilation ${p.dilationH},${p.dilationW} groups ${p.groups})`;
-    const t = this.dataType(p.dtype, 'convTransposeForward');
     this.begin(stream);
-    const dyd = this.tensor(t, p.n, p.cIn, p.inH, p.inW);
-    let wd = 0n; let dxd = 0n; let cd = 0n;
-    try {
-      wd = this.filter(t, p.cIn, p.cOut / p.groups, p.kH, p.kW);
-      dxd = this.tensor(t, p.n, p.cOut, p.outH, p.outW);
-      cd = this.convolution(p);
-      const f = this.lib.fn;
-      const key = `bwdData ${convKey(p)}`;
-      const choice = this.chooseAlgo('bwdData', p, key,
-        (req, ret, perf) => f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, wd, dyd, cd, dxd, req, ret, perf),
-        (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, wd, dyd, cd, dxd, algo, out), cd, what);
-      this.ok(f.cudnnSetConvolutionMathType(cd, choice.mathType), 'cudnnSetConvolutionMathType', [choice.mathType]);
-      const ws = this.ensureWorkspace(choice.workspace, stream);
-      const [one, zero] = this.scalars(p.dtype);
-      const st = f.cudnnConvolutionBackwardData(this.handle, one, wd, p.w, dyd, p.x, cd, choice.algo, ws,
-        choice.workspace, zero, dxd, p.y);
-      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
-        this.fail(st, `cudnnConvolutionBackwardData: ${what}, algo ${choice.algo}`, 'cudnnConvolutionBackwardData');
-      }
-    } finally {
-      if (cd) f0(this.lib.fn.cudnnDestroyConvolutionDescriptor(cd));
-      if (dxd) f0(this.lib.fn.cudnnDestroyTensorDescriptor(dxd));
-      if (wd) f0(this.lib.fn.cudnnDestroyFilterDescriptor(wd));
-      f0(this.lib.fn.cudnnDestroyTensorDescriptor(dyd));
+    const pl = this.convPlan('bwdData', p), ch = pl.choice;
+    const ws = this.ensureWorkspace(ch.workspace, stream);
+    const [one, zero] = this.scalars(p.dtype);
+    const st = this.lib.fn.cudnnConvolutionBackwardData(this.handle, one, pl.w, p.w, pl.a, p.x, pl.c, ch.algo, ws,
+      ch.workspace, zero, pl.b, p.y);
+    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
+      this.fail(st, `cudnnConvolutionBackwardData: ${convWhat('convTransposeForward', p)}, algo ${ch.algo}`, 'cudnnConvolutionBackwardData');
     }
   }
 
@@ -495,6 +512,8 @@ export class CudnnApi implements DnnApi {
 
   destroy(): void {
     this.host.enter();
+    for (const pl of this.convPlans.values()) this.destroyPlan(pl);
+    this.convPlans.clear();
     if (this.workspace !== null) { this.host.free(this.workspace); this.workspace = null; this.workspaceBytes = 0; }
     this.ok(this.lib.fn.cudnnDestroy(this.handle), 'cudnnDestroy', [this.handle]);
   }
@@ -510,6 +529,13 @@ function baseMath(d: DnnDType): number {
 function mathAllowed(d: DnnDType, math: number): boolean {
   if (isHalf(d)) return true;
   return math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH && math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+function convWhat(op: string, p: ConvParams): string {
+  const w = op === 'convForward' ? [p.cOut, p.cIn / p.groups, p.kH, p.kW] : [p.cIn, p.cOut / p.groups, p.kH, p.kW];
+  return `${op}(${p.dtype}, x ${fmtShape([p.n, p.cIn, p.inH, p.inW])}, w ${fmtShape(w)}, ` +
+    `y ${fmtShape([p.n, p.cOut, p.outH, p.outW])}, pad ${p.padH},${p.padW} stride ${p.strideH},${p.strideW} ` +
+    `dilation ${p.dilationH},${p.dilationW} groups ${p.groups})`;
 }
 
 function convKey(p: ConvParams): string {

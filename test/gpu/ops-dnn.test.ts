@@ -65,6 +65,18 @@ convTests('conv1d', CONV1D);
 convTests('convTranspose2d', CONVT2D);
 convTests('convTranspose1d', CONVT1D);
 
+s.opTest('conv2d', async () => {
+  // cuDNN keeps the descriptors and algorithm of 64 convolution shapes a handle (the oldest
+  // destroyed first): 70 shapes, forward and transposed, then the first ones again, made anew
+  const widths = Array.from({ length: 70 }, (_, i) => 4 + i);
+  for (const w of [...widths, 4, 5]) {
+    await checkOp('conv2d', ['f32'], ['contiguous'], (d) => [r([1, 2, 5, w], d), r([3, 2, 3, 3], d)],
+      ([x, k]) => x!.conv2d(k!, { padding: 1 }), { variant: `width ${w} (past the shapes kept)`, tol: CONV_TOL });
+    await checkOp('convTranspose2d', ['f32'], ['contiguous'], (d) => [r([1, 2, 5, w], d), r([2, 3, 3, 3], d)],
+      ([x, k]) => x!.convTranspose2d(k!, { stride: 2 }), { variant: `width ${w} (past the shapes kept)`, tol: CONV_TOL });
+  }
+}, 'conv2d: more shapes than the library descriptors kept, then the first again');
+
 // ---- pooling ---------------------------------------------------------------------------------
 const POOLS: readonly [string, PoolOptions][] = [
   ['k 3, stride 2, padding 1', { kernel: 3, stride: 2, padding: 1 }],
