@@ -23,14 +23,18 @@
 #include "elementwise.h"
 
 // Vectors per thread in the contiguous kernels (unaryUnroll in src/ops/gpu/elementwise.ts):
-// 4, as in the other families, so a thread has 64 bytes of loads in flight; 1 for f64, whose
-// pow and erf bodies would otherwise spill SGPRs on gfx942; 2 for sin and cos, whose large-
-// argument reductions spill at 4 (ptxas, bf16).
+// RT_UNROLL, as in the other families (elementwise.h: 2 on NVIDIA, 4 on AMD); 1 for f64, whose
+// pow and erf bodies would otherwise spill SGPRs on gfx942; 2 at most for sin and cos, whose
+// large-argument reductions spill at 4 (ptxas, bf16); 4 for f16/bf16 gelu, the one measured op
+// with more work than bytes: on an H200 (one call, alternating) bf16 gelu took 266.0 us at 4
+// against 277.4 / 277.6 at 2 (2^28 elements), where bf16 exp took 259.7 against 256.5 / 258.8.
 struct Op_sin;
 struct Op_cos;
-template <class T, class Op> struct UnaryUnroll { static constexpr int value = sizeof(T) == 8 ? 1 : 4; };
-template <class T> struct UnaryUnroll<T, Op_sin> { static constexpr int value = sizeof(T) == 8 ? 1 : 2; };
-template <class T> struct UnaryUnroll<T, Op_cos> { static constexpr int value = sizeof(T) == 8 ? 1 : 2; };
+struct Op_gelu;
+template <class T, class Op> struct UnaryUnroll { static constexpr int value = sizeof(T) == 8 ? 1 : RT_UNROLL; };
+template <class T> struct UnaryUnroll<T, Op_gelu> { static constexpr int value = sizeof(T) == 8 ? 1 : sizeof(T) == 2 ? 4 : RT_UNROLL; };
+template <class T> struct UnaryUnroll<T, Op_sin> { static constexpr int value = sizeof(T) == 8 ? 1 : (RT_UNROLL < 2 ? RT_UNROLL : 2); };
+template <class T> struct UnaryUnroll<T, Op_cos> { static constexpr int value = sizeof(T) == 8 ? 1 : (RT_UNROLL < 2 ? RT_UNROLL : 2); };
 
 // The functors return the compute value: elementwise.h rounds f16/bf16 results, in pairs
 // within a vector (convert.h).

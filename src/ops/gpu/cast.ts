@@ -5,7 +5,7 @@ import { DTYPE_INFO, type DType } from '../../dtype.ts';
 import { Tensor } from '../../tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { ALL_DTYPES } from '../dispatch.ts';
-import { MAP_UNROLL, contigPerThread, eachGeom } from './copy.ts';
+import { mapUnroll, contigPerThread, eachGeom } from './copy.ts';
 
 const FILE = 'cast.hip';
 const ZERO = arg.i64(0);
@@ -24,7 +24,7 @@ export function cast(x: Tensor, dtype: DType): Tensor {
     const k = dev.kernels, s = dev.stream, names = NAMES[x.dtype][dtype], l = x.layout;
     const yp = arg.ptr(y.storage.ptrAt(0)), xp = arg.ptr(x.storage.ptrAt(0));
     if (l.isContiguous()) {
-      const per = contigPerThread(Math.max(DTYPE_INFO[x.dtype].size, DTYPE_INFO[dtype].size), MAP_UNROLL);
+      const per = contigPerThread(Math.max(DTYPE_INFO[x.dtype].size, DTYPE_INFO[dtype].size), mapUnroll(x.device));
       k.launchContig(FILE, names.contig, n, per, s, [yp, xp, ZERO, arg.i64(l.offset), arg.u64(n)]);
     } else {
       eachGeom(names.contig, l.shape, [{ strides: y.layout.strides, offset: 0 }, { strides: l.strides, offset: l.offset }], (g, work) => {

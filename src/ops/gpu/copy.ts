@@ -44,8 +44,9 @@ export function eachGeom(op: string, shape: Shape, operands: readonly StridedOpe
   }
 }
 
-/** vectors a thread takes in the contiguous kernels of hip-src/elementwise.h: RT_UNROLL there */
-export const MAP_UNROLL = 4;
+/** vectors a thread takes in the contiguous kernels of hip-src/elementwise.h: RT_UNROLL there
+ *  (2 on NVIDIA, 4 on AMD) */
+export const mapUnroll = (dev: Device): number => (dev.runtime.info.vendor === 'cuda' ? 2 : 4);
 
 /** elements a thread of a contiguous elementwise kernel handles, for Kernels.launchContig:
  *  16-byte vectors of the widest operand (hip-src/elementwise.h), `unroll` of them */

@@ -7,11 +7,12 @@
 import { DTYPE_INFO, type DType } from '../../dtype.ts';
 import { sameShape, type Shape } from '../../layout.ts';
 import { Tensor } from '../../tensor.ts';
+import type { Device } from '../../device.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { computeSpec, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES, FLOATS } from '../dispatch.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../types.ts';
-import { MAP_UNROLL, contigPerThread, eachGeom, operandOf, scalarOn, zeroStrides } from './copy.ts';
+import { mapUnroll, contigPerThread, eachGeom, operandOf, scalarOn, zeroStrides } from './copy.ts';
 import { rowsArgs } from './bcast-rows.ts';
 
 /** rows: the broadcast-rows kernel (bcast-rows.ts), where the family and dtype have one */
@@ -35,9 +36,11 @@ const UNARY_FILE = 'unary.hip';
 const BINARY_FILE = 'binary.hip';
 
 /** vectors a thread in unary.hip's contiguous kernels: UnaryUnroll there */
-function unaryUnroll(op: UnaryOp | ParamUnary['op'], d: DType): number {
+function unaryUnroll(op: UnaryOp | ParamUnary['op'], d: DType, dev: Device): number {
   if (d === 'f64') return 1;
-  return op === 'sin' || op === 'cos' ? 2 : 4;
+  if (op === 'gelu' && size(d) === 2) return 4;
+  const u = mapUnroll(dev);
+  return op === 'sin' || op === 'cos' ? Math.min(2, u) : u;
 }
 const size = (d: DType): number => DTYPE_INFO[d].size;
 const ZERO = arg.i64(0);
@@ -69,13 +72,13 @@ function map1(x: Tensor, n: Names, unroll: number, extra: readonly KernelArg[]):
 
 /** x is f32/f64/f16/bf16; the result has x's shape and dtype */
 export function unary(x: Tensor, op: UnaryOp): Tensor {
-  return map1(x, UNARY_NAMES[op][x.dtype], unaryUnroll(op, x.dtype), []);
+  return map1(x, UNARY_NAMES[op][x.dtype], unaryUnroll(op, x.dtype, x.device), []);
 }
 
 /** x is f32/f64/f16/bf16; the result has x's shape and dtype */
 export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
   const c = computeSpec(x.dtype);
-  return map1(x, UNARY_NAMES[p.op][x.dtype], unaryUnroll(p.op, x.dtype), [arg[c](p.a), arg[c](p.b)]);
+  return map1(x, UNARY_NAMES[p.op][x.dtype], unaryUnroll(p.op, x.dtype, x.device), [arg[c](p.a), arg[c](p.b)]);
 }
 
 /**
@@ -91,13 +94,13 @@ function map2(n: Names, a: Tensor, b: Tensor | number, outShape: Shape, outDType
   try {
     const k = dev.kernels, s = dev.stream, yp = ptr(y), ap = ptr(a), bp = ptr(bt);
     if (bt === b && a.layout.isContiguous() && bt.layout.isContiguous() && sameShape(a.layout.shape, outShape) && sameShape(bt.layout.shape, outShape)) {
-      const per = contigPerThread(Math.max(size(a.dtype), size(outDType)), MAP_UNROLL);
+      const per = contigPerThread(Math.max(size(a.dtype), size(outDType)), mapUnroll(dev));
       k.launchContig(BINARY_FILE, n.contig, count, per, s, [yp, ap, bp, ZERO, off(a), off(bt), arg.u64(count)]);
     } else {
       const aOp = operandOf(a, outShape), bOp = bt === b ? operandOf(bt, outShape) : zeroStrides(outShape.length);
       const rows = n.rows === null ? null : rowsArgs(y, [{ t: a, op: aOp }, { t: bt, op: bOp }]);
       if (n.rows !== null && rows !== null) {
-        k.launchContig(BINARY_FILE, n.rows, count, contigPerThread(size(a.dtype), MAP_UNROLL), s, [yp, ap, bp, ZERO, arg.i64(aOp.offset), arg.i64(bOp.offset), ...rows]);
+        k.launchContig(BINARY_FILE, n.rows, count, contigPerThread(size(a.dtype), mapUnroll(dev)), s, [yp, ap, bp, ZERO, arg.i64(aOp.offset), arg.i64(bOp.offset), ...rows]);
         return y;
       }
       eachGeom(n.contig, outShape, [geomOf(y), aOp, bOp], (g, work) => {
@@ -151,7 +154,7 @@ export function where(cond: Tensor, a: Tensor | number, b: Tensor | number, outS
     const dense = (t: Tensor) => t.layout.isContiguous() && sameShape(t.layout.shape, outShape);
     if (at === a && bt === b && dense(c) && dense(at) && dense(bt)) {
       // the u8 condition is never the widest operand
-      k.launchContig(BINARY_FILE, n.contig, count, contigPerThread(size(dtype), MAP_UNROLL), s, [yp, cp, ap, bp, ZERO, off(c), off(at), off(bt), arg.u64(count)]);
+      k.launchContig(BINARY_FILE, n.contig, count, contigPerThread(size(dtype), mapUnroll(dev)), s, [yp, cp, ap, bp, ZERO, off(c), off(at), off(bt), arg.u64(count)]);
     } else {
       const opnd = (t: Tensor, given: Tensor | number) => (t === given ? operandOf(t, outShape) : zeroStrides(outShape.length));
       eachGeom(n.contig, outShape, [geomOf(y), operandOf(c, outShape), opnd(at, a), opnd(bt, b)], (g, work) => {
