@@ -465,7 +465,7 @@ RT_DEVICE void fl_tile(T* dst, const T* src, i64 stride, int n, int valid, u32 d
   const int nt = NT > 0 ? NT : (int)blockDim.x;
 #if RT_CUDA
   // WALK: a fixed 16-byte column a thread and rows nt / CH apart, the source walked by pointer,
-  // with no division per copy: a one-wave decode block issues 64 copies of a key block (bf16,
+  // with no division per copy: a one-warp decode group issues 64 copies of a key block (bf16,
   // d 128) per lane, a prefill block 8. Not past head dim 128, where the extra registers spilled.
   if (WALK && HD <= 128 && vec && !TR && nt % CH == 0) {
     const int c = tid % CH, step = nt / CH;

@@ -1,9 +1,9 @@
 // Fused attention on the matrix cores (hip-src/flash.hip): long queries (flash_fwd) and short
 // ones over long keys (flash_dec: decode, the keys split across warps of a block or across
-// blocks and merged), f16 and bf16 with f32 sums, q/k/v as strided views (a KV cache narrowed to its filled length reads in place),
-// grouped-query heads through the head mapping, causal either way, windows and masks, and no
-// score matrix in global memory. Head dims go to the next compiled bucket, whose extra columns
-// the kernel fills with zeros in LDS and does not store.
+// blocks and merged), f16 and bf16 with f32 sums, q/k/v as strided views (a KV cache narrowed
+// to its filled length reads in place), grouped-query heads through the head mapping, causal
+// either way, windows and masks, and no score matrix in global memory. Head dims go to the next
+// compiled bucket, whose extra columns the kernel fills with zeros in LDS and does not store.
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
 import { arg } from '../../runtime/kernels.ts';
@@ -49,7 +49,7 @@ function decodeKeyBlock(cuda: boolean, wave: number, bucket: number): number {
   return wave === 32 || bucket > 128 ? 16 : 64;
 }
 /**
- * Decode splits per multiprocessor that the splits aim at (a split is one warp with 18 to 35 KB
+ * Decode splits the key split aims at per multiprocessor (a split is one warp with 18 to 35 KB
  * of LDS on NVIDIA, six of which fit an H200 multiprocessor). Measured in a graph on an H200
  * (bf16, 32/8 heads, d 128, 32768 keys, with the merge): 4 a multiprocessor 42.3 us a call, 3
  * 54.0, 5 47.2, 6 47.5; at 4096 keys 4 to 6 gave the same (10.9 us), 3 15.2.
@@ -104,10 +104,9 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
     const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
     const groupBytes = cuda ? decodeGroupBytes(bucket, bn) : 0;
     const fit = cuda ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
-    const asked = tune.groups;
     // every split a warp of one block, or a block each (one row-wave; wave32 AMD splits the
     // output columns over two, flash.hip FlCfg::CS)
-    const groups = asked !== undefined ? Math.max(1, Math.min(asked, splits, fit))
+    const groups = tune.groups !== undefined ? Math.max(1, Math.min(tune.groups, splits, fit))
       : splits <= Math.min(DECODE_MAX_GROUPS, fit) ? splits : 1;
     const blocksY = Math.ceil(splits / groups);
     const rows = b * hq * tq;
