@@ -6,6 +6,7 @@
 // compiled bucket, whose extra columns the kernel fills with zeros in LDS and does not store.
 import { Tensor } from '../../tensor.ts';
 import type { AttentionParams } from '../nn.ts';
+import type { DeviceInfo } from '../../runtime/gpu.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, operands, splitArgs, splitSums } from './attention.ts';
 import { base } from './reduce.ts';
@@ -80,13 +81,50 @@ export function flashDecodeApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
 /** LDS bytes of one NVIDIA decode group (FlCfg: a K and a V block of bn keys, rows padded by 8) */
 const decodeGroupBytes = (bucket: number, bn: number): number => 2 * (2 * bn) * (bucket + 8);
 
+/** a flash_dec launch: its grid, threads and LDS, and how the keys split */
+export interface DecodePlan {
+  /** blocks along x: (batch, kv head, 16-row tile) */
+  readonly per: number;
+  /** blocks along y; more than one: the merge kernel combines them */
+  readonly blocksY: number;
+  /** warp groups a block (NVIDIA), each its own split of the keys */
+  readonly groups: number;
+  readonly threads: number;
+  /** dynamic LDS bytes (NVIDIA; 0 on AMD, whose LDS is static) */
+  readonly shared: number;
+  /** keys a group takes, a multiple of the key block */
+  readonly perSplit: number;
+  readonly splits: number;
+}
+
 /**
- * Short queries (decode) on the matrix cores: a group per (batch, kv head, 16 of its group's
- * query rows, split of the keys). The keys split into whole key blocks so that about
- * DECODE_BLOCKS_PER_MP groups a multiprocessor run. On NVIDIA, when every split fits one block
- * (DECODE_MAX_GROUPS, and the LDS), the splits are the warps of one block, which combine their
- * rows themselves; otherwise a block a split, and attention.hip's merge kernel combines them.
+ * How flash_dec covers [b, hq, tq, d] queries over tk keys on `info`'s device. The keys split
+ * into whole key blocks so that about DECODE_BLOCKS_PER_MP groups a multiprocessor run. On
+ * NVIDIA, when every split fits one block (DECODE_MAX_GROUPS, and the LDS), the splits are the
+ * warps of one block, which combine their rows themselves; otherwise a block a split (one
+ * row-wave; wave32 AMD splits the output columns over two, flash.hip FlCfg::CS).
  */
+export function decodePlan(info: DeviceInfo, b: number, hq: number, hkv: number, tq: number, tk: number, d: number,
+  tune: DecodeTuning = {}): DecodePlan {
+  const cuda = info.vendor === 'cuda';
+  const bucket = bucketOf(d)!;
+  const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
+  const tiles = Math.ceil((hq / hkv) * tq / 16), per = b * hkv * tiles;
+  const keyBlocks = Math.ceil(tk / bn);
+  const aim = Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
+  const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
+  const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
+  const groupBytes = cuda ? decodeGroupBytes(bucket, bn) : 0;
+  const fit = cuda ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
+  const groups = tune.groups !== undefined ? Math.max(1, Math.min(tune.groups, splits, fit))
+    : splits <= Math.min(DECODE_MAX_GROUPS, fit) ? splits : 1;
+  return {
+    per, blocksY: Math.ceil(splits / groups), groups, threads: (cuda ? 32 : 64) * groups,
+    shared: groups * groupBytes, perSplit: blocksPerSplit * bn, splits,
+  };
+}
+
+/** Short queries (decode) on the matrix cores, as decodePlan lays them out. */
 export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, tune: DecodeTuning = {}): Tensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
@@ -94,27 +132,11 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
   const out = Tensor.empty(p.outShape, q0.dtype, dev);
   return filled(out, (temps) => {
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
-    const info = dev.runtime.info, cuda = info.vendor === 'cuda';
-    const bucket = bucketOf(d)!;
-    const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
-    const tiles = Math.ceil((hq / hkv) * tq / 16), per = b * hkv * tiles;
-    const keyBlocks = Math.ceil(tk / bn);
-    const aim = Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
-    const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
-    const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
-    const groupBytes = cuda ? decodeGroupBytes(bucket, bn) : 0;
-    const fit = cuda ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
-    // every split a warp of one block, or a block each (one row-wave; wave32 AMD splits the
-    // output columns over two, flash.hip FlCfg::CS)
-    const groups = tune.groups !== undefined ? Math.max(1, Math.min(tune.groups, splits, fit))
-      : splits <= Math.min(DECODE_MAX_GROUPS, fit) ? splits : 1;
-    const blocksY = Math.ceil(splits / groups);
-    const rows = b * hq * tq;
-    const sums = splitSums(out, rows, blocksY, d, temps);
-    const threads = (cuda ? 32 : 64) * groups;
-    dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucket}`, [per, blocksY, 1], [threads, 1, 1], groups * groupBytes, dev.stream, [
+    const pl = decodePlan(dev.runtime.info, b, hq, hkv, tq, tk, d, tune);
+    const sums = splitSums(out, b * hq * tq, pl.blocksY, d, temps);
+    dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucketOf(d)!}`, [pl.per, pl.blocksY, 1], [pl.threads, 1, 1], pl.shared, dev.stream, [
       base(out), ...splitArgs(out, sums), base(q), base(k), base(v), mask ? base(mask) : base(out),
-      ...tail, arg.u32(blocksY), arg.u32(blocksPerSplit * bn)]);
+      ...tail, arg.u32(pl.blocksY), arg.u32(pl.perSplit)]);
     mergeSplits(out, sums);
   });
 }
