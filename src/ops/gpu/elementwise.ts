@@ -36,7 +36,7 @@ const UNARY_FILE = 'unary.hip';
 const BINARY_FILE = 'binary.hip';
 
 /** vectors a thread in unary.hip's contiguous kernels: UnaryUnroll there */
-function unaryUnroll(op: UnaryOp | ParamUnary['op'], d: DType, dev: Device): number {
+export function unaryUnroll(op: UnaryOp | ParamUnary['op'], d: DType, dev: Device): number {
   if (d === 'f64') return 1;
   if (op === 'gelu' && size(d) === 2) return 4;
   const u = mapUnroll(dev);
