@@ -943,22 +943,24 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   }
 
   fl_fold<R>(l);
+  // row r (of the tile), column c of the block's result: unnormalized sum acc, the row's max (log2
+  // domain) and sum; the output itself with one split, else this split's part for attn_merge
+  auto put = [&](u32 r, u32 c, float acc, float mx, float sum) {
+    const u32 rr = r0 + r;
+    const u64 orow = ((u64)bi * hq + kh * g + rr / tq) * tq + rr % tq;
+    if (splits == 1) {
+      o[orow * d + c] = Elem<T>::store(sum == 0.f ? 0.f : acc / sum);
+    } else {
+      const u64 at = orow * splits + blockIdx.y;
+      wso[at * d + c] = acc;
+      if (c == 0) { wsml[2 * at] = mx * 0.6931471805599453f; wsml[2 * at + 1] = sum; }
+    }
+  };
   if (ks == 1) {
 #pragma unroll
     for (int e = 0; e < ON; e++) {
       const u32 r = (u32)A::row(lane, e), c = (u32)(ct0 * 16 + A::col(lane, e));
-      if (r < nr && c < d) {
-        const u32 rr = r0 + r;
-        const u64 orow = ((u64)bi * hq + kh * g + rr / tq) * tq + rr % tq;
-        const float lr = l[A::slot(e)];
-        if (splits == 1) {
-          o[orow * d + c] = Elem<T>::store(lr == 0.f ? 0.f : oacc[e] / lr);
-        } else {
-          const u64 at = orow * splits + blockIdx.y;
-          wso[at * d + c] = oacc[e];
-          if (c == 0) { wsml[2 * at] = m[A::slot(e)] * 0.6931471805599453f; wsml[2 * at + 1] = lr; }
-        }
-      }
+      if (r < nr && c < d) put(r, c, oacc[e], m[A::slot(e)], l[A::slot(e)]);
     }
     return;
   }
@@ -990,15 +992,7 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
       sum += lw * f;
       acc += pw[r * HD + c] * f;
     }
-    const u32 rr = r0 + r;
-    const u64 orow = ((u64)bi * hq + kh * g + rr / tq) * tq + rr % tq;
-    if (splits == 1) {
-      o[orow * d + c] = Elem<T>::store(sum == 0.f ? 0.f : acc / sum);
-    } else {
-      const u64 at = orow * splits + blockIdx.y;
-      wso[at * d + c] = acc;
-      if (c == 0) { wsml[2 * at] = mx * 0.6931471805599453f; wsml[2 * at + 1] = sum; }
-    }
+    put(r, c, acc, mx, sum);
   }
 }
 

@@ -251,7 +251,6 @@ export class CudnnApi implements DnnApi {
   private lastStream: bigint | null | undefined = undefined;
   private workspace: DevicePtr | null = null;
   private workspaceBytes = 0;
-  private readonly algoCache = new Map<string, AlgoChoice>();
   private readonly convPlans = new Map<string, ConvPlan>();
   private readonly one32 = new Float32Array([1]);
   private readonly zero32 = new Float32Array([0]);
@@ -347,12 +346,11 @@ export class CudnnApi implements DnnApi {
     return this.workspace;
   }
 
-  /** picks the first algorithm cuDNN's heuristics rank as working in our math mode */
-  private chooseAlgo(kind: 'fwd' | 'bwdData', p: ConvParams, key: string,
+  /** picks the first algorithm cuDNN's heuristics rank as working in our math mode (once a
+   *  shape: convPlan keeps the choice with the shape's descriptors) */
+  private chooseAlgo(kind: 'fwd' | 'bwdData', p: ConvParams,
     find: (requested: number, returned: Int32Array, perf: Uint8Array) => number,
     wsSize: (algo: number, out: BigUint64Array) => number, conv: bigint, what: string): AlgoChoice {
-    const hit = this.algoCache.get(key);
-    if (hit) return hit;
     const call = kind === 'fwd' ? 'cudnnGetConvolutionForwardAlgorithm_v7' : 'cudnnGetConvolutionBackwardDataAlgorithm_v7';
     this.outInt[0] = 0;
     this.ok(find(MAX_ALGOS, this.outInt, this.perf), call, [what]);
@@ -375,9 +373,7 @@ export class CudnnApi implements DnnApi {
       this.out64[0] = 0n;
       const st = wsSize(algo, this.out64);
       if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) { tried.push(`(workspace query: ${st})`); continue; }
-      const choice: AlgoChoice = { algo, mathType: math, workspace: Number(this.out64[0]!) };
-      this.algoCache.set(key, choice);
-      return choice;
+      return { algo, mathType: math, workspace: Number(this.out64[0]!) };
     }
     throw new NotOnDeviceError(`${what}: cuDNN ${this.version} on ${this.host.label} offers no usable algorithm ` +
       `(${tried.join('; ') || 'none returned'})`);
@@ -406,10 +402,10 @@ export class CudnnApi implements DnnApi {
       b = this.tensor(t, p.n, p.cOut, p.outH, p.outW);
       c = this.convolution(p);
       const choice = kind === 'fwd'
-        ? this.chooseAlgo('fwd', p, key,
+        ? this.chooseAlgo('fwd', p,
           (req, ret, perf) => f.cudnnGetConvolutionForwardAlgorithm_v7(this.handle, a, w, c, b, req, ret, perf),
           (algo, out) => f.cudnnGetConvolutionForwardWorkspaceSize(this.handle, a, w, c, b, algo, out), c, what)
-        : this.chooseAlgo('bwdData', p, key,
+        : this.chooseAlgo('bwdData', p,
           (req, ret, perf) => f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, w, a, c, b, req, ret, perf),
           (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, w, a, c, b, algo, out), c, what);
       // the descriptor keeps the math type the algorithm was picked for

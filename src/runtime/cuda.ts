@@ -456,9 +456,8 @@ class CudaRuntime implements GpuRuntime {
     const c = CUDA_CONST;
     const code = this.f.cuFuncSetAttribute(fn.ptr, c.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
     if (code !== c.CUDA_SUCCESS) {
-      const most = this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 'MAX_SHARED_MEMORY_PER_BLOCK_OPTIN');
       throw cudaError(code, `cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${bytes}) on ${this.label}: ` +
-        `a block of this device may take at most ${most} bytes of shared memory`, 'cuFuncSetAttribute', this.d.errorText);
+        `a block of this device may take at most ${this.info.maxSharedMemoryPerBlockOptin} bytes of shared memory`, 'cuFuncSetAttribute', this.d.errorText);
     }
     fn.sharedAllowed = bytes;
   }
