@@ -1,12 +1,14 @@
 // norm.hip: layerNorm (optional bias) and rmsNorm over the last dim of contiguous rows. Sums in
-// f32 for f32/f16/bf16 and f64 for f64; the variance is the mean squared deviation from the
-// mean (never E[x^2] - mean^2, which cancels).
+// f32 for f32/f16/bf16 and f64 for f64; the variance never comes from E[x^2] - mean^2, which
+// cancels: it is the mean squared deviation from the mean, or for the 16-bit register kernels
+// from a pivot inside the row, whose cancellation the row bounds (RowStats below).
 // Three shapes of kernel, as in softmax.hip:
 //  - layernorm_<DT>_v<V>, rmsnorm_<DT>_v<V> (f32 f16 bf16): the row in registers (rowreg.h),
-//    weight and bias vectors loaded beside it, read once and written once; for rows of whole
-//    16-byte vectors at 16-byte boundaries that fit G * V vectors. Each lane takes the mean and
-//    squared deviations of its own elements (two passes over registers); one group reduction
-//    merges them (Chan et al.).
+//    weight and bias vectors loaded beside it or after the statistics (EarlyWeights), read once
+//    and written once; for rows of whole 16-byte vectors at 16-byte boundaries that fit G * V
+//    vectors. One group reduction gives layerNorm's statistics: f32 merges each lane's count,
+//    mean and squared deviations (Chan et al.), f16/bf16 sum deviations from the pivot and
+//    their squares.
 //  - layernorm_part_<DT> / rmsnorm_part_<DT>, then layernorm_fin_<DT> / rmsnorm_fin_<DT>: a
 //    long row split over blocks; the first kernel writes each chunk's statistics (layerNorm:
 //    the chunk's mean and sum of squared deviations from it, merged by Chan's rule, so still no
@@ -152,10 +154,12 @@ RT_DEVICE float sq_dev(const uint4 (&a)[V], const RegSpan& sp, float mean) {
   return q;
 }
 
-// A lane's share of a row's statistics: its element count, their mean and their sum of squared
-// deviations from it. Two shares merge by Chan et al.'s rule, written so that merge(a, b) and
-// merge(b, a) agree bit for bit (reg_all's butterfly needs every lane to end with one value):
-// each step is a commutative float operation on the same operands.
+// A row's statistics for the register kernels: its mean and 1 / sqrt(var + eps), from one
+// group reduction.
+// f32, f16: each lane's count, mean and sum of squared deviations from that mean, merged by Chan et
+// al.'s rule, written so that merge(a, b) and merge(b, a) agree bit for bit (reg_all's
+// butterfly needs every lane to end with one value): each step is a commutative float operation
+// on the same operands.
 struct MeanM2 { float n, mean, m2; };
 struct MergeOp {
   RT_DEVICE MeanM2 operator()(const MeanM2& a, const MeanM2& b) const {
@@ -167,15 +171,71 @@ struct MergeOp {
   RT_DEVICE MeanM2 shfl(const MeanM2& v, int m) const { return MeanM2{ shfl_xor(v.n, m), shfl_xor(v.mean, m), shfl_xor(v.m2, m) }; }
 };
 
-// f16 widens element by element: its layerNorm with the weights loaded early spills at
-// RT_NORM_MIN's register caps (ptxas -arch=sm_90), so it loads them after the statistics
-template <class T> struct EarlyWeights { static constexpr bool value = true; };
-template <> struct EarlyWeights<f16> { static constexpr bool value = false; };
+// bf16: sums of t = x - p and t^2 about a pivot p, the mean of the row's first vector (every lane
+// loads it too, a broadcast), reduced as two plain sums: var = S2/n - (S1/n)^2. The difference
+// cancels only as far as p sits from the mean in standard deviations, and the first vector
+// bounds that: its N elements alone give n var >= N (p - mean)^2, so S2/n <= (1 + n/N) var and
+// the subtraction magnifies the sums' relative rounding error at most 1 + n/N times (513 at
+// n = 4096, for a row whose first vector sits that far out; about 1e-3 of the variance at
+// worst, under half a bf16 ulp of the scale). Against Chan's merge this drops the merge's
+// reciprocals and a third value a shuffle (timings at EarlyWeights). f16's finer outputs could
+// show the worst case, so f32 and f16 keep Chan.
+struct Sums2 { float s, q; };
+struct Sums2Op {
+  RT_DEVICE Sums2 operator()(const Sums2& a, const Sums2& b) const { return Sums2{ a.s + b.s, a.q + b.q }; }
+  RT_DEVICE Sums2 shfl(const Sums2& v, int m) const { return Sums2{ shfl_xor(v.s, m), shfl_xor(v.q, m) }; }
+};
+
+template <class T> struct RowStats {
+  using S = MeanM2;
+  template <int V>
+  RT_DEVICE static void get(const uint4 (&a)[V], const RegSpan& sp, u32 cols, float eps, RegSlots<S>& slots, float& mean, float& inv) {
+    float s = 0.0f, n = 0.0f;
+    reg_each<T>(a, [&](int, int, float v) { s += v; });
+#pragma unroll
+    for (int c = 0; c < V; c++) n += sp.has(c) ? (float)RegVec<T>::N : 0.0f;
+    const float lm = n > 0.0f ? s * rcp_fast(n) : 0.0f;
+    const MeanM2 t = reg_all(MeanM2{ n, lm, sq_dev<T>(a, sp, lm) }, MergeOp(), sp.G, slots);
+    mean = t.mean;
+    inv = 1.0f / sqrtf(t.m2 / (float)cols + eps);
+  }
+};
+
+template <> struct RowStats<bf16> {
+  using T = bf16;
+  using S = Sums2;
+  template <int V>
+  RT_DEVICE static void get(const uint4 (&a)[V], const RegSpan& sp, u32 cols, float eps, RegSlots<S>& slots, float& mean, float& inv) {
+    const float p = vec_sum<T>(sp.q[0]) * (1.0f / (float)RegVec<T>::N);
+    float s = 0.0f, q = 0.0f;
+#pragma unroll
+    for (int c = 0; c < V; c++) {
+      if (sp.has(c)) {
+        float v[RegVec<T>::N];
+        RegVec<T>::unpack(a[c], v);
+#pragma unroll
+        for (int e = 0; e < RegVec<T>::N; e++) { const float t = v[e] - p; s += t; q = fmaf(t, t, q); }
+      }
+    }
+    const Sums2 r = reg_all(Sums2{ s, q }, Sums2Op(), sp.G, slots);
+    const float ms = r.s / (float)cols, var = r.q / (float)cols - ms * ms;
+    mean = p + ms;
+    inv = 1.0f / sqrtf((var < 0.0f ? 0.0f : var) + eps);  // a NaN variance stays NaN
+  }
+};
+
+// Where the weight and bias vectors load: f32 beside the row (their latency hides behind the
+// row's); f16 and bf16 after the statistics, which frees their 32 registers during the row's
+// loads and the reduction (f16 spilled at RT_NORM_MIN's caps otherwise) and lets bf16's V = 4
+// kernel run at 64 registers without spilling (BF16_LN_MIN below). bf16 [8192, 4096] on an
+// H200, one call: 42.8-43.0 us with Chan's merge and early weights at 69 registers, 41.6-41.7
+// with the pivot sums, 41.0-41.1 with them late (70), 39.9 at 64.
+template <class T> struct EarlyWeights { static constexpr bool value = sizeof(T) == 4; };
 
 template <bool BIAS, class T, int V>
 RT_DEVICE void layernorm_reg(T* __restrict__ y, const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, u32 rows, u32 cols, float eps, u32 want) {
-  __shared__ MeanM2 shm[RT_REG_SLOTS];
-  RegSlots<MeanM2> slots(shm);
+  __shared__ typename RowStats<T>::S shm[RT_REG_SLOTS];
+  RegSlots<typename RowStats<T>::S> slots(shm);
   const RegGroup g(want);
   const u32 nv = cols / RegVec<T>::N;
   reg_rows(g, rows, [&](u32 r, bool live) {
@@ -184,15 +244,10 @@ RT_DEVICE void layernorm_reg(T* __restrict__ y, const T* __restrict__ x, const T
     uint4 a[V], wv[V], bv[V];
     reg_load(a, sp, splat4(0u));
     if (EarlyWeights<T>::value) ln_weights<BIAS>(wv, bv, w, b, sp);
-    // the lane's count, mean and squared deviations, merged over the group in one reduction
-    float s = 0.0f, n = 0.0f;
-    reg_each<T>(a, [&](int, int, float v) { s += v; });
-#pragma unroll
-    for (int c = 0; c < V; c++) n += sp.has(c) ? (float)RegVec<T>::N : 0.0f;
-    const float lm = n > 0.0f ? s * rcp_fast(n) : 0.0f;
-    const MeanM2 t = reg_all(MeanM2{ n, lm, sq_dev<T>(a, sp, lm) }, MergeOp(), g.size, slots);
+    float mean, inv;
+    RowStats<T>::get(a, sp, cols, eps, slots, mean, inv);
     if (!EarlyWeights<T>::value) ln_weights<BIAS>(wv, bv, w, b, sp);
-    ln_apply<BIAS, T>(y + at, wv, bv, sp, a, t.mean, 1.0f / sqrtf(t.m2 / (float)cols + eps));
+    ln_apply<BIAS, T>(y + at, wv, bv, sp, a, mean, inv);
   });
 }
 
@@ -291,8 +346,13 @@ RT_DEVICE void norm_fin(T* __restrict__ y, const T* __restrict__ x, const T* __r
   }
 }
 
-#define NORM_REG(DT, T, V) \
-  RT_ROW_KERNEL(RT_NORM_MIN(V)) void layernorm_##DT##_v##V(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff, \
+// BF16_LN_MIN: bf16 layerNorm's resident blocks, one more than RT_NORM_MIN at V = 4 (a cap of 64
+// registers: eight 128-thread blocks a multiprocessor instead of the seven that ptxas's own
+// choice under 85 gave); f32 spills 40 bytes at that cap and f16 (Chan's merge) 16, so they
+// keep RT_NORM_MIN.
+#define BF16_LN_MIN(V) ((V) >= 4 ? 4 : RT_NORM_MIN(V))
+#define NORM_REG(DT, T, V, LNMIN) \
+  RT_ROW_KERNEL(LNMIN(V)) void layernorm_##DT##_v##V(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff, \
       i64 bOff, u32 rows, u32 cols, float eps, u32 hasBias, u32 group) { \
     if (hasBias) layernorm_reg<true, T, V>(y + yOff, x + xOff, w + wOff, b + bOff, rows, cols, eps, group); \
     else layernorm_reg<false, T, V>(y + yOff, x + xOff, w + wOff, w + wOff, rows, cols, eps, group); } \
@@ -311,6 +371,6 @@ RT_DEVICE void norm_fin(T* __restrict__ y, const T* __restrict__ x, const T* __r
   RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void rmsnorm_fin_##DT(T* y, const T* x, const T* w, const float* part, i64 yOff, i64 xOff, i64 wOff, u32 rows, \
       u32 cols, u32 chunkVecs, u32 chunks, float eps) { \
     norm_fin<false, false, T>(y + yOff, x + xOff, w + wOff, w + wOff, part, rows, cols, chunkVecs, chunks, eps); }
-#define NORM_REG_DT(DT, T) NORM_REG(DT, T, 1) NORM_REG(DT, T, 2) NORM_REG(DT, T, 4) NORM_SPLIT(DT, T)
+#define NORM_REG_DT(DT, T, LNMIN) NORM_REG(DT, T, 1, LNMIN) NORM_REG(DT, T, 2, LNMIN) NORM_REG(DT, T, 4, LNMIN) NORM_SPLIT(DT, T)
 
-NORM_REG_DT(f32, float) NORM_REG_DT(f16, f16) NORM_REG_DT(bf16, bf16)
+NORM_REG_DT(f32, float, RT_NORM_MIN) NORM_REG_DT(f16, f16, RT_NORM_MIN) NORM_REG_DT(bf16, bf16, BF16_LN_MIN)
