@@ -193,6 +193,25 @@ s.opTest('layerNorm', async (dev) => {
   }
 }, 'layerNorm, rmsNorm: NaN and infinities in x, the weight and the bias on the register and split kernels');
 
+s.opTest('layerNorm', async (dev) => {
+  // bf16's register kernels take the statistics about a pivot, the mean of the row's first
+  // vector (norm.hip): rows whose first vector sits far out (near the cancellation bound of
+  // 1 + n/8), a row far from 0 with a small spread, a row whose first vector is constant
+  const n = 4096, xs: number[] = [];
+  for (let i = 0; i < n; i++) xs.push(i < 8 ? 64 : ((i * 37) % 17) / 8 - 1);
+  for (let i = 0; i < n; i++) xs.push(i < 8 ? -300 : ((i * 53) % 29) / 14 - 1);
+  for (let i = 0; i < n; i++) xs.push(20000 + 128 * ((i * 13) % 7));
+  for (let i = 0; i < n; i++) xs.push(i < 8 ? 3 : 3 + ((i * 11) % 5) / 4);
+  const ws = Array.from({ length: n }, (_, i) => 0.5 + (i % 3) / 3), bs = Array.from({ length: n }, (_, i) => (i % 4) / 4 - 0.5);
+  for (const d of REG) {
+    const [cx, cw, cb] = [cpuFrom(xs, [4, n], d), cpuFrom(ws, [n], d), cpuFrom(bs, [n], d)];
+    const [gx, gw, gb] = [cx.to(dev), cw.to(dev), cb.to(dev)];
+    for (const v of REG_ROW_VECS.norm) {
+      await withVecs(String(v), () => sameSpecials(`layerNorm ${d} V ${v} [4, ${n}], far first vectors`, gx.layerNorm(gw, gb, 1e-5), cx.layerNorm(cw, cb, 1e-5), tolOf(d)));
+    }
+  }
+}, 'layerNorm: rows whose first vector is far from the mean, and far from 0, on every V');
+
 s.opTest('max', async (dev) => {
   // rows: a NaN, a +inf, a -inf, both infinities, then plain ones; long enough (2000) for V > 1
   for (const d of REG) {
