@@ -381,8 +381,8 @@ export class CudnnApi implements DnnApi {
 
   /**
    * A convolution's descriptors and algorithm for one shape, made on its first call and kept
-   * (CONV_PLANS of them, the oldest destroyed first): a call then makes no descriptor and no
-   * string, only the library call.
+   * (CONV_PLANS of them, the oldest made destroyed first): a later call builds only the shape's
+   * key and makes the library call; error text is formatted on failure alone.
    */
   private convPlan(kind: 'fwd' | 'bwdData', p: ConvParams): ConvPlan {
     const key = `${kind} ${convKey(p)}`;
