@@ -20,7 +20,10 @@ def weight(rows, cols, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=50)
-    steps = ap.parse_args().steps
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--warmup-ms", type=float, default=200)
+    args = ap.parse_args()
+    steps = args.steps
     layers = [(torch.ones(H, device="cuda", dtype=torch.bfloat16), weight(FF, H, 3 * l), weight(FF, H, 3 * l + 1),
                weight(H, FF, 3 * l + 2)) for l in range(LAYERS)]
     x = torch.full((1, H), 0.5, device="cuda", dtype=torch.bfloat16)
@@ -32,8 +35,11 @@ def main():
         return h
 
     def timed(run):
-        for _ in range(5):
+        # the same warm-up as bench/decode-loop-run.ts: at least this many steps and this long
+        t0, i = time.perf_counter(), 0
+        while i < args.warmup or (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
             run()
+            i += 1
         torch.cuda.synchronize()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
