@@ -1,13 +1,13 @@
 // norm.hip: layerNorm (optional bias) and rmsNorm over the last dim of contiguous rows. Sums in
 // f32 for f32/f16/bf16 and f64 for f64; the variance never comes from E[x^2] - mean^2, which
-// cancels: it is the mean squared deviation from the mean, or for the 16-bit register kernels
-// from a pivot inside the row, whose cancellation the row bounds (RowStats below).
+// cancels: it is the mean squared deviation from the mean, or for bf16's register kernels from
+// a pivot inside the row, whose cancellation the row bounds (RowStats below).
 // Three shapes of kernel, as in softmax.hip:
 //  - layernorm_<DT>_v<V>, rmsnorm_<DT>_v<V> (f32 f16 bf16): the row in registers (rowreg.h),
 //    weight and bias vectors loaded beside it or after the statistics (EarlyWeights), read once
 //    and written once; for rows of whole 16-byte vectors at 16-byte boundaries that fit G * V
-//    vectors. One group reduction gives layerNorm's statistics: f32 merges each lane's count,
-//    mean and squared deviations (Chan et al.), f16/bf16 sum deviations from the pivot and
+//    vectors. One group reduction gives layerNorm's statistics: f32 and f16 merge each lane's
+//    count, mean and squared deviations (Chan et al.), bf16 sums deviations from a pivot and
 //    their squares.
 //  - layernorm_part_<DT> / rmsnorm_part_<DT>, then layernorm_fin_<DT> / rmsnorm_fin_<DT>: a
 //    long row split over blocks; the first kernel writes each chunk's statistics (layerNorm:
@@ -137,20 +137,25 @@ RT_DEVICE void ln_apply(T* y, const uint4 (&wv)[V], const uint4 (&bv)[V], const 
   });
 }
 
-// the lane's sum of squared deviations from the mean, over the vectors it holds (a missing
-// one's fill of 0 is no element)
-template <class T, int V>
-RT_DEVICE float sq_dev(const uint4 (&a)[V], const RegSpan& sp, float mean) {
-  float q = 0.0f;
+// f(element) over the vectors the lane holds (a missing one's fill of 0 is no element)
+template <class T, int V, class F>
+RT_DEVICE void each_held(const uint4 (&a)[V], const RegSpan& sp, F f) {
 #pragma unroll
   for (int c = 0; c < V; c++) {
     if (sp.has(c)) {
       float v[RegVec<T>::N];
       RegVec<T>::unpack(a[c], v);
 #pragma unroll
-      for (int e = 0; e < RegVec<T>::N; e++) { const float d = v[e] - mean; q += d * d; }
+      for (int e = 0; e < RegVec<T>::N; e++) f(v[e]);
     }
   }
+}
+
+// the lane's sum of squared deviations from the mean, over the vectors it holds
+template <class T, int V>
+RT_DEVICE float sq_dev(const uint4 (&a)[V], const RegSpan& sp, float mean) {
+  float q = 0.0f;
+  each_held<T>(a, sp, [&](float v) { const float d = v - mean; q += d * d; });
   return q;
 }
 
@@ -208,15 +213,7 @@ template <> struct RowStats<bf16> {
   RT_DEVICE static void get(const uint4 (&a)[V], const RegSpan& sp, u32 cols, float eps, RegSlots<S>& slots, float& mean, float& inv) {
     const float p = vec_sum<T>(sp.q[0]) * (1.0f / (float)RegVec<T>::N);
     float s = 0.0f, q = 0.0f;
-#pragma unroll
-    for (int c = 0; c < V; c++) {
-      if (sp.has(c)) {
-        float v[RegVec<T>::N];
-        RegVec<T>::unpack(a[c], v);
-#pragma unroll
-        for (int e = 0; e < RegVec<T>::N; e++) { const float t = v[e] - p; s += t; q = fmaf(t, t, q); }
-      }
-    }
+    each_held<T>(a, sp, [&](float v) { const float t = v - p; s += t; q = fmaf(t, t, q); });
     const Sums2 r = reg_all(Sums2{ s, q }, Sums2Op(), sp.G, slots);
     const float ms = r.s / (float)cols, var = r.q / (float)cols - ms * ms;
     mean = p + ms;

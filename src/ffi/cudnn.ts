@@ -423,7 +423,7 @@ export class CudnnApi implements DnnApi {
       throw e;
     }
   }
-  private destroyPlan(pl: { a: bigint; w: bigint; b: bigint; c: bigint }): void {
+  private destroyPlan(pl: Omit<ConvPlan, 'choice'>): void {
     const f = this.lib.fn;
     if (pl.c) f0(f.cudnnDestroyConvolutionDescriptor(pl.c));
     if (pl.b) f0(f.cudnnDestroyTensorDescriptor(pl.b));
