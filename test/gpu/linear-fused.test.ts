@@ -14,11 +14,14 @@ const r = (shape: number[], d: DType, lo = -1, hi = 1) => randT(shape, d, lo, hi
 interface LinearCase { name: string; x: number[]; n: number; norm?: boolean; bias?: boolean; swiglu?: boolean; residual?: boolean }
 const LINEAR: readonly LinearCase[] = [
   { name: 'one row [1, 256] x W [40, 256]: split over waves', x: [1, 256], n: 40 },
-  { name: 'one row, 3000 outputs, no split', x: [1, 512], n: 3000 },
+  { name: 'one row, 3000 outputs (split only on NVIDIA)', x: [1, 512], n: 3000 },
   { name: 'norm', x: [1, 264], n: 77, norm: true },
   { name: 'bias + residual', x: [1, 1, 256], n: 96, bias: true, residual: true },
   { name: 'norm + swiglu', x: [1, 256], n: 130, norm: true, swiglu: true },
   { name: 'norm + swiglu + bias + residual, odd k', x: [1, 37], n: 50, norm: true, swiglu: true, bias: true, residual: true },
+  // more units than a capped SwiGLU grid holds at once on a 132-multiprocessor GPU (4 blocks of 8
+  // units each): blocks walk them grid-stride
+  { name: 'swiglu, 4500 outputs (grid-stride on NVIDIA)', x: [1, 64], n: 4500, swiglu: true, residual: true },
   { name: 'long k [1, 4104]', x: [1, 4104], n: 24, norm: true, residual: true },
   { name: 'several rows (composed) [3, 64]', x: [3, 64], n: 33, norm: true, swiglu: true, bias: true, residual: true },
 ];

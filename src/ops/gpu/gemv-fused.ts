@@ -15,6 +15,32 @@ const U32_MAX = 0xffffffff;
 // keeps 4-8 16-byte loads per lane outstanding)
 const WAVES_PER_SM = 16;
 const FLAG_BIAS = 1, FLAG_RESID = 2;
+/**
+ * Blocks a multiprocessor for the SwiGLU product on NVIDIA, its units then walked grid-stride.
+ * A paired unit keeps twice a plain row's loads of W in flight (gate and up rows), so four
+ * 256-thread blocks a multiprocessor hold as many bytes in flight as eight plain ones, and the
+ * launch has no partial last wave. Measured on an H200 (2026-11-27, alternating in one call,
+ * each twice): the issue-10 fused decode loop replayed 0.747 / 0.746 -> 0.731 / 0.729 ms a step
+ * (6: 0.734 / 0.733), the replayed random Llama-3.2-1B step 946.6 / 946.9 -> 934.3 / 934.2 us
+ * (6: 936.9 / 936.4) and Llama-3.1-8B 4452.0 / 4451.7 -> 4397.9 / 4397.3 us (6: 4386.7 /
+ * 4386.4). The same cap made the plain product slower (one row a unit: the decode loop's op-by-op
+ * replay 0.782 -> 0.826 ms with every GEMV at 4) and the q/k/v one no faster (1B step 934.3 both
+ * ways), so they keep a block a unit group. AMD keeps that too (unmeasured there).
+ */
+const PAIR_BLOCKS_PER_MP = 4;
+/**
+ * Waves a plain (one row a unit) product gives each row at least on NVIDIA: two halves of k, so
+ * a wave has half the round trips to memory and a row's loads are in flight over twice the lanes
+ * (AMD keeps the fewest that fill the device, unmeasured there). Measured
+ * on an H200 with the SwiGLU cap above (2026-11-27, alternating in one call, each twice): the
+ * decode loop's op-by-op replay 0.782 / 0.779 -> 0.773 / 0.772 ms a step, its fused replay (the
+ * down product with the residual) 0.740 / 0.741 -> 0.736 / 0.732, the replayed 8B step 4444.5 /
+ * 4445.1 -> 4409.8 / 4409.4 us; the 1B step unchanged (937.6 / 937.9 -> 937.7 / 938.0; its plain
+ * products but the head already split). Two only for k of 8192 and more: 4419.2 / 4419.3 us.
+ * The paired products keep the fewest (two in every product, SwiGLU too, before its cap: fused
+ * replay 0.755 -> 0.763).
+ */
+const PLAIN_LEAST_SPLIT = 2;
 
 /** W [rows, k] with unit stride along k: rows at w + j * ldw */
 function rowsLd(w: Tensor, k: number): number | null {
@@ -24,19 +50,21 @@ function rowsLd(w: Tensor, k: number): number | null {
   return ld >= k ? ld : null;
 }
 
-/** waves per unit: the fewest that give the GPU enough waves in flight */
-function splitFor(dev: Tensor['device'], units: number): number {
+/** waves per unit: the fewest (at least `least`) that give the GPU enough waves in flight */
+function splitFor(dev: Tensor['device'], units: number, least = 1): number {
   const { warpSize, multiprocessors } = dev.runtime.info;
   const perBlock = BLOCK / warpSize;
-  let split = 1;
+  let split = Math.min(least, perBlock);
   while (split < perBlock && units * split < WAVES_PER_SM * multiprocessors) split *= 2;
   return split;
 }
 
-function grid(dev: Tensor['device'], units: number, split: number): [number, number, number] {
-  const { warpSize, maxGridDim } = dev.runtime.info;
+/** `capped`: at most PAIR_BLOCKS_PER_MP blocks a multiprocessor on NVIDIA (the SwiGLU product) */
+function grid(dev: Tensor['device'], units: number, split: number, capped = false): [number, number, number] {
+  const { warpSize, maxGridDim, vendor, multiprocessors } = dev.runtime.info;
   const perBlock = BLOCK / warpSize / split;
-  return [Math.max(1, Math.min(Math.ceil(units / perBlock), maxGridDim[0])), 1, 1];
+  const most = capped && vendor === 'cuda' ? Math.min(maxGridDim[0], PAIR_BLOCKS_PER_MP * multiprocessors) : maxGridDim[0];
+  return [Math.max(1, Math.min(Math.ceil(units / perBlock), most)), 1, 1];
 }
 
 /** a nullable operand: its pointer and offset, or null and 0 */
@@ -69,9 +97,10 @@ export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: 
     const [bp, bo] = opt(o.bias, temps, xd);
     const [rp, ro] = opt(o.residual, temps, xd);
     const flags = (o.bias ? FLAG_BIAS : 0) | (o.residual ? FLAG_RESID : 0);
-    const split = splitFor(dev, n);
-    const name = `gemvf${o.act === 'swiglu' ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
-    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split), [BLOCK, 1, 1], 0, dev.stream, [
+    const pair = o.act === 'swiglu';
+    const split = splitFor(dev, n, pair || dev.runtime.info.vendor !== 'cuda' ? 1 : PLAIN_LEAST_SPLIT);
+    const name = `gemvf${pair ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
+    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split, pair), [BLOCK, 1, 1], 0, dev.stream, [
       base(y), base(xd), base(w), gp, bp, rp, offsetOf(y), offsetOf(xd), offsetOf(w), go, bo, ro,
       arg.u32(n), arg.u32(k), arg.u64(ld), arg.f32(o.norm?.eps ?? 0), arg.u32(flags), arg.u32(split)]);
   });
