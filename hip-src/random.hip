@@ -155,20 +155,29 @@ template <class T> RT_DEVICE Vec16<T> narrow_unit(const float* z) {
 }
 template <> RT_DEVICE Vec16<float> narrow_unit<float>(const float* z) { return narrow<float>(z); }
 
-// A thread fills one 16-byte vector: one Philox block of f32, two of f16/bf16.
-template <class T>
-RT_DEVICE void store16(T* y, u64 i, u64 n, const Vec16<T>& f, bool vec) {
-  if (vec && i + Vec16<T>::N <= n) { *(Vec16<T>*)(y + i) = f; return; }
+// y's 16-byte vectors from gen(t) (vector t: elements [t N, t N + N)), a thread a vector: the
+// whole vectors of an aligned y in a loop with no bounds test, then what is left (the last
+// partial vector, or all of an unaligned y) element by element. One loop testing every vector
+// for both (a 64-bit compare, a branch and a divergence region a vector) took randn f32 2^28 on
+// an H200 from 27.6 to 29.1 instructions a number, 331 to 352 us under ncu.
+template <class T, class G>
+RT_DEVICE void fill16(T* y, u64 n, G gen) {
+  constexpr u32 N = Vec16<T>::N;
+  const u64 whole = aligned16(y) ? n / N : 0;
+  grid_loop(whole, [&](auto t) { *(Vec16<T>*)(y + (u64)t * N) = gen((u64)t); });
+  grid_loop((n - whole * N + N - 1) / N, [&](auto r) {
+    const u64 t = whole + r;
+    const Vec16<T> f = gen(t);
 #pragma unroll
-  for (int k = 0; k < Vec16<T>::N; k++) if (i + k < n) y[i + k] = f.v[k];
+    for (u32 k = 0; k < N; k++) if (t * N + k < n) y[t * N + k] = f.v[k];
+  });
 }
 
 template <class T>
 RT_DEVICE void rand32(T* y, u64 n, u32 k0, u32 k1) {
   constexpr int N = Vec16<T>::N, B = N / 4;
-  const bool vec = aligned16(y);
   const Keys ks(k0, k1);
-  grid_loop((n + N - 1) / N, [&](u64 t) {
+  fill16(y, n, [&](u64 t) {
     float u[N];
 #pragma unroll
     for (int h = 0; h < B; h++) {
@@ -176,7 +185,7 @@ RT_DEVICE void rand32(T* y, u64 n, u32 k0, u32 k1) {
 #pragma unroll
       for (int k = 0; k < 4; k++) u[4 * h + k] = u24(w.w[k]);
     }
-    store16(y, t * N, n, narrow_unit<T>(u), vec);
+    return narrow_unit<T>(u);
   });
 }
 
@@ -226,9 +235,8 @@ RT_DEVICE void randn32(T* y, u64 n, u32 k0, u32 k1) {
   __shared__ NormalTable tab;
   tab.load();
   constexpr int N = Vec16<T>::N, B = N / 4;
-  const bool vec = aligned16(y);
   const Keys ks(k0, k1);
-  grid_loop((n + N - 1) / N, [&](u64 t) {
+  fill16(y, n, [&](u64 t) {
     float z[N];
 #pragma unroll
     for (int h = 0; h < B; h++) {
@@ -236,7 +244,7 @@ RT_DEVICE void randn32(T* y, u64 n, u32 k0, u32 k1) {
 #pragma unroll
       for (int k = 0; k < 4; k++) z[4 * h + k] = tab.normal(w.w[k]);
     }
-    store16(y, t * N, n, narrow<T>(z), vec);
+    return narrow<T>(z);
   });
 }
 
