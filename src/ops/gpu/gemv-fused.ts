@@ -25,7 +25,7 @@ const FLAG_BIAS = 1, FLAG_RESID = 2;
  * (6: 936.9 / 936.4) and Llama-3.1-8B 4452.0 / 4451.7 -> 4397.9 / 4397.3 us (6: 4386.7 /
  * 4386.4). The same cap made the plain product slower (one row a unit: the decode loop's op-by-op
  * replay 0.782 -> 0.826 ms with every GEMV at 4) and the q/k/v one no faster (1B step 934.3 both
- * ways), so they keep a block a unit group. AMD keeps that too (unmeasured there).
+ * ways), so their grids still cover every unit at once. So do AMD's (unmeasured there).
  */
 const PAIR_BLOCKS_PER_MP = 4;
 /**
