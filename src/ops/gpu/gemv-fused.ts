@@ -59,11 +59,11 @@ function splitFor(dev: Tensor['device'], units: number, least = 1): number {
   return split;
 }
 
-/** `capped`: at most PAIR_BLOCKS_PER_MP blocks a multiprocessor on NVIDIA (the SwiGLU product) */
-function grid(dev: Tensor['device'], units: number, split: number, capped = false): [number, number, number] {
-  const { warpSize, maxGridDim, vendor, multiprocessors } = dev.runtime.info;
+/** `perMp` > 0: at most that many blocks a multiprocessor, the units walked grid-stride */
+function grid(dev: Tensor['device'], units: number, split: number, perMp = 0): [number, number, number] {
+  const { warpSize, maxGridDim, multiprocessors } = dev.runtime.info;
   const perBlock = BLOCK / warpSize / split;
-  const most = capped && vendor === 'cuda' ? Math.min(maxGridDim[0], PAIR_BLOCKS_PER_MP * multiprocessors) : maxGridDim[0];
+  const most = perMp > 0 ? Math.min(maxGridDim[0], perMp * multiprocessors) : maxGridDim[0];
   return [Math.max(1, Math.min(Math.ceil(units / perBlock), most)), 1, 1];
 }
 
@@ -97,10 +97,11 @@ export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: 
     const [bp, bo] = opt(o.bias, temps, xd);
     const [rp, ro] = opt(o.residual, temps, xd);
     const flags = (o.bias ? FLAG_BIAS : 0) | (o.residual ? FLAG_RESID : 0);
-    const pair = o.act === 'swiglu';
-    const split = splitFor(dev, n, pair || dev.runtime.info.vendor !== 'cuda' ? 1 : PLAIN_LEAST_SPLIT);
+    // the launch shapes measured on NVIDIA (PAIR_BLOCKS_PER_MP, PLAIN_LEAST_SPLIT); AMD as before
+    const pair = o.act === 'swiglu', nvidia = dev.runtime.info.vendor === 'cuda';
+    const split = splitFor(dev, n, nvidia && !pair ? PLAIN_LEAST_SPLIT : 1);
     const name = `gemvf${pair ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
-    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split, pair), [BLOCK, 1, 1], 0, dev.stream, [
+    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split, nvidia && pair ? PAIR_BLOCKS_PER_MP : 0), [BLOCK, 1, 1], 0, dev.stream, [
       base(y), base(xd), base(w), gp, bp, rp, offsetOf(y), offsetOf(xd), offsetOf(w), go, bo, ro,
       arg.u32(n), arg.u32(k), arg.u64(ld), arg.f32(o.norm?.eps ?? 0), arg.u32(flags), arg.u32(split)]);
   });
