@@ -143,6 +143,9 @@ const FLASH_CASES: readonly MaskCase[] = [
   { name: 'prefill causal tq = tk = 300 (three 128-row blocks)', q: [1, 2, 300, 128], k: [1, 2, 300, 128], v: [1, 2, 300, 128], causal: 'top-left' },
   { name: 'prefill bottom-right tq 300 > tk 100 (a block with no key)', q: [1, 2, 300, 64], k: [1, 1, 100, 64], v: [1, 1, 100, 64], causal: 'bottom-right' },
   { name: 'prefill window 60 top-left, tq = tk = 520', q: [1, 2, 520, 80], k: [1, 2, 520, 80], v: [1, 2, 520, 80], causal: 'top-left', window: 60 },
+  // the block order takes 8 (batch, head) pairs at a time: 12 pairs are a whole group and a
+  // partial one, each of three 128-row blocks
+  { name: 'prefill causal 3 x 4/2 heads (groups of 8 and 4), tq = tk = 300', q: [3, 4, 300, 64], k: [3, 2, 300, 64], v: [3, 2, 300, 64], causal: 'top-left' },
 ];
 
 s.opTest('scaledDotProductAttention', () => checkMaskCases(FLASH_CASES, ['contiguous', 'transposed']),

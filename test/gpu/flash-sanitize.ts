@@ -21,6 +21,8 @@ const cases: [number[], number[], Causal, number | undefined, 'u8' | 'add' | und
   // queries over 100 keys) blocks with no key beside one with some
   [[1, 2, 300, 128], [1, 2, 300, 128], 'top-left', undefined, undefined],
   [[1, 2, 300, 64], [1, 1, 100, 64], 'bottom-right', undefined, undefined],
+  // 10 (batch, head) pairs: the block order's group of 8 and a partial group of 2
+  [[2, 5, 200, 64], [2, 5, 200, 64], 'top-left', undefined, undefined],
 ];
 let worst = 0;
 for (const dt of ['f16', 'bf16'] as const) {
