@@ -90,6 +90,19 @@ def time_host(rules, run):
     return {"status": "ok", "medianMs": h / 1e3, "hostUs": h, "withSyncUs": statistics.median(total), "iters": n * rules["tinyReps"]}
 
 
+def call_peak_bytes(run):
+    """device bytes one call holds at its peak beyond what was allocated before it (its output and
+    workspaces), as bench/timing.ts callPeakBytes measures ours"""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    out = run(0)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    del out
+    return peak
+
+
 def prepare(c):
     """returns run(i) for one case; inputs rotate through c['sets'] sets like run.ts does"""
     op, shape, dt, sets = c["op"], c["shape"], c["dtype"], c["sets"]
@@ -182,6 +195,8 @@ def main():
             run = prepare(c)
             rows[c["id"]] = time_host(rules, lambda: run(0)) if c["kind"] == "host" else time_gpu(rules, run)
             r = rows[c["id"]]
+            if c["kind"] != "host":
+                r["peakBytes"] = call_peak_bytes(run)
             log(f"  torch {c['id']}: {r['medianMs'] * 1e3:.1f} us ({r['iters']} runs)")
         except Exception as e:  # noqa: BLE001 - one failing case must not end the comparison
             rows[c["id"]] = {"status": "failed", "error": f"{type(e).__name__}: {e}"}

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { Device, NotOnDeviceError } from '../src/index.ts';
 import { benchCases, timingRules, type BenchCase } from './cases.ts';
 import { prepare } from './ours.ts';
-import { timeGpu, timeHost } from './timing.ts';
+import { callPeakBytes, timeGpu, timeHost } from './timing.ts';
 import { runTorch, type TorchReport } from './torch.ts';
 import { printTable, type Row, type Ceilings } from './table.ts';
 import { printDecodeLoop, runDecodeLoop, type DecodeLoopResult } from './decode-loop-run.ts';
@@ -60,7 +60,7 @@ function measure(c: BenchCase): Row {
       return { ...base, status: 'ok', medianMs: h.hostUs / 1e3, hostUs: h.hostUs, withSyncUs: h.withSyncUs, iters: h.ops * rules.tinyReps };
     }
     const t = timeGpu(dev!, rules, (i) => p.run(i));
-    return { ...base, status: 'ok', medianMs: t.medianMs, minMs: t.minMs, maxMs: t.maxMs, iters: t.iters };
+    return { ...base, status: 'ok', medianMs: t.medianMs, minMs: t.minMs, maxMs: t.maxMs, iters: t.iters, peakBytes: callPeakBytes(dev!, () => p.run(0)) };
   } catch (e) {
     if (e instanceof NotOnDeviceError) return { ...base, status: 'not on this device yet', error: e.message };
     return { ...base, status: 'failed', error: e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e) };

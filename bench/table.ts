@@ -26,6 +26,8 @@ export interface Row {
   /** host rows: microseconds per op queued, and including the final synchronize */
   readonly hostUs?: number;
   readonly withSyncUs?: number;
+  /** device bytes one call holds at its peak beyond its inputs (timing.ts callPeakBytes) */
+  readonly peakBytes?: number;
   readonly error?: string;
 }
 
@@ -98,5 +100,21 @@ export function printTable(rows: readonly Row[], ceilings: Ceilings, torch: Torc
     console.log('PyTorch / ours = PyTorch time / our time: >= 1.00 means we are as fast as PyTorch or faster; the host row compares host time per op');
     console.log(torch.error ? `PyTorch comparison: ${torch.error}` : `PyTorch ${torch.version} on ${torch.device}`);
   }
+  printPeaks(rows, torch);
   for (const r of rows) if (r.status !== 'ok' && r.error) console.log(`  ${r.id}: ${r.error}`);
+}
+
+const mib = (b: number): string => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 3 : 1)} MiB`;
+
+/** attention's memory beside its time: what one call holds at its peak besides its inputs
+ *  (output and workspaces; the composed path's scores would be b * h * tq * tk elements) */
+function printPeaks(rows: readonly Row[], torch: TorchReport | null): void {
+  const shown = rows.filter((r) => r.op === 'attention' && r.status === 'ok' && r.peakBytes !== undefined);
+  if (!shown.length) return;
+  console.log('memory one call holds at its peak besides its inputs (output and workspaces):');
+  for (const r of shown) {
+    const t = torch?.rows[r.id];
+    const theirs = t && t.status === 'ok' && t.peakBytes !== undefined ? `, PyTorch ${mib(t.peakBytes)}` : '';
+    console.log(`  ${r.id}: ${mib(r.peakBytes!)}${theirs}`);
+  }
 }

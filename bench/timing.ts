@@ -66,3 +66,14 @@ export function timeHost(dev: Device, rules: TimingRules, run: () => void): { ho
   }
   return { hostUs: median(host), withSyncUs: median(total), ops: rules.tinyOps };
 }
+
+/** device bytes one call of `run` holds at its peak beyond what was in use before it (its
+ *  output and any workspace it allocates; inputs excluded), from the allocator's peak */
+export function callPeakBytes(dev: Device, run: () => void): number {
+  dev.synchronize();
+  dev.resetPeakMemory();
+  const before = dev.memoryStats()!.inUse;
+  run();
+  dev.synchronize();
+  return dev.memoryStats()!.peakInUse - before;
+}

@@ -15,6 +15,8 @@ export interface TorchRow {
   readonly iters?: number;
   readonly hostUs?: number;
   readonly withSyncUs?: number;
+  /** device bytes one call holds at its peak beyond its inputs (torch.cuda.max_memory_allocated) */
+  readonly peakBytes?: number;
   readonly error?: string;
 }
 

@@ -176,6 +176,9 @@ export class Device {
   }
 
   memoryStats(): MemoryStats | null { return this.kind === 'cpu' ? null : this.allocator.stats(); }
+  /** sets memoryStats().peakInUse to what is in use now, so the next peak is that of the work
+   *  after this call (as torch.cuda.reset_peak_memory_stats) */
+  resetPeakMemory(): void { if (this.kind !== 'cpu') this.allocator.resetPeak(); }
   /** returns cached device blocks to the device, and the streamed-upload pinned buffer to the host */
   emptyCache(): void {
     if (this.kind === 'cpu') return;

@@ -172,6 +172,20 @@ s.test('memoryStats follows tensors; emptyCache returns cached memory', (dev) =>
   assert.is(empty.inUse, before.inUse);
 });
 
+s.test('resetPeakMemory: the peak restarts from what is in use', (dev) => {
+  dev.synchronize();
+  const big = Tensor.zeros([8 * MiB], { device: dev }); // 32 MiB
+  big.dispose();
+  assert.ok(dev.memoryStats()!.peakInUse >= dev.memoryStats()!.inUse + 32 * MiB, 'the disposed tensor set the peak');
+  dev.resetPeakMemory();
+  const s0 = dev.memoryStats()!;
+  assert.is(s0.peakInUse, s0.inUse);
+  const small = Tensor.zeros([MiB], { device: dev }); // 4 MiB
+  small.dispose();
+  const s1 = dev.memoryStats()!;
+  assert.ok(s1.peakInUse - s0.inUse >= 4 * MiB && s1.peakInUse - s0.inUse < 32 * MiB, `peak after the reset: ${s1.peakInUse - s0.inUse} bytes above`);
+});
+
 s.test('out of memory through tensors: OutOfMemoryError with the numbers, then the next allocation works', async (dev) => {
   const total = dev.runtime.info.totalMemory;
   const n = Math.ceil((total * 1.5) / 4);
