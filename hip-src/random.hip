@@ -103,16 +103,6 @@ RT_DEVICE float log_u24(u32 k) {
 RT_DEVICE float u24(u32 w) { return (float)(w >> 8) * 5.9604644775390625e-8f; }
 RT_DEVICE double u53(u32 hi, u32 lo) { return (double)(((u64)(hi >> 5) << 26) | (lo >> 6)) * 1.1102230246251565e-16; }
 
-// ---- stores: the two f64 of a block at once where the pointer allows ---------------------------
-template <class T> struct alignas(16) Two { T v[2]; };
-
-template <class T>
-RT_DEVICE void store2(T* y, u64 i, u64 n, const Two<T>& f, bool vec) {
-  if (vec && i + 2 <= n) { *(Two<T>*)(y + i) = f; return; }
-#pragma unroll
-  for (int k = 0; k < 2; k++) if (i + k < n) y[i + k] = f.v[k];
-}
-
 // ---- uniform and normal floats -----------------------------------------------------------------
 // f32 values into a vector of T, each rounded once to nearest even; f16/bf16 two at a time
 // (round_pair: one conversion instruction a pair on CUDA)
@@ -189,15 +179,15 @@ RT_DEVICE void rand32(T* y, u64 n, u32 k0, u32 k1) {
   });
 }
 
+// vector b (two f64) from block b
 RT_DEVICE void rand64(double* y, u64 n, u32 k0, u32 k1) {
-  const bool vec = aligned16(y);
   const Keys ks(k0, k1);
-  grid_loop64((n + 1) >> 1, [&](u64 b) {
+  fill16(y, n, [&](u64 b) {
     const Words w = philox_block(b, ks);
-    Two<double> f;
+    Vec16<double> f;
     f.v[0] = u53(w.w[0], w.w[1]);
     f.v[1] = u53(w.w[2], w.w[3]);
-    store2(y, b << 1, n, f, vec);
+    return f;
   });
 }
 
@@ -253,15 +243,14 @@ RT_DEVICE void randn32(T* y, u64 n, u32 k0, u32 k1) {
 RT_DEVICE void randn64(double* y, u64 n, u32 k0, u32 k1) {
   __shared__ NormalTable tab;
   tab.load();
-  const bool vec = aligned16(y);
   const Keys ks(k0, k1);
-  grid_loop((n + 1) >> 1, [&](u64 p) {
+  fill16(y, n, [&](u64 p) {
     const Words w = philox_block(p >> 1, ks);
     const bool odd = (p & 1) != 0;  // selects, not an index: an indexed Words goes to scratch on AMD
-    Two<double> f;
+    Vec16<double> f;
     f.v[0] = (double)tab.normal(odd ? w.w[2] : w.w[0]);
     f.v[1] = (double)tab.normal(odd ? w.w[3] : w.w[1]);
-    store2(y, p << 1, n, f, vec);
+    return f;
   });
 }
 
