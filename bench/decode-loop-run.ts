@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Tensor, tidy, type Device } from '../src/index.ts';
+import { warmUp } from './timing.ts';
 
 export const DECODE_LOOP = { H: 4096, FF: 14336, LAYERS: 8, OPS_PER_LAYER: 7 } as const;
 
@@ -57,11 +58,6 @@ export function decodeSteps(layers: readonly DecodeLayer[], gateUps: readonly Te
  */
 export const DECODE_WARMUP = { steps: 100, ms: 200 } as const;
 
-function warmUp(run: () => void): void {
-  const t0 = performance.now();
-  for (let i = 0; i < DECODE_WARMUP.steps || performance.now() - t0 < DECODE_WARMUP.ms; i++) run();
-}
-
 export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, python: string | null): DecodeLoopResult {
   const { H, FF, LAYERS } = DECODE_LOOP;
   const weight = (rows: number, cols: number, seed: number): Tensor => tidy(() => Tensor.arange(0, rows, 1, { device: dev }).unsqueeze(1).mul(0.37 + seed)
@@ -75,7 +71,7 @@ export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, pytho
   const x = tidy(() => Tensor.ones([1, H], { dtype: 'bf16', device: dev }).mul(0.5));
   const { step, fusedStep } = decodeSteps(layers, gateUps);
   const timeLoop = (run: () => void): { msPerStep: number; hostMsPerStep: number } => {
-    warmUp(run);
+    warmUp(DECODE_WARMUP.steps, DECODE_WARMUP.ms, run);
     dev.synchronize();
     const rt = dev.runtime, a = rt.eventCreate(true), b = rt.eventCreate(true);
     rt.eventRecord(a, dev.stream);

@@ -37,11 +37,18 @@ function eventTimes(dev: Device, iters: number, first: number, run: (i: number) 
   }
 }
 
+/** runs `run(i)` for i = 0, 1, ... until at least `calls` calls and `ms` milliseconds have
+ *  passed (the host path is then optimised by V8 too); returns the calls made */
+export function warmUp(calls: number, ms: number, run: (i: number) => void): number {
+  const t0 = performance.now();
+  let i = 0;
+  for (; i < calls || performance.now() - t0 < ms; i++) run(i);
+  return i;
+}
+
 /** `run(i)` queues one op on dev.stream; i counts up so the caller can rotate inputs */
 export function timeGpu(dev: Device, rules: TimingRules, run: (i: number) => void): Timing {
-  let i = 0;
-  const t0 = performance.now();
-  for (let w = 0; w < rules.warmup || performance.now() - t0 < rules.warmupMs; w++) run(i++);
+  let i = warmUp(rules.warmup, rules.warmupMs, run);
   dev.synchronize();
   const probe = median(eventTimes(dev, 3, i, run));
   i += 3;
