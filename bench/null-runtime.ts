@@ -34,7 +34,7 @@ export function nullRuntime(): GpuRuntime {
     streamCreate: () => handle('stream'), streamDestroy: none, streamSynchronize: none, streamWaitEvent: none,
     eventCreate: () => handle('event'), eventRecord: none, eventSynchronize: none, eventQuery: () => true, eventElapsedMs: () => 0, eventDestroy: none,
     synchronize: none,
-    moduleLoad: () => handle('module'), moduleGetFunction: () => handle('function'), moduleUnload: none, functionParams: () => null,
+    moduleLoad: () => handle('module'), moduleGetFunction: () => handle('function'), moduleUnload: none, functionParams: () => null, startsEarly: () => false,
     launch: none,
     captureBegin: none, captureEnd: () => handle('graph'), isCapturing: () => false, graphLaunch: none, graphExecDestroy: none,
     nativeStream: () => 0n, callForeign: <T>(fn: () => T): T => fn(),

@@ -436,7 +436,7 @@ RT_DEVICE void attn_merge(T* o, const float* wso, const float* wsml, u32 splits,
       const void* mask, i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, \
       u32 d, u32 dv, i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst, \
       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, \
-      u32 splits, u32 perSplit) { \
+      u32 splits, u32 perSplit) { RT_GRID_DEP(); \
     const void* m = maskKind == 1 ? (const void*)((const u8*)mask + mOff) \
         : maskKind == 2 ? (const void*)((const T*)mask + mOff) : mask; \
     attn_decode<T, RT>(o + oOff, wso, wsml, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, dv, \
@@ -444,7 +444,7 @@ RT_DEVICE void attn_merge(T* o, const float* wso, const float* wsml, u32 splits,
         scale, splits, perSplit); }
 #define ATTN(DT, T) \
   ATTN_RT(DT, T, 1) ATTN_RT(DT, T, 4) \
-  RT_KERNEL void attn_merge_##DT(T* o, const float* wso, const float* wsml, i64 oOff, u32 splits, u32 dv) { \
+  RT_KERNEL void attn_merge_##DT(T* o, const float* wso, const float* wsml, i64 oOff, u32 splits, u32 dv) { RT_GRID_DEP(); \
     attn_merge<T>(o + oOff, wso, wsml, splits, dv); }
 
 ATTN(f32, float) ATTN(f16, f16) ATTN(bf16, bf16)

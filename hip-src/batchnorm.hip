@@ -53,7 +53,7 @@ RT_DEVICE void batchnorm_planes(T* y, const T* x, const P* mean, const P* var, c
 #define BATCHNORM(DT, T, PT, P) \
   RT_KERNEL void batchnorm_##DT##_##PT(T* y, const T* x, const P* mean, const P* var, const P* w, const P* b, \
       i64 yOff, i64 xOff, i64 mOff, i64 vOff, i64 wOff, i64 bOff, u64 planes, u32 c, u64 plane, \
-      Elem<T>::C eps, u32 flags) { \
+      Elem<T>::C eps, u32 flags) { RT_GRID_DEP(); \
     batchnorm_planes<T, P>(y + yOff, x + xOff, mean + mOff, var + vOff, w + wOff, b + bOff, planes, c, plane, eps, flags); }
 
 BATCHNORM(f32, float, f32, float) BATCHNORM(f64, double, f64, double)

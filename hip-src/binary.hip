@@ -117,23 +117,23 @@ struct Select {
 };
 
 #define BINARY(NAME, OP, DT, T) \
-  RT_KERNEL void binary_##NAME##_##DT(T* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u64 n) { \
+  RT_KERNEL void binary_##NAME##_##DT(T* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u64 n) { RT_GRID_DEP(); \
     map2_contig(y + yOff, a + aOff, b + bOff, n, Arith<T, OP>{}); } \
-  RT_KERNEL void binary_##NAME##_##DT##_strided(T* y, const T* a, const T* b, Geom g) { \
+  RT_KERNEL void binary_##NAME##_##DT##_strided(T* y, const T* a, const T* b, Geom g) { RT_GRID_DEP(); \
     map2_strided(y, a, b, g, Arith<T, OP>{}); }
 #define BINARY_ROWS(NAME, OP, DT, T) \
   RT_KERNEL void binary_##NAME##_##DT##_rows(T* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u32 nv, u32 vpr, u32 r0, \
-      i64 aS1, i64 aS0, u32 aInner, i64 bS1, i64 bS0, u32 bInner) { \
+      i64 aS1, i64 aS0, u32 aInner, i64 bS1, i64 bS0, u32 bInner) { RT_GRID_DEP(); \
     map2_rows(y + yOff, a + aOff, b + bOff, nv, vpr, r0, RowsIn{ aS1, aS0, aInner }, RowsIn{ bS1, bS0, bInner }, Arith<T, OP>{}); }
 #define CMP(NAME, OP, DT, T) \
-  RT_KERNEL void cmp_##NAME##_##DT(u8* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u64 n) { \
+  RT_KERNEL void cmp_##NAME##_##DT(u8* y, const T* a, const T* b, i64 yOff, i64 aOff, i64 bOff, u64 n) { RT_GRID_DEP(); \
     map2_contig(y + yOff, a + aOff, b + bOff, n, Compare<T, OP>{}); } \
-  RT_KERNEL void cmp_##NAME##_##DT##_strided(u8* y, const T* a, const T* b, Geom g) { \
+  RT_KERNEL void cmp_##NAME##_##DT##_strided(u8* y, const T* a, const T* b, Geom g) { RT_GRID_DEP(); \
     map2_strided(y, a, b, g, Compare<T, OP>{}); }
 #define WHERE(DT, T) \
-  RT_KERNEL void where_u8_##DT(T* y, const u8* c, const T* a, const T* b, i64 yOff, i64 cOff, i64 aOff, i64 bOff, u64 n) { \
+  RT_KERNEL void where_u8_##DT(T* y, const u8* c, const T* a, const T* b, i64 yOff, i64 cOff, i64 aOff, i64 bOff, u64 n) { RT_GRID_DEP(); \
     map3_contig(y + yOff, c + cOff, a + aOff, b + bOff, n, Select{}); } \
-  RT_KERNEL void where_u8_##DT##_strided(T* y, const u8* c, const T* a, const T* b, Geom g) { \
+  RT_KERNEL void where_u8_##DT##_strided(T* y, const u8* c, const T* a, const T* b, Geom g) { RT_GRID_DEP(); \
     map3_strided(y, c, a, b, g, Select{}); }
 
 #define FAMILY(DT, T) \

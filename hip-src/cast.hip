@@ -11,9 +11,9 @@
 #include "convert.h"
 
 #define CAST(FN, FT, TN, TT) \
-  RT_KERNEL void cast_##FN##_##TN(TT* y, const FT* x, i64 yOff, i64 xOff, u64 n) { \
+  RT_KERNEL void cast_##FN##_##TN(TT* y, const FT* x, i64 yOff, i64 xOff, u64 n) { RT_GRID_DEP(); \
     map1_contig(y + yOff, x + xOff, n, [](FT v) { return cast_val<TT>(v); }); } \
-  RT_KERNEL void cast_##FN##_##TN##_strided(TT* y, const FT* x, Geom g) { \
+  RT_KERNEL void cast_##FN##_##TN##_strided(TT* y, const FT* x, Geom g) { RT_GRID_DEP(); \
     map1_strided(y, x, g, [](FT v) { return cast_val<TT>(v); }); }
 
 CAST(f32, float, f64, double) CAST(f32, float, f16, f16) CAST(f32, float, bf16, bf16)

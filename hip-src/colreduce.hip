@@ -121,7 +121,7 @@ RT_DEVICE void cols_tasks(typename R::Out* y, A* pv, u32* pi, const T* x, u64 ro
 
 #define REDUCE_COLS(OP, DT, T, R, A, CAP) \
   RT_KERNEL void reduce_##OP##_##DT##_cols(R::Out* y, A* pv, u32* pi, const T* x, i64 yOff, i64 xOff, \
-      u64 rows, u64 cols, i64 xBatch, i64 xRow, u64 segLen, u32 batch, u32 segs, u32 tiles, u32 tx, u32 vec) { \
+      u64 rows, u64 cols, i64 xBatch, i64 xRow, u64 segLen, u32 batch, u32 segs, u32 tiles, u32 tx, u32 vec) { RT_GRID_DEP(); \
     cols_tasks<R, T, A, ColsV<T, CAP>::N>(y + yOff, pv, pi, x + xOff, rows, cols, xBatch, xRow, segLen, batch, segs, tiles, tx, vec != 0); }
 
 // template arguments with commas go through typedefs

@@ -34,6 +34,17 @@ typedef long long i64;
 // 256 threads: a multiple of every wave size (32, 64); kernels.ts never launches more
 #define RT_BLOCK_MAX 256
 #define RT_KERNEL extern "C" __global__ __launch_bounds__(RT_BLOCK_MAX)
+// The first statement of every kernel. NVIDIA sm_90+ (programmatic dependent launch): a kernel
+// may be set up while the kernel queued before it on the stream still runs, so it waits for
+// that one (and its memory) before touching global memory. The PTX is built for compute_80,
+// which has no such instruction: this marker is what src/runtime/ptx-grid-dep.ts turns into
+// griddepcontrol.wait on sm_90 and later, and a kernel whose marker comes before its first
+// global access launches that way. AMD: nothing.
+#if defined(__CUDACC__) && !defined(__HIP__)
+#define RT_GRID_DEP() asm volatile("// rt-grid-dep" ::: "memory")
+#else
+#define RT_GRID_DEP() ((void)0)
+#endif
 
 // ---- storage types ----------------------------------------------------------------------
 // Distinct structs (not bare u16) so templates can tell f16 from bf16 from an integer.

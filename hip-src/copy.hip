@@ -56,8 +56,8 @@ RT_DEVICE void fill_strided(T* y, const Geom& g, T v) {
 }
 
 #define FILL(DT, T, V, MAKE) \
-  RT_KERNEL void fill_##DT(T* y, i64 yOff, u64 n, V value) { fill_contig(y + yOff, n, MAKE); } \
-  RT_KERNEL void fill_##DT##_strided(T* y, Geom g, V value) { fill_strided(y, g, MAKE); }
+  RT_KERNEL void fill_##DT(T* y, i64 yOff, u64 n, V value) { RT_GRID_DEP(); fill_contig(y + yOff, n, MAKE); } \
+  RT_KERNEL void fill_##DT##_strided(T* y, Geom g, V value) { RT_GRID_DEP(); fill_strided(y, g, MAKE); }
 
 FILL(f32, float, float, value)
 FILL(f64, double, double, value)
@@ -74,11 +74,11 @@ RT_DEVICE void copy_rows(E* y, const E* x, u64 rows, u32 len, i64 yRowStride, i6
 }
 
 #define COPY(W, E) \
-  RT_KERNEL void copy_strided_##W(E* y, const E* x, Geom g) { \
+  RT_KERNEL void copy_strided_##W(E* y, const E* x, Geom g) { RT_GRID_DEP(); \
     map1_strided(y, x, g, [](E v) { return v; }); } \
   COPY_ROWS(W, E)
 #define COPY_ROWS(W, E) \
-  RT_KERNEL void copy_rows_##W(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 len, i64 yRowStride, i64 xRowStride, u32 group) { \
+  RT_KERNEL void copy_rows_##W(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 len, i64 yRowStride, i64 xRowStride, u32 group) { RT_GRID_DEP(); \
     copy_rows(y + yOff, x + xOff, rows, (u32)len, yRowStride, xRowStride, group); }
 
 COPY(b1, u8)
@@ -89,7 +89,7 @@ COPY_ROWS(b16, uint4)
 
 #define TRANSPOSE(W, E) \
   RT_KERNEL void transpose_##W(TpShape<E>::T* y, const TpShape<E>::T* x, i64 yOff, i64 xOff, u64 nI, u64 nJ, u64 batch, \
-      i64 yI, i64 xJ, i64 yB, i64 xB) { \
+      i64 yI, i64 xJ, i64 yB, i64 xB) { RT_GRID_DEP(); \
     transpose_tiles<E>(y + yOff, x + xOff, nI, nJ, batch, yI, xJ, yB, xB); }
 
 TRANSPOSE(b1, 1)
@@ -161,7 +161,7 @@ RT_DEVICE void cat_rows(E* __restrict__ y, const CatArgs& a) {
 }
 
 #define CAT(W, E) \
-  RT_KERNEL void cat_rows_##W(E* y, CatArgs a) { cat_rows(y, a); }
+  RT_KERNEL void cat_rows_##W(E* y, CatArgs a) { RT_GRID_DEP(); cat_rows(y, a); }
 
 CAT(b1, u8)
 CAT(b2, u16)

@@ -1015,7 +1015,7 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   RT_KERNEL void flash_fwd_##DT##_##HD(T* o, const T* q, const T* k, const T* v, const void* mask, \
       i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, \
       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst, \
-      i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) { \
+      i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) { RT_GRID_DEP(); \
     const void* m = maskKind == 1 ? (const void*)((const u8*)mask + mOff) \
         : maskKind == 2 ? (const void*)((const T*)mask + mOff) : mask; \
     flash_fwd<T, HD>(o + oOff, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, qsb, qsh, qst, \
@@ -1026,7 +1026,7 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
       const void* mask, i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, \
       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst, \
       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, \
-      u32 splits, u32 perSplit) { \
+      u32 splits, u32 perSplit) { RT_GRID_DEP(); \
     const void* m = maskKind == 1 ? (const void*)((const u8*)mask + mOff) \
         : maskKind == 2 ? (const void*)((const T*)mask + mOff) : mask; \
     flash_dec<T, HD>(o + oOff, wso, wsml, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, qsb, qsh, qst, \

@@ -189,13 +189,13 @@ RT_DEVICE void gemvf_qkv(T* q, T* kc, T* vc, const T* x, const T* w, const T* g,
 
 #define GF_LINEAR(NAME, FN, N, NORM, DT, T) \
   RT_KERNEL void NAME##_##N##_##DT(T* y, const T* x, const T* w, const T* g, const T* bias, const T* r, \
-      i64 yOff, i64 xOff, i64 wOff, i64 gOff, i64 bOff, i64 rOff, u32 n, u32 k, u64 ldw, float eps, u32 flags, u32 split) { \
+      i64 yOff, i64 xOff, i64 wOff, i64 gOff, i64 bOff, i64 rOff, u32 n, u32 k, u64 ldw, float eps, u32 flags, u32 split) { RT_GRID_DEP(); \
     FN<T, NORM>(y + yOff, x + xOff, w + wOff, g + gOff, bias + bOff, r + rOff, n, k, ldw, eps, flags, split); }
 #define GF_QKV(N, NORM, DT, T) \
   RT_KERNEL void gemvf_qkv_##N##_##DT(T* q, T* kc, T* vc, const T* x, const T* w, const T* g, const T* bias, \
       const T* cs, const T* sn, const u32* posPtr, i64 qOff, i64 kOff, i64 vOff, i64 xOff, i64 wOff, i64 gOff, \
       i64 bOff, i64 cOff, i64 sOff, u32 k, u64 ldw, float eps, u32 flags, u32 split, u32 heads, u32 kvHeads, \
-      u32 d, u32 pos, i64 headStride, i64 posStride) { \
+      u32 d, u32 pos, i64 headStride, i64 posStride) { RT_GRID_DEP(); \
     gemvf_qkv<T, NORM>(q + qOff, kc + kOff, vc + vOff, x + xOff, w + wOff, g + gOff, bias + bOff, cs + cOff, \
       sn + sOff, posPtr, k, ldw, eps, flags, split, heads, kvHeads, d, pos, headStride, posStride); }
 #define GF_ALL(N, NORM, DT, T) GF_LINEAR(gemvf, gemvf, N, NORM, DT, T) \

@@ -123,17 +123,17 @@ RT_DEVICE void index_add_rows_impl(typename AddVal<T>::A* acc, const T* __restri
 
 #define INDEX_ROWS(W, E, IN, I) \
   RT_KERNEL void index_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, i64 xOff, i64 idsOff, \
-      u64 rows, u64 n, u64 len, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) { \
+      u64 rows, u64 n, u64 len, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) { RT_GRID_DEP(); \
     index_rows_impl(y + yOff, x + xOff, ids + idsOff, err, rows, n, (u32)len, xPre, xDim, idsStride, limit, group, tag); }
 #define GATHER_ROWS(W, E, IN, I) \
   RT_KERNEL void gather_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, Geom g, \
-      u64 rows, u64 cols, i64 xCol, i64 idsCol, i64 xDim, u64 limit, u32 group, u32 tag) { \
+      u64 rows, u64 cols, i64 xCol, i64 idsCol, i64 xDim, u64 limit, u32 group, u32 tag) { RT_GRID_DEP(); \
     gather_rows_impl(y + yOff, x, ids, err, g, rows, (u32)cols, xCol, idsCol, xDim, limit, group, tag); }
 
 #define INDEX_ADD_ROWS(DT, T, IN, I) \
   RT_KERNEL void index_add_rows_##DT##_##IN(AddVal<T>::A* acc, const T* src, const I* ids, u64* err, i64 accOff, i64 srcOff, \
       i64 idsOff, u64 rows, u64 n, u64 len, i64 accPre, i64 accDim, i64 srcPre, i64 srcDim, i64 idsStride, u64 limit, \
-      u32 group, u32 tag) { \
+      u32 group, u32 tag) { RT_GRID_DEP(); \
     index_add_rows_impl<T, I>(acc + accOff, src + srcOff, ids + idsOff, err, rows, n, (u32)len, accPre, accDim, srcPre, srcDim, \
       idsStride, limit, group, tag); }
 

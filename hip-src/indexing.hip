@@ -76,14 +76,14 @@ RT_DEVICE void scatter_add_impl(typename AddVal<T>::A* acc, const T* src, const 
 }
 
 #define GATHER(W, E, IN, I) \
-  RT_KERNEL void gather_##W##_##IN(E* y, const E* x, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { \
+  RT_KERNEL void gather_##W##_##IN(E* y, const E* x, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { RT_GRID_DEP(); \
     gather_impl(y, x, ids, g, dimStride, limit, err, tag); } \
-  RT_KERNEL void scatter_write_##W##_##IN(E* y, const E* src, const I* ids, const u32* win, Geom g, i64 dimStride, u64 limit) { \
+  RT_KERNEL void scatter_write_##W##_##IN(E* y, const E* src, const I* ids, const u32* win, Geom g, i64 dimStride, u64 limit) { RT_GRID_DEP(); \
     scatter_write_impl(y, src, ids, win, g, dimStride, limit); }
 
 #define BY_WIDTH(IN, I) \
   GATHER(b1, u8, IN, I) GATHER(b2, u16, IN, I) GATHER(b4, u32, IN, I) GATHER(b8, u64, IN, I) \
-  RT_KERNEL void scatter_mark_##IN(u32* win, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { \
+  RT_KERNEL void scatter_mark_##IN(u32* win, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { RT_GRID_DEP(); \
     scatter_mark_impl(win, ids, g, dimStride, limit, err, tag); }
 
 BY_WIDTH(u8, u8)
@@ -91,7 +91,7 @@ BY_WIDTH(u32, u32)
 BY_WIDTH(i64, i64)
 
 #define SCATTER_ADD(DT, T, IN, I) \
-  RT_KERNEL void scatter_add_##DT##_##IN(AddVal<T>::A* acc, const T* src, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { \
+  RT_KERNEL void scatter_add_##DT##_##IN(AddVal<T>::A* acc, const T* src, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { RT_GRID_DEP(); \
     scatter_add_impl<T, I>(acc, src, ids, g, dimStride, limit, err, tag); }
 
 #define SCATTER_ADD_ALL(IN, I) \

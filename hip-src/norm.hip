@@ -102,11 +102,11 @@ RT_DEVICE void rmsnorm_rows(T* y, const T* x, const T* w, u64 rows, u64 cols, C 
 // the most that ptxas -arch=sm_90 fits without spilling
 #define NORM_DT(DT, T, C, LN, RMS) \
   RT_ROW_KERNEL(LN) void layernorm_##DT(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff, \
-      i64 bOff, u64 rows, u64 cols, C eps, u32 hasBias, u32 group) { \
+      i64 bOff, u64 rows, u64 cols, C eps, u32 hasBias, u32 group) { RT_GRID_DEP(); \
     if (hasBias) layernorm_rows<T, C, true>(y + yOff, x + xOff, w + wOff, b + bOff, rows, cols, eps, group); \
     else layernorm_rows<T, C, false>(y + yOff, x + xOff, w + wOff, b, rows, cols, eps, group); } \
   RT_ROW_KERNEL(RMS) void rmsnorm_##DT(T* y, const T* x, const T* w, i64 yOff, i64 xOff, i64 wOff, u64 rows, \
-      u64 cols, C eps, u32 group) { \
+      u64 cols, C eps, u32 group) { RT_GRID_DEP(); \
     rmsnorm_rows<T, C>(y + yOff, x + xOff, w + wOff, rows, cols, eps, group); }
 
 NORM_DT(f32, float, float, 4, 5) NORM_DT(f64, double, double, 3, 4) NORM_DT(f16, f16, float, 3, 3)
@@ -350,23 +350,23 @@ RT_DEVICE void norm_fin(T* __restrict__ y, const T* __restrict__ x, const T* __r
 #define BF16_LN_MIN(V) ((V) >= 4 ? 4 : RT_NORM_MIN(V))
 #define NORM_REG(DT, T, V, LNMIN) \
   RT_ROW_KERNEL(LNMIN(V)) void layernorm_##DT##_v##V(T* y, const T* x, const T* w, const T* b, i64 yOff, i64 xOff, i64 wOff, \
-      i64 bOff, u32 rows, u32 cols, float eps, u32 hasBias, u32 group) { \
+      i64 bOff, u32 rows, u32 cols, float eps, u32 hasBias, u32 group) { RT_GRID_DEP(); \
     if (hasBias) layernorm_reg<true, T, V>(y + yOff, x + xOff, w + wOff, b + bOff, rows, cols, eps, group); \
     else layernorm_reg<false, T, V>(y + yOff, x + xOff, w + wOff, w + wOff, rows, cols, eps, group); } \
   RT_ROW_KERNEL(RT_NORM_MIN(V)) void rmsnorm_##DT##_v##V(T* y, const T* x, const T* w, i64 yOff, i64 xOff, i64 wOff, u32 rows, \
-      u32 cols, float eps, u32 group) { \
+      u32 cols, float eps, u32 group) { RT_GRID_DEP(); \
     rmsnorm_reg<T, V>(y + yOff, x + xOff, w + wOff, rows, cols, eps, group); }
 #define NORM_SPLIT(DT, T) \
-  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void layernorm_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { \
+  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void layernorm_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { RT_GRID_DEP(); \
     norm_part<true, T>(part, x + xOff, rows, cols, chunkVecs, chunks); } \
-  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void rmsnorm_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { \
+  RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void rmsnorm_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { RT_GRID_DEP(); \
     norm_part<false, T>(part, x + xOff, rows, cols, chunkVecs, chunks); } \
   RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void layernorm_fin_##DT(T* y, const T* x, const T* w, const T* b, const float* part, i64 yOff, i64 xOff, i64 wOff, \
-      i64 bOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks, float eps, u32 hasBias) { \
+      i64 bOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks, float eps, u32 hasBias) { RT_GRID_DEP(); \
     if (hasBias) norm_fin<true, true, T>(y + yOff, x + xOff, w + wOff, b + bOff, part, rows, cols, chunkVecs, chunks, eps); \
     else norm_fin<true, false, T>(y + yOff, x + xOff, w + wOff, w + wOff, part, rows, cols, chunkVecs, chunks, eps); } \
   RT_ROW_KERNEL(RT_NORM_MIN(RT_NORM_SPLIT_V)) void rmsnorm_fin_##DT(T* y, const T* x, const T* w, const float* part, i64 yOff, i64 xOff, i64 wOff, u32 rows, \
-      u32 cols, u32 chunkVecs, u32 chunks, float eps) { \
+      u32 cols, u32 chunkVecs, u32 chunks, float eps) { RT_GRID_DEP(); \
     norm_fin<false, false, T>(y + yOff, x + xOff, w + wOff, w + wOff, part, rows, cols, chunkVecs, chunks, eps); }
 #define NORM_REG_DT(DT, T, LNMIN) NORM_REG(DT, T, 1, LNMIN) NORM_REG(DT, T, 2, LNMIN) NORM_REG(DT, T, 4, LNMIN) NORM_SPLIT(DT, T)
 

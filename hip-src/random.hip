@@ -255,11 +255,11 @@ RT_DEVICE void randn64(double* y, u64 n, u32 k0, u32 k1) {
 }
 
 #define RAND(DT, T) \
-  RT_KERNEL void rand_##DT(T* y, u64 n, u32 k0, u32 k1) { rand32<T>(y, n, k0, k1); } \
-  RT_KERNEL void randn_##DT(T* y, u64 n, u32 k0, u32 k1) { randn32<T>(y, n, k0, k1); }
+  RT_KERNEL void rand_##DT(T* y, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); rand32<T>(y, n, k0, k1); } \
+  RT_KERNEL void randn_##DT(T* y, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); randn32<T>(y, n, k0, k1); }
 RAND(f32, float) RAND(f16, f16) RAND(bf16, bf16)
-RT_KERNEL void rand_f64(double* y, u64 n, u32 k0, u32 k1) { rand64(y, n, k0, k1); }
-RT_KERNEL void randn_f64(double* y, u64 n, u32 k0, u32 k1) { randn64(y, n, k0, k1); }
+RT_KERNEL void rand_f64(double* y, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); rand64(y, n, k0, k1); }
+RT_KERNEL void randn_f64(double* y, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); randn64(y, n, k0, k1); }
 
 // ---- integers -----------------------------------------------------------------------------------
 // floor(((hi << 32) | lo) * range / 2^64) for range in [1, 2^32]: bias below range / 2^64
@@ -294,8 +294,8 @@ RT_DEVICE void bern_scalar(T* y, u64 n, u32 k0, u32 k1, u32 thr) {
 }
 
 #define INTS(DT, T) \
-  RT_KERNEL void randint_##DT(T* y, u64 n, u32 k0, u32 k1, i64 low, u64 range) { randint_impl<T>(y, n, k0, k1, low, range); } \
-  RT_KERNEL void bernoulli_scalar_##DT(T* y, u64 n, u32 k0, u32 k1, u32 thr) { bern_scalar<T>(y, n, k0, k1, thr); }
+  RT_KERNEL void randint_##DT(T* y, u64 n, u32 k0, u32 k1, i64 low, u64 range) { RT_GRID_DEP(); randint_impl<T>(y, n, k0, k1, low, range); } \
+  RT_KERNEL void bernoulli_scalar_##DT(T* y, u64 n, u32 k0, u32 k1, u32 thr) { RT_GRID_DEP(); bern_scalar<T>(y, n, k0, k1, thr); }
 INTS(f32, float) INTS(f64, double) INTS(f16, f16) INTS(bf16, bf16) INTS(u8, u8) INTS(u32, u32) INTS(i64, i64)
 
 // ---- bernoulli with a probability tensor, dropout ------------------------------------------------
@@ -314,13 +314,13 @@ RT_DEVICE void bern_tensor(T* y, const P* p, u64 n, u32 k0, u32 k1) {
 }
 
 #define BERN_P(PT, P) \
-  RT_KERNEL void bernoulli_##PT##_f32(float* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, float>(y, p + pOff, n, k0, k1); } \
-  RT_KERNEL void bernoulli_##PT##_f64(double* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, double>(y, p + pOff, n, k0, k1); } \
-  RT_KERNEL void bernoulli_##PT##_f16(f16* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, f16>(y, p + pOff, n, k0, k1); } \
-  RT_KERNEL void bernoulli_##PT##_bf16(bf16* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, bf16>(y, p + pOff, n, k0, k1); } \
-  RT_KERNEL void bernoulli_##PT##_u8(u8* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, u8>(y, p + pOff, n, k0, k1); } \
-  RT_KERNEL void bernoulli_##PT##_u32(u32* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, u32>(y, p + pOff, n, k0, k1); } \
-  RT_KERNEL void bernoulli_##PT##_i64(i64* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { bern_tensor<P, i64>(y, p + pOff, n, k0, k1); }
+  RT_KERNEL void bernoulli_##PT##_f32(float* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); bern_tensor<P, float>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_f64(double* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); bern_tensor<P, double>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_f16(f16* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); bern_tensor<P, f16>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_bf16(bf16* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); bern_tensor<P, bf16>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_u8(u8* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); bern_tensor<P, u8>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_u32(u32* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); bern_tensor<P, u32>(y, p + pOff, n, k0, k1); } \
+  RT_KERNEL void bernoulli_##PT##_i64(i64* y, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); bern_tensor<P, i64>(y, p + pOff, n, k0, k1); }
 BERN_P(f32, float) BERN_P(f64, double) BERN_P(f16, f16) BERN_P(bf16, bf16)
 
 // kept where (w >> 8) >= thr, times scale in the compute type, rounded once to T
@@ -339,10 +339,10 @@ RT_DEVICE void dropout_impl(T* y, const T* x, u64 n, u32 k0, u32 k1, u32 thr, ty
     }
   });
 }
-RT_KERNEL void dropout_f32(float* y, const float* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { dropout_impl<float>(y, x + xOff, n, k0, k1, thr, scale); }
-RT_KERNEL void dropout_f64(double* y, const double* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, double scale) { dropout_impl<double>(y, x + xOff, n, k0, k1, thr, scale); }
-RT_KERNEL void dropout_f16(f16* y, const f16* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { dropout_impl<f16>(y, x + xOff, n, k0, k1, thr, scale); }
-RT_KERNEL void dropout_bf16(bf16* y, const bf16* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { dropout_impl<bf16>(y, x + xOff, n, k0, k1, thr, scale); }
+RT_KERNEL void dropout_f32(float* y, const float* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { RT_GRID_DEP(); dropout_impl<float>(y, x + xOff, n, k0, k1, thr, scale); }
+RT_KERNEL void dropout_f64(double* y, const double* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, double scale) { RT_GRID_DEP(); dropout_impl<double>(y, x + xOff, n, k0, k1, thr, scale); }
+RT_KERNEL void dropout_f16(f16* y, const f16* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { RT_GRID_DEP(); dropout_impl<f16>(y, x + xOff, n, k0, k1, thr, scale); }
+RT_KERNEL void dropout_bf16(bf16* y, const bf16* x, i64 xOff, u64 n, u32 k0, u32 k1, u32 thr, float scale) { RT_GRID_DEP(); dropout_impl<bf16>(y, x + xOff, n, k0, k1, thr, scale); }
 
 // ---- multinomial --------------------------------------------------------------------------------
 // Without replacement: key = E / p with E = -log(u), u = ((w >> 8) + 1) 2^-24 in (0, 1]; the
@@ -396,8 +396,8 @@ RT_DEVICE void mn_cdf(double* cdf, const P* p, u64 rows, u64 cols) {
 }
 
 #define MN_P(PT, P) \
-  RT_KERNEL void multinomial_keys_##PT(float* keys, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { mn_keys<P>(keys, p + pOff, n, k0, k1); } \
-  RT_KERNEL void multinomial_cdf_##PT(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols) { mn_cdf<P>(cdf, p + pOff, rows, cols); }
+  RT_KERNEL void multinomial_keys_##PT(float* keys, const P* p, i64 pOff, u64 n, u32 k0, u32 k1) { RT_GRID_DEP(); mn_keys<P>(keys, p + pOff, n, k0, k1); } \
+  RT_KERNEL void multinomial_cdf_##PT(double* cdf, const P* p, i64 pOff, u64 rows, u64 cols) { RT_GRID_DEP(); mn_cdf<P>(cdf, p + pOff, rows, cols); }
 MN_P(f32, float) MN_P(f64, double) MN_P(f16, f16) MN_P(bf16, bf16)
 
 // sample s of row r: u = the f64 uniform of element r * ns + s, the first index whose running
@@ -422,5 +422,5 @@ RT_DEVICE void mn_draw(I* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 
     y[e] = (I)lo;
   });
 }
-RT_KERNEL void multinomial_draw_i64(i64* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) { mn_draw<i64>(y, cdf, rows, cols, ns, k0, k1); }
-RT_KERNEL void multinomial_draw_u32(u32* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) { mn_draw<u32>(y, cdf, rows, cols, ns, k0, k1); }
+RT_KERNEL void multinomial_draw_i64(i64* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) { RT_GRID_DEP(); mn_draw<i64>(y, cdf, rows, cols, ns, k0, k1); }
+RT_KERNEL void multinomial_draw_u32(u32* y, const double* cdf, u64 rows, u64 cols, u64 ns, u32 k0, u32 k1) { RT_GRID_DEP(); mn_draw<u32>(y, cdf, rows, cols, ns, k0, k1); }

@@ -50,7 +50,7 @@ RT_DEVICE void reduce_reg(T* __restrict__ y, const T* __restrict__ x, u32 rows, 
 }
 
 #define REDUCE_REG(OP, NAME, DT, T, V) \
-  RT_ROW_KERNEL(RT_FOLD_MIN(V)) void reduce_##NAME##_##DT##_v##V(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 group) { \
+  RT_ROW_KERNEL(RT_FOLD_MIN(V)) void reduce_##NAME##_##DT##_v##V(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 group) { RT_GRID_DEP(); \
     reduce_reg<OP, T, V>(y + yOff, x + xOff, rows, cols, group); }
 #define REDUCE_REG_V(OP, NAME, DT, T) \
   REDUCE_REG(OP, NAME, DT, T, 1) REDUCE_REG(OP, NAME, DT, T, 2) REDUCE_REG(OP, NAME, DT, T, 4) \

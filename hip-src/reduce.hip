@@ -217,13 +217,13 @@ RT_DEVICE void reduce_final(typename R::Out* y, const A* pv, const u32* pi, u64 
 // ---- instantiation -------------------------------------------------------------------------
 #define REDUCE_KERNELS(OP, DT, T, R, A) \
   RT_KERNEL void reduce_##OP##_##DT##_rows(R::Out* y, A* pv, u32* pi, const T* x, i64 yOff, i64 xOff, \
-      u64 outer, u64 inner, u64 segLen, u32 mode) { \
+      u64 outer, u64 inner, u64 segLen, u32 mode) { RT_GRID_DEP(); \
     reduce_rows<R>(y + yOff, pv, pi, x + xOff, outer, inner, segLen, mode); } \
   RT_KERNEL void reduce_##OP##_##DT##_strided(R::Out* y, A* pv, u32* pi, const T* x, i64 yOff, Geom g, \
-      u64 outer, u64 inner, u64 segLen, u32 mode) { \
+      u64 outer, u64 inner, u64 segLen, u32 mode) { RT_GRID_DEP(); \
     reduce_strided<R>(y + yOff, pv, pi, x, g, outer, inner, segLen, mode); } \
   RT_KERNEL void reduce_##OP##_##DT##_final(R::Out* y, const A* pv, const u32* pi, i64 yOff, u64 outer, \
-      u64 segs, u64 count, u32 mode) { \
+      u64 segs, u64 count, u32 mode) { RT_GRID_DEP(); \
     reduce_final<R>(y + yOff, pv, pi, outer, segs, count, mode); }
 
 // template arguments with commas go through typedefs
@@ -244,7 +244,7 @@ REDUCE_DT(u8, u8) REDUCE_DT(u32, u32) REDUCE_DT(i64, i64)
 REDUCE_MEAN(f32, float) REDUCE_MEAN(f64, double) REDUCE_MEAN(f16, f16) REDUCE_MEAN(bf16, bf16)
 
 #define REDUCE_ROWS32(OP, DT, T, R) \
-  RT_KERNEL void reduce_##OP##_##DT##_rows32(R::Out* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 inner) { \
+  RT_KERNEL void reduce_##OP##_##DT##_rows32(R::Out* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 inner) { RT_GRID_DEP(); \
     reduce_rows32<R>(y + yOff, x + xOff, rows, inner); }
 #define REDUCE_ROWS32_DT(DT, T) \
   REDUCE_ROWS32(sum, DT, T, Sum_##DT) REDUCE_ROWS32(mean, DT, T, Mean_##DT) \

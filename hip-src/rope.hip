@@ -33,7 +33,7 @@ RT_DEVICE void rope_pairs(T* y, const T* x, const T* cs, const T* sn, u64 pairs,
 
 #define ROPE_ONE(NAME, L, DT, T) \
   RT_KERNEL void rope_##NAME##_##DT(T* y, const T* x, const T* cs, const T* sn, i64 yOff, i64 xOff, \
-      i64 cOff, i64 sOff, u64 pairs, u64 s1, u64 s2, u64 half) { \
+      i64 cOff, i64 sOff, u64 pairs, u64 s1, u64 s2, u64 half) { RT_GRID_DEP(); \
     rope_pairs<L>(y + yOff, x + xOff, cs + cOff, sn + sOff, pairs, s1, s2, half); }
 #define ROPE_DT(DT, T) ROPE_ONE(halves, ROPE_HALVES, DT, T) ROPE_ONE(interleaved, ROPE_INTERLEAVED, DT, T) \
   ROPE_ONE(thd, ROPE_THD, DT, T)

@@ -101,7 +101,7 @@ RT_DEVICE void cumsum_rows(T* y, const T* x, u32 rows, u32 cols) {
 }
 
 #define CUMSUM(DT, T, A) \
-  RT_KERNEL void cumsum_##DT(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols) { \
+  RT_KERNEL void cumsum_##DT(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols) { RT_GRID_DEP(); \
     cumsum_rows<T, A>(y + yOff, x + xOff, rows, cols); }
 
 CUMSUM(f32, float, float) CUMSUM(f64, double, double) CUMSUM(f16, f16, float) CUMSUM(bf16, bf16, float)

@@ -66,9 +66,9 @@ RT_DEVICE void softmax_rows(T* y, const T* x, u64 rows, u64 cols, u32 group) {
 // MIN: resident blocks per NVIDIA multiprocessor (RT_ROW_KERNEL), the most that
 // ptxas -arch=sm_90 fits without spilling
 #define SOFTMAX_DT(DT, T, MIN) \
-  RT_ROW_KERNEL(MIN) void softmax_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 rows, u64 cols, u32 group) { \
+  RT_ROW_KERNEL(MIN) void softmax_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 rows, u64 cols, u32 group) { RT_GRID_DEP(); \
     softmax_rows<false>(y + yOff, x + xOff, rows, cols, group); } \
-  RT_ROW_KERNEL(MIN) void logsoftmax_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 rows, u64 cols, u32 group) { \
+  RT_ROW_KERNEL(MIN) void logsoftmax_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 rows, u64 cols, u32 group) { RT_GRID_DEP(); \
     softmax_rows<true>(y + yOff, x + xOff, rows, cols, group); }
 
 SOFTMAX_DT(f32, float, 5) SOFTMAX_DT(f64, double, 0) SOFTMAX_DT(f16, f16, 3) SOFTMAX_DT(bf16, bf16, 5)
@@ -203,16 +203,16 @@ RT_DEVICE void softmax_fin(T* __restrict__ y, const T* __restrict__ x, const flo
 }
 
 #define SOFTMAX_REG(DT, T, V) \
-  RT_ROW_KERNEL(RT_REG_MIN(V)) void softmax_##DT##_v##V(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 group) { \
+  RT_ROW_KERNEL(RT_REG_MIN(V)) void softmax_##DT##_v##V(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 group) { RT_GRID_DEP(); \
     softmax_reg<false, T, V>(y + yOff, x + xOff, rows, cols, group); } \
-  RT_ROW_KERNEL(RT_REG_MIN(V)) void logsoftmax_##DT##_v##V(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 group) { \
+  RT_ROW_KERNEL(RT_REG_MIN(V)) void logsoftmax_##DT##_v##V(T* y, const T* x, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 group) { RT_GRID_DEP(); \
     softmax_reg<true, T, V>(y + yOff, x + xOff, rows, cols, group); }
 #define SOFTMAX_SPLIT(DT, T) \
-  RT_ROW_KERNEL(RT_REG_MIN(RT_SOFTMAX_SPLIT_V)) void softmax_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { \
+  RT_ROW_KERNEL(RT_REG_MIN(RT_SOFTMAX_SPLIT_V)) void softmax_part_##DT(float* part, const T* x, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { RT_GRID_DEP(); \
     softmax_part<T>(part, x + xOff, rows, cols, chunkVecs, chunks); } \
-  RT_ROW_KERNEL(RT_REG_MIN(RT_SOFTMAX_SPLIT_V)) void softmax_fin_##DT(T* y, const T* x, const float* part, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { \
+  RT_ROW_KERNEL(RT_REG_MIN(RT_SOFTMAX_SPLIT_V)) void softmax_fin_##DT(T* y, const T* x, const float* part, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { RT_GRID_DEP(); \
     softmax_fin<false, T>(y + yOff, x + xOff, part, rows, cols, chunkVecs, chunks); } \
-  RT_ROW_KERNEL(RT_REG_MIN(RT_SOFTMAX_SPLIT_V)) void logsoftmax_fin_##DT(T* y, const T* x, const float* part, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { \
+  RT_ROW_KERNEL(RT_REG_MIN(RT_SOFTMAX_SPLIT_V)) void logsoftmax_fin_##DT(T* y, const T* x, const float* part, i64 yOff, i64 xOff, u32 rows, u32 cols, u32 chunkVecs, u32 chunks) { RT_GRID_DEP(); \
     softmax_fin<true, T>(y + yOff, x + xOff, part, rows, cols, chunkVecs, chunks); }
 #define SOFTMAX_REG_DT(DT, T) SOFTMAX_REG(DT, T, 1) SOFTMAX_REG(DT, T, 2) SOFTMAX_REG(DT, T, 4) SOFTMAX_REG(DT, T, 8) SOFTMAX_SPLIT(DT, T)
 

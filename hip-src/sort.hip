@@ -416,20 +416,20 @@ template <class T> struct ScatterItems { static constexpr int N = sizeof(typenam
 // keys and for 16-item tiles, radix_sweep 2 (fewer registers spill there).
 #define SORT_ROWS(DT, T, I, MIN) \
   RT_RADIX_KERNEL(MIN) void radix_rows##I##_##DT(u32* iy, T* vy, const T* x, i64 iOff, i64 vOff, i64 xOff, \
-      u64 rows, u64 cols, u32 desc) { \
+      u64 rows, u64 cols, u32 desc) { RT_GRID_DEP(); \
     radix_rows<I>(iy + iOff, vy ? vy + vOff : vy, x + xOff, rows, cols, desc); }
 
 #define SORT_DT(DT, T, MIN) \
   RT_KERNEL void sort_rows_##DT(u32* iy, T* vy, const T* x, i64 iOff, i64 vOff, i64 xOff, \
-      u64 rows, u64 cols, u32 cap, u32 per, u32 desc) { \
+      u64 rows, u64 cols, u32 cap, u32 per, u32 desc) { RT_GRID_DEP(); \
     sort_rows(iy + iOff, vy ? vy + vOff : vy, x + xOff, rows, cols, cap, per, desc); } \
   SORT_ROWS(DT, T, 1, MIN) SORT_ROWS(DT, T, 2, MIN) SORT_ROWS(DT, T, 4, MIN) SORT_ROWS(DT, T, 8, MIN) \
   SORT_ROWS(DT, T, 16, 2) \
   RT_RADIX_KERNEL(1) void radix_counts_##DT(u32* ws, const T* x, i64 xOff, u64 rows, u64 cols, u32 tiles, u32 items, \
-      u32 passes, u32 desc) { \
+      u32 passes, u32 desc) { RT_GRID_DEP(); \
     radix_counts(ws, x + xOff, rows, cols, tiles, items, passes, desc); } \
   RT_RADIX_KERNEL(2) void radix_sweep_##DT(T* ko, u32* io, const T* ki, const u32* ii, u32* ws, i64 koOff, i64 ioOff, \
-      i64 kiOff, i64 iiOff, u64 rows, u64 cols, u32 tiles, u32 pass, u32 passes, u32 desc) { \
+      i64 kiOff, i64 iiOff, u64 rows, u64 cols, u32 tiles, u32 pass, u32 passes, u32 desc) { RT_GRID_DEP(); \
     radix_sweep<ScatterItems<T>::N>(ko ? ko + koOff : ko, io + ioOff, ki + kiOff, ii ? ii + iiOff : ii, ws, rows, cols, tiles, \
         pass, passes, desc); }
 

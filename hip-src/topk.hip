@@ -429,7 +429,7 @@ RT_DEVICE void topk_rows(T* vo, u32* io, const T* x, const u32* ii, u64 rows, u6
 // (4 a multiprocessor) is resident at once
 #define TOPK(DT, T) \
   RT_RADIX_KERNEL(4) void topk_##DT(T* vo, u32* io, const T* x, const u32* ii, i64 voOff, i64 ioOff, i64 xOff, i64 iiOff, \
-      u64 rows, u64 cols, u64 ld, u64 slen, u64 ostride, u32 k, u32 largest) { \
+      u64 rows, u64 cols, u64 ld, u64 slen, u64 ostride, u32 k, u32 largest) { RT_GRID_DEP(); \
     topk_rows(vo + voOff, io + ioOff, x + xOff, ii ? ii + iiOff : ii, rows, cols, ld, slen, ostride, k, largest); }
 
 TOPK(f32, float) TOPK(f64, double) TOPK(f16, f16) TOPK(bf16, bf16)

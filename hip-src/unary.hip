@@ -101,14 +101,14 @@ PARAM_OP(clamp, x < a ? a : (x > b ? b : x))
 PARAM_OP(leakyRelu, x > C(0) ? x : a * x)
 
 #define UNARY_DT(NAME, DT, T) \
-  RT_KERNEL void unary_##NAME##_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 n) { \
+  RT_KERNEL void unary_##NAME##_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 n) { RT_GRID_DEP(); \
     unary_contig(y + yOff, x + xOff, n, Op_##NAME()); } \
-  RT_KERNEL void unary_##NAME##_##DT##_strided(T* y, const T* x, Geom g) { \
+  RT_KERNEL void unary_##NAME##_##DT##_strided(T* y, const T* x, Geom g) { RT_GRID_DEP(); \
     unary_strided(y, x, g, Op_##NAME()); }
 #define PARAM_DT(NAME, DT, T, C) \
-  RT_KERNEL void unary_##NAME##_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 n, C a, C b) { \
+  RT_KERNEL void unary_##NAME##_##DT(T* y, const T* x, i64 yOff, i64 xOff, u64 n, C a, C b) { RT_GRID_DEP(); \
     unary_contig(y + yOff, x + xOff, n, Op_##NAME<C>{a, b}); } \
-  RT_KERNEL void unary_##NAME##_##DT##_strided(T* y, const T* x, Geom g, C a, C b) { \
+  RT_KERNEL void unary_##NAME##_##DT##_strided(T* y, const T* x, Geom g, C a, C b) { RT_GRID_DEP(); \
     unary_strided(y, x, g, Op_##NAME<C>{a, b}); }
 
 #define UNARY_ALL(NAME) UNARY_DT(NAME, f32, float) UNARY_DT(NAME, f64, double) \

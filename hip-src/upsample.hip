@@ -178,7 +178,7 @@ RT_DEVICE void nearest_rows(uint4* y, const u8* x, u64 rows, u64 c, u64 h, u64 o
 
 #define NEAREST(W, E) \
   RT_KERNEL void upsample_nearest_##W(E* y, const E* x, i64 xOff, u64 total, u64 c, u64 h, u64 w, u64 outH, u64 outW, \
-      i64 sN, i64 sC, i64 sH, i64 sW, float scaleH, float scaleW) { \
+      i64 sN, i64 sC, i64 sH, i64 sW, float scaleH, float scaleW) { RT_GRID_DEP(); \
     nearest_impl(y, x + xOff, total, c, h, w, outH, outW, sN, sC, sH, sW, scaleH, scaleW); }
 
 NEAREST(b2, u16)
@@ -187,7 +187,7 @@ NEAREST(b8, u64)
 
 #define NEAREST_ROWS(W, B) \
   RT_KERNEL void upsample_nearest_rows_##W(uint4* y, const u8* x, i64 xOff, u64 rows, u64 c, u64 h, u64 outH, u64 vw, \
-      i64 sN, i64 sC, i64 sH, float scaleH, u32 dup) { \
+      i64 sN, i64 sC, i64 sH, float scaleH, u32 dup) { RT_GRID_DEP(); \
     nearest_rows<B>(y, x + xOff * B, rows, c, h, outH, vw, sN, sC, sH, scaleH, dup); }
 
 NEAREST_ROWS(b2, 2)
@@ -235,7 +235,7 @@ RT_DEVICE void bilinear_rows(T* y, const T* x, u64 vecs, u64 c, u64 h, u64 w, u6
 
 #define BILINEAR(DT, T, C) \
   RT_KERNEL void upsample_bilinear_##DT(T* y, const T* x, i64 xOff, u64 total, u64 c, u64 h, u64 w, u64 outH, u64 outW, \
-      i64 sN, i64 sC, i64 sH, i64 sW, C scaleH, C scaleW, u32 alignCorners) { \
+      i64 sN, i64 sC, i64 sH, i64 sW, C scaleH, C scaleW, u32 alignCorners) { RT_GRID_DEP(); \
     bilinear_impl(y, x + xOff, total, c, h, w, outH, outW, sN, sC, sH, sW, scaleH, scaleW, alignCorners != 0u); }
 
 BILINEAR(f32, float, float)
@@ -245,7 +245,7 @@ BILINEAR(bf16, bf16, float)
 
 #define BILINEAR_ROWS(DT, T, C) \
   RT_KERNEL void upsample_bilinear_rows_##DT(T* y, const T* x, i64 xOff, u64 vecs, u64 c, u64 h, u64 w, u64 outH, u64 outW, \
-      i64 sN, i64 sC, i64 sH, C scaleH, C scaleW, u32 alignCorners) { \
+      i64 sN, i64 sC, i64 sH, C scaleH, C scaleW, u32 alignCorners) { RT_GRID_DEP(); \
     bilinear_rows(y, x + xOff, vecs, c, h, w, outH, outW, sN, sC, sH, scaleH, scaleW, alignCorners != 0u); }
 
 BILINEAR_ROWS(f32, float, float)
@@ -457,7 +457,7 @@ RT_DEVICE void bilinear_x2(T* y, const T* x, u32 tasks, u64 c, u64 h, u64 w, u64
 
 #define NEAREST_X2(W, B) \
   RT_KERNEL void upsample_nearest_x2_##W(uint4* y, const u8* x, i64 xOff, u32 tasks, u64 c, u64 h, u64 w, u64 strips, \
-      i64 sN, i64 sC, i64 sH) { \
+      i64 sN, i64 sC, i64 sH) { RT_GRID_DEP(); \
     nearest_x2<B>(y, x + xOff * B, tasks, c, h, w, strips, sN, sC, sH); }
 
 NEAREST_X2(b2, 2)
@@ -466,7 +466,7 @@ NEAREST_X2(b8, 8)
 
 #define BILINEAR_X2(DT, T) \
   RT_KERNEL void upsample_bilinear_x2_##DT(T* y, const T* x, i64 xOff, u32 tasks, u64 c, u64 h, u64 w, u64 strips, \
-      i64 sN, i64 sC, i64 sH) { \
+      i64 sN, i64 sC, i64 sH) { RT_GRID_DEP(); \
     bilinear_x2(y, x + xOff, tasks, c, h, w, strips, sN, sC, sH); }
 
 BILINEAR_X2(f32, float)

@@ -36,6 +36,8 @@ export const CUDA_ALIASES: readonly NativeAlias[] = [
   { name: 'CUgraphExec', c: 'CUgraphExec', cls: 'pointer', handle: true },
   { name: 'CUstreamCaptureMode', c: 'CUstreamCaptureMode', cls: 'enum' },
   { name: 'CUstreamCaptureStatus', c: 'CUstreamCaptureStatus', cls: 'enum' },
+  // cuLaunchKernelEx's configuration, filled in native memory (CUDA_STRUCTS gives its layout)
+  { name: 'CUlaunchConfig_ptr', c: 'const CUlaunchConfig *', cls: 'pointer', handle: true },
 ];
 
 // Output parameters are passed as typed arrays (Int32Array, BigUint64Array, Float32Array), which
@@ -108,6 +110,11 @@ export const CUDA_FUNCTIONS = {
       'unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, ' +
       'CUstream hStream, void **kernelParams, void **extra)',
   },
+  // CUDA 12.0+: a launch with attributes (programmatic stream serialization, runtime/cuda.ts)
+  cuLaunchKernelEx: {
+    proto: 'CUresult cuLaunchKernelEx(CUlaunchConfig_ptr config, CUfunction f, void **kernelParams, void **extra)',
+    optional: true,
+  },
   // stream capture and graph replay. cuda.h #defines cuStreamBeginCapture to _v2 (the plain
   // symbol is the CUDA 10.0 form without a mode) and cuGraphInstantiate to
   // cuGraphInstantiateWithFlags since CUDA 12 (the plain symbol is the 11.x form with an error
@@ -155,6 +162,7 @@ export const CUDA_CONST = {
   CU_EVENT_DISABLE_TIMING: 2,
   // portable: a pinned buffer from one device's runtime serves copies on another
   CU_MEMHOSTALLOC_PORTABLE: 1,
+  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: 6,
   CU_JIT_ERROR_LOG_BUFFER: 5,
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: 6,
   CU_LAUNCH_PARAM_END_AS_INT: 0,
@@ -166,6 +174,16 @@ export const CUDA_CONST = {
   CU_STREAM_CAPTURE_STATUS_NONE: 0,
   CU_STREAM_CAPTURE_STATUS_ACTIVE: 1,
   CU_STREAM_CAPTURE_STATUS_INVALIDATED: 2,
+} as const;
+
+/** byte layouts of the structs we fill in native memory (test/abi compares them with cuda.h) */
+export const CUDA_STRUCTS = {
+  CUlaunchConfig: {
+    size: 56,
+    fields: { gridDimX: 0, gridDimY: 4, gridDimZ: 8, blockDimX: 12, blockDimY: 16, blockDimZ: 20, sharedMemBytes: 24, hStream: 32, attrs: 40, numAttrs: 48 },
+  },
+  // id, then a 64-byte union of values; the value programmatic serialization takes is its first word
+  CUlaunchAttribute: { size: 72, fields: { id: 0, value: 8 } },
 } as const;
 
 // TypeScript view of the declared functions; handles and pointers are bigint (null for NULL)
@@ -222,6 +240,7 @@ export interface CudaFns {
   cuFuncSetAttribute(f: H, attrib: number, value: number): R;
   cuLaunchKernel(f: H, gx: number, gy: number, gz: number, bx: number, by: number, bz: number,
     shared: number, s: Hn, kernelParams: null, extra: bigint): R;
+  cuLaunchKernelEx(config: bigint, f: H, kernelParams: null, extra: bigint): R;
   cuStreamBeginCapture_v2(s: Hn, mode: number): R;
   cuStreamEndCapture(s: Hn, out: BigUint64Array): R;
   cuStreamIsCapturing(s: Hn, out: Int32Array): R;
@@ -235,7 +254,7 @@ type CudaKey = keyof typeof CUDA_FUNCTIONS;
 const _sameKeys: [CudaKey, keyof CudaFns] extends [keyof CudaFns, CudaKey] ? true : never = true;
 void _sameKeys;
 
-type OptionalCuda = 'cuEventElapsedTime_v2' | 'cuFuncGetParamInfo';
+type OptionalCuda = 'cuEventElapsedTime_v2' | 'cuFuncGetParamInfo' | 'cuLaunchKernelEx';
 export type CudaFnTable = { readonly [K in Exclude<CudaKey, OptionalCuda>]: CudaFns[K] } &
   { readonly [K in OptionalCuda]: CudaFns[K] | undefined };
 

@@ -13,6 +13,9 @@ export class CaptureLog {
 
   begin(stream: bigint): void { this.active.set(stream, null); }
 
+  /** whether `stream` is capturing */
+  has(stream: bigint): boolean { return this.active.has(stream); }
+
   /** true when any stream of this runtime is capturing (cheap: failures are rare) */
   get capturing(): boolean { return this.active.size > 0; }
 

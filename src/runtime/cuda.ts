@@ -9,8 +9,9 @@ import koffi from 'koffi';
 import { LaunchBlock, checkLaunchDims } from './launch-block.ts';
 import { DisposedError, GpuError, OutOfMemoryError, ShapeError, TensorError } from '../errors.ts';
 import { CublasApi } from '../ffi/cublas.ts';
+import { gridDepPtx, hasGridDep } from './ptx-grid-dep.ts';
 import {
-  CUDA_CONST, cudaDeviceCount, cudaError, cudaProbe, fmtCudaVersion, loadCudaDriver, type CudaDriver, type CudaFns,
+  CUDA_CONST, CUDA_STRUCTS, cudaDeviceCount, cudaError, cudaProbe, fmtCudaVersion, loadCudaDriver, type CudaDriver, type CudaFns,
 } from '../ffi/cuda.ts';
 import { CudnnApi } from '../ffi/cudnn.ts';
 import { CaptureLog, invalidatedText } from './capture-log.ts';
@@ -32,11 +33,47 @@ class Wrapped {
 }
 class CuStream extends Wrapped {}
 class CuEvent extends Wrapped { constructor(ptr: bigint, owner: CudaRuntime, readonly timing: boolean) { super(ptr, owner, 'event'); } }
-class CuModule extends Wrapped { readonly functions: CuFunction[] = []; }
+class CuModule extends Wrapped {
+  readonly functions: CuFunction[] = [];
+  constructor(ptr: bigint, owner: CudaRuntime, readonly gridDep: ReadonlySet<string>) { super(ptr, owner, 'module'); }
+}
 class CuFunction extends Wrapped {
   /** dynamic shared memory the function was allowed past the default 48 KiB */
   sharedAllowed = 0;
-  constructor(ptr: bigint, owner: CudaRuntime, readonly name: string, readonly module: CuModule) { super(ptr, owner, `function ${name}`); }
+  /** waits for the grid before it itself (ptx-grid-dep.ts): launched with programmatic serialization */
+  readonly gridDep: boolean;
+  constructor(ptr: bigint, owner: CudaRuntime, readonly name: string, readonly module: CuModule) {
+    super(ptr, owner, `function ${name}`);
+    this.gridDep = module.gridDep.has(name);
+  }
+}
+
+/**
+ * cuLaunchKernelEx's CUlaunchConfig with one attribute, programmatic stream serialization (the
+ * GPU may set the launch up before the kernel ahead of it on the stream ends; the kernel waits
+ * for that one itself), in native memory made once: the driver reads it during the call.
+ */
+class GridDepLaunch {
+  private static readonly C = CUDA_STRUCTS.CUlaunchConfig;
+  private static readonly A = CUDA_STRUCTS.CUlaunchAttribute;
+  readonly config = koffi.alloc('uint8_t', GridDepLaunch.C.size + GridDepLaunch.A.size) as bigint;
+  private readonly view = new DataView(koffi.view(this.config, GridDepLaunch.C.size + GridDepLaunch.A.size));
+  constructor() {
+    const { C, A } = GridDepLaunch, v = this.view;
+    v.setBigUint64(C.fields.attrs, this.config + BigInt(C.size), true);
+    v.setUint32(C.fields.numAttrs, 1, true);
+    v.setUint32(C.size + A.fields.id, CUDA_CONST.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, true);
+    v.setUint32(C.size + A.fields.value, 1, true);
+  }
+  set(grid: readonly [number, number, number], block: readonly [number, number, number], shared: number, stream: bigint): bigint {
+    const f = GridDepLaunch.C.fields, v = this.view;
+    v.setUint32(f.gridDimX, grid[0], true); v.setUint32(f.gridDimY, grid[1], true); v.setUint32(f.gridDimZ, grid[2], true);
+    v.setUint32(f.blockDimX, block[0], true); v.setUint32(f.blockDimY, block[1], true); v.setUint32(f.blockDimZ, block[2], true);
+    v.setUint32(f.sharedMemBytes, shared, true);
+    v.setBigUint64(f.hStream, stream, true);
+    return this.config;
+  }
+  dispose(): void { koffi.free(this.config); }
 }
 /** dynamic shared memory a launch may take without cuFuncSetAttribute */
 const SHARED_DEFAULT_MAX = 48 * 1024;
@@ -85,6 +122,12 @@ class CudaRuntime implements GpuRuntime {
     size: CUDA_CONST.CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT,
     end: CUDA_CONST.CU_LAUNCH_PARAM_END_AS_INT,
   });
+  /** programmatic dependent launch (sm_90+, cuLaunchKernelEx, not ROCM_TENSOR_GRID_DEP=0) */
+  private readonly gridDep: GridDepLaunch | null;
+  /** streams whose last queued work is one of our kernels: only a kernel of ours, which never
+   *  lets its successor start early, precedes an early launch. A library's kernel (cuBLAS,
+   *  cuDNN, NCCL, a replayed graph's) may, and ours would then wait on its multiprocessors. */
+  private readonly ownTail = new Set<bigint>();
   private readonly out = new BigUint64Array(2);
   private readonly outInt = new Int32Array(1);
   private readonly capture = new CaptureLog(CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
@@ -107,6 +150,12 @@ class CudaRuntime implements GpuRuntime {
     this.enter();
     this.info = this.readInfo();
     this.label = `cuda:${index} (${this.info.name})`;
+    // from CUDA 12.3 drivers on (programmatic launches came with 12.0; 12.3 is the first whose
+    // stream capture takes them too, should one reach a capture); this was measured on 13.0
+    const ver = new Int32Array(1);
+    this.d.check(this.f.cuDriverGetVersion(ver), 'cuDriverGetVersion', []);
+    this.gridDep = hasGridDep(this.info.arch) && ver[0]! >= 12030 && this.f.cuLaunchKernelEx !== undefined &&
+      process.env.ROCM_TENSOR_GRID_DEP !== '0' ? new GridDepLaunch() : null;
     this.defaultStream = this.streamCreate();
   }
 
@@ -141,7 +190,7 @@ class CudaRuntime implements GpuRuntime {
   streamPtr(s: GpuStream, call = 'stream'): bigint {
     return this.unwrap(s, CuStream, 'stream', call).ptr;
   }
-  nativeStream(s: GpuStream): bigint { return this.streamPtr(s, 'nativeStream'); }
+  nativeStream(s: GpuStream): bigint { return this.foreignStream(s, 'nativeStream'); }
   callForeign<T>(fn: () => T): T {
     this.enter();
     try { return fn(); } finally { currentContext = null; }
@@ -266,7 +315,7 @@ class CudaRuntime implements GpuRuntime {
 
   copyHtoDAsync(dst: DevicePtr, src: PinnedBuffer, srcOffset: number, bytes: number, stream: GpuStream): void {
     const p = this.pinnedPtr(src, 'copyHtoDAsync', srcOffset, bytes);
-    const s = this.streamPtr(stream, 'copyHtoDAsync');
+    const s = this.foreignStream(stream, 'copyHtoDAsync');
     if (bytes === 0) return;
     this.enter();
     this.call('cuMemcpyHtoDAsync_v2', dst, p, bytes, s);
@@ -274,21 +323,21 @@ class CudaRuntime implements GpuRuntime {
 
   copyDtoHAsync(dst: PinnedBuffer, dstOffset: number, src: DevicePtr, bytes: number, stream: GpuStream): void {
     const p = this.pinnedPtr(dst, 'copyDtoHAsync', dstOffset, bytes);
-    const s = this.streamPtr(stream, 'copyDtoHAsync');
+    const s = this.foreignStream(stream, 'copyDtoHAsync');
     if (bytes === 0) return;
     this.enter();
     this.call('cuMemcpyDtoHAsync_v2', p, src, bytes, s);
   }
 
   copyDtoDAsync(dst: DevicePtr, src: DevicePtr, bytes: number, stream: GpuStream): void {
-    const s = this.streamPtr(stream, 'copyDtoDAsync');
+    const s = this.foreignStream(stream, 'copyDtoDAsync');
     if (bytes === 0) return;
     this.enter();
     this.call('cuMemcpyDtoDAsync_v2', dst, src, bytes, s);
   }
 
   memsetAsync(dst: DevicePtr, byte: number, bytes: number, stream: GpuStream): void {
-    const s = this.streamPtr(stream, 'memsetAsync');
+    const s = this.foreignStream(stream, 'memsetAsync');
     if (bytes === 0) return;
     this.enter();
     const b = byte & 0xff;
@@ -310,6 +359,7 @@ class CudaRuntime implements GpuRuntime {
     const w = this.unwrap(s, CuStream, 'stream', 'streamDestroy');
     this.enter();
     w.alive = false;
+    this.ownTail.delete(w.ptr);
     this.call('cuStreamDestroy_v2', w.ptr);
   }
 
@@ -373,6 +423,13 @@ class CudaRuntime implements GpuRuntime {
     this.call('cuEventDestroy_v2', ev.ptr);
   }
 
+  /** the pointer of a stream that work other than our kernels is queued on (ownTail) */
+  private foreignStream(s: GpuStream, call: string): bigint {
+    const p = this.streamPtr(s, call);
+    this.ownTail.delete(p);
+    return p;
+  }
+
   synchronize(): void {
     this.enter();
     this.call('cuCtxSynchronize');
@@ -383,7 +440,10 @@ class CudaRuntime implements GpuRuntime {
     this.enter();
     const binary = startsWith(image, ELF_MAGIC) || startsWith(image, FATBIN_MAGIC);
     let data = image;
-    if (!binary && image[image.length - 1] !== 0) {
+    // on sm_90+ the kernels' markers become grid waits (ptx-grid-dep.ts)
+    const dep = !binary && this.gridDep ? gridDepPtx(new TextDecoder().decode(image).replace(/\0+$/, ''), this.info.arch) : null;
+    if (dep) data = new TextEncoder().encode(dep.text + '\0');
+    else if (!binary && image[image.length - 1] !== 0) {
       // PTX is read as a NUL-terminated string
       data = new Uint8Array(image.length + 1);
       data.set(image);
@@ -402,7 +462,7 @@ class CudaRuntime implements GpuRuntime {
       throw cudaError(code, `cuModuleLoadDataEx(<${kind}>) for ${this.info.arch} on ${this.label}` +
         (text ? ` [JIT log: ${text}]` : ''), 'cuModuleLoadDataEx', this.d.errorText);
     }
-    return handle<GpuModule>(new CuModule(this.out[0]!, this, 'module'));
+    return handle<GpuModule>(new CuModule(this.out[0]!, this, dep?.entries ?? new Set()));
   }
 
   moduleGetFunction(m: GpuModule, name: string): GpuFunction {
@@ -424,6 +484,10 @@ class CudaRuntime implements GpuRuntime {
     mod.alive = false;
     for (const fn of mod.functions) fn.alive = false;
     this.call('cuModuleUnload', mod.ptr);
+  }
+
+  startsEarly(f: GpuFunction): boolean {
+    return this.gridDep !== null && this.unwrap(f, CuFunction, 'function', 'startsEarly').gridDep;
   }
 
   /** offsets and sizes from cuFuncGetParamInfo (CUDA 12.4+); the driver cannot tell a pointer
@@ -470,10 +534,15 @@ class CudaRuntime implements GpuRuntime {
     this.enter();
     if (sharedBytes > SHARED_DEFAULT_MAX && sharedBytes > fn.sharedAllowed) this.allowShared(fn, sharedBytes);
     this.launchBlock.pack(args);
-    const code = this.f.cuLaunchKernel(fn.ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, s,
-      null, this.launchBlock.extra);
+    // eager work after a kernel of ours only: a captured graph keeps ordinary edges (the replayed
+    // 1B decode step measured 3-4% slower with programmatic ones, H200)
+    const early = fn.gridDep && this.gridDep !== null && this.ownTail.has(s) && !(this.capture.capturing && this.capture.has(s));
+    if (this.gridDep) this.ownTail.add(s);
+    const code = early
+      ? this.f.cuLaunchKernelEx!(this.gridDep!.set(grid, block, sharedBytes, s), fn.ptr, null, this.launchBlock.extra)
+      : this.f.cuLaunchKernel(fn.ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, s, null, this.launchBlock.extra);
     if (code !== CUDA_CONST.CUDA_SUCCESS) {
-      throw cudaError(code, `cuLaunchKernel(${fn.name}, grid [${grid.join(', ')}], block [${block.join(', ')}], ` +
+      throw cudaError(code, `${early ? 'cuLaunchKernelEx' : 'cuLaunchKernel'}(${fn.name}, grid [${grid.join(', ')}], block [${block.join(', ')}], ` +
         `shared ${sharedBytes}, stream 0x${s.toString(16)}, args ${args.length} bytes) on ${this.label}`,
       'cuLaunchKernel', this.d.errorText);
     }
@@ -533,7 +602,7 @@ class CudaRuntime implements GpuRuntime {
 
   graphLaunch(g: GpuGraphExec, s: GpuStream): void {
     const exec = this.unwrap(g, CuGraphExec, 'graph exec', 'graphLaunch');
-    const p = this.streamPtr(s, 'graphLaunch');
+    const p = this.foreignStream(s, 'graphLaunch');
     this.enter();
     this.call('cuGraphLaunch', exec.ptr, p);
   }
@@ -548,7 +617,7 @@ class CudaRuntime implements GpuRuntime {
   // ---- libraries ------------------------------------------------------------------------------
   blas(): BlasApi {
     this.blasApi ??= new CublasApi({ label: this.label, enter: () => this.enter() },
-      (s) => this.streamPtr(s as GpuStream, 'gemmStridedBatched'));
+      (s) => this.foreignStream(s as GpuStream, 'gemmStridedBatched'));
     return this.blasApi;
   }
 
@@ -556,7 +625,7 @@ class CudaRuntime implements GpuRuntime {
     this.dnnApi ??= new CudnnApi({
       label: this.label,
       enter: () => this.enter(),
-      streamPtr: (s) => this.streamPtr(s, 'dnn'),
+      streamPtr: (s) => this.foreignStream(s, 'dnn'),
       malloc: (b) => this.malloc(b),
       free: (p) => this.free(p),
       streamSynchronize: (s) => this.streamSynchronize(s),
@@ -574,6 +643,7 @@ class CudaRuntime implements GpuRuntime {
     s.alive = false;
     this.call('cuStreamDestroy_v2', s.ptr);
     this.launchBlock.dispose();
+    this.gridDep?.dispose();
     this.call('cuDevicePrimaryCtxRelease_v2', this.dev);
     if (currentContext === this.ctx) currentContext = null;
     this.closed = true;

@@ -175,6 +175,10 @@ export interface GpuRuntime {
   /** parameter layout from the driver where it can tell (CUDA 12.4+); null on ROCm, where the
    *  code object's metadata says it */
   functionParams(f: GpuFunction): KernelParam[] | null;
+  /** whether eager launches of `f` may be set up before the kernel queued ahead of them ends, the
+   *  kernel itself waiting for it (NVIDIA sm_90+: programmatic dependent launch; captured
+   *  launches keep ordinary order); false on ROCm */
+  startsEarly(f: GpuFunction): boolean;
   /** launch with a packed argument buffer (the `extra` path; end marker per vendor) */
   launch(f: GpuFunction, grid: readonly [number, number, number], block: readonly [number, number, number],
     sharedBytes: number, stream: GpuStream, args: Uint8Array): void;

@@ -342,6 +342,12 @@ export class Kernels {
     return k;
   }
 
+  /** whether launches of `file`/`name` may start before the kernel ahead of them ends (the
+   *  runtime's startsEarly; loads the module) */
+  startsEarly(file: string, name: string): boolean {
+    return this.rt.startsEarly(this.kernel(file, name).fn);
+  }
+
   /** the parameter layout a launch of `file`/`name` is checked against (loads the module) */
   params(file: string, name: string): KernelLayout {
     return this.kernel(file, name).layout;

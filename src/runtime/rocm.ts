@@ -333,6 +333,7 @@ export function openRocm(index: number): GpuRuntime {
       images.delete(raw(m));
     },
     functionParams(): KernelParam[] | null { return null; },
+    startsEarly(): boolean { return false; },
     launch(f, grid, block, sharedBytes, stream, args): void {
       checkLaunchDims('hipModuleLaunchKernel', grid, block, sharedBytes);
       activate();

@@ -1,13 +1,14 @@
 // CUDA conformance 1: every driver API function we declare through koffi has the same type in
 // cuda.h (after its _v2 macro renames), our alias types have the size, class and signedness C
-// gives them, the enum values and macros we use are the header's, no bound name is itself
+// gives them, the enum values and macros we use are the header's, the structs we fill have its
+// layout, no bound name is itself
 // renamed by a header macro, and libcuda's dynamic symbol table exports every bound symbol.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   checkSource, compileChecks, dynamicSymbols, findHeader, findLibrary, formatFailures, haveGcc, includeDirs, objectMacros,
 } from '../../scripts/abi-cuda/check.ts';
-import { CUDA_ALIASES, CUDA_CONST, CUDA_FUNCTIONS } from '../../src/ffi/cuda.ts';
+import { CUDA_ALIASES, CUDA_CONST, CUDA_FUNCTIONS, CUDA_STRUCTS } from '../../src/ffi/cuda.ts';
 import { protoName } from '../../src/ffi/native.ts';
 
 const cudaInclude = findHeader('cuda.h');
@@ -24,7 +25,7 @@ if (headerWhy) {
   test.skip('no bound driver symbol is renamed by a cuda.h macro', () => {});
 } else {
   test('driver prototypes, aliases and constants match cuda.h', () => {
-    const src = checkSource({ includes: ['cuda.h'], aliases: CUDA_ALIASES, functions: CUDA_FUNCTIONS, constants: CUDA_CONST });
+    const src = checkSource({ includes: ['cuda.h'], aliases: CUDA_ALIASES, functions: CUDA_FUNCTIONS, constants: CUDA_CONST, structs: CUDA_STRUCTS });
     const r = compileChecks(src, [cudaInclude!]);
     console.log(`cuda.h (${cudaInclude}): ${Object.keys(CUDA_FUNCTIONS).length} functions, ${CUDA_ALIASES.length} aliases, ` +
       `${Object.keys(CUDA_CONST).length} constants, ${src.count} checks; ${r.failures.size} mismatches`);
