@@ -126,7 +126,8 @@ class CudaRuntime implements GpuRuntime {
   private readonly gridDep: GridDepLaunch | null;
   /** streams whose last queued work is one of our kernels: only a kernel of ours, which never
    *  lets its successor start early, precedes an early launch. A library's kernel (cuBLAS,
-   *  cuDNN, NCCL, a replayed graph's) may, and ours would then wait on its multiprocessors. */
+   *  cuDNN, NCCL, a replayed graph's) may, and ours would then wait on its multiprocessors;
+   *  after a wait for another stream's event, ordinary order keeps that wait plainly whole. */
   private readonly ownTail = new Set<bigint>();
   private readonly out = new BigUint64Array(2);
   private readonly outInt = new Int32Array(1);
@@ -370,7 +371,7 @@ class CudaRuntime implements GpuRuntime {
   }
 
   streamWaitEvent(s: GpuStream, e: GpuEvent): void {
-    const p = this.streamPtr(s, 'streamWaitEvent');
+    const p = this.foreignStream(s, 'streamWaitEvent');
     const ev = this.unwrap(e, CuEvent, 'event', 'streamWaitEvent');
     this.enter();
     this.call('cuStreamWaitEvent', p, ev.ptr, 0);
@@ -423,7 +424,8 @@ class CudaRuntime implements GpuRuntime {
     this.call('cuEventDestroy_v2', ev.ptr);
   }
 
-  /** the pointer of a stream that work other than our kernels is queued on (ownTail) */
+  /** the pointer of a stream that work other than our kernels is queued on, or whose order
+   *  changes (a wait for an event, a capture's start and end): ownTail */
   private foreignStream(s: GpuStream, call: string): bigint {
     const p = this.streamPtr(s, call);
     this.ownTail.delete(p);
@@ -550,7 +552,7 @@ class CudaRuntime implements GpuRuntime {
 
   // ---- capture and replay ---------------------------------------------------------------------
   captureBegin(s: GpuStream): void {
-    const p = this.streamPtr(s, 'captureBegin');
+    const p = this.foreignStream(s, 'captureBegin');
     this.enter();
     // relaxed mode: an unsafe call made while we capture (a cuMemAlloc when the caching allocator
     // grows, another thread's work) is not an error; global and thread-local mode would fail it
@@ -562,7 +564,7 @@ class CudaRuntime implements GpuRuntime {
   }
 
   captureEnd(s: GpuStream): GpuGraphExec {
-    const p = this.streamPtr(s, 'captureEnd');
+    const p = this.foreignStream(s, 'captureEnd');
     this.enter();
     this.out[0] = 0n;
     const code = this.f.cuStreamEndCapture(p, this.out);
