@@ -149,12 +149,12 @@ class CudaRuntime implements GpuRuntime {
     this.d.check(this.f.cuDevicePrimaryCtxRetain(this.out, this.dev), 'cuDevicePrimaryCtxRetain', [this.dev]);
     this.ctx = this.out[0]!;
     this.enter();
-    this.info = this.readInfo();
+    const ver = new Int32Array(1);
+    this.d.check(this.f.cuDriverGetVersion(ver), 'cuDriverGetVersion', []);
+    this.info = this.readInfo(ver[0]!);
     this.label = `cuda:${index} (${this.info.name})`;
     // from CUDA 12.3 drivers on (programmatic launches came with 12.0; 12.3 is the first whose
     // stream capture takes them too, should one reach a capture); this was measured on 13.0
-    const ver = new Int32Array(1);
-    this.d.check(this.f.cuDriverGetVersion(ver), 'cuDriverGetVersion', []);
     this.gridDep = hasGridDep(this.info.arch) && ver[0]! >= 12030 && this.f.cuLaunchKernelEx !== undefined &&
       process.env.ROCM_TENSOR_GRID_DEP !== '0' ? new GridDepLaunch() : null;
     this.defaultStream = this.streamCreate();
@@ -212,7 +212,8 @@ class CudaRuntime implements GpuRuntime {
     return this.outInt[0]!;
   }
 
-  private readInfo(): DeviceInfo {
+  /** `driver`: cuDriverGetVersion's number (13000 for CUDA 13.0) */
+  private readInfo(driver: number): DeviceInfo {
     const nameBuf = new Uint8Array(256);
     this.d.check(this.f.cuDeviceGetName(nameBuf, nameBuf.length, this.dev), 'cuDeviceGetName', [this.dev]);
     const end = nameBuf.indexOf(0);
@@ -223,9 +224,7 @@ class CudaRuntime implements GpuRuntime {
     const arch = `sm_${major}${minor}`;
     const total = new BigUint64Array(1);
     this.d.check(this.f.cuDeviceTotalMem_v2(total, this.dev), 'cuDeviceTotalMem_v2', [this.dev]);
-    const ver = new Int32Array(1);
-    this.d.check(this.f.cuDriverGetVersion(ver), 'cuDriverGetVersion', []);
-    const cudaVersion = fmtCudaVersion(ver[0]!);
+    const cudaVersion = fmtCudaVersion(driver);
     return {
       vendor: 'cuda',
       index: this.index,
@@ -489,7 +488,7 @@ class CudaRuntime implements GpuRuntime {
   }
 
   startsEarly(f: GpuFunction): boolean {
-    return this.gridDep !== null && this.unwrap(f, CuFunction, 'function', 'startsEarly').gridDep;
+    return this.unwrap(f, CuFunction, 'function', 'startsEarly').gridDep;
   }
 
   /** offsets and sizes from cuFuncGetParamInfo (CUDA 12.4+); the driver cannot tell a pointer
@@ -538,15 +537,17 @@ class CudaRuntime implements GpuRuntime {
     this.launchBlock.pack(args);
     // eager work after a kernel of ours only: a captured graph keeps ordinary edges (the replayed
     // 1B decode step measured 3-4% slower with programmatic ones, H200)
-    const early = fn.gridDep && this.gridDep !== null && this.ownTail.has(s) && !(this.capture.capturing && this.capture.has(s));
+    // (a function's gridDep is only ever set where this.gridDep exists: moduleLoad)
+    const early = fn.gridDep && this.ownTail.has(s) && !this.capture.has(s);
     if (this.gridDep) this.ownTail.add(s);
     const code = early
       ? this.f.cuLaunchKernelEx!(this.gridDep!.set(grid, block, sharedBytes, s), fn.ptr, null, this.launchBlock.extra)
       : this.f.cuLaunchKernel(fn.ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, s, null, this.launchBlock.extra);
     if (code !== CUDA_CONST.CUDA_SUCCESS) {
-      throw cudaError(code, `${early ? 'cuLaunchKernelEx' : 'cuLaunchKernel'}(${fn.name}, grid [${grid.join(', ')}], block [${block.join(', ')}], ` +
+      const call = early ? 'cuLaunchKernelEx' : 'cuLaunchKernel';
+      throw cudaError(code, `${call}(${fn.name}, grid [${grid.join(', ')}], block [${block.join(', ')}], ` +
         `shared ${sharedBytes}, stream 0x${s.toString(16)}, args ${args.length} bytes) on ${this.label}`,
-      'cuLaunchKernel', this.d.errorText);
+      call, this.d.errorText);
     }
   }
 

@@ -8,8 +8,8 @@
 // the ordinary launch.
 
 export const GRID_DEP_MARKER = '// rt-grid-dep';
-// only the wait: a kernel that also let the next one start at once (launch_dependents) measured
-// no faster on an H200, and left that one's blocks waiting in its way
+// only the wait: kernels that also let the next one start at once (launch_dependents) measured
+// no faster on an H200
 const REPLACEMENT = 'griddepcontrol.wait;';
 // loads, stores, atomics and asynchronous copies that may reach global memory (generic
 // addressing included); parameter, shared and local ones cannot
