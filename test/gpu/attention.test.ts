@@ -222,4 +222,27 @@ s.opTest('scaledDotProductAttention', async (dev) => {
   }
 }, 'scaledDotProductAttention: no keys gives zeros; empty batch, heads, queries');
 
+s.opTest('scaledDotProductAttention', async (dev) => {
+  // NaN through split keys and the merge: one NaN value element (kv head 2, key 1500, column 9)
+  // and one NaN key element (kv head 5, key 2500). The rows of head 2's group turn NaN in column
+  // 9 only, those of head 5's group entirely, and everything else matches the CPU.
+  const [hq, hkv, tk, d] = [32, 8, 3000, 128], g = hq / hkv;
+  for (const dt of ['f32', 'bf16'] as const) {
+    const withNaN = (at: number): Tensor => {
+      const a = nums(randT([1, hkv, tk, d], 'f32'));
+      a[at] = NaN;
+      return Tensor.from(a, { dtype: dt, shape: [1, hkv, tk, d] });
+    };
+    const q = randT([1, hq, 1, d], dt), k = withNaN((5 * tk + 2500) * d + 7), v = withNaN((2 * tk + 1500) * d + 9);
+    const want = nums(sdpa(q, k, v, { causal: 'bottom-right' }));
+    const got = nums(sdpa(q.to(dev), k.to(dev), v.to(dev), { causal: 'bottom-right' }));
+    const nanAt = (i: number): boolean => { const h = Math.floor(i / d); return Math.floor(h / g) === 5 || (Math.floor(h / g) === 2 && i % d === 9); };
+    for (let i = 0; i < want.length; i++) {
+      assert.is(Number.isNaN(want[i]!), nanAt(i), `${dt}: CPU element ${i} NaN as expected`);
+      if (nanAt(i)) assert.ok(Number.isNaN(got[i]!), `${dt}: element ${i} is NaN, got ${got[i]}`);
+      else assert.ok(Math.abs(got[i]! - want[i]!) <= 3e-2, `${dt}: element ${i} got ${got[i]}, want ${want[i]}`);
+    }
+  }
+}, 'scaledDotProductAttention: a NaN key or value through split keys and their merge');
+
 s.run();

@@ -139,15 +139,15 @@ const ATT_MLOADS = 8;
 
 /**
  * attn_merge: the output rows (contiguous [rows, dv]) from the splits' partial sums, if any. A
- * block of two waves at least (its reductions' barriers publish the splits' weights), doubled
- * until its threads' first loads cover every split, up to ATT_BLOCK: few splits, few threads
- * (the replayed 1B decode step, 7 splits: 972.3-972.8 us with 256, 967.6-967.7 with 128 and
+ * block of one wave at least, doubled until its threads' first loads cover every split, up to
+ * ATT_BLOCK: few splits, few threads (the replayed 1B decode step, 7 splits, with the merge of
+ * two block reductions this replaced: 972.3-972.8 us with 256, 967.6-967.7 with 128 and
  * 965.6-966.0 with 64, H200, alternating).
  */
 export function mergeSplits(out: Tensor, s: SplitSums | null): void {
   if (!s) return;
   const dev = out.device;
-  let threads = 2 * dev.runtime.info.warpSize;
+  let threads = dev.runtime.info.warpSize;
   while (threads < ATT_BLOCK[0] && (threads / ATT_MCOLS) * ATT_MLOADS < s.splits) threads *= 2;
   dev.kernels.launch('attention.hip', `attn_merge_${out.dtype}`, [s.rows, Math.ceil(s.dv / ATT_MCOLS), 1], [threads, 1, 1], 0, dev.stream, [
     base(out), base(s.ws), base(s.wsml), offsetOf(out), arg.u32(s.splits), arg.u32(s.dv)]);
