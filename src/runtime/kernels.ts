@@ -386,8 +386,9 @@ export class Kernels {
    * threads: measured on an H200 against 128 and 256 in one session (exp f32 2^28: 510.7 us at
    * 64, 524.2 at 128, 528.7 at 256; add/mul equal within 0.3%); an SM holds 32 such blocks, so
    * occupancy is full. A later H200 session found 64 and 128 equal (every elementwise row f32
-   * and bf16 at 2^26 and 2^28 within 0.2%, gelu bf16 2^28 within 1.3%), so 64 stays. On ROCm 128, unmeasured: a 64-thread block is a single wave64 there and
-   * the per-CU workgroup limit could cap occupancy. ROCM_TENSOR_CONTIG_BLOCK (64, 128 or 256)
+   * and bf16 at 2^26 and 2^28 within 0.2%, gelu bf16 2^28 within 1.3%), so 64 stays. On ROCm
+   * 128, unmeasured: a 64-thread block is a single wave64 there and the per-CU workgroup limit
+   * could cap occupancy. ROCM_TENSOR_CONTIG_BLOCK (64, 128 or 256)
    * overrides it, for tuning; capped at preferredBlockSize.
    */
   get contigBlockSize(): number {
