@@ -31,7 +31,13 @@ class Wrapped {
   alive = true;
   constructor(readonly ptr: bigint, readonly owner: CudaRuntime, readonly what: string) {}
 }
-class CuStream extends Wrapped {}
+class CuStream extends Wrapped {
+  /** its last queued work is one of our kernels: only a kernel of ours, which never lets its
+   *  successor start early, precedes an early launch. A library's kernel (cuBLAS, cuDNN, NCCL, a
+   *  replayed graph's) may, and ours would then wait on its multiprocessors; after a wait for
+   *  another stream's event, ordinary order keeps that wait plainly whole. */
+  ownTail = false;
+}
 class CuEvent extends Wrapped { constructor(ptr: bigint, owner: CudaRuntime, readonly timing: boolean) { super(ptr, owner, 'event'); } }
 class CuModule extends Wrapped {
   readonly functions: CuFunction[] = [];
@@ -124,11 +130,6 @@ class CudaRuntime implements GpuRuntime {
   });
   /** programmatic dependent launch (sm_90+, cuLaunchKernelEx, not ROCM_TENSOR_GRID_DEP=0) */
   private readonly gridDep: GridDepLaunch | null;
-  /** streams whose last queued work is one of our kernels: only a kernel of ours, which never
-   *  lets its successor start early, precedes an early launch. A library's kernel (cuBLAS,
-   *  cuDNN, NCCL, a replayed graph's) may, and ours would then wait on its multiprocessors;
-   *  after a wait for another stream's event, ordinary order keeps that wait plainly whole. */
-  private readonly ownTail = new Set<bigint>();
   private readonly out = new BigUint64Array(2);
   private readonly outInt = new Int32Array(1);
   private readonly capture = new CaptureLog(CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
@@ -359,7 +360,6 @@ class CudaRuntime implements GpuRuntime {
     const w = this.unwrap(s, CuStream, 'stream', 'streamDestroy');
     this.enter();
     w.alive = false;
-    this.ownTail.delete(w.ptr);
     this.call('cuStreamDestroy_v2', w.ptr);
   }
 
@@ -424,11 +424,11 @@ class CudaRuntime implements GpuRuntime {
   }
 
   /** the pointer of a stream that work other than our kernels is queued on, or whose order
-   *  changes (a wait for an event, a capture's start and end): ownTail */
+   *  changes (a wait for an event, a capture's start and end): CuStream.ownTail */
   private foreignStream(s: GpuStream, call: string): bigint {
-    const p = this.streamPtr(s, call);
-    this.ownTail.delete(p);
-    return p;
+    const w = this.unwrap(s, CuStream, 'stream', call);
+    w.ownTail = false;
+    return w.ptr;
   }
 
   synchronize(): void {
@@ -530,7 +530,7 @@ class CudaRuntime implements GpuRuntime {
   launch(f: GpuFunction, grid: readonly [number, number, number], block: readonly [number, number, number],
     sharedBytes: number, stream: GpuStream, args: Uint8Array): void {
     const fn = this.unwrap(f, CuFunction, 'function', 'launch');
-    const s = this.streamPtr(stream, 'launch');
+    const w = this.unwrap(stream, CuStream, 'stream', 'launch'), s = w.ptr;
     checkLaunchDims(fn.name, grid, block, sharedBytes);
     this.enter();
     if (sharedBytes > SHARED_DEFAULT_MAX && sharedBytes > fn.sharedAllowed) this.allowShared(fn, sharedBytes);
@@ -538,8 +538,8 @@ class CudaRuntime implements GpuRuntime {
     // eager work after a kernel of ours only: a captured graph keeps ordinary edges (the replayed
     // 1B decode step measured 3-4% slower with programmatic ones, H200)
     // (a function's gridDep is only ever set where this.gridDep exists: moduleLoad)
-    const early = fn.gridDep && this.ownTail.has(s) && !this.capture.has(s);
-    if (this.gridDep) this.ownTail.add(s);
+    const early = fn.gridDep && w.ownTail && !this.capture.has(s);
+    if (this.gridDep) w.ownTail = true;
     const code = early
       ? this.f.cuLaunchKernelEx!(this.gridDep!.set(grid, block, sharedBytes, s), fn.ptr, null, this.launchBlock.extra)
       : this.f.cuLaunchKernel(fn.ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, s, null, this.launchBlock.extra);
