@@ -3,7 +3,7 @@
 // Every dtype of rand and randn, and the ops built on the same words (randint, bernoulli,
 // dropout); filter is a regex on the case names.
 import { Tensor, Device } from '../src/index.ts';
-import { FLOAT_DTYPES } from '../src/dtype.ts';
+import { FLOAT_DTYPES } from '../src/core/dtype.ts';
 
 const cpu = Device.cpu();
 const n = Number(process.argv[2] ?? 2 ** 24);

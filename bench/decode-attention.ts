@@ -9,8 +9,8 @@
 // against the FMA kernel's.
 import { parseArgs } from 'node:util';
 import { Tensor, Device } from '../src/index.ts';
-import { flashDecode } from '../src/ops/gpu/flash.ts';
-import { attentionKernel } from '../src/ops/gpu/attention.ts';
+import { flashDecode } from '../src/backends/gpu/flash.ts';
+import { attentionKernel } from '../src/backends/gpu/attention.ts';
 import { measureCopyGBs } from './ours.ts';
 import { timeGpu } from './timing.ts';
 import { setsFor, timingRules } from './cases.ts';

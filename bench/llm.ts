@@ -15,7 +15,7 @@ import { Device } from '../src/index.ts';
 import { PretrainedLlama } from '../src/models/pretrained.ts';
 import { generateIds, type GenerateTimings } from '../src/models/generate.ts';
 import { measureCopyGBs } from './ours.ts';
-import { tableStyle } from '../src/colour.ts';
+import { tableStyle } from '../src/cli/colour.ts';
 
 const { values: opt } = parseArgs({
   options: {

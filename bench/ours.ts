@@ -2,7 +2,7 @@
 // once and doubled with device copies, so setting up 1 GiB tensors takes milliseconds), one
 // input set per rotation slot, and a run(i) that queues one op on set i % sets.
 import { Tensor, DTYPE_INFO, type Device, type DType } from '../src/index.ts';
-import { fromNumbers } from '../src/dtype.ts';
+import { fromNumbers } from '../src/core/dtype.ts';
 import type { DevicePtr } from '../src/runtime/gpu.ts';
 import { benchCases, timingRules, type BenchCase } from './cases.ts';
 import { timeGpu } from './timing.ts';

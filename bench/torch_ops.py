@@ -13,7 +13,7 @@ def _ids(shape, below, device):
 
 
 def _rope(x, cos, sin):
-    # the library's rope, halves layout (src/ops/cpu/nn.ts): with x = [x1 | x2] split at d/2
+    # the library's rope, halves layout (src/backends/cpu/nn.ts): with x = [x1 | x2] split at d/2
     # and cos, sin [t, d/2]: [x1 cos - x2 sin | x2 cos + x1 sin]
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)

@@ -2,7 +2,7 @@
 // checked against the CPU reference.
 //   npx tsx examples/tiny-cnn.ts
 import { Device } from '../src/index.ts';
-import { runTinyCnn } from '../src/model.ts';
+import { runTinyCnn } from '../src/cli/tiny-cnn.ts';
 
 const r = await runTinyCnn(Device.best());
 console.log(`ran on ${r.device} in ${r.ms.toFixed(2)} ms${r.reason ? ` (fell back: ${r.reason})` : ''}`);

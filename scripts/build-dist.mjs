@@ -9,7 +9,7 @@ const external = Object.keys(pkg.dependencies ?? {});
 rmSync('dist', { recursive: true, force: true });
 const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', external, sourcemap: true, logLevel: 'warning' };
 await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.js' });
-await build({ ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
+await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
 // the source's own shebang is dropped by esbuild in favour of the banner
 const cli = readFileSync('dist/cli.js', 'utf8').replace(/^#!.*\n(#!.*\n)/, '$1');
 writeFileSync('dist/cli.js', cli);

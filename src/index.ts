@@ -1,19 +1,19 @@
 // rocm-tensor: GPU tensors for Node.js and Bun on AMD ROCm (and NVIDIA CUDA, and the CPU).
-export { Tensor, type NestedArray, type CreateOptions, type RandomOptions, type ReadArray, type DeviceLike } from './tensor.ts';
-export { Device, Stream, type DeviceKind } from './device.ts';
-export type { Graph } from './graph.ts';
-export { DTYPES, DTYPE_INFO, isDType, type DType } from './dtype.ts';
-export { tidy, keep, liveTensors } from './scope.ts';
+export { Tensor, type NestedArray, type CreateOptions, type RandomOptions, type ReadArray, type DeviceLike } from './tensor/tensor.ts';
+export { Device, Stream, type DeviceKind } from './device/device.ts';
+export type { Graph } from './device/graph.ts';
+export { DTYPES, DTYPE_INFO, isDType, type DType } from './core/dtype.ts';
+export { tidy, keep, liveTensors } from './core/scope.ts';
 export type { MemoryStats } from './runtime/allocator.ts';
-export type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions, Pair } from './ops/options.ts';
-export type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './ops/types.ts';
+export type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions, Pair } from './backends/options.ts';
+export type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './core/op-types.ts';
 export { qkvToCache, type LinearOptions, type RmsNormSpec, type QkvToCacheArgs } from './ops/linear.ts';
 export type { TopkOptions } from './ops/sort.ts';
-export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './ops/types.ts';
+export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './core/op-types.ts';
 export {
   TensorError, ShapeError, DTypeError, IndexError, DisposedError, NotOnDeviceError,
   LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError, SafetensorsError, GraphCaptureError,
-} from './errors.ts';
+} from './core/errors.ts';
 export {
   TextTokenizer, type ChatMessage, type TextStreamer, type EncodeOptions, type DecodeOptions, type ChatTemplateOptions,
 } from './text/tokenizer.ts';
@@ -50,8 +50,8 @@ export { REDUCE_OPS as COLLECTIVE_REDUCE_OPS, type ReduceOpName as CollectiveRed
 export { CollectiveError, CollectiveTimeoutError } from './distributed/errors.ts';
 export { rankSet, simulatedRanks, type RankSet } from './distributed/rank-set.ts';
 export { tensorParallelRank, type TensorParallelOption, type TensorParallelRank } from './distributed/tp-rank.ts';
-export { RankRowParallel } from './distributed/rank-projection.ts';
+export { RankRowParallel } from './nn/parallel/rank-projection.ts';
 export {
   ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP, shardRows, shardCols,
   type ColumnParallelOptions, type RowParallelOptions,
-} from './distributed/tensor-parallel.ts';
+} from './nn/parallel/tensor-parallel.ts';

@@ -1,7 +1,7 @@
 // A GPU-like Device for storage-level tests without a GPU: a real caching allocator over a fake
 // runtime that hands out addresses from a bump pointer and records memsets. Enough for
 // Storage.alloc / release and the safety net; no op runs on it.
-import type { Device } from '../src/device.ts';
+import type { Device } from '../src/device/device.ts';
 import { CachingAllocator } from '../src/runtime/allocator.ts';
 import { asDevicePtr, type DevicePtr, type GpuRuntime, type GpuStream } from '../src/runtime/gpu.ts';
 

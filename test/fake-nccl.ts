@@ -2,10 +2,10 @@
 // communicator layer: the fake NCCL records every call with its arguments and hands out handles;
 // the fake devices allocate from a bump pointer (through the real caching allocator), give each
 // stream a native pointer, and have events whose completion the test decides. Nothing runs.
-import type { Device } from '../src/device.ts';
+import type { Device } from '../src/device/device.ts';
 import { CachingAllocator } from '../src/runtime/allocator.ts';
 import { asDevicePtr, type DevicePtr, type GpuEvent, type GpuRuntime, type GpuStream } from '../src/runtime/gpu.ts';
-import { GpuError } from '../src/errors.ts';
+import { GpuError } from '../src/core/errors.ts';
 import type { Nccl, NcclFns, NcclUniqueId } from '../src/ffi/nccl.ts';
 import type { LoadedLibrary } from '../src/ffi/loader.ts';
 

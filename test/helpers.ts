@@ -3,7 +3,7 @@
 // and the caller asked for it).
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../src/index.ts';
-import type { Device } from '../src/device.ts';
+import type { Device } from '../src/device/device.ts';
 
 let seed = 1234;
 /** fresh random data each call: uniform in [lo, hi) */

@@ -2,9 +2,9 @@
 // GpuRuntime method, a PTX kernel through the packed `extra` launch, cuBLAS GEMM in each dtype
 // and each cuDNN call against small CPU references. Run: npx tsx scripts/abi-cuda/smoke.ts [index]
 // Prints one line per check and closes with `N passed, N failed`; exits 1 on any failure.
-import { fromNumbers, toNumbers, type DType } from '../../src/dtype.ts';
-import { GpuError, OutOfMemoryError } from '../../src/errors.ts';
-import { closeCuda, cudaProbe, openCuda } from '../../src/runtime/cuda.ts';
+import { fromNumbers, toNumbers, type DType } from '../../src/core/dtype.ts';
+import { GpuError, OutOfMemoryError } from '../../src/core/errors.ts';
+import { closeCuda, cudaProbe, openCuda } from '../../src/runtime/cuda/runtime.ts';
 import type { BlasDType, DevicePtr, GpuRuntime } from '../../src/runtime/gpu.ts';
 
 // nvcc 13.0 -ptx -arch=compute_80 of:

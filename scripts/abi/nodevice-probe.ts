@@ -1,7 +1,7 @@
 // Runs inside the ROCm root (sid glibc), bundled by scripts/abi/nodevice.ts: loads the real
 // libamdhip64 through our own loader and declarations, asks it for devices, and prints JSON.
 import { loadHip } from '../../src/ffi/hip.ts';
-import { openRocm, rocmDeviceCount, rocmProbe } from '../../src/runtime/rocm.ts';
+import { openRocm, rocmDeviceCount, rocmProbe } from '../../src/runtime/rocm/runtime.ts';
 
 const h = loadHip();
 const init = h.fn.hipInit(0);

@@ -1,4 +1,4 @@
-// Generates randn's table (hip-src/randn-table.h and src/ops/cpu/randn-table.ts, both committed):
+// Generates randn's table (hip-src/randn-table.h and src/backends/cpu/randn-table.ts, both committed):
 //   npx tsx scripts/randn/gen-table.ts
 //
 // randn maps a 32-bit word w to a normal number by the inverse of the normal CDF: the sign is
@@ -134,7 +134,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { h, ts } = tableSources(tab);
   const root = new URL('../../', import.meta.url).pathname;
   writeFileSync(`${root}hip-src/randn-table.h`, h);
-  writeFileSync(`${root}src/ops/cpu/randn-table.ts`, ts);
+  writeFileSync(`${root}src/backends/cpu/randn-table.ts`, ts);
   // the worst error over every reachable v of each segment (sampled where there are many)
   let worstUlp = 0, worstAbs = 0, at = '';
   for (let i = 0; i < SEGMENTS - 1; i++) {

@@ -1,9 +1,9 @@
-// A small assembler for the subset of the WebAssembly text format that src/ops/cpu/wasm/*.wat
+// A small assembler for the subset of the WebAssembly text format that src/backends/cpu/wasm/*.wat
 // uses: one module of exported functions and one exported memory; flat (not folded)
 // instructions; named params, locals, functions and labels; block/loop/br/br_if/return; the integer,
 // float and SIMD (v128) instructions in the tables below. Anything else is an error naming the
 // token, so a .wat that assembles here is also standard text another assembler would accept.
-//   npx tsx scripts/wasm/assemble.ts      rebuilds every src/ops/cpu/wasm/X.wat into X-wasm.ts
+//   npx tsx scripts/wasm/assemble.ts      rebuilds every src/backends/cpu/wasm/X.wat into X-wasm.ts
 
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -182,7 +182,7 @@ ${lines.join(' +\n')};
 `;
 }
 
-export const WASM_DIR = new URL('../../src/ops/cpu/wasm/', import.meta.url).pathname;
+export const WASM_DIR = new URL('../../src/backends/cpu/wasm', import.meta.url).pathname;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const f of readdirSync(WASM_DIR).filter((x) => x.endsWith('.wat'))) {

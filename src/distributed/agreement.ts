@@ -5,8 +5,8 @@
 // device (with the communicator's deadline), so it is a debugging aid, off by default.
 import type { Communicator } from './communicator.ts';
 import type { Plan, PlanKind } from './plans.ts';
-import { Tensor } from '../tensor.ts';
-import { ShapeError, fmtShape } from '../errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { ShapeError, fmtShape } from '../core/errors.ts';
 import { planAllGather } from './plans.ts';
 import { pollUntilSync } from './watchdog.ts';
 import { dtypeOfCode, opOfCode } from './nccl-types.ts';

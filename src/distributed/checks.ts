@@ -1,9 +1,9 @@
 // Argument checks shared by every collective: the tensor is alive, on the communicator's device,
 // contiguous (the library reads and writes one flat run of elements), of a dtype that agrees, and
 // an output never half-overlaps its input. Errors name the op, the rank, the shapes and dtypes.
-import type { Device } from '../device.ts';
-import type { Tensor } from '../tensor.ts';
-import { DTypeError, ShapeError, TensorError, fmtShape } from '../errors.ts';
+import type { Device } from '../device/device.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
 
 /** who is asking: one rank's communicator, for the messages */
 export interface RankCtx {

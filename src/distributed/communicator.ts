@@ -3,11 +3,11 @@
 // another); nothing waits for them. synchronize() and barrier() are the waits, and they have a
 // deadline: past it, or when the library reports an asynchronous error, the communicator is
 // aborted (which stops its kernels) and an error says which collectives were in flight.
-import type { Device } from '../device.ts';
+import type { Device } from '../device/device.ts';
 import type { Nccl } from '../ffi/nccl.ts';
 import type { GpuEvent, GpuStream } from '../runtime/gpu.ts';
-import { GpuError, GraphCaptureError, TensorError } from '../errors.ts';
-import { Tensor } from '../tensor.ts';
+import { GpuError, GraphCaptureError, TensorError } from '../core/errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
 import { CollectiveError, CollectiveTimeoutError } from './errors.ts';
 import { issuePlan, inGroup } from './issue.ts';
 import {

@@ -3,9 +3,9 @@
 // and dtypes must agree across ranks, which one process can see), then all parts are queued on
 // their devices' current streams inside one library group, which a single thread driving several
 // GPUs needs so that no rank's part waits for a part not yet queued. Nothing waits for the device.
-import { Device } from '../device.ts';
-import { Tensor } from '../tensor.ts';
-import { DTypeError, ShapeError, TensorError, fmtShape } from '../errors.ts';
+import { Device } from '../device/device.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
 import { loadNccl, type Nccl } from '../ffi/nccl.ts';
 import { Communicator, type CommunicatorOptions, type WaitOptions } from './communicator.ts';
 import { inGroup } from './issue.ts';

@@ -2,8 +2,8 @@
 // MASTER_ADDR and MASTER_PORT say who is who; rank 0 makes the library's unique id and hands its
 // bytes to the others through the TCP rendezvous (which also refuses ranks whose vendor or library
 // version differ from rank 0's), then every rank joins with ncclCommInitRank on device LOCAL_RANK.
-import { Device } from '../device.ts';
-import { TensorError } from '../errors.ts';
+import { Device } from '../device/device.ts';
+import { TensorError } from '../core/errors.ts';
 import { loadNccl, NCCL_UNIQUE_ID_BYTES, type Nccl, type NcclUniqueId } from '../ffi/nccl.ts';
 import { Communicator, type CommunicatorOptions } from './communicator.ts';
 import { distEnvFrom, rendezvous, type DistEnv } from './rendezvous.ts';

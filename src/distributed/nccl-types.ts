@@ -1,9 +1,9 @@
 // How the library's dtypes and reduce ops map onto the collectives library's enums, and which
 // need a newer library: bf16 and avg arrived in NCCL 2.10 (RCCL has had bf16 since its first
 // NCCL-2.7-based releases). Pure tables and checks, no native calls, so the CPU tests cover them.
-import type { DType } from '../dtype.ts';
+import type { DType } from '../core/dtype.ts';
 import type { Vendor } from '../runtime/gpu.ts';
-import { DTypeError, TensorError } from '../errors.ts';
+import { DTypeError, TensorError } from '../core/errors.ts';
 import { NCCL_CONST } from '../ffi/nccl.ts';
 
 export const REDUCE_OPS = ['sum', 'prod', 'min', 'max', 'avg'] as const;

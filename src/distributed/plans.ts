@@ -1,9 +1,9 @@
 // One rank's part of a collective, checked and resolved to what the library call takes (device
 // addresses, element count, enum codes), before anything is queued. Plans are built for every
 // rank of a group first, so a bad argument on any rank throws before any rank queues work.
-import { Tensor } from '../tensor.ts';
+import { Tensor } from '../tensor/tensor.ts';
 import type { DevicePtr } from '../runtime/gpu.ts';
-import { ShapeError } from '../errors.ts';
+import { ShapeError } from '../core/errors.ts';
 import { checkAliasing, checkOutNumel, checkPeer, checkSameDType, checkSameShape, checkTensor, desc, where, type RankCtx } from './checks.ts';
 import { ncclDType, ncclRedOp, type LibraryLevel, type ReduceOpName } from './nccl-types.ts';
 import { NCCL_CONST } from '../ffi/nccl.ts';

@@ -3,9 +3,9 @@
 // all-reduce, an all-gather and a broadcast over one tensor per held rank. simulatedRanks() holds
 // every rank on one device and does all three with plain tensor ops: the layers' arithmetic is
 // then checkable on the CPU, with no GPU or collectives library.
-import { Device } from '../device.ts';
-import { Tensor } from '../tensor.ts';
-import { TensorError } from '../errors.ts';
+import { Device } from '../device/device.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { TensorError } from '../core/errors.ts';
 import type { Communicator } from './communicator.ts';
 import type { DeviceGroup } from './group.ts';
 

@@ -4,7 +4,7 @@
 // gets the id once all WORLD_SIZE ranks have arrived. Both sides give up after a timeout with an
 // error that says which ranks never came, so a dead rank never leaves the others hanging.
 import { createServer, connect, type Socket } from 'node:net';
-import { TensorError } from '../errors.ts';
+import { TensorError } from '../core/errors.ts';
 
 export class RendezvousError extends TensorError {}
 

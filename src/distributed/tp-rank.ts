@@ -1,8 +1,8 @@
 // One rank of a tensor-parallel model, one rank per process (torchrun's style, started by
 // `rocm-tensor launch`): what a model takes as its `tp` option (the Communicator that
 // initProcessGroup() returns, or a RankSet holding one rank) reduced to what its layers use.
-import type { Device } from '../device.ts';
-import { TensorError } from '../errors.ts';
+import type { Device } from '../device/device.ts';
+import { TensorError } from '../core/errors.ts';
 import { Communicator } from './communicator.ts';
 import { rankSet, type RankSet } from './rank-set.ts';
 

@@ -1,7 +1,7 @@
 // cuBLAS through koffi: prototypes and enum values as data (checked against cublas_api.h and
 // libcublas's symbol table by test/abi), declared on first use, one handle per device, and the
 // strided-batched GEMM that ops/matmul.ts needs. The twin of rocblas.ts.
-import { DTypeError, GpuError, ShapeError } from '../errors.ts';
+import { DTypeError, GpuError, ShapeError } from '../core/errors.ts';
 import type { BlasApi, BlasDType, DevicePtr, GemmParams } from '../runtime/gpu.ts';
 import { cudaDirs, openLibrary, type LibrarySpec, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';

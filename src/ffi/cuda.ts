@@ -4,7 +4,7 @@
 // Symbols are the versioned ones the headers #define the plain names to (cuMemAlloc -> _v2...):
 // the plain names still exported by libcuda are the CUDA 3.x ABI with 32-bit sizes.
 import koffi from 'koffi';
-import { GpuError, OutOfMemoryError } from '../errors.ts';
+import { GpuError, OutOfMemoryError } from '../core/errors.ts';
 import { cudaDirs, openLibrary, type LibrarySpec, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
 
@@ -110,7 +110,7 @@ export const CUDA_FUNCTIONS = {
       'unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, ' +
       'CUstream hStream, void **kernelParams, void **extra)',
   },
-  // CUDA 12.0+: a launch with attributes (programmatic stream serialization, runtime/cuda.ts)
+  // CUDA 12.0+: a launch with attributes (programmatic stream serialization, runtime/cuda/runtime.ts)
   cuLaunchKernelEx: {
     proto: 'CUresult cuLaunchKernelEx(CUlaunchConfig_ptr config, CUfunction f, void **kernelParams, void **extra)',
     optional: true,

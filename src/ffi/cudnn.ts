@@ -2,7 +2,7 @@
 // as data (checked by test/abi where cuDNN's headers exist), declared on first use. The twin of
 // miopen.ts. Descriptors are created per call and destroyed in `finally`; the chosen algorithm
 // and its workspace size are cached per shape; one workspace per device grows as needed.
-import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../errors.ts';
+import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../core/errors.ts';
 import type {
   ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams,
 } from '../runtime/gpu.ts';

@@ -2,7 +2,7 @@
 // (checked against the ROCm 6.4 headers by test/abi), declared once when the library is first
 // opened, plus the error check every call goes through.
 import koffi from 'koffi';
-import { GpuError, OutOfMemoryError } from '../errors.ts';
+import { GpuError, OutOfMemoryError } from '../core/errors.ts';
 import { HIP_LIB, openLibrary, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
 

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import koffi, { type LibraryHandle } from 'koffi';
-import { LibraryNotFoundError } from '../errors.ts';
+import { LibraryNotFoundError } from '../core/errors.ts';
 
 export interface LibrarySpec {
   readonly id: string;

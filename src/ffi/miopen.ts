@@ -11,7 +11,7 @@
 //                            default) benchmark only on a find-db miss.
 // First calls can take seconds while MIOpen compiles kernels; later ones hit both caches, and the
 // algorithm chosen per shape is also cached in this process (convAlgoCache below).
-import { GpuError, ShapeError } from '../errors.ts';
+import { GpuError, ShapeError } from '../core/errors.ts';
 import type { ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../runtime/gpu.ts';
 import { HIP_ALIASES } from './hip.ts';
 import { MIOPEN_LIB, openLibrary, type LoadedLibrary } from './loader.ts';

@@ -4,7 +4,7 @@
 // on first use only, with an error that says how to install it. The ABI suite checks the table
 // against RCCL's real header and shared object (Debian's librccl-dev and librccl1).
 import koffi from 'koffi';
-import { GpuError } from '../errors.ts';
+import { GpuError } from '../core/errors.ts';
 import { openLibrary, NCCL_LIB, RCCL_LIB, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
 import { HIP_ALIASES } from './hip.ts';

@@ -1,7 +1,7 @@
 // rocBLAS through koffi: loaded on first use only. One strided-batched GEMM entry point covers
 // every dtype (f32/f64 natively, f16/bf16 with f32 accumulation). Scalars are passed in host
 // pointer mode from a koffi-owned cell, so no device round trip is needed for alpha/beta.
-import { GpuError, ShapeError } from '../errors.ts';
+import { GpuError, ShapeError } from '../core/errors.ts';
 import type { BlasApi, BlasDType, DevicePtr, GemmParams, GpuStream } from '../runtime/gpu.ts';
 import { openLibrary, ROCBLAS_LIB, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';

@@ -5,9 +5,9 @@
 // holds a whole tensor or model.
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { Tensor, toDevice, type DeviceLike } from '../tensor.ts';
-import { DTYPE_INFO, isDType, type DType } from '../dtype.ts';
-import { SafetensorsError } from '../errors.ts';
+import { Tensor, toDevice, type DeviceLike } from '../tensor/tensor.ts';
+import { DTYPE_INFO, isDType, type DType } from '../core/dtype.ts';
+import { SafetensorsError } from '../core/errors.ts';
 import { fileDType } from './st-dtypes.ts';
 import { readHeader, type HeaderEntry } from './st-header.ts';
 import { readIndex, resolveSource } from './st-index.ts';

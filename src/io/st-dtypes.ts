@@ -2,7 +2,7 @@
 // load() gives for it. Ours map one to one; BOOL is bytes of 0/1 (u8); the narrower integers
 // widen on the host, chunk by chunk, to the nearest dtype that holds every value (signed to
 // i64, U16 to u32). float8, U64 and the complex types have no dtype here: listed, never loaded.
-import type { DType } from '../dtype.ts';
+import type { DType } from '../core/dtype.ts';
 
 /** how a file dtype becomes one of ours: the same bytes, or widened element by element */
 export type Widen = 'i32' | 'i16' | 'i8' | 'u16';

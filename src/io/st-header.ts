@@ -4,7 +4,7 @@
 // dtypes and shapes, ranges inside the file, no two tensors sharing bytes. Writing pads the
 // JSON with spaces so the data section starts on a multiple of 8, as the reference writer does.
 import type { FileHandle } from 'node:fs/promises';
-import { SafetensorsError } from '../errors.ts';
+import { SafetensorsError } from '../core/errors.ts';
 import { fileDType, FILE_DTYPES } from './st-dtypes.ts';
 import { readFully } from './st-read.ts';
 

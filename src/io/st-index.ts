@@ -3,7 +3,7 @@
 // {tensor: shard file}}), or a folder holding model.safetensors or that index.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { SafetensorsError } from '../errors.ts';
+import { SafetensorsError } from '../core/errors.ts';
 
 export const SINGLE_FILE = 'model.safetensors';
 export const INDEX_FILE = 'model.safetensors.index.json';

@@ -3,7 +3,7 @@
 // itself. Types the file stores narrower than ours are widened here, through a bounded scratch
 // buffer, so host memory never grows with the tensor.
 import type { FileHandle } from 'node:fs/promises';
-import { SafetensorsError } from '../errors.ts';
+import { SafetensorsError } from '../core/errors.ts';
 import type { FillChunk } from '../runtime/staged-upload.ts';
 import type { Widen } from './st-dtypes.ts';
 

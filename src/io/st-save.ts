@@ -5,9 +5,9 @@
 // failed save never leaves a truncated file under the real name.
 import { mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Tensor } from '../tensor.ts';
-import { DTYPE_INFO } from '../dtype.ts';
-import { SafetensorsError } from '../errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { DTYPE_INFO } from '../core/dtype.ts';
+import { SafetensorsError } from '../core/errors.ts';
 import { FILE_NAME_OF } from './st-dtypes.ts';
 import { buildHeader, type HeaderEntry } from './st-header.ts';
 

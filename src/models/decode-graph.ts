@@ -6,9 +6,9 @@
 // replays and reads the ids. Under tensor parallelism the layers' all-reduces and the broadcast
 // of rank 0's ids are captured with the rest: the collectives library records them into the
 // graph, and every rank replays its own graph in step with the others.
-import { Tensor } from '../tensor.ts';
-import type { Graph } from '../graph.ts';
-import { TensorError } from '../errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import type { Graph } from '../device/graph.ts';
+import { TensorError } from '../core/errors.ts';
 import type { KVCache } from '../nn/kv-cache.ts';
 import type { LlamaModel } from './llama.ts';
 import type { Sampler } from './sampling.ts';

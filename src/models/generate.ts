@@ -2,13 +2,13 @@
 // on a GPU replayed from a graph captured after the prefill (one launch per token). The sampled
 // ids stay on the device and feed the next step directly; the host reads each step's ids back
 // only after queuing the following steps, so the readback's wait overlaps the GPU's work.
-import { Tensor } from '../tensor.ts';
-import { TensorError } from '../errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { TensorError } from '../core/errors.ts';
 import { Sampler, type SamplingOptions } from './sampling.ts';
 import type { LlamaModel } from './llama.ts';
 import type { KVCache } from '../nn/kv-cache.ts';
 import { DecodeGraph } from './decode-graph.ts';
-import type { HostArray } from '../dtype.ts';
+import type { HostArray } from '../core/dtype.ts';
 
 // steps queued beyond the one whose ids the host waits for
 const AHEAD = 2;

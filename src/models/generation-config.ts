@@ -2,7 +2,7 @@
 // do_sample, temperature, top_k, top_p, eos_token_id). Missing or unreadable means greedy.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TensorError } from '../errors.ts';
+import { TensorError } from '../core/errors.ts';
 import type { SamplingOptions } from './sampling.ts';
 
 export interface GenerationDefaults {

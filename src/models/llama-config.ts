@@ -1,8 +1,8 @@
 // Hugging Face config.json for the Llama family (model_type llama, mistral, qwen2), read into
 // one record with every default spelled out. Both config styles are read: rope_theta and
 // rope_scaling (transformers 4) and rope_parameters (transformers 5).
-import { TensorError } from '../errors.ts';
-import type { DType } from '../dtype.ts';
+import { TensorError } from '../core/errors.ts';
+import type { DType } from '../core/dtype.ts';
 import type { RopeScaling } from '../nn/rotary.ts';
 
 export const MODEL_TYPES = ['llama', 'mistral', 'qwen2'] as const;

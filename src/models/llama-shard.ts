@@ -4,7 +4,7 @@
 // gate and up are column-parallel (rows of their weights split), o_proj and down_proj
 // row-parallel (columns split, the partial sums all-reduced); the embedding, the norms and the LM
 // head are replicated. Plain arithmetic over the config, checked on the CPU.
-import { ShapeError } from '../errors.ts';
+import { ShapeError } from '../core/errors.ts';
 import type { LlamaConfig } from './llama-config.ts';
 
 export interface LlamaShard {

@@ -6,11 +6,11 @@
 // attention by heads and the MLP by features, one all-reduce after o_proj and one after down_proj.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Tensor, toDevice, type DeviceLike } from '../tensor.ts';
-import type { Device } from '../device.ts';
-import { DTYPE_INFO, type DType } from '../dtype.ts';
-import { TensorError } from '../errors.ts';
-import { tidy } from '../scope.ts';
+import { Tensor, toDevice, type DeviceLike } from '../tensor/tensor.ts';
+import type { Device } from '../device/device.ts';
+import { DTYPE_INFO, type DType } from '../core/dtype.ts';
+import { TensorError } from '../core/errors.ts';
+import { tidy } from '../core/scope.ts';
 import { Linear, type Projection } from '../nn/linear.ts';
 import { RMSNorm } from '../nn/norm.ts';
 import { Embedding } from '../nn/embedding.ts';
@@ -22,7 +22,7 @@ import { loadChecked, type WeightSource } from '../nn/weights.ts';
 import { parseLlamaConfig, type LlamaConfig } from './llama-config.ts';
 import { llamaShard, shardSlices, type LlamaShard, type WeightSlice } from './llama-shard.ts';
 import { tensorParallelRank, type TensorParallelOption, type TensorParallelRank } from '../distributed/tp-rank.ts';
-import { RankRowParallel } from '../distributed/rank-projection.ts';
+import { RankRowParallel } from '../nn/parallel/rank-projection.ts';
 
 export interface ModelLoadOptions {
   device?: DeviceLike;

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Checkpoint } from '../io/safetensors.ts';
 import { TextTokenizer, type ChatMessage } from '../text/tokenizer.ts';
-import { TensorError } from '../errors.ts';
+import { TensorError } from '../core/errors.ts';
 import { LlamaModel, type ModelLoadOptions } from './llama.ts';
 import { generateIds, type GenerateOptions, type GenerateTimings } from './generate.ts';
 import { readGenerationConfig, type GenerationDefaults } from './generation-config.ts';

@@ -4,9 +4,9 @@
 // uniform number per row, uploaded from a seeded host generator (16 bytes, not a vocabulary's
 // worth), compared against the prefix sums of the kept probabilities; the count of prefix
 // sums below it is the drawn position. Only the chosen ids ever leave the device.
-import { Tensor } from '../tensor.ts';
-import { TensorError } from '../errors.ts';
-import { tidy } from '../scope.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import { TensorError } from '../core/errors.ts';
+import { tidy } from '../core/scope.ts';
 
 export interface SamplingOptions {
   /** 0 = greedy (the default); otherwise logits are divided by it */

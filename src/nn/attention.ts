@@ -3,12 +3,12 @@
 // projection produces; the new keys and values go into the cache, and attention reads the
 // cache's narrowed views with the diagonal aligned bottom-right (the last query sees the last
 // key), so prefill, chunked prefill and decode are one code path.
-import { Tensor } from '../tensor.ts';
+import { Tensor } from '../tensor/tensor.ts';
 import type { Projection } from './linear.ts';
 import type { RotaryEmbedding } from './rotary.ts';
 import type { KVCache } from './kv-cache.ts';
-import { tidy } from '../scope.ts';
-import { TensorError } from '../errors.ts';
+import { tidy } from '../core/scope.ts';
+import { TensorError } from '../core/errors.ts';
 import { qkvToCache } from '../ops/linear.ts';
 import type { BlockFusion } from './mlp.ts';
 

@@ -1,5 +1,5 @@
 // Token embeddings: rows of a [vocab, hidden] table picked by ids of any shape.
-import { Tensor } from '../tensor.ts';
+import { Tensor } from '../tensor/tensor.ts';
 
 export class Embedding {
   constructor(readonly weight: Tensor) {}

@@ -2,10 +2,10 @@
 // model's dtype. A step writes its new keys and values at the current length (sliceSet), and
 // attention reads the narrowed views [.., 0:length, ..] with no copy. Left-padded batches keep a
 // u8 key mask [batch, 1, 1, maxLen] (1 = a real token), narrowed the same way.
-import { Tensor } from '../tensor.ts';
-import type { Device } from '../device.ts';
-import type { DType } from '../dtype.ts';
-import { ShapeError } from '../errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import type { Device } from '../device/device.ts';
+import type { DType } from '../core/dtype.ts';
+import { ShapeError } from '../core/errors.ts';
 
 export interface KVCacheShape {
   readonly layers: number; readonly batch: number; readonly kvHeads: number;

@@ -1,7 +1,7 @@
 // y = x W^T (+ b) with W [out, in] as Hugging Face stores it: the transposed view goes to BLAS
 // as a transpose flag, never copied; one row of x on a GPU is one GEMV kernel, which also takes
 // an RMSNorm before and a residual add after (ops/linear.ts).
-import type { Tensor } from '../tensor.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import type { LinearOptions } from '../ops/linear.ts';
 
 /** what a projection can fold in around its product (the bias is its own) */

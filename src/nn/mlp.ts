@@ -1,10 +1,10 @@
 // The SwiGLU MLP of Llama-family models: down(silu(gate(x)) * up(x)), with gate and up fused
 // into one projection [2 * ff, hidden] so the step runs one GEMM for both. The norm before it
 // and the residual add after it can be folded in (one kernel each side at batch 1 on a GPU).
-import type { Tensor } from '../tensor.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import type { Projection } from './linear.ts';
 import type { RmsNormSpec } from '../ops/linear.ts';
-import { tidy } from '../scope.ts';
+import { tidy } from '../core/scope.ts';
 
 export interface BlockFusion {
   /** RMS-normalise the block's input first */

@@ -1,5 +1,5 @@
 // RMSNorm over the last dim, as Llama-family models use it.
-import type { Tensor } from '../tensor.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 
 export class RMSNorm {
   constructor(readonly weight: Tensor, readonly eps: number) {}

@@ -3,10 +3,10 @@
 // reference implementation does it, in f32 (frequency, then position times frequency, then
 // cos/sin), and rounded to the model's dtype, so positions agree with it bit for bit where f32
 // agrees. Tables grow on demand up to the longest cache asked for.
-import { Tensor } from '../tensor.ts';
-import type { Device } from '../device.ts';
-import type { DType } from '../dtype.ts';
-import { TensorError } from '../errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import type { Device } from '../device/device.ts';
+import type { DType } from '../core/dtype.ts';
+import { TensorError } from '../core/errors.ts';
 
 export type RopeScaling =
   | { readonly type: 'default' }

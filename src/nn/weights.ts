@@ -1,10 +1,10 @@
 // Where modules get their weights: a safetensors Checkpoint, or tensors in memory (tests,
 // models built in code). Modules ask by Hugging Face name and say the dtype and device they
 // want; the source converts where it must.
-import type { Tensor } from '../tensor.ts';
-import type { Device } from '../device.ts';
-import type { DType } from '../dtype.ts';
-import { TensorError } from '../errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import type { Device } from '../device/device.ts';
+import type { DType } from '../core/dtype.ts';
+import { TensorError } from '../core/errors.ts';
 
 export interface WeightInfo { readonly shape: readonly number[] }
 

@@ -1,10 +1,10 @@
 // toDtype: casts between every pair of the seven dtypes.
-import { isDType, type DType } from '../dtype.ts';
-import { DTypeError } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { isDType, type DType } from '../core/dtype.ts';
+import { DTypeError } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { sig } from './dispatch.ts';
-import * as cpu from './cpu/cast.ts';
-import * as gpu from './gpu/cast.ts';
+import * as cpu from '../backends/cpu/cast.ts';
+import * as gpu from '../backends/gpu/cast.ts';
 
 /** the same dtype gives a new view of x (no copy), like torch's .to() returning self */
 export function cast(x: Tensor, dtype: DType): Tensor {

@@ -1,13 +1,13 @@
 // conv1d / conv2d and their transposes. Everything is checked here on the caller's shapes and
 // then run as a 4-d [n, c, h, w] problem: 1-d ops become h = 1 views, an unbatched input gets a
 // batch dim of 1 (views, no copies), so the CPU and GPU paths only implement the 2-d forms.
-import { ShapeError, TensorError, fmtShape } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
-import { pair, type ConvOptions, type ConvTransposeOptions, type Pair } from './options.ts';
-import type { Conv2dParams, ConvTranspose2dParams } from './types.ts';
-import * as cpu from './cpu/conv.ts';
-import * as gpu from './gpu/conv.ts';
+import { pair, type ConvOptions, type ConvTransposeOptions, type Pair } from '../backends/options.ts';
+import type { Conv2dParams, ConvTranspose2dParams } from '../core/op-types.ts';
+import * as cpu from '../backends/cpu/conv.ts';
+import * as gpu from '../backends/gpu/conv.ts';
 
 type Two = [number, number];
 

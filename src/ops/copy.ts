@@ -1,15 +1,15 @@
 // Copies: contiguous(), cat, sliceSet, copy2d, constSet, and moves between devices. They all
 // reduce to one primitive, a strided-to-strided copy between two views of the same shape.
-import { Layout, normDim, sameShape } from '../layout.ts';
-import { DTypeError, ShapeError, TensorError, fmtShape } from '../errors.ts';
-import { Tensor } from '../tensor.ts';
-import type { Device } from '../device.ts';
-import { Storage } from '../storage.ts';
-import { roundTo } from '../dtype.ts';
+import { Layout, normDim, sameShape } from '../core/layout.ts';
+import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
+import { Tensor } from '../tensor/tensor.ts';
+import type { Device } from '../device/device.ts';
+import { Storage } from '../device/storage.ts';
+import { roundTo } from '../core/dtype.ts';
 import { sameDevice, sameDType, sig } from './dispatch.ts';
-import * as cpu from './cpu/copy.ts';
-import * as gpu from './gpu/copy.ts';
-import { catRows, type CatPart } from './gpu/cat.ts';
+import * as cpu from '../backends/cpu/copy.ts';
+import * as gpu from '../backends/gpu/copy.ts';
+import { catRows, type CatPart } from '../backends/gpu/cat.ts';
 import { toHostArray } from './readback.ts';
 
 /** dst (any view) <- src (any view, same shape and dtype) */

@@ -1,10 +1,10 @@
 // Tensors from host data, constants, ranges and identities.
-import { DTYPE_INFO, fromNumbers as hostFromNumbers, isDType, type DType, type HostArray } from '../dtype.ts';
-import { Layout, checkShape, numel, type Shape } from '../layout.ts';
-import { ShapeError, TensorError, fmtShape } from '../errors.ts';
-import type { Device } from '../device.ts';
-import { Storage } from '../storage.ts';
-import { Tensor, type NestedArray } from '../tensor.ts';
+import { DTYPE_INFO, fromNumbers as hostFromNumbers, isDType, type DType, type HostArray } from '../core/dtype.ts';
+import { Layout, checkShape, numel, type Shape } from '../core/layout.ts';
+import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
+import type { Device } from '../device/device.ts';
+import { Storage } from '../device/storage.ts';
+import { Tensor, type NestedArray } from '../tensor/tensor.ts';
 import { constSet } from './copy.ts';
 
 function fromHost(host: HostArray, shape: Shape, dtype: DType, device: Device): Tensor {

@@ -1,7 +1,7 @@
 // Shared argument checks of the op dispatchers.
-import type { Tensor } from '../tensor.ts';
-import { DTYPES, FLOAT_DTYPES, INDEX_DTYPES as INDEX_IDS, type DType } from '../dtype.ts';
-import { DTypeError, NotOnDeviceError, TensorError, fmtShape } from '../errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { DTYPES, FLOAT_DTYPES, INDEX_DTYPES as INDEX_IDS, type DType } from '../core/dtype.ts';
+import { DTypeError, NotOnDeviceError, TensorError, fmtShape } from '../core/errors.ts';
 
 export function sig(t: Tensor): string { return `${fmtShape(t.layout.shape)} ${t.dtype}`; }
 

@@ -1,13 +1,13 @@
 // Element-wise ops: unary (float dtypes only), unary with scalar parameters (float only),
 // broadcasting binary arithmetic and comparisons (every dtype), and where.
-import { roundTo, type DType } from '../dtype.ts';
-import { DTypeError, TensorError } from '../errors.ts';
-import { broadcastShapes, type Shape } from '../layout.ts';
-import { Tensor } from '../tensor.ts';
+import { roundTo, type DType } from '../core/dtype.ts';
+import { DTypeError, TensorError } from '../core/errors.ts';
+import { broadcastShapes, type Shape } from '../core/layout.ts';
+import { Tensor } from '../tensor/tensor.ts';
 import { ALL_DTYPES, FLOATS, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
-import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from './types.ts';
-import * as cpu from './cpu/elementwise.ts';
-import * as gpu from './gpu/elementwise.ts';
+import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../core/op-types.ts';
+import * as cpu from '../backends/cpu/elementwise.ts';
+import * as gpu from '../backends/gpu/elementwise.ts';
 
 export function unary(x: Tensor, op: UnaryOp): Tensor {
   if (!(UNARY_OPS as readonly string[]).includes(op)) throw new TensorError(`unary: unknown op '${String(op)}' (tensor ${sig(x)})`);

@@ -1,11 +1,11 @@
 // Indexing ops: indexSelect, gather, scatter / scatterAdd, indexAdd, embedding. Each returns a
 // new tensor (inputs unchanged), except indexSet, which writes into x. Ids are u8, u32 or i64; an id outside its dim is an IndexError.
-import { normDim } from '../layout.ts';
-import { ShapeError, fmtShape } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { normDim } from '../core/layout.ts';
+import { ShapeError, fmtShape } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { ALL_DTYPES, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
-import * as cpu from './cpu/indexing.ts';
-import * as gpu from './gpu/indexing.ts';
+import * as cpu from '../backends/cpu/indexing.ts';
+import * as gpu from '../backends/gpu/indexing.ts';
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {

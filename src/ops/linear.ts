@@ -6,11 +6,11 @@
 // norm, bias, SwiGLU, residual, rotary and cache write cost no launch of their own. Anywhere
 // else (the CPU, several rows, f64, layouts the kernel does not read) the same result is
 // composed from the separate ops, rounding to the dtype between them as they do.
-import type { Tensor } from '../tensor.ts';
-import { DTypeError, ShapeError, TensorError } from '../errors.ts';
-import { tidy } from '../scope.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
+import { tidy } from '../core/scope.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
-import * as gpu from './gpu/gemv-fused.ts';
+import * as gpu from '../backends/gpu/gemv-fused.ts';
 
 export interface RmsNormSpec { readonly weight: Tensor; readonly eps: number }
 

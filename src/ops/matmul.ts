@@ -1,12 +1,12 @@
 // matmul: PyTorch's rules. Rank >= 2 operands multiply their last two dims and broadcast the
 // batch dims; a 1-d left operand is a row ([k] -> [1, k]) and a 1-d right operand a column
 // ([k] -> [k, 1]), the added dim dropped from the result.
-import { broadcastShapes } from '../layout.ts';
-import { ShapeError } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { broadcastShapes } from '../core/layout.ts';
+import { ShapeError } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
-import * as cpu from './cpu/matmul.ts';
-import * as gpu from './gpu/matmul.ts';
+import * as cpu from '../backends/cpu/matmul.ts';
+import * as gpu from '../backends/gpu/matmul.ts';
 
 export function matmul(a: Tensor, b: Tensor): Tensor {
   const op = 'matmul';

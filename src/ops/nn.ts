@@ -1,14 +1,14 @@
 // Neural-network building blocks: softmax / logSoftmax, layerNorm, rmsNorm, rotary embeddings,
 // inference batch norm and scaled dot-product attention. Float dtypes only; every tensor of one
 // call shares the dtype and the device.
-import { normDim, type Shape } from '../layout.ts';
-import { DTypeError, ShapeError, TensorError } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
-import { CAUSAL_ALIGNS, type AttentionOptions } from './types.ts';
-import type { BatchNormOptions } from './options.ts';
+import { normDim, type Shape } from '../core/layout.ts';
+import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { CAUSAL_ALIGNS, type AttentionOptions } from '../core/op-types.ts';
+import type { BatchNormOptions } from '../backends/options.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
-import * as cpu from './cpu/nn.ts';
-import * as gpu from './gpu/nn.ts';
+import * as cpu from '../backends/cpu/nn.ts';
+import * as gpu from '../backends/gpu/nn.ts';
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {

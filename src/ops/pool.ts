@@ -1,12 +1,12 @@
 // avgPool2d / maxPool2d over [n, c, h, w] (or unbatched [c, h, w]), PyTorch's floor mode:
 // out = floor((in + 2 * padding - kernel) / stride) + 1.
-import { ShapeError, TensorError, fmtShape } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { FLOATS, dtypeIn, sig } from './dispatch.ts';
-import { pair, type PoolOptions } from './options.ts';
-import type { Pool2dParams } from './types.ts';
-import * as cpu from './cpu/pool.ts';
-import * as gpu from './gpu/pool.ts';
+import { pair, type PoolOptions } from '../backends/options.ts';
+import type { Pool2dParams } from '../core/op-types.ts';
+import * as cpu from '../backends/cpu/pool.ts';
+import * as gpu from '../backends/gpu/pool.ts';
 
 function pool(op: 'avgPool2d' | 'maxPool2d', x: Tensor, o: PoolOptions): Tensor {
   if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options { kernel, stride?, padding? } required, got ${String(o)}`);

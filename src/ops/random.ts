@@ -1,18 +1,18 @@
 // Seeded random tensors: argument checks and dispatch. Numbers come from Philox 4x32-10 keyed by
-// the seed (src/ops/cpu/philox.ts documents the mapping from seed and element index to bits),
-// generated where the tensor lives: by hip-src/random.hip on a GPU, by src/ops/cpu/random.ts on
+// the seed (src/backends/cpu/philox.ts documents the mapping from seed and element index to bits),
+// generated where the tensor lives: by hip-src/random.hip on a GPU, by src/backends/cpu/random.ts on
 // the CPU, with the same bits on both for the same seed, shape and dtype.
-import { Layout, checkShape, numel, type Shape } from '../layout.ts';
-import { DTypeError, ShapeError, TensorError } from '../errors.ts';
-import { isDType, isFloatDType, type DType, type HostArray } from '../dtype.ts';
-import type { Device } from '../device.ts';
-import { Storage } from '../storage.ts';
-import { Tensor } from '../tensor.ts';
+import { Layout, checkShape, numel, type Shape } from '../core/layout.ts';
+import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
+import { isDType, isFloatDType, type DType, type HostArray } from '../core/dtype.ts';
+import type { Device } from '../device/device.ts';
+import { Storage } from '../device/storage.ts';
+import { Tensor } from '../tensor/tensor.ts';
 import { sig } from './dispatch.ts';
-import { seedKey } from './cpu/philox.ts';
-import * as cpu from './cpu/random.ts';
-import * as gpu from './gpu/random.ts';
-import { readNumbers, readRaw } from './cpu/util.ts';
+import { seedKey } from '../backends/cpu/philox.ts';
+import * as cpu from '../backends/cpu/random.ts';
+import * as gpu from '../backends/gpu/random.ts';
+import { readNumbers, readRaw } from '../backends/cpu/util.ts';
 
 let autoSeed = 0x2545f491;
 

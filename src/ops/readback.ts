@@ -1,8 +1,8 @@
 // Device -> host readback. Async by default (pinned staging, async copy, event polled without
 // blocking the event loop); the sync form is named as such at the Tensor level.
-import { DTYPE_INFO, getElem, type DType, type HostArray } from '../dtype.ts';
-import type { Tensor } from '../tensor.ts';
-import { readRaw } from './cpu/util.ts';
+import { DTYPE_INFO, getElem, type DType, type HostArray } from '../core/dtype.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { readRaw } from '../backends/cpu/util.ts';
 import { contiguous } from './copy.ts';
 import { throwPendingDeviceError } from '../runtime/device-errors.ts';
 

@@ -1,11 +1,11 @@
 // Reductions over any set of dims: sum, mean, min, max, and argmin/argmax over one dim.
-import { normDim, numel } from '../layout.ts';
-import { DTypeError, ShapeError, TensorError, fmtShape } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { normDim, numel } from '../core/layout.ts';
+import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { ALL_DTYPES, FLOATS, dtypeIn, sig } from './dispatch.ts';
-import { REDUCE_OPS, type ReduceOp } from './types.ts';
-import * as cpu from './cpu/reduce.ts';
-import * as gpu from './gpu/reduce.ts';
+import { REDUCE_OPS, type ReduceOp } from '../core/op-types.ts';
+import * as cpu from '../backends/cpu/reduce.ts';
+import * as gpu from '../backends/gpu/reduce.ts';
 
 /**
  * dims undefined = every dim; an empty array reduces nothing (numpy's axis=()). sum/min/max keep

@@ -1,11 +1,11 @@
 // Prefix sums: cumsum along one dim (float dtypes). Sampling's top-p and inverse-CDF draws
 // are built on it.
-import { normDim } from '../layout.ts';
-import { ShapeError } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { normDim } from '../core/layout.ts';
+import { ShapeError } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { FLOATS, dtypeIn, sig } from './dispatch.ts';
-import * as cpu from './cpu/scan.ts';
-import * as gpu from './gpu/scan.ts';
+import * as cpu from '../backends/cpu/scan.ts';
+import * as gpu from '../backends/gpu/scan.ts';
 
 export function cumsum(x: Tensor, dim: number): Tensor {
   const op = 'cumsum';

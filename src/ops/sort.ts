@@ -1,11 +1,11 @@
 // argsort, sort and topk along one dim: stable, NaN as the largest value, u32 indices, every dtype.
-import { normDim } from '../layout.ts';
-import { ShapeError, TensorError } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { normDim } from '../core/layout.ts';
+import { ShapeError, TensorError } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { ALL_DTYPES, dtypeIn, sig } from './dispatch.ts';
-import * as cpu from './cpu/sort.ts';
-import * as gpu from './gpu/sort.ts';
-import * as gpuTopk from './gpu/topk.ts';
+import * as cpu from '../backends/cpu/sort.ts';
+import * as gpu from '../backends/gpu/sort.ts';
+import * as gpuTopk from '../backends/gpu/topk.ts';
 
 export interface TopkOptions {
   /** the dim to select along (default -1) */

@@ -1,10 +1,10 @@
 // Resampling of [n, c, l] / [n, c, h, w] to a given size, PyTorch's 'nearest' and 'bilinear'
 // (F.interpolate with size=..., no scale factors). The 1-d form runs as a 2-d one with h = 1.
-import { ShapeError } from '../errors.ts';
-import type { Tensor } from '../tensor.ts';
+import { ShapeError } from '../core/errors.ts';
+import type { Tensor } from '../tensor/tensor.ts';
 import { FLOATS, dtypeIn, sig } from './dispatch.ts';
-import * as cpu from './cpu/upsample.ts';
-import * as gpu from './gpu/upsample.ts';
+import * as cpu from '../backends/cpu/upsample.ts';
+import * as gpu from '../backends/gpu/upsample.ts';
 
 function checkInput(op: string, x: Tensor, rank: 3 | 4, sizes: readonly number[]): void {
   dtypeIn(op, x, FLOATS);

@@ -5,7 +5,7 @@
 // are split on allocation and merged with free neighbours on free. A block freed on a stream
 // is only reused on that stream: work on one stream runs in order, so no event is needed.
 import type { DevicePtr, GpuRuntime, GpuStream } from './gpu.ts';
-import { OutOfMemoryError } from '../errors.ts';
+import { OutOfMemoryError } from '../core/errors.ts';
 
 const SMALL = 1 << 20;
 const SMALL_SEGMENT = 2 << 20;

@@ -9,9 +9,9 @@
 // the CPU reference's. Reading is cheap when nothing is pending: an event per stream says
 // whether a recording kernel was queued since the last look, and the record is only read
 // (on a private stream, so unrelated queued work is not waited for) once one has finished.
-import type { DType } from '../dtype.ts';
-import { IndexError, fmtShape } from '../errors.ts';
-import type { Device } from '../device.ts';
+import type { DType } from '../core/dtype.ts';
+import { IndexError, fmtShape } from '../core/errors.ts';
+import type { Device } from '../device/device.ts';
 import type { DevicePtr, GpuEvent, GpuRuntime, GpuStream, PinnedBuffer } from './gpu.ts';
 
 /** u32 tag, u32 done, u64 id bits, u64 position, u64 limit */

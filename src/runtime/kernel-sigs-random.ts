@@ -1,7 +1,7 @@
 // Signatures of hip-src/random.hip, in the form of KERNEL_SIGNATURES in kernel-sigs.ts (which
 // spreads RANDOM_KERNEL_SIGNATURES), so the ABI test checks them against every arch's code
 // object and the PTX. Types only are imported from kernel-sigs.ts, so there is no cycle.
-import { DTYPES, FLOAT_DTYPES } from '../dtype.ts';
+import { DTYPES, FLOAT_DTYPES } from '../core/dtype.ts';
 import type { ArgSpec } from './kernel-sigs.ts';
 
 /** y, n, k0, k1 */

@@ -3,8 +3,8 @@
 // them against every arch's code-object metadata and the PTX.
 // It imports only types from kernel-sigs.ts, so that file can spread ROW_KERNEL_SIGNATURES
 // into KERNEL_SIGNATURES without an import cycle.
-import { DTYPES, FLOAT_DTYPES, type DType } from '../dtype.ts';
-import { REDUCE_OPS, type ReduceOp } from '../ops/types.ts';
+import { DTYPES, FLOAT_DTYPES, type DType } from '../core/dtype.ts';
+import { REDUCE_OPS, type ReduceOp } from '../core/op-types.ts';
 import type { ArgSpec } from './kernel-sigs.ts';
 
 const ALL_DTYPES: readonly DType[] = DTYPES;

@@ -2,7 +2,7 @@
 // kernel-sigs.ts, so the ABI test checks them against every arch's code-object metadata and the
 // PTX. Types only are imported from kernel-sigs.ts, so that file can spread
 // SORT_KERNEL_SIGNATURES without a cycle.
-import { DTYPES } from '../dtype.ts';
+import { DTYPES } from '../core/dtype.ts';
 import type { ArgSpec } from './kernel-sigs.ts';
 
 /** items a thread of radix_rows<I>: a row of up to 256 * I elements */

@@ -1,10 +1,10 @@
 // The argument signatures ops pass to each kernel in hip-src/, and the by-value Geom record of
 // strided kernels. test/abi/kernels-sigs.test.ts checks every signature here against every
 // arch's code-object metadata and the PTX, so an op and its kernel cannot drift apart.
-import type { DType } from '../dtype.ts';
-import { DTYPES, FLOAT_DTYPES } from '../dtype.ts';
-import { ShapeError, fmtShape } from '../errors.ts';
-import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS } from '../ops/types.ts';
+import type { DType } from '../core/dtype.ts';
+import { DTYPES, FLOAT_DTYPES } from '../core/dtype.ts';
+import { ShapeError, fmtShape } from '../core/errors.ts';
+import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS } from '../core/op-types.ts';
 import type { KernelArgKind } from './kernels.ts';
 import { ROW_KERNEL_SIGNATURES } from './kernel-sigs-reduce.ts';
 import { INDEXING_KERNEL_SIGNATURES } from './kernel-sigs-indexing.ts';
@@ -13,7 +13,7 @@ import { RANDOM_KERNEL_SIGNATURES } from './kernel-sigs-random.ts';
 import { DECODE_KERNEL_SIGNATURES } from './kernel-sigs-decode.ts';
 
 /** a parameter as ops pass it: a KernelArg kind, 'geom' for the 368-byte Geom record, or
- *  'cat' for copy.hip's 352-byte CatArgs record (src/ops/gpu/cat.ts packs it) */
+ *  'cat' for copy.hip's 352-byte CatArgs record (src/backends/gpu/cat.ts packs it) */
 export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom' | 'cat';
 
 export const GEOM_MAX_RANK = 8;

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { NoKernelForArchError, TensorError } from '../errors.ts';
+import { NoKernelForArchError, TensorError } from '../core/errors.ts';
 import { parseAmdCodeObject, parsePtxEntries } from '../ffi/codeobject.ts';
 import type { DevicePtr, GpuFunction, GpuModule, GpuRuntime, GpuStream, KernelParam } from './gpu.ts';
 

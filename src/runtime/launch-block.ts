@@ -3,7 +3,7 @@
 // The array, the size cell and the argument buffer are native allocations made once (the buffer
 // grows on demand); both runtimes copy the arguments during the launch call, so reuse is safe.
 import koffi from 'koffi';
-import { ShapeError } from '../errors.ts';
+import { ShapeError } from '../core/errors.ts';
 
 export interface LaunchMarkers { readonly pointer: number; readonly size: number; readonly end: number }
 

@@ -7,7 +7,7 @@
 // recorded after that half's last copy, so the host never overwrites bytes the device still reads.
 import type { DevicePtr, GpuEvent, GpuRuntime, GpuStream, PinnedBuffer } from './gpu.ts';
 import { waitForEvent } from './event-wait.ts';
-import { ShapeError } from '../errors.ts';
+import { ShapeError } from '../core/errors.ts';
 
 /** writes the upload's bytes [byteOffset, byteOffset + into.length) into `into` */
 export type FillChunk = (into: Uint8Array, byteOffset: number) => Promise<void>;

@@ -15,8 +15,8 @@ const useFixture = !hasGpu && !process.env.ROCM_TENSOR_CUDA_LIB && existsSync(fi
 // before the first import of the driver module: the loader reads the override once
 if (useFixture) process.env.ROCM_TENSOR_CUDA_LIB = fixture;
 
-const { cudaDeviceCount, cudaProbe, openCuda } = await import('../../src/runtime/cuda.ts');
-const { GpuError } = await import('../../src/errors.ts');
+const { cudaDeviceCount, cudaProbe, openCuda } = await import('../../src/runtime/cuda/runtime.ts');
+const { GpuError } = await import('../../src/core/errors.ts');
 
 test('cudaDeviceCount() is a non-negative integer and never throws', () => {
   const n = cudaDeviceCount();

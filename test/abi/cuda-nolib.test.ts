@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 
 // before the first import of the driver module: the loader reads the override once
 process.env.ROCM_TENSOR_CUDA_LIB = '/nonexistent/rocm-tensor/libcuda.so.1';
-const { cudaDeviceCount, cudaProbe, openCuda } = await import('../../src/runtime/cuda.ts');
+const { cudaDeviceCount, cudaProbe, openCuda } = await import('../../src/runtime/cuda/runtime.ts');
 
 test('a missing libcuda is 0 devices with the reason, and openCuda names it', () => {
   assert.is(cudaDeviceCount(), 0);

@@ -1,4 +1,4 @@
-// The kernels' dtype conversions (hip-src/compat.h, convert.h) against src/dtype.ts, bit for
+// The kernels' dtype conversions (hip-src/compat.h, convert.h) against src/core/dtype.ts, bit for
 // bit, without a GPU: the same device functions are compiled for the host with the system C++
 // compiler (the CUDA-side branch of compat.h, with the few CUDA intrinsics shimmed) and run on
 // special values, rounding boundaries and random inputs. Skips when no host compiler exists.
@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { f16BitsToNumber, numberToBf16Bits, numberToF16Bits, roundTo } from '../../src/dtype.ts';
+import { f16BitsToNumber, numberToBf16Bits, numberToF16Bits, roundTo } from '../../src/core/dtype.ts';
 
 const HIP_SRC = new URL('../../hip-src/', import.meta.url).pathname;
 const cxx = ['c++', 'g++', 'clang++'].find((c) => spawnSync(c, ['--version']).status === 0);
@@ -103,7 +103,7 @@ function int64s(): BigInt64Array {
 
 if (!cxx) {
   console.log('kernels-convert: skipped (no host C++ compiler: c++, g++ or clang++)');
-  test.skip('kernel conversions match src/dtype.ts (no host C++ compiler)', () => {});
+  test.skip('kernel conversions match src/core/dtype.ts (no host C++ compiler)', () => {});
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'rt-convert-'));
   const ds = doubles(), is = int64s();
@@ -150,7 +150,7 @@ if (!cxx) {
       if (r[1] !== BigInt(numberToBf16Bits(n))) bad.push(`i64->bf16 of ${v}`);
       if (!sameF32(r[2]!, Math.fround(n))) bad.push(`i64->f32 of ${v}`);
       if (r[3] !== dvBits[0]) bad.push(`i64->f64 of ${v}`);
-      // the integer narrowings keep the low bits, as src/ops/cpu/cast.ts does with BigInt
+      // the integer narrowings keep the low bits, as src/backends/cpu/cast.ts does with BigInt
       if (r[4] !== BigInt.asUintN(8, v)) bad.push(`i64->u8 of ${v}`);
       if (r[5] !== BigInt.asUintN(32, v)) bad.push(`i64->u32 of ${v}`);
     });

@@ -5,7 +5,7 @@ import koffi from 'koffi';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HIP_CONST } from '../../src/ffi/hip.ts';
-import { archKey, HIP_LAUNCH_MARKERS } from '../../src/runtime/rocm.ts';
+import { archKey, HIP_LAUNCH_MARKERS } from '../../src/runtime/rocm/runtime.ts';
 import { LaunchBlock } from '../../src/runtime/launch-block.ts';
 
 const u64 = (p: bigint, i: number): bigint => BigInt(koffi.decode(p, i * 8, 'uint64_t') as number | bigint);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LibraryNotFoundError } from '../../src/errors.ts';
+import { LibraryNotFoundError } from '../../src/core/errors.ts';
 import { HIP_LIB, openLibrary, rocmDirs, type LibrarySpec } from '../../src/ffi/loader.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'rt-loader-'));

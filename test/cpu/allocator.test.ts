@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CachingAllocator, parseByteLimit } from '../../src/runtime/allocator.ts';
-import { OutOfMemoryError } from '../../src/errors.ts';
+import { OutOfMemoryError } from '../../src/core/errors.ts';
 import { asDevicePtr, type DevicePtr, type GpuRuntime, type GpuStream } from '../../src/runtime/gpu.ts';
 
 /** a device with `capacity` bytes that hands out addresses from a bump pointer */

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { useColour, tableStyle } from '../../src/colour.ts';
-import { formatSelftest, countLine } from '../../src/selftest-report.ts';
-import type { Row } from '../../src/selftest.ts';
+import { useColour, tableStyle } from '../../src/cli/colour.ts';
+import { formatSelftest, countLine } from '../../src/cli/selftest-report.ts';
+import type { Row } from '../../src/cli/selftest.ts';
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/;

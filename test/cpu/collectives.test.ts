@@ -15,7 +15,7 @@ import { ncclDType, ncclRedOp, ncclVersionText, REDUCE_OPS } from '../../src/dis
 import { encodePlan, disagreement, describeWords } from '../../src/distributed/agreement.ts';
 import { planAllReduce } from '../../src/distributed/plans.ts';
 import { rankSet, simulatedRanks } from '../../src/distributed/rank-set.ts';
-import { ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP } from '../../src/distributed/tensor-parallel.ts';
+import { ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP } from '../../src/nn/parallel/tensor-parallel.ts';
 import { freePort } from '../../src/distributed/launch.ts';
 import { NCCL_CONST } from '../../src/ffi/nccl.ts';
 import { pollUntil, pollUntilSync, defaultTimeoutMs, DONE, PENDING } from '../../src/distributed/watchdog.ts';

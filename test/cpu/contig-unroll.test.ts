@@ -1,14 +1,14 @@
 // The contiguous elementwise launches' vectors a thread without a GPU: the host's counts
-// (src/ops/gpu/copy.ts mapUnroll, elementwise.ts unaryUnroll) must be the kernels' (RT_UNROLL in
+// (src/backends/gpu/copy.ts mapUnroll, elementwise.ts unaryUnroll) must be the kernels' (RT_UNROLL in
 // hip-src/elementwise.h, UnaryUnroll in unary.hip), or each block covers the wrong tile (still
 // correct, grid-stride, but not the launch that was measured).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Device } from '../../src/device.ts';
-import { mapUnroll } from '../../src/ops/gpu/copy.ts';
-import { unaryUnroll } from '../../src/ops/gpu/elementwise.ts';
+import type { Device } from '../../src/device/device.ts';
+import { mapUnroll } from '../../src/backends/gpu/copy.ts';
+import { unaryUnroll } from '../../src/backends/gpu/elementwise.ts';
 import { REPO_ROOT } from '../runtime.ts';
 
 const device = (vendor: 'cuda' | 'rocm'): Device => ({ runtime: { info: { vendor } } }) as unknown as Device;

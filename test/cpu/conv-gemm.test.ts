@@ -1,15 +1,15 @@
-// The 1x1-convolution GEMM route (src/ops/gpu/conv-gemm.ts) without a GPU: which layouts and
+// The 1x1-convolution GEMM route (src/backends/gpu/conv-gemm.ts) without a GPU: which layouts and
 // options take it (and with which views), and the same views run through the CPU reference
 // matmul against the CPU convolution, in every float dtype and layout, with and without bias.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Layout } from '../../src/layout.ts';
+import { Layout } from '../../src/core/layout.ts';
 import { Tensor, liveTensors, tidy, type DType } from '../../src/index.ts';
-import type { Conv2dParams } from '../../src/ops/types.ts';
-import { conv1x1Gemm, gemmConvRoute, type GemmConvRoute } from '../../src/ops/gpu/conv-gemm.ts';
-import { matrixView } from '../../src/ops/gpu/matmul.ts';
-import { matmul as cpuMatmul } from '../../src/ops/cpu/matmul.ts';
-import { addChannelBias } from '../../src/ops/gpu/dnn-util.ts';
+import type { Conv2dParams } from '../../src/core/op-types.ts';
+import { conv1x1Gemm, gemmConvRoute, type GemmConvRoute } from '../../src/backends/gpu/conv-gemm.ts';
+import { matrixView } from '../../src/backends/gpu/matmul.ts';
+import { matmul as cpuMatmul } from '../../src/backends/cpu/matmul.ts';
+import { addChannelBias } from '../../src/backends/gpu/dnn-util.ts';
 import { randT, withLayout, LAYOUTS, relErr, TOL } from '../helpers.ts';
 
 const FLOATS: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];

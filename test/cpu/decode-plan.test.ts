@@ -1,11 +1,11 @@
-// flash_dec's launch plan (src/ops/gpu/flash.ts decodePlan) without a GPU: where the splits of
+// flash_dec's launch plan (src/backends/gpu/flash.ts decodePlan) without a GPU: where the splits of
 // the keys become warps of one block (NVIDIA, up to eight and what the opt-in LDS holds), where
 // they stay a block each and the merge kernel runs, forced group counts, and AMD's one group a
 // block, for the shapes the benches and the 1B model decode.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { DeviceInfo } from '../../src/runtime/gpu.ts';
-import { decodePlan } from '../../src/ops/gpu/flash.ts';
+import { decodePlan } from '../../src/backends/gpu/flash.ts';
 
 const info = (vendor: 'cuda' | 'rocm', multiprocessors: number, warpSize: number, optin: number): DeviceInfo => ({
   vendor, index: 0, name: 'plan', arch: vendor === 'cuda' ? 'sm_90' : 'gfx942', archFull: '', totalMemory: 0,

@@ -1,11 +1,11 @@
-// src/dtype.ts: the dtype table and the 16-bit float conversions, checked against bit patterns
+// src/core/dtype.ts: the dtype table and the 16-bit float conversions, checked against bit patterns
 // worked out by hand (sign | exponent | mantissa).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   DTYPES, DTYPE_INFO, isDType, dtypeSize, isFloatDType, f16BitsToNumber, numberToF16Bits,
   bf16BitsToNumber, numberToBf16Bits, bf16round, f16round, roundTo, getElem, setElem, fromNumbers, toNumbers,
-} from '../../src/dtype.ts';
+} from '../../src/core/dtype.ts';
 import { getFloat16 } from '@petamoriken/float16';
 
 const hex = (n: number) => '0x' + n.toString(16).padStart(4, '0');

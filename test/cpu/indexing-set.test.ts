@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, DTYPES } from '../../src/index.ts';
-import { IndexError, ShapeError, DTypeError } from '../../src/errors.ts';
+import { IndexError, ShapeError, DTypeError } from '../../src/core/errors.ts';
 import { nums, randT, throwsWith } from '../helpers.ts';
 
 test('indexSet: known values along dims 0, 1 and 2', () => {

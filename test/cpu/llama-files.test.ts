@@ -64,7 +64,7 @@ test('folders: text in, text out; chat template; stop ids from generation_config
   m.dispose();
 });
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 function cli(args: string[], env: Record<string, string> = {}) {
   const bun = typeof (process.versions as Record<string, string | undefined>).bun === 'string';
   const argv = bun ? [CLI, ...args] : ['--import', 'tsx', CLI, ...args];

@@ -9,7 +9,7 @@ import { LlamaModel } from '../../src/models/llama.ts';
 import { parseLlamaConfig } from '../../src/models/llama-config.ts';
 import { generateIds } from '../../src/models/generate.ts';
 import { MemoryWeights } from '../../src/nn/weights.ts';
-import { TensorError } from '../../src/errors.ts';
+import { TensorError } from '../../src/core/errors.ts';
 import { tinyConfig, tinyWeights, type TinyOptions, type TinyType } from '../fixtures/tiny-llama.ts';
 import { referenceLogits } from '../fixtures/reference-llama.ts';
 import { assertClose, throwsWith } from '../helpers.ts';

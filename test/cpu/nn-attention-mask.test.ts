@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import { DTypeError, ShapeError, TensorError } from '../../src/errors.ts';
+import { DTypeError, ShapeError, TensorError } from '../../src/core/errors.ts';
 import { assertClose, nums, randT, throwsWith } from '../helpers.ts';
 import { gridRef } from '../attention-ref.ts';
 

@@ -1,5 +1,5 @@
-// The CPU's WebAssembly random path (src/ops/cpu/random-wasm.ts, wasm/random.wat) against the
-// scalar reference (philox.ts, normal.ts, src/dtype.ts's rounding), bit for bit: several keys,
+// The CPU's WebAssembly random path (src/backends/cpu/random-wasm.ts, wasm/random.wat) against the
+// scalar reference (philox.ts, normal.ts, src/core/dtype.ts's rounding), bit for bit: several keys,
 // sizes that end inside a block, a group of eight and a chunk, counters across 2^32 blocks, the
 // f16/bf16 rounding at every binade's rounding edges, randint's integers against BigInt,
 // dropout's products; and the committed module is what scripts/wasm/assemble.ts makes of the
@@ -7,11 +7,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { block, roundKeys } from '../../src/ops/cpu/philox.ts';
-import { normalOfWord } from '../../src/ops/cpu/normal.ts';
-import { dropoutF32, eachInteger, eachWords, floats, halfFromF32, philoxWords } from '../../src/ops/cpu/random-wasm.ts';
-import { numberToBf16Bits, numberToF16Bits } from '../../src/dtype.ts';
-import { WASM_BASE64 } from '../../src/ops/cpu/wasm/random-wasm.ts';
+import { block, roundKeys } from '../../src/backends/cpu/philox.ts';
+import { normalOfWord } from '../../src/backends/cpu/normal.ts';
+import { dropoutF32, eachInteger, eachWords, floats, halfFromF32, philoxWords } from '../../src/backends/cpu/random-wasm.ts';
+import { numberToBf16Bits, numberToF16Bits } from '../../src/core/dtype.ts';
+import { WASM_BASE64 } from '../../src/backends/cpu/wasm/random-wasm.ts';
 import { assemble, wasmModuleSource, WASM_DIR } from '../../scripts/wasm/assemble.ts';
 
 const KEYS: [number, number][] = [[0, 0], [5, 0], [-1, -1], [0x243f6a88, 0x85a308d3 | 0]];
@@ -56,7 +56,7 @@ test('counters past 2^32 blocks: the high counter word carries', () => {
 /** f32 values of the given bit patterns */
 const f32Of = (bits: readonly number[]): Float32Array => new Float32Array(Uint32Array.from(bits).buffer);
 
-test('f16 and bf16 rounding equals src/dtype.ts: every binade at its rounding edges, f16 subnormals, NaN', () => {
+test('f16 and bf16 rounding equals src/core/dtype.ts: every binade at its rounding edges, f16 subnormals, NaN', () => {
   const bits: number[] = [];
   // sign, exponent and the top 6 significand bits, times low 17 bits at f16's (bit 13) and bf16's
   // (bit 16) rounding points: ties, one either side, the kept bit odd and even
@@ -149,7 +149,7 @@ test('dropoutF32: the f32 product where (w >>> 8) >= thr, else +0, in f32, f16 a
 
 test('the committed module is the assembly of the committed random.wat', () => {
   const bytes = assemble(readFileSync(`${WASM_DIR}random.wat`, 'utf8'));
-  assert.is(Buffer.from(bytes).toString('base64'), WASM_BASE64, 'src/ops/cpu/wasm/random-wasm.ts is stale: npx tsx scripts/wasm/assemble.ts');
+  assert.is(Buffer.from(bytes).toString('base64'), WASM_BASE64, 'src/backends/cpu/wasm/random-wasm.ts is stale: npx tsx scripts/wasm/assemble.ts');
   assert.is(readFileSync(`${WASM_DIR}random-wasm.ts`, 'utf8'), wasmModuleSource('random', bytes));
 });
 

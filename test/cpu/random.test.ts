@@ -5,13 +5,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, DTypeError, ShapeError, TensorError, type DType } from '../../src/index.ts';
-import { philox, logU24 } from '../../src/ops/cpu/philox.ts';
-import { normalOfWord } from '../../src/ops/cpu/normal.ts';
-import { RANDN_TABLE } from '../../src/ops/cpu/randn-table.ts';
+import { philox, logU24 } from '../../src/backends/cpu/philox.ts';
+import { normalOfWord } from '../../src/backends/cpu/normal.ts';
+import { RANDN_TABLE } from '../../src/backends/cpu/randn-table.ts';
 import { buildTable, tableSources } from '../../scripts/randn/gen-table.ts';
 import { normalQuantileLow } from '../../scripts/randn/quantile.ts';
 import { readFileSync } from 'node:fs';
-import { readRaw } from '../../src/ops/cpu/util.ts';
+import { readRaw } from '../../src/backends/cpu/util.ts';
 import { nums, throwsWith } from '../helpers.ts';
 
 const hex = (a: Int32Array): string => Array.from(a, (x) => (x >>> 0).toString(16).padStart(8, '0')).join(' ');
@@ -93,7 +93,7 @@ test('randn: the committed table files are the generator\'s output', () => {
   const { h, ts } = tableSources(tab);
   const root = new URL('../../', import.meta.url).pathname;
   assert.ok(readFileSync(`${root}hip-src/randn-table.h`, 'utf8') === h, 'hip-src/randn-table.h is stale: npx tsx scripts/randn/gen-table.ts');
-  assert.ok(readFileSync(`${root}src/ops/cpu/randn-table.ts`, 'utf8') === ts, 'src/ops/cpu/randn-table.ts is stale');
+  assert.ok(readFileSync(`${root}src/backends/cpu/randn-table.ts`, 'utf8') === ts, 'src/backends/cpu/randn-table.ts is stale');
 });
 
 test('same seed, same bits; other seeds differ; element i does not depend on the shape', () => {

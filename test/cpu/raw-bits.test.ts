@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import type { HostArray } from '../../src/dtype.ts';
+import type { HostArray } from '../../src/core/dtype.ts';
 
 const F32 = new Uint32Array([0x7fc00001, 0xffc00002, 0x7f800001, 0x80000000, 0x00000001, 0x7f800000]);
 const F64 = new BigUint64Array([0x7ff8000000000001n, 0xfff8000000000002n, 0x7ff0000000000001n, 0x8000000000000000n, 1n, 0x7ff0000000000000n]);

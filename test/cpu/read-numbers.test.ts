@@ -1,11 +1,11 @@
-// src/ops/cpu/util.ts readNumbers: the dense path (a typed-array loop; f16, bf16 and i64 through
+// src/backends/cpu/util.ts readNumbers: the dense path (a typed-array loop; f16, bf16 and i64 through
 // getElem) reads every element as getElem does, for every dtype, every f16 and bf16
 // bit pattern, at an offset into the storage, and the strided path is unchanged.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, Device, type DType } from '../../src/index.ts';
-import { DTYPES, DTYPE_INFO, getElem, type HostArray } from '../../src/dtype.ts';
-import { fromRaw, readNumbers } from '../../src/ops/cpu/util.ts';
+import { DTYPES, DTYPE_INFO, getElem, type HostArray } from '../../src/core/dtype.ts';
+import { fromRaw, readNumbers } from '../../src/backends/cpu/util.ts';
 
 const cpu = Device.cpu();
 

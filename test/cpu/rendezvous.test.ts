@@ -95,7 +95,7 @@ test('distEnvFrom reads torchrun\'s variables and names what is wrong', () => {
 });
 
 const cli = (args: string[]) => {
-  const { cmd, args: pre } = tsCommand(runtime, join(REPO_ROOT, 'src/cli.ts'), args);
+  const { cmd, args: pre } = tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), args);
   return spawnSync(cmd, pre, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
 };
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import {
   Tensor, Checkpoint, saveSafetensors, saveShardedSafetensors, SafetensorsError, DTYPES, type DType,
 } from '../../src/index.ts';
-import type { HostArray } from '../../src/dtype.ts';
+import type { HostArray } from '../../src/core/dtype.ts';
 import { randInts, randT, withLayout } from '../helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'rt-safetensors-'));

@@ -4,7 +4,7 @@
 // memory that something still references never does.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Storage } from '../../src/storage.ts';
+import { Storage } from '../../src/device/storage.ts';
 import { liveTensors } from '../../src/index.ts';
 import { fakeGpu } from '../fake-gpu.ts';
 import { collectGarbage, runtime } from '../runtime.ts';

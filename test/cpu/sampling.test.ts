@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor } from '../../src/index.ts';
 import { Sampler } from '../../src/models/sampling.ts';
-import { TensorError } from '../../src/errors.ts';
+import { TensorError } from '../../src/core/errors.ts';
 import { throwsWith } from '../helpers.ts';
 
 const LOGITS = [1.0, 2.5, -1.0, 0.3, 2.0, -3.0, 0.0, 1.7];

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import { DTypeError, ShapeError } from '../../src/errors.ts';
+import { DTypeError, ShapeError } from '../../src/core/errors.ts';
 import { LAYOUTS, assertClose, nums, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const FLOATS: DType[] = ['f32', 'f64', 'f16', 'bf16'];

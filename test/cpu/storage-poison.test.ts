@@ -1,14 +1,14 @@
 // Poisoning new device memory (ROCM_TENSOR_POISON), against a fake device: the setting is read
-// at the first device allocation rather than when src/storage.ts loads, so that code turning it
+// at the first device allocation rather than when src/device/storage.ts loads, so that code turning it
 // on later (the GPU harness, under Node and Bun alike) still counts. The first test depends on
 // running first in this file (nothing has allocated yet).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Storage, poisonEnabled, setPoison } from '../../src/storage.ts';
-import { Device } from '../../src/device.ts';
+import { Storage, poisonEnabled, setPoison } from '../../src/device/storage.ts';
+import { Device } from '../../src/device/device.ts';
 import { fakeGpu } from '../fake-gpu.ts';
 
-test('ROCM_TENSOR_POISON set after src/storage.ts loaded still counts (read at the first allocation)', () => {
+test('ROCM_TENSOR_POISON set after src/device/storage.ts loaded still counts (read at the first allocation)', () => {
   process.env.ROCM_TENSOR_POISON = '1';
   const { dev, memsets } = fakeGpu();
   const s = Storage.alloc(dev, 'f32', 10);

@@ -1,4 +1,4 @@
-// The GPU top-k's launch plan (src/ops/gpu/topk.ts topkSlices) without a GPU: the host's round
+// The GPU top-k's launch plan (src/backends/gpu/topk.ts topkSlices) without a GPU: the host's round
 // size is the kernel's (hip-src/topk.hip TopkItems; the emulator test/emu/radix-emu.cpp plans with
 // the kernel's constant, so a host that disagrees is planned differently from what the emulator
 // checks), and the slices of the shapes topk.ts and the GPU tests name, on 132 multiprocessors.
@@ -6,10 +6,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Device } from '../../src/device.ts';
-import type { DType } from '../../src/dtype.ts';
-import { RADIX, topkItems } from '../../src/ops/gpu/radix.ts';
-import { topkSlices } from '../../src/ops/gpu/topk.ts';
+import type { Device } from '../../src/device/device.ts';
+import type { DType } from '../../src/core/dtype.ts';
+import { RADIX, topkItems } from '../../src/backends/gpu/radix.ts';
+import { topkSlices } from '../../src/backends/gpu/topk.ts';
 import { REPO_ROOT } from '../runtime.ts';
 
 /** the only part of a device topkSlices reads: its multiprocessors (an H100 / H200 has 132) */

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import { ShapeError, TensorError } from '../../src/errors.ts';
+import { ShapeError, TensorError } from '../../src/core/errors.ts';
 import { LAYOUTS, nums, randInts, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const ALL: DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];

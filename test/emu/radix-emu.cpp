@@ -9,7 +9,7 @@
 // predecessor done (an inclusive count); half the long-row sorts keep every tile's inclusive
 // count but tile 0's from being seen (as if published late), so each look-back walks the
 // earlier tiles' own counts back to tile 0. The launch parameters follow
-// src/ops/gpu/sort.ts and topk.ts. Prints one line per group of checks and exits 1 on any
+// src/backends/gpu/sort.ts and topk.ts. Prints one line per group of checks and exits 1 on any
 // mismatch.
 //   g++ -std=c++17 -O1 -D__HIP__ -Itest/emu/hip-host test/emu/radix-emu.cpp -o radix-emu && ./radix-emu
 #include <hip/hip_runtime.h>
@@ -161,7 +161,7 @@ EMU_K(f32, float) EMU_K(f64, double) EMU_K(f16, f16) EMU_K(bf16, bf16) EMU_K(u8,
 template <class T> static u32 key_bits() { return (u32)RKey<T>::BITS; }
 template <class T> static u32 rec_bytes() { return (u32)sizeof(typename RKey<T>::R) + 4; }
 
-// src/ops/gpu/radix.ts radixLdsBytes, for AMD (u64 lane masks): the LDS of radix_rows and
+// src/backends/gpu/radix.ts radixLdsBytes, for AMD (u64 lane masks): the LDS of radix_rows and
 // radix_sweep over `cap` records
 template <class T> static u32 radix_lds(int wave, u32 cap) {
   const u32 nw = RADIX / (u32)wave;
@@ -175,7 +175,7 @@ template <class T> static u32 row_items_max(int wave) {
   return best;
 }
 
-// ---- sort: the host side of src/ops/gpu/sort.ts ----------------------------------------------
+// ---- sort: the host side of src/backends/gpu/sort.ts ----------------------------------------------
 // sorts rows [rows, cols] of x (from offset xo) into iy/vy (from offset 2); grid = the launch's
 // block count (smaller than the work, to run the grid-stride loops)
 template <class T>
@@ -251,7 +251,7 @@ static void check_sort(int wave, u64 rows, u64 cols, int spread, bool desc, bool
   }
 }
 
-// ---- top-k: the host side of src/ops/gpu/topk.ts ---------------------------------------------
+// ---- top-k: the host side of src/backends/gpu/topk.ts ---------------------------------------------
 // topkSlices with a device of `target` resident blocks (small, so that short rows still split)
 template <class T> static void topk_slices(u64 rows, u64 cols, u64 target, u64& slen, u64& slices) {
   const u64 round = (u64)RADIX * TopkItems<T>::N, most = (cols + round - 1) / round;

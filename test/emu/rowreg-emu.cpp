@@ -163,7 +163,7 @@ FOLD_TABLE(f32, float) FOLD_TABLE(f16, f16) FOLD_TABLE(bf16, bf16)
 
 static unsigned next_pow2(unsigned n) { unsigned p = 1; while (p < n) p <<= 1; return p; }
 
-// the host plan of src/ops/gpu/rowreg.ts for V vectors a thread: the group, the block
+// the host plan of src/backends/gpu/rowreg.ts for V vectors a thread: the group, the block
 struct Shape { unsigned group, block; };
 static Shape reg_shape(unsigned nv, int v, unsigned ws) {
   const unsigned g = next_pow2((nv + (unsigned)v - 1) / (unsigned)v);

@@ -7,7 +7,7 @@ import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, INT_DTYPES, type LayoutKind }
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
 import { nums, randT } from '../helpers.ts';
-import { flashDecode } from '../../src/ops/gpu/flash.ts';
+import { flashDecode } from '../../src/backends/gpu/flash.ts';
 
 const s = gpuSuite('gpu/attention');
 const sdpa = Tensor.scaledDotProductAttention;

@@ -208,7 +208,7 @@ const WORKER = join(REPO_ROOT, 'test/gpu/workers/collective-rank.ts');
 
 function launch(nproc: number, args: string[], timeoutMs: number) {
   const w = tsCommand(runtime, WORKER, args);
-  const { cmd, args: pre } = tsCommand(runtime, join(REPO_ROOT, 'src/cli.ts'), ['launch', '--nproc', String(nproc), '--', w.cmd, ...w.args]);
+  const { cmd, args: pre } = tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), ['launch', '--nproc', String(nproc), '--', w.cmd, ...w.args]);
   return spawnSync(cmd, pre, { cwd: REPO_ROOT, encoding: 'utf8', timeout: timeoutMs });
 }
 
@@ -276,7 +276,7 @@ gpuTest('examples/tp-mlp.ts: a Llama MLP split over 2 GPUs equals one GPU (one p
   assert.is(one.status, 0, `${one.stdout}\n${one.stderr}`);
   assert.is((one.stdout.match(/^tensor parallel over 2 GPUs \(one process, .*: match$/gm) ?? []).length, 2, one.stdout);
   const w = tsCommand(runtime, ex);
-  const cli = tsCommand(runtime, join(REPO_ROOT, 'src/cli.ts'), ['launch', '--nproc', '2', '--', w.cmd, ...w.args]);
+  const cli = tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), ['launch', '--nproc', '2', '--', w.cmd, ...w.args]);
   const two = spawnSync(cli.cmd, cli.args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
   assert.is(two.status, 0, `${two.stdout}\n${two.stderr}`);
   assert.is((two.stdout.match(/\[rank 0\] tensor parallel over 2 processes .*: match$/gm) ?? []).length, 2, two.stdout);

@@ -1,14 +1,14 @@
 // 1x1 convolutions on the GPU against the CPU reference. Most take the library GEMM
-// (src/ops/gpu/conv-gemm.ts: one strided-batched GEMM over the images, or one GEMM with the
+// (src/backends/gpu/conv-gemm.ts: one strided-batched GEMM over the images, or one GEMM with the
 // images folded into its rows at one output pixel); the others must still pass on MIOpen / cuDNN.
 // Every float dtype, every layout of every operand (contiguous, transposed, narrowed, offset,
 // broadcast), bias and none, batch 1 and more, odd channel counts.
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES } from './harness.ts';
 import type { DType, ConvOptions } from '../../src/index.ts';
-import { pair, type Pair } from '../../src/ops/options.ts';
-import { Layout } from '../../src/layout.ts';
-import { gemmConvRoute } from '../../src/ops/gpu/conv-gemm.ts';
+import { pair, type Pair } from '../../src/backends/options.ts';
+import { Layout } from '../../src/core/layout.ts';
+import { gemmConvRoute } from '../../src/backends/gpu/conv-gemm.ts';
 import { randT, relErr } from '../helpers.ts';
 
 const s = gpuSuite('gpu/conv1x1');

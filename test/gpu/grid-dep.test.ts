@@ -6,7 +6,7 @@
 import { gpuSuite } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor } from '../../src/index.ts';
-import { tidy } from '../../src/scope.ts';
+import { tidy } from '../../src/core/scope.ts';
 import { hasGridDep } from '../../src/runtime/ptx-grid-dep.ts';
 
 const s = gpuSuite('gpu/grid-dep', { needsRuntime: true });

@@ -12,9 +12,9 @@ import { appendFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Device, Tensor, NotOnDeviceError, TensorError, tidy, type DType } from '../../src/index.ts';
-import { rocmProbe } from '../../src/runtime/rocm.ts';
-import { cudaProbe } from '../../src/runtime/cuda.ts';
-import { poisonEnabled, setPoison } from '../../src/storage.ts';
+import { rocmProbe } from '../../src/runtime/rocm/runtime.ts';
+import { cudaProbe } from '../../src/runtime/cuda/runtime.ts';
+import { poisonEnabled, setPoison } from '../../src/device/storage.ts';
 import { withLayout, type LayoutKind } from '../helpers.ts';
 
 setPoison(true);

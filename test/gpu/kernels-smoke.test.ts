@@ -1,8 +1,8 @@
 // Launches a few hip-src kernels through the real launcher on the first GPU found (CUDA, then
-// ROCm) and checks the results against the CPU rules in src/dtype.ts. Skips without a GPU.
+// ROCm) and checks the results against the CPU rules in src/core/dtype.ts. Skips without a GPU.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { numberToBf16Bits, numberToF16Bits, roundTo } from '../../src/dtype.ts';
+import { numberToBf16Bits, numberToF16Bits, roundTo } from '../../src/core/dtype.ts';
 import type { DevicePtr, GpuRuntime } from '../../src/runtime/gpu.ts';
 import { arg, Kernels } from '../../src/runtime/kernels.ts';
 import { packGeom } from '../../src/runtime/kernel-sigs.ts';
@@ -10,12 +10,12 @@ import { packGeom } from '../../src/runtime/kernel-sigs.ts';
 async function openAny(): Promise<{ rt: GpuRuntime | null; why: string }> {
   const why: string[] = [];
   try {
-    const m = await import('../../src/runtime/cuda.ts');
+    const m = await import('../../src/runtime/cuda/runtime.ts');
     if (m.cudaDeviceCount() > 0) return { rt: m.openCuda(0), why: '' };
     why.push('no CUDA device');
   } catch (e) { why.push(`CUDA: ${(e as Error).message}`); }
   try {
-    const m = await import('../../src/runtime/rocm.ts');
+    const m = await import('../../src/runtime/rocm/runtime.ts');
     if (m.rocmDeviceCount() > 0) return { rt: m.openRocm(0), why: '' };
     why.push('no ROCm device');
   } catch (e) { why.push(`ROCm: ${(e as Error).message}`); }

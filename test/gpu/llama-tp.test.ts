@@ -42,7 +42,7 @@ if (typeof gpus === 'string') {
   const dev = gpus[0]!;
   const root = mkdtempSync(join(tmpdir(), 'rocm-tensor-tp-'));
   process.on('exit', () => rmSync(root, { recursive: true, force: true }));
-  const launchArgs = (cmd: string[]) => tsCommand(runtime, join(REPO_ROOT, 'src/cli.ts'), ['launch', '--nproc', '2', '--', ...cmd]);
+  const launchArgs = (cmd: string[]) => tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), ['launch', '--nproc', '2', '--', ...cmd]);
 
   /** the same record as a rank's, on one GPU */
   async function oneGpu(folder: string, dtype: 'f32' | 'bf16'): Promise<TpRun> {
@@ -88,7 +88,7 @@ if (typeof gpus === 'string') {
     const spec = TP_FOLDERS[0]!;
     const { dir } = await writeModelFolder(root, spec);
     const flags = ['--ids', TP_PROMPT.join(','), '--max-tokens', String(TP_NEW), '--temperature', '0', '--dtype', 'f32', '--json'];
-    const cli = tsCommand(runtime, join(REPO_ROOT, 'src/cli.ts'), ['generate', dir, ...flags]);
+    const cli = tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), ['generate', dir, ...flags]);
     const one = spawnSync(cli.cmd, [...cli.args, '--device', String(dev)], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
     assert.is(one.status, 0, one.stderr);
     const want = (JSON.parse(one.stdout) as { ids: number[] }).ids;

@@ -4,7 +4,7 @@
 import { gpuSuite } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, type DType } from '../../src/index.ts';
-import type { Device } from '../../src/device.ts';
+import type { Device } from '../../src/device/device.ts';
 import { LlamaModel } from '../../src/models/llama.ts';
 import { parseLlamaConfig } from '../../src/models/llama-config.ts';
 import { generateIds } from '../../src/models/generate.ts';

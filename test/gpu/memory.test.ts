@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { Tensor, tidy, liveTensors, DisposedError, OutOfMemoryError, DTYPE_INFO, type DType } from '../../src/index.ts';
 import { CachingAllocator } from '../../src/runtime/allocator.ts';
 import type { GpuRuntime } from '../../src/runtime/gpu.ts';
-import type { Device } from '../../src/device.ts';
+import type { Device } from '../../src/device/device.ts';
 import { randT } from '../helpers.ts';
 import { collectGarbage } from '../runtime.ts';
 

@@ -1,5 +1,5 @@
 // The register row kernels (hip-src/rowreg.h; softmax.hip's and norm.hip's _v<V>, _part and
-// _fin, reduce-rows.hip's _v<V>; src/ops/gpu/rowreg.ts) against the CPU reference: every bucket of vectors a thread
+// _fin, reduce-rows.hip's _v<V>; src/backends/gpu/rowreg.ts) against the CPU reference: every bucket of vectors a thread
 // (ROCM_TENSOR_ROW_VECS forces each) over row lengths that fill a group, leave it partly empty,
 // or give a group less than a wave (several rows a wave, and groups past the last row); the
 // boundaries where one bucket ends and the next (or the split kernels) take over; the split

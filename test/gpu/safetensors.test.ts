@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'node:fs/promises';
 import { Tensor, Checkpoint, saveSafetensors, SafetensorsError, type DType } from '../../src/index.ts';
-import type { Device } from '../../src/device.ts';
+import type { Device } from '../../src/device/device.ts';
 import { randInts, randT, withLayout } from '../helpers.ts';
 
 const s = gpuSuite('gpu/safetensors', { needsRuntime: true });

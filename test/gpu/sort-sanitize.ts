@@ -8,7 +8,7 @@
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/sort-sanitize.ts
 //   ROCM_TENSOR_SORT_BITONIC_MAX=0 compute-sanitizer --tool racecheck node --import tsx test/gpu/sort-sanitize.ts
 import { Tensor, Device, DTYPES, type DType } from '../../src/index.ts';
-import { setPoison } from '../../src/storage.ts';
+import { setPoison } from '../../src/device/storage.ts';
 import { randInts } from '../helpers.ts';
 
 setPoison(true);

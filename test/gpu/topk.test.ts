@@ -11,7 +11,7 @@
 import { gpuSuite, checkOp, LAYOUTS, ALL_DTYPES, FLOAT_DTYPES, cpuFrom, type LayoutKind } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { Tensor, tidy } from '../../src/index.ts';
-import { ShapeError } from '../../src/errors.ts';
+import { ShapeError } from '../../src/core/errors.ts';
 import { tiedValues } from '../helpers.ts';
 
 const s = gpuSuite('gpu/topk');

@@ -1,0 +1,169 @@
+// CPU reference for softmax, the norms, rotary embeddings, batch norm and attention: every sum in
+// f64, one rounding to the output dtype on store.
+import type { Shape } from '../../core/layout.ts';
+import type { Tensor } from '../../tensor/tensor.ts';
+import { fromNumbers, readNumbers } from './util.ts';
+import { readBroadcast } from './matmul.ts';
+import type { AttentionParams } from '../../ops/nn.ts';
+
+export type RopeLayout = 'halves' | 'interleaved' | 'thd';
+
+/** x rank 0 counts as one element along dim 0 */
+export function softmax(x: Tensor, dim: number, log: boolean): Tensor {
+  const shape = x.layout.shape;
+  let outer = 1, inner = 1;
+  for (let i = 0; i < dim; i++) outer *= shape[i]!;
+  for (let i = dim + 1; i < shape.length; i++) inner *= shape[i]!;
+  const n = shape.length === 0 ? 1 : shape[dim]!;
+  const v = readNumbers(x);
+  const out = new Float64Array(v.length);
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const base = o * n * inner + i;
+      // Math.max passes NaN on; a row of -inf gets max -inf and so NaN (-inf - -inf), like PyTorch
+      let m = -Infinity;
+      for (let k = 0; k < n; k++) m = Math.max(m, v[base + k * inner]!);
+      let s = 0;
+      for (let k = 0; k < n; k++) s += Math.exp(v[base + k * inner]! - m);
+      const logS = Math.log(s);
+      for (let k = 0; k < n; k++) {
+        const z = v[base + k * inner]! - m;
+        out[base + k * inner] = log ? z - logS : Math.exp(z) / s;
+      }
+    }
+  }
+  return fromNumbers(out, shape, x.dtype, x.device);
+}
+
+/** rows over the last dim: y = (x - mean) / sqrt(var + eps) * w + b, var biased */
+export function layerNorm(x: Tensor, w: Tensor, b: Tensor | null, eps: number): Tensor {
+  const v = readNumbers(x), wv = readNumbers(w), bv = b ? readNumbers(b) : null;
+  const h = wv.length, out = new Float64Array(v.length);
+  for (let r = 0; r + h <= v.length && h > 0; r += h) {
+    let mean = 0;
+    for (let i = 0; i < h; i++) mean += v[r + i]!;
+    mean /= h;
+    let vr = 0;
+    for (let i = 0; i < h; i++) vr += (v[r + i]! - mean) ** 2;
+    const inv = 1 / Math.sqrt(vr / h + eps);
+    for (let i = 0; i < h; i++) out[r + i] = (v[r + i]! - mean) * inv * wv[i]! + (bv ? bv[i]! : 0);
+  }
+  return fromNumbers(out, x.layout.shape, x.dtype, x.device);
+}
+
+/** rows over the last dim: y = x / sqrt(mean(x^2) + eps) * w */
+export function rmsNorm(x: Tensor, w: Tensor, eps: number): Tensor {
+  const v = readNumbers(x), wv = readNumbers(w);
+  const h = wv.length, out = new Float64Array(v.length);
+  for (let r = 0; r + h <= v.length && h > 0; r += h) {
+    let ss = 0;
+    for (let i = 0; i < h; i++) ss += v[r + i]! ** 2;
+    const inv = 1 / Math.sqrt(ss / h + eps);
+    for (let i = 0; i < h; i++) out[r + i] = v[r + i]! * inv * wv[i]!;
+  }
+  return fromNumbers(out, x.layout.shape, x.dtype, x.device);
+}
+
+/**
+ * x is [b, h, t, d] ('halves', 'interleaved') or [b, t, h, d] ('thd'); cos and sin are
+ * [t, d/2]. Each pair (x[a], x[c]) becomes (x[a] cos - x[c] sin, x[c] cos + x[a] sin), with
+ * (a, c) = (i, i + d/2) for the halves layouts and (2i, 2i + 1) for interleaved.
+ */
+export function rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout): Tensor {
+  const [b, s1, s2, d] = x.layout.shape as [number, number, number, number];
+  const v = readNumbers(x), cv = readNumbers(cos), sv = readNumbers(sin);
+  const out = new Float64Array(v.length), half = d / 2;
+  for (let bi = 0; bi < b; bi++) {
+    for (let i1 = 0; i1 < s1; i1++) {
+      for (let i2 = 0; i2 < s2; i2++) {
+        const t = layout === 'thd' ? i1 : i2;
+        const row = ((bi * s1 + i1) * s2 + i2) * d;
+        for (let i = 0; i < half; i++) {
+          const a = layout === 'interleaved' ? row + 2 * i : row + i;
+          const c = layout === 'interleaved' ? a + 1 : a + half;
+          const co = cv[t * half + i]!, si = sv[t * half + i]!;
+          out[a] = v[a]! * co - v[c]! * si;
+          out[c] = v[c]! * co + v[a]! * si;
+        }
+      }
+    }
+  }
+  return fromNumbers(out, x.layout.shape, x.dtype, x.device);
+}
+
+/** x [n, c, ...]; per channel (dim 1): (x - mean) / sqrt(var + eps) * w + b */
+export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Tensor | null, bias: Tensor | null, eps: number): Tensor {
+  const shape = x.layout.shape;
+  const c = shape[1]!;
+  let inner = 1;
+  for (let i = 2; i < shape.length; i++) inner *= shape[i]!;
+  const v = readNumbers(x), mv = readNumbers(mean), vv = readNumbers(variance);
+  const wv = weight ? readNumbers(weight) : null, bv = bias ? readNumbers(bias) : null;
+  const out = new Float64Array(v.length);
+  for (let p = 0; p < v.length; p++) {
+    const ch = Math.floor(p / inner) % c;
+    const y = (v[p]! - mv[ch]!) / Math.sqrt(vv[ch]! + eps);
+    out[p] = y * (wv ? wv[ch]! : 1) + (bv ? bv[ch]! : 0);
+  }
+  return fromNumbers(out, shape, x.dtype, x.device);
+}
+
+/**
+ * q [b, hq, tq, d], k [b, hkv, tk, d], v [b, hkv, tk, dv] -> [b, hq, tq, dv]; query head h reads
+ * kv head floor(h / (hq / hkv)); causal: query i sees keys j <= i. With no visible key (tk = 0)
+ * the row is zeros (an empty weighted sum).
+ */
+/**
+ * Plain loops. A key is visible to query i when the causal diagonal and window allow it and a u8
+ * mask is nonzero there; a float mask is added to the scores, and a key whose score is then
+ * -Infinity is not visible either. A query that sees no key gives zeros (never NaN), so padded
+ * rows cannot poison later layers.
+ */
+export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
+  const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k.layout.shape as [number, number, number];
+  const dv = v.layout.shape[3]!;
+  const { scale, diag, window, mask } = p;
+  const qv = readNumbers(q), kv = readNumbers(k), vv = readNumbers(v);
+  const mv = mask ? readBroadcast(mask, [b, hq, tq, tk]) : null;
+  const additive = mask !== null && mask.dtype !== 'u8';
+  const out = new Float64Array(b * hq * tq * dv);
+  const group = hq / hkv;
+  const w = new Float64Array(tk);
+  const seen = new Uint8Array(tk);
+  for (let bi = 0; bi < b; bi++) {
+    for (let h = 0; h < hq; h++) {
+      const qBase = (bi * hq + h) * tq * d;
+      const kvh = bi * hkv + Math.floor(h / group);
+      for (let i = 0; i < tq; i++) {
+        const row = ((bi * hq + h) * tq + i) * tk;
+        let m = -Infinity, any = false;
+        for (let j = 0; j < tk; j++) {
+          seen[j] = 0;
+          if (diag !== null && (j > i + diag || (window !== null && j <= i + diag - window))) continue;
+          if (mv && !additive && mv[row + j] === 0) continue;
+          let s = 0;
+          for (let e = 0; e < d; e++) s += qv[qBase + i * d + e]! * kv[(kvh * tk + j) * d + e]!;
+          s *= scale;
+          if (additive) s += mv![row + j]!;
+          if (s === -Infinity) continue;
+          w[j] = s;
+          seen[j] = 1;
+          any = true;
+          // NaN propagates through max only if compared: keep it in m
+          m = Number.isNaN(s) || Number.isNaN(m) ? NaN : Math.max(m, s);
+        }
+        if (!any) continue;
+        let sum = 0;
+        for (let j = 0; j < tk; j++) if (seen[j]) { w[j] = Math.exp(w[j]! - m); sum += w[j]!; }
+        const o = ((bi * hq + h) * tq + i) * dv;
+        for (let j = 0; j < tk; j++) {
+          if (!seen[j]) continue;
+          const pj = w[j]! / sum;
+          for (let e = 0; e < dv; e++) out[o + e] += pj * vv[(kvh * tk + j) * dv + e]!;
+        }
+      }
+    }
+  }
+  return fromNumbers(out, p.outShape, q.dtype, q.device);
+}

@@ -1,0 +1,155 @@
+// Fused attention on the matrix cores (hip-src/flash.hip): long queries (flash_fwd) and short
+// ones over long keys (flash_dec: decode, the keys split across warps of a block or across
+// blocks and merged), f16 and bf16 with f32 sums, q/k/v as strided views (a KV cache narrowed
+// to its filled length reads in place), grouped-query heads through the head mapping, causal
+// either way, windows and masks, and no score matrix in global memory. Head dims go to the next
+// compiled bucket, whose extra columns the kernel fills with zeros in LDS and does not store.
+import { Tensor } from '../../tensor/tensor.ts';
+import type { AttentionParams } from '../../ops/nn.ts';
+import type { DeviceInfo } from '../../runtime/gpu.ts';
+import { arg } from '../../runtime/kernels.ts';
+import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, operands, splitArgs, splitSums } from './attention.ts';
+import { base } from './reduce.ts';
+import { filled } from './fill.ts';
+
+/** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
+export const FLASH_HEAD_DIMS = [64, 80, 96, 128, 256] as const;
+const MAX_GRID_Y = 65535;
+
+/**
+ * A flash_fwd block as flash.hip's FlCfg has it: query rows, threads and dynamic LDS bytes.
+ * NVIDIA: four warps, 32 rows each up to head dim 128 (Q, a K block of 64 keys and a V block in
+ * LDS, rows padded by 8 elements: 68 KiB at head dim 128), 16 each past it (Q in registers, 32
+ * keys a block). AMD: 256 threads over 64 rows in static LDS (wave64: 4 waves; wave32: 8, two per
+ * 16 rows). Measured on an H200 (b8 h16 s4096 d128 bf16, full): 8 warps of 16 rows 4.81 ms
+ * against 4 of 16 5.53 ms.
+ */
+function fwdShape(cuda: boolean, bucket: number): { rows: number; threads: number; shared: number } {
+  if (!cuda) return { rows: 64, threads: 256, shared: 0 };
+  const wide = bucket <= 128, rows = wide ? 128 : 64, keys = wide ? 64 : 32, ld = bucket + 8;
+  const elems = Math.max(((wide ? rows : 0) + 2 * keys) * ld, rows * ld);
+  return { rows, threads: 128, shared: 2 * elems };
+}
+
+const bucketOf = (d: number): number | undefined => FLASH_HEAD_DIMS.find((b) => d <= b);
+
+/** whether flashAttention takes these operands */
+export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
+  const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
+  const dv = v.layout.shape[3]!;
+  return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
+    Math.ceil(tq / 64) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
+}
+
+/**
+ * Keys a decode block takes at a time (FlCfg's BN): NVIDIA 64 (32 at head dim 256); AMD wave64
+ * 64 (16 past 128), wave32 16.
+ */
+function decodeKeyBlock(cuda: boolean, wave: number, bucket: number): number {
+  if (cuda) return bucket > 128 ? 32 : 64;
+  return wave === 32 || bucket > 128 ? 16 : 64;
+}
+/**
+ * Decode splits the key split aims at per multiprocessor (a split is one warp with 18 to 35 KB
+ * of LDS on NVIDIA, six of which fit an H200 multiprocessor). Measured in a graph on an H200
+ * (bf16, 32/8 heads, d 128, 32768 keys, with the merge): 4 a multiprocessor 42.3 us a call, 3
+ * 54.0, 5 47.2, 6 47.5; at 4096 keys 4 to 6 gave the same (10.9 us), 3 15.2.
+ */
+const DECODE_BLOCKS_PER_MP = 4;
+
+/**
+ * Most splits one decode block takes as warps (NVIDIA), each with its own K/V tiles in LDS, which
+ * then combine their rows in LDS: where every split fits one block (a short key range) no merge
+ * kernel runs. Measured on an H200 in a graph (bf16, 32/8 heads): 200 keys d 64 7.02 -> 5.15 us a
+ * call, d 128 8.32 -> 7.64; the replayed 1B decode step (7 splits a layer) 961.2 / 961.6 ->
+ * 952.2 / 952.4 us. Past the cap (long keys) a block a split spreads the reads over every
+ * multiprocessor, which those need. AMD blocks stay one group (their 64 KiB of LDS would hold
+ * one to three; untimed without hardware).
+ */
+const DECODE_MAX_GROUPS = 8;
+
+/** for measurements and tests: blocks a multiprocessor the splits aim at; warp groups a block
+ *  (NVIDIA; at most the splits and what the LDS holds), where blocks of several groups then
+ *  still split the keys between them (the last block's last groups may get none) */
+export interface DecodeTuning { readonly blocksPerMp?: number; readonly groups?: number }
+
+/** whether flashDecode takes these operands: flashApplies' types and head dims, short queries */
+export function flashDecodeApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
+  return q.layout.shape[2]! <= ATTN_MAX_TQ && flashApplies(q, k, v);
+}
+
+/** LDS bytes of one NVIDIA decode group (FlCfg: a K and a V block of bn keys, rows padded by 8) */
+const decodeGroupBytes = (bucket: number, bn: number): number => 2 * (2 * bn) * (bucket + 8);
+
+/** a flash_dec launch: its grid, threads and LDS, and how the keys split */
+export interface DecodePlan {
+  /** blocks along x: (batch, kv head, 16-row tile) */
+  readonly per: number;
+  /** blocks along y; more than one: the merge kernel combines them */
+  readonly blocksY: number;
+  /** warp groups a block (NVIDIA), each its own split of the keys */
+  readonly groups: number;
+  readonly threads: number;
+  /** dynamic LDS bytes (NVIDIA; 0 on AMD, whose LDS is static) */
+  readonly shared: number;
+  /** keys a group takes, a multiple of the key block */
+  readonly perSplit: number;
+  readonly splits: number;
+}
+
+/**
+ * How flash_dec covers [b, hq, tq, d] queries over tk keys on `info`'s device. The keys split
+ * into whole key blocks so that about DECODE_BLOCKS_PER_MP groups a multiprocessor run. On
+ * NVIDIA, when every split fits one block (DECODE_MAX_GROUPS, and the LDS), the splits are the
+ * warps of one block, which combine their rows themselves; otherwise a block a split (one
+ * row-wave; wave32 AMD splits the output columns over two, flash.hip FlCfg::CS).
+ */
+export function decodePlan(info: DeviceInfo, b: number, hq: number, hkv: number, tq: number, tk: number, d: number,
+  tune: DecodeTuning = {}): DecodePlan {
+  const cuda = info.vendor === 'cuda';
+  const bucket = bucketOf(d)!;
+  const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
+  const tiles = Math.ceil((hq / hkv) * tq / 16), per = b * hkv * tiles;
+  const keyBlocks = Math.ceil(tk / bn);
+  const aim = Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
+  const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
+  const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
+  const groupBytes = cuda ? decodeGroupBytes(bucket, bn) : 0;
+  const fit = cuda ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
+  const groups = tune.groups !== undefined ? Math.max(1, Math.min(tune.groups, splits, fit))
+    : splits <= Math.min(DECODE_MAX_GROUPS, fit) ? splits : 1;
+  return {
+    per, blocksY: Math.ceil(splits / groups), groups, threads: (cuda ? 32 : 64) * groups,
+    shared: groups * groupBytes, perSplit: blocksPerSplit * bn, splits,
+  };
+}
+
+/** Short queries (decode) on the matrix cores, as decodePlan lays them out. */
+export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, tune: DecodeTuning = {}): Tensor {
+  const dev = q0.device;
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k0.layout.shape as [number, number, number];
+  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  return filled(out, (temps) => {
+    const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
+    const pl = decodePlan(dev.runtime.info, b, hq, hkv, tq, tk, d, tune);
+    const sums = splitSums(out, b * hq * tq, pl.blocksY, d, temps);
+    dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucketOf(d)!}`, [pl.per, pl.blocksY, 1], [pl.threads, 1, 1], pl.shared, dev.stream, [
+      base(out), ...splitArgs(out, sums), base(q), base(k), base(v), mask ? base(mask) : base(out),
+      ...tail, arg.u32(pl.blocksY), arg.u32(pl.perSplit)]);
+    mergeSplits(out, sums);
+  });
+}
+
+export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
+  const dev = q0.device;
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  return filled(out, (temps) => {
+    const bucket = bucketOf(d)!;
+    const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
+    const { rows, threads, shared } = fwdShape(dev.runtime.info.vendor === 'cuda', bucket);
+    dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucket}`, [b * hq, Math.ceil(tq / rows), 1], [threads, 1, 1], shared, dev.stream, [
+      base(out), base(q), base(k), base(v), mask ? base(mask) : base(out), ...tail]);
+  });
+}

@@ -1,0 +1,142 @@
+// Launches of hip-src/gemv-fused.hip: one row of x through a weight with the step's small ops
+// folded in (see ops/linear.ts). Each returns null where the kernel does not apply, and the
+// caller composes the same result from separate ops.
+import { Tensor } from '../../tensor/tensor.ts';
+import { arg, type KernelArg } from '../../runtime/kernels.ts';
+import { NULL_PTR } from '../../runtime/gpu.ts';
+import { dense, filled } from './fill.ts';
+import { base, offsetOf } from './reduce.ts';
+import type { LinearOptions, QkvToCacheArgs } from '../../ops/linear.ts';
+
+const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
+const BLOCK = 256;
+const U32_MAX = 0xffffffff;
+// waves in flight per multiprocessor that cover the memory latency of the stream over W (each
+// keeps 4-8 16-byte loads per lane outstanding)
+const WAVES_PER_SM = 16;
+const FLAG_BIAS = 1, FLAG_RESID = 2;
+/**
+ * Blocks a multiprocessor for the SwiGLU product on NVIDIA, its units then walked grid-stride.
+ * A paired unit keeps twice a plain row's loads of W in flight (gate and up rows), so four
+ * 256-thread blocks a multiprocessor hold as many bytes in flight as eight plain ones, and the
+ * launch has no partial last wave. Measured on an H200 (2026-11-27, alternating in one call,
+ * each twice): the issue-10 fused decode loop replayed 0.747 / 0.746 -> 0.731 / 0.729 ms a step
+ * (6: 0.734 / 0.733), the replayed random Llama-3.2-1B step 946.6 / 946.9 -> 934.3 / 934.2 us
+ * (6: 936.9 / 936.4) and Llama-3.1-8B 4452.0 / 4451.7 -> 4397.9 / 4397.3 us (6: 4386.7 /
+ * 4386.4). The same cap made the plain product slower (one row a unit: the decode loop's op-by-op
+ * replay 0.782 -> 0.826 ms with every GEMV at 4) and the q/k/v one no faster (1B step 934.3 both
+ * ways), so their grids still cover every unit at once. So do AMD's (unmeasured there).
+ */
+const PAIR_BLOCKS_PER_MP = 4;
+/**
+ * Waves a plain (one row a unit) product gives each row at least on NVIDIA: two halves of k, so
+ * a wave has half the round trips to memory and a row's loads are in flight over twice the lanes
+ * (AMD keeps the fewest that fill the device, unmeasured there). Measured
+ * on an H200 with the SwiGLU cap above (2026-11-27, alternating in one call, each twice): the
+ * decode loop's op-by-op replay 0.782 / 0.779 -> 0.773 / 0.772 ms a step, its fused replay (the
+ * down product with the residual) 0.740 / 0.741 -> 0.736 / 0.732, the replayed 8B step 4444.5 /
+ * 4445.1 -> 4409.8 / 4409.4 us; the 1B step unchanged (937.6 / 937.9 -> 937.7 / 938.0; its plain
+ * products but the head already split). Two only for k of 8192 and more: 4419.2 / 4419.3 us.
+ * The paired products keep the fewest (two in every product, SwiGLU too, before its cap: fused
+ * replay 0.755 -> 0.763).
+ */
+const PLAIN_LEAST_SPLIT = 2;
+
+/** W [rows, k] with unit stride along k: rows at w + j * ldw */
+function rowsLd(w: Tensor, k: number): number | null {
+  const [s0, s1] = w.layout.strides as [number, number];
+  if (k > 1 && s1 !== 1) return null;
+  const ld = w.dim(0) === 1 ? k : s0;
+  return ld >= k ? ld : null;
+}
+
+/** waves per unit: the fewest (at least `least`) that give the GPU enough waves in flight */
+function splitFor(dev: Tensor['device'], units: number, least = 1): number {
+  const { warpSize, multiprocessors } = dev.runtime.info;
+  const perBlock = BLOCK / warpSize;
+  let split = Math.min(least, perBlock);
+  while (split < perBlock && units * split < WAVES_PER_SM * multiprocessors) split *= 2;
+  return split;
+}
+
+/** `perMp` > 0: at most that many blocks a multiprocessor, the units walked grid-stride */
+function grid(dev: Tensor['device'], units: number, split: number, perMp = 0): [number, number, number] {
+  const { warpSize, maxGridDim, multiprocessors } = dev.runtime.info;
+  const perBlock = BLOCK / warpSize / split;
+  const most = perMp > 0 ? Math.min(maxGridDim[0], perMp * multiprocessors) : maxGridDim[0];
+  return [Math.max(1, Math.min(Math.ceil(units / perBlock), most)), 1, 1];
+}
+
+/** a nullable operand: its pointer and offset, or null and 0 */
+function opt(t: Tensor | null | undefined, temps: Tensor[], fallback: Tensor): [KernelArg, KernelArg, Tensor | null] {
+  if (!t) return [base(fallback), arg.i64(0), null];
+  const d = dense(t, temps);
+  return [base(d), offsetOf(d), d];
+}
+
+/**
+ * The norm is folded into the kernels that compute rows in pairs (SwiGLU here, q/k/v), where
+ * two rows share the work on x. For single rows it costs more than it saves: the 128256 x 2048
+ * head took 194 us with it against 121 us plain (H200), so a single-row norm is rmsNorm's own
+ * kernel (about 5 us) before the plain product.
+ */
+export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: number, outShape: readonly number[]): Tensor | null {
+  if (!DTYPES.has(x.dtype) || k > U32_MAX || n > U32_MAX) return null;
+  if (o.norm && o.act !== 'swiglu') {
+    const xn = x.rmsNorm(o.norm.weight, o.norm.eps);
+    // fields spelled out: V8 (Node 20) builds `{ ...o, key }` on a slow path, microseconds a call
+    try { return linearRow(xn, w, { bias: o.bias ?? null, act: o.act ?? null, residual: o.residual ?? null, norm: null }, n, k, outShape); } finally { xn.dispose(); }
+  }
+  const ld = rowsLd(w, k);
+  if (ld === null) return null;
+  const dev = x.device;
+  const y = Tensor.empty(outShape, x.dtype, dev);
+  return filled(y, (temps) => {
+    const xd = dense(x, temps);
+    const [gp, go] = opt(o.norm?.weight, temps, xd);
+    const [bp, bo] = opt(o.bias, temps, xd);
+    const [rp, ro] = opt(o.residual, temps, xd);
+    const flags = (o.bias ? FLAG_BIAS : 0) | (o.residual ? FLAG_RESID : 0);
+    // the launch shapes measured on NVIDIA (PAIR_BLOCKS_PER_MP, PLAIN_LEAST_SPLIT); AMD as before
+    const pair = o.act === 'swiglu', nvidia = dev.runtime.info.vendor === 'cuda';
+    const split = splitFor(dev, n, nvidia && !pair ? PLAIN_LEAST_SPLIT : 1);
+    const name = `gemvf${pair ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
+    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split, nvidia && pair ? PAIR_BLOCKS_PER_MP : 0), [BLOCK, 1, 1], 0, dev.stream, [
+      base(y), base(xd), base(w), gp, bp, rp, offsetOf(y), offsetOf(xd), offsetOf(w), go, bo, ro,
+      arg.u32(n), arg.u32(k), arg.u64(ld), arg.f32(o.norm?.eps ?? 0), arg.u32(flags), arg.u32(split)]);
+  });
+}
+
+/** a cache [1, kvHeads, maxLen, d] the kernel writes in place: unit stride along d */
+function cacheStrides(t: Tensor): [number, number] | null {
+  const s = t.layout.strides;
+  return s[3] === 1 ? [s[1]!, s[2]!] : null;
+}
+
+export function qkvRow(a: QkvToCacheArgs): Tensor | null {
+  const { x, weight: w, heads, kvHeads, headDim: d } = a;
+  const k = x.dim(-1);
+  if (!DTYPES.has(x.dtype) || k > U32_MAX) return null;
+  const ld = rowsLd(w, k), ks = cacheStrides(a.keys), vs = cacheStrides(a.values);
+  if (ld === null || !ks || !vs || ks[0] !== vs[0] || ks[1] !== vs[1]) return null;
+  if (a.cos.layout.strides[1] !== 1 || a.sin.layout.strides[1] !== 1 || a.cos.layout.strides[0] !== d / 2 || a.sin.layout.strides[0] !== d / 2) return null;
+  const dev = x.device;
+  const q = Tensor.empty([1, 1, heads, d], x.dtype, dev);
+  return filled(q, (temps) => {
+    const xd = dense(x, temps);
+    const [gp, go] = opt(a.norm?.weight, temps, xd);
+    const [bp, bo] = opt(a.bias, temps, xd);
+    const devPos = typeof a.pos === 'number' ? null : a.pos;
+    const units = (heads + 2 * kvHeads) * (d / 2);
+    const split = splitFor(dev, units);
+    const name = `gemvf_qkv_${a.norm ? 'r' : 'n'}_${x.dtype}`;
+    // a device-held position is read by the kernel: its pointer includes the view's offset
+    const posPtr = arg.ptr(devPos ? devPos.storage.ptrAt(devPos.layout.offset) : NULL_PTR);
+    dev.kernels.launch('gemv-fused.hip', name, grid(dev, units, split), [BLOCK, 1, 1], 0, dev.stream, [
+      base(q), base(a.keys), base(a.values), base(xd), base(w), gp, bp, base(a.cos), base(a.sin), posPtr,
+      offsetOf(q), offsetOf(a.keys), offsetOf(a.values), offsetOf(xd), offsetOf(w), go, bo, offsetOf(a.cos), offsetOf(a.sin),
+      arg.u32(k), arg.u64(ld), arg.f32(a.norm?.eps ?? 0), arg.u32(a.bias ? FLAG_BIAS : 0), arg.u32(split),
+      arg.u32(heads), arg.u32(kvHeads), arg.u32(d), arg.u32(typeof a.pos === 'number' ? a.pos : 0),
+      arg.i64(ks[0]), arg.i64(ks[1])]);
+  });
+}
