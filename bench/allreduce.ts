@@ -5,7 +5,8 @@
 // started by `rocm-tensor launch --nproc N -- npx tsx bench/allreduce.ts` (rank 0 prints). With
 // --torch, PyTorch's torch.distributed.all_reduce (one process per GPU, NCCL backend) runs the
 // same plan on the same GPUs and the table shows both. Skips, saying why, with fewer than 2 GPUs
-// or no RCCL / NCCL.
+// or no RCCL / NCCL. The JSON goes to bench/results/<date>-<gpu>-allreduce.json unless --json
+// says where.
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Device, DeviceGroup, Tensor, initProcessGroup, type Communicator } from '../src/index.ts';
 import { loadNccl } from '../src/ffi/nccl.ts';
 import { sweepPlan, algBW, busBW, fmtBytes, SMALL_BYTES, LARGE_BYTES, type SweepPoint } from './allreduce-plan.ts';
+import { defaultResultsPath, writeResults } from './results-path.ts';
 
 const { values: opt } = parseArgs({
   options: {
@@ -23,7 +25,7 @@ const { values: opt } = parseArgs({
     python: { type: 'string', default: 'python3' },
     gpus: { type: 'string' },
     'max-bytes': { type: 'string' },
-    json: { type: 'string', default: 'bench-allreduce.json' },
+    json: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -35,13 +37,13 @@ if (opt.help) {
 const plan = sweepPlan(opt.quick!, opt['max-bytes'] ? Number(opt['max-bytes']) : undefined);
 
 /** the ranks' queued calls and a blocking wait for them (a bench may block: no deadline wanted here) */
-interface Target { readonly ranks: number; readonly label: string; run(p: SweepPoint): Promise<number>; close(): void }
+interface Target { readonly ranks: number; readonly label: string; readonly gpu: string; run(p: SweepPoint): Promise<number>; close(): void }
 
 function groupTarget(devs: Device[]): Target {
   const g = DeviceGroup.create(devs);
   const wait = () => { for (const d of devs) d.currentStream.synchronize(); };
   return {
-    ranks: devs.length, label: `${g}`,
+    ranks: devs.length, label: `${g}`, gpu: devs[0]!.runtime.info.name,
     async run(p) {
       const ts = devs.map((d) => Tensor.zeros([Math.max(1, p.bytes / 4)], { device: d }));
       for (let i = 0; i < p.warmup; i++) g.allReduce(ts);
@@ -61,7 +63,7 @@ function groupTarget(devs: Device[]): Target {
 function commTarget(c: Communicator): Target {
   const wait = () => c.device.currentStream.synchronize();
   return {
-    ranks: c.size, label: `${c}`,
+    ranks: c.size, label: `${c}`, gpu: c.device.runtime.info.name,
     async run(p) {
       const t = Tensor.zeros([Math.max(1, p.bytes / 4)], { device: c.device });
       for (let i = 0; i < p.warmup; i++) c.allReduce(t);
@@ -129,8 +131,9 @@ async function main(): Promise<void> {
   if (!report) return;
   const torch = opt.torch ? runTorch(target.ranks) : null;
   printTable(target.ranks, ours, torch);
-  writeFileSync(opt.json!, JSON.stringify({ ranks: target.ranks, label: target.label, plan, ours, torch }, null, 2));
-  console.log(`bench:allreduce: wrote ${opt.json}`);
+  const written = writeResults(opt.json ?? defaultResultsPath(target.gpu, 'allreduce'),
+    { date: new Date().toISOString(), ranks: target.ranks, label: target.label, gpu: target.gpu, plan, ours, torch });
+  console.log(`bench:allreduce: wrote ${written}`);
 }
 
 function printTable(n: number, ours: { bytes: number; seconds: number }[], torch: TorchResult | null): void {

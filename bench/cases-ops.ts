@@ -1,11 +1,11 @@
-// The op families beyond elementwise, reductions over the last dim and plain matmul (issue 13):
+// The op families beyond elementwise, reductions over the last dim and plain matmul:
 // convolution, pooling, resampling, indexing, sorting and top-k, copies, nn ops, attention and the
-// decode-sized shapes. Shapes are the issue's where it names them; the others are sized so the
+// decode-sized shapes. Shapes are common model sizes (a ResNet stage, a Llama layer) or sized so the
 // whole run with --torch stays within minutes. Memory-bound rows state the bytes read + written
 // (their % is of the copy ceiling), compute-bound rows (convolution, matmul, prefill attention)
 // the flops.
 import type { DType } from '../src/index.ts';
-import { fmt, mem, prod, setsFor, size, type BenchCase, type BenchOp, type CaseParams } from './cases.ts';
+import { fmt, mem, prod, setsFor, size, type BenchCase, type BenchOp, type CaseParams } from './case-base.ts';
 
 interface Spec {
   op: BenchOp; label: string; shape: number[]; shapeB?: number[]; dtype: DType;
@@ -145,7 +145,7 @@ function nnOps(out: BenchCase[]): void {
     const q = [8, 32, 1024, 128], s = 2, cs = 1024 * 64;
     out.push(row({ op: 'rope', label: 'rope (halves)', shape: q, dtype: 'bf16', inputBytes: prod(q) * s, bytes: 2 * prod(q) * s + 2 * cs * s }));
   }
-  // prefill at the issue's size, and one long sequence (32768: the composed path's scores alone
+  // prefill at [8, 16, 4096, 128], and one long sequence (32768: the composed path's scores alone
   // would take 34 GB there); flops count the visible scores only
   for (const q of [[8, 16, 4096, 128], [1, 16, 32768, 128]]) {
     const [b, h, t, d] = q as [number, number, number, number];

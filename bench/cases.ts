@@ -1,96 +1,14 @@
 // The benchmark cases, defined once: bench/run.ts times them here and hands the same list (as
 // JSON) to bench/compare-torch.py, so both sides run the same ops, shapes, dtypes, rotation
 // and iteration rules.
-import { DTYPE_INFO, type DType } from '../src/index.ts';
+import type { DType } from '../src/index.ts';
+import { fmt, mem, prod, setsFor, size, type BenchCase, type TimingRules } from './case-base.ts';
 import { opCases } from './cases-ops.ts';
 
-export type BenchOp =
-  | 'copy' | 'fill' | 'gemm'
-  | 'add' | 'mul' | 'exp' | 'gelu' | 'cast' | 'where'
-  | 'sum' | 'mean' | 'max' | 'softmax' | 'logSoftmax' | 'layerNorm' | 'rmsNorm'
-  | 'matmul' | 'linear' | 'tinyAdd'
-  | 'conv2d' | 'convTranspose2d' | 'maxPool2d' | 'avgPool2d' | 'upsampleNearest2d' | 'upsampleBilinear2d'
-  | 'indexSelect' | 'gather' | 'scatterAdd' | 'indexAdd' | 'embedding' | 'sort' | 'argsort' | 'topk'
-  | 'cat' | 'contiguousT' | 'batchNorm' | 'rope' | 'cumsum' | 'attention'
-  | 'rand' | 'randn';
-
-/** op arguments beyond the shapes, read the same way by ours.ts and compare-torch.py */
-export interface CaseParams {
-  readonly kernel?: number;
-  readonly stride?: number;
-  readonly padding?: number;
-  /** reductions, indexing, cat, cumsum: the dim the op works along */
-  readonly dim?: number;
-  /** upsampling: the output's [h, w] */
-  readonly size?: readonly number[];
-  readonly causal?: boolean;
-  /** matmul: an operand made [k, m] (or [n, k]) and passed transposed, a strided view */
-  readonly transA?: boolean;
-  readonly transB?: boolean;
-  /** indexing: the ids' shape (i64 on both sides, as torch requires) and their exclusive bound */
-  readonly ids?: readonly number[];
-  readonly idsBelow?: number;
-  /** topk: how many (the largest, in order) */
-  readonly k?: number;
-}
-
-/** what the throughput column measures: bytes moved, flops, or host time per op */
-export type BenchKind = 'ceiling-memory' | 'ceiling-write' | 'ceiling-compute' | 'memory' | 'compute' | 'host';
-
-export interface BenchCase {
-  readonly id: string;
-  readonly op: BenchOp;
-  readonly kind: BenchKind;
-  /** the main input's shape (matmul: A; gemm: [m, n, k]) */
-  readonly shape: readonly number[];
-  /** matmul: B's shape; linear: the weight's shape [n, k] (x times its transpose) */
-  readonly shapeB?: readonly number[];
-  readonly dtype: DType;
-  /** cast: the target dtype */
-  readonly to?: DType;
-  /** bytes read + written by one op (memory kinds) */
-  readonly bytes: number;
-  /** floating-point operations of one op (compute kinds) */
-  readonly flops: number;
-  /** input sets the timed loop rotates through, so inputs come from memory, not from cache */
-  readonly sets: number;
-  readonly params?: CaseParams;
-  /** the table's op column where the op's name alone would be ambiguous */
-  readonly label?: string;
-}
-
-export interface TimingRules {
-  readonly warmup: number;
-  /** and warm-up calls go on until this much wall time has passed: the first few hundred calls
-   *  of a JavaScript path run before V8 has optimized it, and the events time the host then
-   *  (bf16 sum over dim 0 of [8192, 4096] on an H200: 51.4 and 30.0 us as the first case of two
-   *  processes, 25.3 us timed again later in the second) */
-  readonly warmupMs: number;
-  /** the timed loop aims at this much GPU time, within [minIters, maxIters] */
-  readonly targetMs: number;
-  readonly minIters: number;
-  readonly maxIters: number;
-  /** tinyAdd: ops per timed batch, and batches */
-  readonly tinyOps: number;
-  readonly tinyReps: number;
-}
-
-/** larger than any current GPU's last-level cache (MI300X: 256 MB Infinity Cache; H100: 50 MB) */
-export const ROTATE_BYTES = 1 << 30;
-const MAX_SETS = 16;
-
-export function setsFor(inputBytes: number): number {
-  return Math.max(2, Math.min(MAX_SETS, Math.ceil(ROTATE_BYTES / Math.max(1, inputBytes))));
-}
-
-export const prod = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
-export const size = (d: DType): number => DTYPE_INFO[d].size;
-export const fmt = (s: readonly number[]): string => `[${s.join(', ')}]`;
-
-export function mem(op: BenchOp, shape: number[], dtype: DType, inputBytes: number, bytes: number, extra: Partial<BenchCase> = {}): BenchCase {
-  const id = `${op}${extra.to ? `->${extra.to}` : ''} ${fmt(shape)} ${dtype}`;
-  return { id, op, kind: 'memory', shape, dtype, bytes, flops: 0, sets: setsFor(inputBytes), ...extra };
-}
+export {
+  ROTATE_BYTES, fmt, mem, prod, setsFor, size,
+  type BenchCase, type BenchKind, type BenchOp, type CaseParams, type TimingRules,
+} from './case-base.ts';
 
 export function benchCases(quick: boolean): BenchCase[] {
   const out: BenchCase[] = [];
@@ -163,7 +81,7 @@ export function benchCases(quick: boolean): BenchCase[] {
     out.push({ id: `linear [${m}, ${k}] x [${n}, ${k}]^T bf16`, op: 'linear', kind: 'memory', shape: [m, k], shapeB: [n, k], dtype: 'bf16', bytes, flops: 0, sets: setsFor(bytes) });
   }
   out.push(mem('rmsNorm', [1, 4096], 'bf16', 4096 * 2, 3 * 4096 * 2));
-  // every other op family (issue 13), each beside PyTorch
+  // every other op family (bench/cases-ops.ts), each beside PyTorch
   out.push(...opCases());
   // the host cost of one tiny async op
   out.push({ id: 'tiny add [4] f32 (host time per op)', op: 'tinyAdd', kind: 'host', shape: [4], dtype: 'f32', bytes: 0, flops: 0, sets: 1 });

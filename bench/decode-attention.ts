@@ -35,10 +35,10 @@ for (const [b, hq, hkv, tk, d] of SHAPES) {
     Tensor.rand([b, hkv, tk, d], { dtype: 'bf16', device: dev }), Tensor.rand([b, hkv, tk, d], { dtype: 'bf16', device: dev })] as const);
   const p = { scale: 1 / Math.sqrt(d), diag: tk - 1, window: null, mask: null, outShape: [b, hq, 1, d] };
   const [q0, k0, v0] = ins[0]!;
-  const ref = Array.from(await attentionKernel(q0, k0, v0, p).toArray(), Number);
-  const fns: [string, Fn][] = [['attn_decode (FMA)', (q, k, v) => attentionKernel(q, k, v, p)], ['flash_dec', (q, k, v) => flashDecode(q, k, v, p)]];
-  for (const bpm of opt.bpm.split(',').filter(Boolean).map(Number)) fns.push([`flash_dec, ${bpm} a multiprocessor`, (q, k, v) => flashDecode(q, k, v, p, { blocksPerMp: bpm })]);
-  for (const groups of opt.groups.split(',').filter(Boolean).map(Number)) fns.push([`flash_dec, ${groups} groups a block`, (q, k, v) => flashDecode(q, k, v, p, { groups })]);
+  const ref = Array.from(await Tensor.wrap(attentionKernel(q0, k0, v0, p)).toArray(), Number);
+  const fns: [string, Fn][] = [['attn_decode (FMA)', (q, k, v) => Tensor.wrap(attentionKernel(q, k, v, p))], ['flash_dec', (q, k, v) => Tensor.wrap(flashDecode(q, k, v, p))]];
+  for (const bpm of opt.bpm.split(',').filter(Boolean).map(Number)) fns.push([`flash_dec, ${bpm} a multiprocessor`, (q, k, v) => Tensor.wrap(flashDecode(q, k, v, p, { blocksPerMp: bpm }))]);
+  for (const groups of opt.groups.split(',').filter(Boolean).map(Number)) fns.push([`flash_dec, ${groups} groups a block`, (q, k, v) => Tensor.wrap(flashDecode(q, k, v, p, { groups }))]);
   for (const [name, f] of fns) {
     const got = Array.from(await f(q0, k0, v0).toArray(), Number);
     let diff = 0;

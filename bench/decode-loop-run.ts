@@ -1,4 +1,4 @@
-// The batch-1 decode loop of issue 10, measured eagerly and replayed from a graph: 8 layers of
+// A batch-1 decode loop of small ops, measured eagerly and replayed from a graph: 8 layers of
 // rmsNorm -> x Wgate^T, x Wup^T -> silu * mul -> x Wdown^T -> add, hidden 4096, ff 14336, bf16,
 // weights made on the device (a sine pattern: values do not change GEMV speed). Measures ms per
 // step, the host time to queue a step (and per op), and the HBM bound for the weight bytes over
@@ -53,7 +53,7 @@ export function decodeSteps(layers: readonly DecodeLayer[], gateUps: readonly Te
 /**
  * Steps run before a loop is timed, here and in the PyTorch script: a generation loop runs
  * hundreds of steps, and the first few dozen of ours run before V8 has optimised the host path.
- * Measured on an H200 host (2026-11-27): after 5 warm-up steps the next 50 eager steps took
+ * Measured on an H200 host: after 5 warm-up steps the next 50 eager steps took
  * 0.93-1.71 ms each (the host queueing 15-30 us an op), every later window 0.853-0.859 ms.
  */
 export const DECODE_WARMUP = { steps: 100, ms: 200 } as const;
@@ -112,7 +112,7 @@ export function runDecodeLoop(dev: Device, copyGBs: number, steps: number, pytho
 export function printDecodeLoop(dev: Device, r: DecodeLoopResult, copyGBs: number): void {
   const { H, FF, LAYERS, OPS_PER_LAYER } = DECODE_LOOP;
   const ops = LAYERS * OPS_PER_LAYER;
-  console.log(`decode loop (issue 10) on ${dev}: ${LAYERS} layers of rmsNorm, gate and up GEMVs, silu * mul, down GEMV, add; H ${H}, FF ${FF}, bf16, batch 1; ${r.steps} steps`);
+  console.log(`decode loop on ${dev}: ${LAYERS} Llama-style MLP layers of rmsNorm, gate and up GEMVs, silu * mul, down GEMV, add; H ${H}, FF ${FF}, bf16, batch 1; ${r.steps} steps`);
   console.log(`  weights ${(LAYERS * 3 * H * FF * 2 / 1e9).toFixed(2)} GB per step over the copy ceiling ${copyGBs.toFixed(0)} GB/s: HBM bound ${r.boundMs.toFixed(3)} ms/step`);
   const t = r.torch;
   const line = (name: string, ms: number, extra: string): void => console.log(`  ${name.padEnd(26)} ${ms.toFixed(3)} ms/step  ${(ms / r.boundMs).toFixed(2)}x bound${t ? `  ${(t.eager / ms).toFixed(2)}x PyTorch eager's speed` : ''}  ${extra}`);

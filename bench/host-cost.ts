@@ -1,7 +1,7 @@
 // The host cost of GPU ops without the driver: each op queued on a runtime that runs nothing
 // (bench/null-runtime.ts), so the time is our TypeScript alone (argument checks, plans, views,
 // allocation, tidy, packing arguments), microseconds an op, best of 15 batches. A real launch
-// adds the driver's cost on top (about 3 us through koffi on an H200 host, ../shared/notes). The
+// adds the driver's cost on top (about 3 us through koffi on an H200 host). The
 // last rows decode with a Llama-3.2-1B-shaped model (bench/host-llm.ts), host time a token.
 //   npm run bench:host [-- --filter REGEX]       bun bench/host-cost.ts
 import { parseArgs } from 'node:util';

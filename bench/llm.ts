@@ -5,16 +5,18 @@
 // HBM bound (weight and KV-cache bytes read per token over the device copy bandwidth measured in
 // the same run). With --torch, scripts/llm/torch_bench.py runs the same prompt through
 // transformers on the same GPU (eager with a static cache and SDPA; and the decode step
-// replayed from a CUDA graph) and the table shows both.
+// replayed from a CUDA graph) and the table shows both. The JSON goes to
+// bench/results/<date>-<gpu>-llm-<model folder>.json unless --json says where.
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { Device } from '../src/index.ts';
 import { PretrainedLlama } from '../src/models/pretrained.ts';
 import { generateIds, type GenerateTimings } from '../src/models/generate.ts';
 import { measureCopyGBs } from './ours.ts';
+import { defaultResultsPath, writeResults } from './results-path.ts';
 import { tableStyle } from '../src/cli/colour.ts';
 
 const { values: opt } = parseArgs({
@@ -24,7 +26,7 @@ const { values: opt } = parseArgs({
     prompt: { type: 'string', default: '128' },
     torch: { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
-    json: { type: 'string', default: 'bench-llm.json' },
+    json: { type: 'string' },
   },
 });
 if (!opt.model) { console.error('usage: npm run bench:llm -- --model DIR [--new 256] [--prompt 128] [--torch] [--python CMD] [--json PATH]'); process.exit(2); }
@@ -103,9 +105,9 @@ if (torch?.eager) {
   console.log(`  ours eager and graph ids ${oursGraph.ids.every((id, i) => id === ours.ids[i]) ? 'equal' : 'differ'} over ${nNew} tokens`);
   console.log(`  first 16 greedy ids ${same ? 'equal' : 'differ'} (ours ${ours.ids.slice(0, 16).join(',')}; PyTorch ${torch.eager.ids.join(',')})`);
 }
-writeFileSync(opt.json!, JSON.stringify({
-  date: new Date().toISOString(), model: opt.model, device: String(dev), prompt: nPrompt, new: nNew, copyGBs, weightBytes, boundTokS,
+const written = writeResults(opt.json ?? defaultResultsPath(dev.runtime.info.name, `llm-${basename(resolve(opt.model))}`), {
+  date: new Date().toISOString(), model: opt.model, device: String(dev), gpu: dev.runtime.info.name, prompt: nPrompt, new: nNew, copyGBs, weightBytes, boundTokS,
   loadSeconds, peakRssBytes: peakRss, ours: { prefillTokensPerS: oursPrefill, decodeTokensPerS: oursDecode, ids: ours.ids.slice(0, 16) },
   oursGraph: { prefillTokensPerS: graphPrefill, decodeTokensPerS: graphDecode, ids: oursGraph.ids.slice(0, 16) }, torch, torchError,
-}, null, 2) + '\n');
-console.log(`bench:llm: wrote ${opt.json}`);
+});
+console.log(`bench:llm: wrote ${written}`);

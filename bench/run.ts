@@ -3,10 +3,10 @@
 // Times every case of bench/cases.ts on the best GPU with device events (warm-up, median of
 // many runs, inputs rotated through more memory than the last-level cache holds), measures the
 // device's own ceilings in the same run (device-to-device copy bandwidth, a large library
-// GEMM), prints a table and writes JSON. With --torch it then runs bench/compare-torch.py on
-// the same cases and GPU and prints PyTorch's times beside ours.
+// GEMM), prints a table and writes JSON (bench/results/<date>-<gpu>.json unless --json says
+// where). With --torch it then runs bench/compare-torch.py on the same cases and GPU and prints
+// PyTorch's times beside ours.
 import { parseArgs } from 'node:util';
-import { writeFileSync } from 'node:fs';
 import { Device, NotOnDeviceError } from '../src/index.ts';
 import { benchCases, timingRules, type BenchCase } from './cases.ts';
 import { prepare } from './ours.ts';
@@ -14,12 +14,13 @@ import { callPeakBytes, timeGpu, timeHost } from './timing.ts';
 import { runTorch, type TorchReport } from './torch.ts';
 import { printTable, type Row, type Ceilings } from './table.ts';
 import { printDecodeLoop, runDecodeLoop, type DecodeLoopResult } from './decode-loop-run.ts';
+import { defaultResultsPath, writeResults } from './results-path.ts';
 
 const { values: opt } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     filter: { type: 'string' },
-    json: { type: 'string', default: 'bench-results.json' },
+    json: { type: 'string' },
     torch: { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
     list: { type: 'boolean', default: false },
@@ -27,7 +28,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log('usage: npm run bench -- [--quick] [--filter REGEX] [--list] [--json PATH (default bench-results.json)] [--torch] [--python CMD]');
+  console.log('usage: npm run bench -- [--quick] [--filter REGEX] [--list] [--json PATH (default bench/results/<date>-<gpu>.json)] [--torch] [--python CMD]');
   console.log('  --list   print the ids of the cases that would run (after --filter and --quick) and exit; needs no GPU');
   process.exit(0);
 }
@@ -90,7 +91,7 @@ if (opt.torch) torch = runTorch(opt.python!, cases, rules, opt.quick!);
 
 printTable(rows, ceilings, torch);
 
-// the decode loop of issue 10: a whole batch-1 step of small ops, eager and replayed
+// the decode loop: a whole batch-1 step of small ops, eager and replayed
 let decodeLoop: DecodeLoopResult | null = null;
 if ((!filter || filter.test('decode loop')) && ceilings.copyGBs) {
   decodeLoop = runDecodeLoop(dev, ceilings.copyGBs, opt.quick ? 20 : 50, opt.torch ? opt.python! : null);
@@ -107,5 +108,4 @@ const out = {
   torch: torch ? { version: torch.version, device: torch.device, error: torch.error } : null,
   decodeLoop,
 };
-writeFileSync(opt.json!, JSON.stringify(out, null, 2) + '\n');
-console.log(`bench: wrote ${opt.json}`);
+console.log(`bench: wrote ${writeResults(opt.json ?? defaultResultsPath(info.name), out)}`);

@@ -1,13 +1,15 @@
 // rocm-tensor: GPU tensors for Node.js and Bun on AMD ROCm (and NVIDIA CUDA, and the CPU).
 export { Tensor, type NestedArray, type CreateOptions, type RandomOptions, type ReadArray, type DeviceLike } from './tensor/tensor.ts';
 export { Device, Stream, type DeviceKind } from './device/device.ts';
+export type { RawTensor } from './device/raw-tensor.ts';
 export type { Graph } from './device/graph.ts';
 export { DTYPES, DTYPE_INFO, isDType, type DType } from './core/dtype.ts';
 export { tidy, keep, liveTensors } from './core/scope.ts';
 export type { MemoryStats } from './runtime/allocator.ts';
-export type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions, Pair } from './backends/options.ts';
-export type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from './core/op-types.ts';
-export { qkvToCache, type LinearOptions, type RmsNormSpec, type QkvToCacheArgs } from './ops/linear.ts';
+export type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions, Pair, AttentionOptions } from './tensor/options.ts';
+export type { UnaryOp, BinaryOp, CmpOp, ReduceOp } from './core/op-types.ts';
+export { qkvToCache } from './tensor/fused.ts';
+export type { LinearOptions, RmsNormSpec, QkvToCacheArgs } from './tensor/options.ts';
 export type { TopkOptions } from './ops/sort.ts';
 export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './core/op-types.ts';
 export {

@@ -182,7 +182,7 @@ ${lines.join(' +\n')};
 `;
 }
 
-export const WASM_DIR = new URL('../../src/backends/cpu/wasm', import.meta.url).pathname;
+export const WASM_DIR = new URL('../../src/backends/cpu/wasm/', import.meta.url).pathname;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const f of readdirSync(WASM_DIR).filter((x) => x.endsWith('.wat'))) {

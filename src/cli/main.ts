@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // rocm-tensor's command line: `info` (devices and libraries), `selftest` (every op on a device
 // against the CPU reference), `model` (the tiny CNN), `all` (what `npm start` runs), `bench`.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import Table from 'cli-table3';
 import cliProgress from 'cli-progress';
@@ -11,6 +14,18 @@ import { formatSelftest } from './selftest-report.ts';
 import { tableStyle, useColour } from './colour.ts';
 import { runTinyCnn } from './tiny-cnn.ts';
 import { generateCommand, type GenerateCliOptions } from './generate.ts';
+
+/** the version in this package's package.json: the first one above this file (src/cli/ under tsx, dist/ when built) */
+function packageVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'rocm-tensor' && pkg.version) return pkg.version;
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
+}
 
 function pickDevice(spec: string | undefined): Device {
   return spec ? Device.parse(spec) : Device.best();
@@ -52,7 +67,8 @@ async function model(device: Device): Promise<void> {
   r.probs.forEach((p, i) => console.log(`  image ${i}: class ${p.indexOf(Math.max(...p))} (p=${Math.max(...p).toFixed(3)})`));
 }
 
-const program = new Command().name('rocm-tensor').description('GPU tensors for Node.js and Bun on AMD ROCm');
+const program = new Command().name('rocm-tensor').description('GPU tensors for Node.js and Bun on AMD ROCm')
+  .version(packageVersion(), '-V, --version', 'print the version');
 program.command('info').description('devices, architectures, memory and libraries found').action(() => printInfo());
 program.command('selftest').description('every op on a device against the CPU reference')
   .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')

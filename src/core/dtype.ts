@@ -153,3 +153,6 @@ export function fromNumbers(d: DType, xs: ArrayLike<number>): HostArray {
   for (let i = 0; i < xs.length; i++) setElem(d, out, i, xs[i]!);
   return out;
 }
+
+/** a number or nested arrays of numbers: what Tensor.from takes and toNested gives */
+export type NestedArray = number | NestedArray[];

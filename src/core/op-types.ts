@@ -1,6 +1,5 @@
 // Names and parameter records shared by the op dispatchers (ops/*.ts) and their CPU and GPU
 // implementations (backends/cpu/*.ts, backends/gpu/*.ts), so each op is spelled out once.
-import type { Tensor } from '../tensor/tensor.ts';
 
 export const UNARY_OPS = [
   'exp', 'log', 'sin', 'cos', 'tanh', 'neg', 'recip', 'sqr', 'sqrt', 'gelu', 'geluErf', 'erf',
@@ -44,20 +43,3 @@ export interface Pool2dParams {
 export type CausalAlign = 'top-left' | 'bottom-right';
 export const CAUSAL_ALIGNS: readonly CausalAlign[] = ['top-left', 'bottom-right'];
 
-export interface AttentionOptions {
-  /**
-   * true or 'top-left': query i sees keys j <= i (PyTorch's is_causal). 'bottom-right': query i
-   * sees keys j <= i + tk - tq, so the last query sees the last key: what a KV cache needs (the
-   * flash-attention libraries' alignment). false (default): every key.
-   */
-  readonly causal?: boolean | CausalAlign;
-  /** default 1/sqrt(head dim) */
-  readonly scale?: number;
-  /** sliding window (Mistral), needs causal: query i also sees only keys j > diag(i) - window */
-  readonly window?: number;
-  /**
-   * broadcastable to [b, hq, tq, tk]: u8 (nonzero = may attend, like PyTorch's bool masks) or
-   * q's float dtype (added to the scores: 0 or -Infinity for padding)
-   */
-  readonly mask?: Tensor;
-}

@@ -11,6 +11,7 @@ import { throwPendingDeviceError } from '../runtime/device-errors.ts';
 import { openRocm, rocmDeviceCount } from '../runtime/rocm/runtime.ts';
 import { openCuda, cudaDeviceCount } from '../runtime/cuda/runtime.ts';
 import { GraphCaptureError, TensorError } from '../core/errors.ts';
+import { readEnv } from '../core/config.ts';
 import { captureGraph, type Graph } from './graph.ts';
 import { SCOPE_LEAF } from '../core/scope.ts';
 import type { HostArray } from '../core/dtype.ts';
@@ -85,7 +86,7 @@ export class Device {
   }
   /** ROCM_TENSOR_DEVICE if set, else ROCm, then CUDA, then CPU */
   static best(): Device {
-    const env = process.env.ROCM_TENSOR_DEVICE;
+    const env = readEnv('ROCM_TENSOR_DEVICE');
     if (env) return Device.parse(env);
     return Device.bestGpu() ?? Device.cpu();
   }

@@ -5,7 +5,7 @@
 // outputs each replay rewrites.
 import type { Device } from './device.ts';
 import type { GpuGraphExec, GpuStream } from '../runtime/gpu.ts';
-import { Tensor } from '../tensor/tensor.ts';
+import { RawTensor } from './raw-tensor.ts';
 import { GraphCaptureError } from '../core/errors.ts';
 import { keep, tidy } from '../core/scope.ts';
 import { deviceErrorsQueued } from '../runtime/device-errors.ts';
@@ -22,15 +22,15 @@ function ensureBlasWorkspace(dev: Device): void {
   workspaces.set(dev, true);
 }
 
-function tensorsIn(value: unknown, out: Tensor[], depth = 0): void {
-  if (value instanceof Tensor) { out.push(value); return; }
+function tensorsIn(value: unknown, out: RawTensor[], depth = 0): void {
+  if (value instanceof RawTensor) { out.push(value); return; }
   if (value === null || typeof value !== 'object' || depth > 4 || ArrayBuffer.isView(value)) return;
   for (const v of Array.isArray(value) ? value : Object.values(value)) tensorsIn(v, out, depth + 1);
 }
 
 export class Graph<T> {
   private exec: GpuGraphExec | null;
-  private readonly held: Tensor[];
+  private readonly held: RawTensor[];
 
   /** internal: made by device.captureGraph */
   constructor(readonly device: Device, exec: GpuGraphExec, readonly outputs: T, private readonly pool: GpuStream,
@@ -92,7 +92,7 @@ export function captureGraph<T>(dev: Device, fn: () => T, state: { begin(s: GpuS
     state.end();
     dev.allocator.endCapture();
   }
-  const held: Tensor[] = [];
+  const held: RawTensor[] = [];
   tensorsIn(out, held);
   for (const t of held) keep(t);
   return new Graph(dev, exec, out, pool, stream, state.checksIds());

@@ -3,6 +3,7 @@
 // net, garbage-collected). Device pointer arithmetic happens here and nowhere else.
 import { DTYPE_INFO, type DType, type HostArray } from '../core/dtype.ts';
 import { DisposedError } from '../core/errors.ts';
+import { readEnv } from '../core/config.ts';
 import type { Device } from './device.ts';
 import type { DevicePtr } from '../runtime/gpu.ts';
 import type { Block } from '../runtime/allocator.ts';
@@ -83,7 +84,7 @@ export class Storage implements NetOwner {
 // evaluated: the harness used to set the variable from a `data:` import placed first, which Bun
 // never evaluates, and import order is no contract across runtimes.
 let poison: boolean | null = null;
-function poisonFromEnv(): boolean { return (poison = process.env.ROCM_TENSOR_POISON === '1'); }
+function poisonFromEnv(): boolean { return (poison = readEnv('ROCM_TENSOR_POISON') === true); }
 
 /** turns poison on or off for every later device allocation, whatever the environment says */
 export function setPoison(on: boolean): void { poison = on; }

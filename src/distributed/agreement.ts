@@ -3,13 +3,13 @@
 // A mismatch that the library would turn into a hang or an out-of-bounds read becomes the same
 // ShapeError on every rank, since every rank compares the same gathered words. It waits for the
 // device (with the communicator's deadline), so it is a debugging aid, off by default.
-import type { Communicator } from './communicator.ts';
 import type { Plan, PlanKind } from './plans.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { ShapeError, fmtShape } from '../core/errors.ts';
 import { planAllGather } from './plans.ts';
-import { pollUntilSync } from './watchdog.ts';
+import { pollUntilSync, type PollResult } from './watchdog.ts';
 import { dtypeOfCode, opOfCode } from './nccl-types.ts';
+import type { RankQueue } from './rank-queue.ts';
 
 const KINDS: readonly PlanKind[] = ['allReduce', 'allGather', 'reduceScatter', 'broadcast', 'reduce', 'send', 'recv'];
 const WORDS = 16;
@@ -48,7 +48,7 @@ export function disagreement(all: Uint32Array, size: number): string | null {
   return Array.from({ length: size }, (_, r) => `rank ${r}: ${describeWords(row(r))}`).join('; ');
 }
 
-export function agreeOnPlan(comm: Communicator, plan: Plan): void {
+export function agreeOnPlan(comm: RankQueue, plan: Plan): void {
   const dev = comm.device, rt = dev.runtime;
   const own = Tensor.from(encodePlan(plan), { device: dev });
   const ctx = comm.ctx('checkShapes');
@@ -60,7 +60,7 @@ export function agreeOnPlan(comm: Communicator, plan: Plan): void {
     comm.queue(gather);
     rt.copyDtoHAsync(host, 0, gather.result.storage.ptrAt(gather.result.layout.offset), bytes, dev.stream);
     const w = comm.beginWait();
-    let r;
+    let r: PollResult;
     try { r = pollUntilSync(() => w.poll(), Date.now() + comm.timeoutMs); } finally { w.dispose(); }
     comm.settle(`checkShapes before ${plan.text}`, r, comm.timeoutMs);
     settled = true;

@@ -18,6 +18,7 @@ import type { RankCtx } from './checks.ts';
 import { DONE, PENDING, defaultTimeoutMs, pollUntil, type PollResult } from './watchdog.ts';
 import { ncclVersionText, type LibraryLevel } from './nccl-types.ts';
 import { agreeOnPlan } from './agreement.ts';
+import type { PendingWait, RankQueue } from './rank-queue.ts';
 
 export interface WaitOptions {
   /** give up (and abort the communicator) after this long; default ROCM_TENSOR_DIST_TIMEOUT_MS or 5 minutes */
@@ -41,15 +42,7 @@ const NCCL_IN_PROGRESS = 7;
 /** how many recent collectives an error names */
 const RECENT = 4;
 
-/** a wait in progress: poll() until done; dispose() always */
-export interface PendingWait {
-  /** the number of the last collective this wait covers (later ones stay pending) */
-  readonly upTo: number;
-  poll(): PollResult;
-  dispose(): void;
-}
-
-export class Communicator {
+export class Communicator implements RankQueue {
   private abortedBecause: string | null = null;
   private destroyed = false;
   /** streams with collectives not yet waited for, with the number of the last one queued there */
@@ -232,6 +225,6 @@ export class Communicator {
     if (this.abortedBecause !== null) throw new CollectiveError(`${head}: the communicator was aborted (${this.abortedBecause}); make a new one`);
   }
 
-  /** internal (agreement.ts): the wrapped library */
+  /** internal (DeviceGroup, tests): the wrapped library */
   get native(): { readonly nccl: Nccl; readonly handle: bigint } { return { nccl: this.nccl, handle: this.handle }; }
 }

@@ -11,7 +11,7 @@ import { Communicator, type CommunicatorOptions, type WaitOptions } from './comm
 import { inGroup } from './issue.ts';
 import {
   planAllGather, planAllReduce, planBroadcast, planRecv, planReduce, planReduceScatter, planSend,
-  type Plan, type ReduceOptions, type RootOptions, type RootReduceOptions,
+  type Plan, type RootOptions, type RootReduceOptions,
 } from './plans.ts';
 import type { RankCtx } from './checks.ts';
 import type { LibraryLevel, ReduceOpName } from './nccl-types.ts';

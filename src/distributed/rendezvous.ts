@@ -5,6 +5,7 @@
 // error that says which ranks never came, so a dead rank never leaves the others hanging.
 import { createServer, connect, type Socket } from 'node:net';
 import { TensorError } from '../core/errors.ts';
+import type { EnvSource } from '../core/config.ts';
 
 export class RendezvousError extends TensorError {}
 
@@ -17,7 +18,7 @@ export interface DistEnv {
 }
 
 /** RANK, WORLD_SIZE, LOCAL_RANK (default RANK), MASTER_ADDR (default 127.0.0.1), MASTER_PORT */
-export function distEnvFrom(env: NodeJS.ProcessEnv = process.env): DistEnv {
+export function distEnvFrom(env: EnvSource = process.env): DistEnv {
   const int = (name: string, fallback?: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') {

@@ -3,6 +3,7 @@
 // would hang the process with it. So waits here poll instead (an event query plus the library's
 // asynchronous error, a few microseconds each) and give up at the deadline, after which the
 // caller aborts the communicator, which makes the spinning kernels exit.
+import { readEnv, type EnvSource } from '../core/config.ts';
 
 /** what a poll finds: all done, still running, or a failure reported by the library */
 export type PollResult = { readonly state: 'done' } | { readonly state: 'pending' } | { readonly state: 'failed'; readonly error: string };
@@ -40,8 +41,6 @@ export function pollUntilSync(poll: () => PollResult, deadline: number): PollRes
 }
 
 /** ROCM_TENSOR_DIST_TIMEOUT_MS, else 5 minutes: the default deadline of synchronize and barrier */
-export function defaultTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env['ROCM_TENSOR_DIST_TIMEOUT_MS'];
-  const v = raw === undefined || raw === '' ? NaN : Number(raw);
-  return Number.isFinite(v) && v > 0 ? v : 300_000;
+export function defaultTimeoutMs(env?: EnvSource): number {
+  return readEnv('ROCM_TENSOR_DIST_TIMEOUT_MS', env) ?? 300_000;
 }

@@ -5,6 +5,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import koffi, { type LibraryHandle } from 'koffi';
 import { LibraryNotFoundError } from '../core/errors.ts';
+import { readEnv, readLibraryOverride } from '../core/config.ts';
 
 export interface LibrarySpec {
   readonly id: string;
@@ -38,16 +39,16 @@ function globDirs(parent: string, prefix: string, sub: string): string[] {
 }
 
 export function rocmDirs(): string[] {
-  const env = process.env;
-  const fromEnv = [env.ROCM_PATH, env.HIP_PATH].flatMap((p) => (p ? [join(p, 'lib'), join(p, 'lib64')] : []));
+  const fromEnv = [readEnv('ROCM_PATH'), readEnv('HIP_PATH')].flatMap((p) => (p ? [join(p, 'lib'), join(p, 'lib64')] : []));
   return uniq([...fromEnv, '/opt/rocm/lib', ...globDirs('/opt', 'rocm-', 'lib'), ...SYSTEM_DIRS]);
 }
 
 /** site-packages/nvidia/<pkg>/lib of the python3 environments we can see without running python */
 function pythonNvidiaDirs(): string[] {
-  const roots = ['/usr/local/lib', '/usr/lib', join(process.env.HOME ?? '/root', '.local/lib')];
-  if (process.env.VIRTUAL_ENV) roots.unshift(join(process.env.VIRTUAL_ENV, 'lib'));
-  if (process.env.CONDA_PREFIX) roots.unshift(join(process.env.CONDA_PREFIX, 'lib'));
+  const roots = ['/usr/local/lib', '/usr/lib', join(readEnv('HOME') ?? '/root', '.local/lib')];
+  const venv = readEnv('VIRTUAL_ENV'), conda = readEnv('CONDA_PREFIX');
+  if (venv) roots.unshift(join(venv, 'lib'));
+  if (conda) roots.unshift(join(conda, 'lib'));
   const out: string[] = [];
   for (const root of roots) {
     for (const py of globDirs(root, 'python3', '')) {
@@ -62,8 +63,7 @@ function pythonNvidiaDirs(): string[] {
 }
 
 export function cudaDirs(): string[] {
-  const env = process.env;
-  const fromEnv = [env.CUDA_HOME, env.CUDA_PATH].flatMap((p) => (p ? [join(p, 'lib64'), join(p, 'lib')] : []));
+  const fromEnv = [readEnv('CUDA_HOME'), readEnv('CUDA_PATH')].flatMap((p) => (p ? [join(p, 'lib64'), join(p, 'lib')] : []));
   return uniq([...fromEnv, '/usr/local/cuda/lib64', ...globDirs('/usr/local', 'cuda-', 'lib64'), ...SYSTEM_DIRS,
     '/usr/lib/wsl/lib', ...pythonNvidiaDirs()]);
 }
@@ -130,7 +130,7 @@ export function openLibrary(spec: LibrarySpec): LoadedLibrary {
     }
   };
 
-  const override = process.env[spec.envVar];
+  const override = readLibraryOverride(spec.envVar);
   if (override) {
     // an explicit override that fails must not silently fall back to another copy
     const got = attempt(override);

@@ -2,6 +2,7 @@
 // every dtype (f32/f64 natively, f16/bf16 with f32 accumulation). Scalars are passed in host
 // pointer mode from a koffi-owned cell, so no device round trip is needed for alpha/beta.
 import { GpuError, ShapeError } from '../core/errors.ts';
+import { readEnv } from '../core/config.ts';
 import type { BlasApi, BlasDType, DevicePtr, GemmParams, GpuStream } from '../runtime/gpu.ts';
 import { openLibrary, ROCBLAS_LIB, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
@@ -98,7 +99,7 @@ export function loadRocblas(): Rocblas {
   };
   // rocblas_initialize loads every Tensile kernel for the visible devices up front (seconds);
   // opt-in, since lazy loading per kernel is what most short-lived processes want
-  if (process.env.ROCM_TENSOR_ROCBLAS_PRELOAD === '1') fn.rocblas_initialize();
+  if (readEnv('ROCM_TENSOR_ROCBLAS_PRELOAD') === true) fn.rocblas_initialize();
   const len: [number] = [0];
   check(fn.rocblas_get_version_string_size(len), 'rocblas_get_version_string_size', []);
   const buf = new Uint8Array(Math.max(len[0], 1));

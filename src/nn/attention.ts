@@ -9,7 +9,7 @@ import type { RotaryEmbedding } from './rotary.ts';
 import type { KVCache } from './kv-cache.ts';
 import { tidy } from '../core/scope.ts';
 import { TensorError } from '../core/errors.ts';
-import { qkvToCache } from '../ops/linear.ts';
+import { qkvToCache } from '../tensor/fused.ts';
 import type { BlockFusion } from './mlp.ts';
 
 export interface AttentionShape {

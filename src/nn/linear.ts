@@ -2,7 +2,7 @@
 // as a transpose flag, never copied; one row of x on a GPU is one GEMV kernel, which also takes
 // an RMSNorm before and a residual add after (ops/linear.ts).
 import type { Tensor } from '../tensor/tensor.ts';
-import type { LinearOptions } from '../ops/linear.ts';
+import type { LinearOptions } from '../tensor/options.ts';
 
 /** what a projection can fold in around its product (the bias is its own) */
 export type ProjectionFusion = Omit<LinearOptions, 'bias'>;

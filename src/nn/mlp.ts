@@ -3,7 +3,7 @@
 // and the residual add after it can be folded in (one kernel each side at batch 1 on a GPU).
 import type { Tensor } from '../tensor/tensor.ts';
 import type { Projection } from './linear.ts';
-import type { RmsNormSpec } from '../ops/linear.ts';
+import type { RmsNormSpec } from '../tensor/options.ts';
 import { tidy } from '../core/scope.ts';
 
 export interface BlockFusion {

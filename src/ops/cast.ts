@@ -1,13 +1,13 @@
 // toDtype: casts between every pair of the seven dtypes.
 import { isDType, type DType } from '../core/dtype.ts';
 import { DTypeError } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/cast.ts';
 import * as gpu from '../backends/gpu/cast.ts';
 
 /** the same dtype gives a new view of x (no copy), like torch's .to() returning self */
-export function cast(x: Tensor, dtype: DType): Tensor {
+export function cast(x: RawTensor, dtype: DType): RawTensor {
   x.check('toDtype');
   if (!isDType(dtype)) throw new DTypeError(`toDtype: unknown dtype '${String(dtype)}' (tensor ${sig(x)})`);
   if (dtype === x.dtype) return x.view(x.layout);

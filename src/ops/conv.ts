@@ -2,8 +2,8 @@
 // then run as a 4-d [n, c, h, w] problem: 1-d ops become h = 1 views, an unbatched input gets a
 // batch dim of 1 (views, no copies), so the CPU and GPU paths only implement the 2-d forms.
 import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import { pair, type ConvOptions, type ConvTransposeOptions, type Pair } from '../backends/options.ts';
 import type { Conv2dParams, ConvTranspose2dParams } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/conv.ts';
@@ -18,9 +18,9 @@ function opt(op: string, name: string, v: Pair | undefined, spatial: 1 | 2, dflt
   return [pad1d, pair(op, name, v, dflt, min)[0]];
 }
 
-interface Prepared { x4: Tensor; w4: Tensor; owned: Tensor[]; unbatched: boolean }
+interface Prepared { x4: RawTensor; w4: RawTensor; owned: RawTensor[]; unbatched: boolean }
 
-function prepare(op: string, x: Tensor, w: Tensor, bias: Tensor | null, spatial: 1 | 2): Prepared {
+function prepare(op: string, x: RawTensor, w: RawTensor, bias: RawTensor | null, spatial: 1 | 2): Prepared {
   if (bias) bias.check(op);
   const ts = bias ? [x, w, bias] : [x, w];
   sameDevice(op, ...ts);
@@ -29,7 +29,7 @@ function prepare(op: string, x: Tensor, w: Tensor, bias: Tensor | null, spatial:
   const dims = spatial === 1 ? '[n, c, l] or [c, l]' : '[n, c, h, w] or [c, h, w]';
   if (x.rank !== spatial + 2 && x.rank !== spatial + 1) throw new ShapeError(`${op}: input must be ${dims}, got ${sig(x)}`);
   if (w.rank !== spatial + 2) throw new ShapeError(`${op}: weight must have rank ${spatial + 2}, got ${sig(w)} (input ${sig(x)})`);
-  const owned: Tensor[] = [];
+  const owned: RawTensor[] = [];
   const unbatched = x.rank === spatial + 1;
   let x4 = x, w4 = w;
   if (unbatched) { x4 = x4.unsqueeze(0); owned.push(x4); }
@@ -40,7 +40,7 @@ function prepare(op: string, x: Tensor, w: Tensor, bias: Tensor | null, spatial:
   return { x4, w4, owned, unbatched };
 }
 
-function finish(out4: Tensor, spatial: 1 | 2, unbatched: boolean): Tensor {
+function finish(out4: RawTensor, spatial: 1 | 2, unbatched: boolean): RawTensor {
   if (spatial === 2 && !unbatched) return out4;
   let l = out4.layout;
   if (spatial === 1) l = l.squeeze(2);
@@ -50,7 +50,7 @@ function finish(out4: Tensor, spatial: 1 | 2, unbatched: boolean): Tensor {
   return out;
 }
 
-function checkBias(op: string, bias: Tensor | null, cOut: number, x: Tensor, w: Tensor): void {
+function checkBias(op: string, bias: RawTensor | null, cOut: number, x: RawTensor, w: RawTensor): void {
   if (bias && (bias.rank !== 1 || bias.layout.shape[0] !== cOut)) {
     throw new ShapeError(`${op}: bias must be [${cOut}], got ${sig(bias)} (input ${sig(x)}, weight ${sig(w)})`);
   }
@@ -76,7 +76,7 @@ function checkOptions(op: string, o: unknown): void {
   if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options must be an object, got ${String(o)}`);
 }
 
-function convNd(op: string, x: Tensor, w: Tensor, o: ConvOptions, spatial: 1 | 2): Tensor {
+function convNd(op: string, x: RawTensor, w: RawTensor, o: ConvOptions, spatial: 1 | 2): RawTensor {
   checkOptions(op, o);
   const bias = o.bias ?? null;
   const p = prepare(op, x, w, bias, spatial);
@@ -106,7 +106,7 @@ function convNd(op: string, x: Tensor, w: Tensor, o: ConvOptions, spatial: 1 | 2
   }
 }
 
-function convTransposeNd(op: string, x: Tensor, w: Tensor, o: ConvTransposeOptions, spatial: 1 | 2): Tensor {
+function convTransposeNd(op: string, x: RawTensor, w: RawTensor, o: ConvTransposeOptions, spatial: 1 | 2): RawTensor {
   checkOptions(op, o);
   const bias = o.bias ?? null;
   const p = prepare(op, x, w, bias, spatial);
@@ -150,7 +150,7 @@ function fmtPair(v: readonly [number, number], spatial: 1 | 2): string {
   return spatial === 1 ? `${v[1]}` : fmtShape(v);
 }
 
-export function conv1d(x: Tensor, w: Tensor, o: ConvOptions): Tensor { return convNd('conv1d', x, w, o, 1); }
-export function conv2d(x: Tensor, w: Tensor, o: ConvOptions): Tensor { return convNd('conv2d', x, w, o, 2); }
-export function convTranspose1d(x: Tensor, w: Tensor, o: ConvTransposeOptions): Tensor { return convTransposeNd('convTranspose1d', x, w, o, 1); }
-export function convTranspose2d(x: Tensor, w: Tensor, o: ConvTransposeOptions): Tensor { return convTransposeNd('convTranspose2d', x, w, o, 2); }
+export function conv1d(x: RawTensor, w: RawTensor, o: ConvOptions): RawTensor { return convNd('conv1d', x, w, o, 1); }
+export function conv2d(x: RawTensor, w: RawTensor, o: ConvOptions): RawTensor { return convNd('conv2d', x, w, o, 2); }
+export function convTranspose1d(x: RawTensor, w: RawTensor, o: ConvTransposeOptions): RawTensor { return convTransposeNd('convTranspose1d', x, w, o, 1); }
+export function convTranspose2d(x: RawTensor, w: RawTensor, o: ConvTransposeOptions): RawTensor { return convTransposeNd('convTranspose2d', x, w, o, 2); }

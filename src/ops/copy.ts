@@ -2,30 +2,38 @@
 // reduce to one primitive, a strided-to-strided copy between two views of the same shape.
 import { Layout, normDim, sameShape } from '../core/layout.ts';
 import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
-import { Tensor } from '../tensor/tensor.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
 import type { Device } from '../device/device.ts';
 import { Storage } from '../device/storage.ts';
 import { roundTo } from '../core/dtype.ts';
-import { sameDevice, sameDType, sig } from './dispatch.ts';
+import { sameDevice, sameDType, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/copy.ts';
 import * as gpu from '../backends/gpu/copy.ts';
 import { catRows, type CatPart } from '../backends/gpu/cat.ts';
 import { toHostArray } from './readback.ts';
 
 /** dst (any view) <- src (any view, same shape and dtype) */
-export function copyInto(dst: Tensor, src: Tensor): void {
+export function copyInto(dst: RawTensor, src: RawTensor): void {
   if (dst.numel === 0) return;
   if (dst.device.isCpu) cpu.copyInto(dst, src); else gpu.copyInto(dst, src);
 }
 
-export function contiguous(x: Tensor): Tensor {
+export function contiguous(x: RawTensor): RawTensor {
   if (x.isContiguous()) return x.view(x.layout);
-  const out = Tensor.empty(x.layout.shape, x.dtype, x.device);
+  const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
   copyInto(out, x);
   return out;
 }
 
-export function cat(ts: readonly Tensor[], dim: number): Tensor {
+/** x with another shape (same element count): a view where the layout allows, else a copy */
+export function reshape(x: RawTensor, shape: readonly number[]): RawTensor {
+  const l = x.layout.reshapeView(shape);
+  if (l) return x.view(l);
+  const c = contiguous(x);
+  try { return c.viewAs(shape); } finally { c.dispose(); }
+}
+
+export function cat(ts: readonly RawTensor[], dim: number): RawTensor {
   if (ts.length === 0) throw new ShapeError('cat: no tensors given');
   const first = ts[0]!;
   for (const t of ts) t.check('cat');
@@ -38,7 +46,7 @@ export function cat(ts: readonly Tensor[], dim: number): Tensor {
   }
   const shape = [...first.layout.shape];
   shape[d] = ts.reduce((a, t) => a + t.layout.shape[d]!, 0);
-  const out = Tensor.empty(shape, first.dtype, first.device);
+  const out = RawTensor.empty(shape, first.dtype, first.device);
   const parts: CatPart[] = [];
   let off = 0;
   for (const t of ts) {
@@ -56,7 +64,7 @@ export function cat(ts: readonly Tensor[], dim: number): Tensor {
   return out;
 }
 
-export function sliceSet(dst: Tensor, src: Tensor, dim: number, start: number): void {
+export function sliceSet(dst: RawTensor, src: RawTensor, dim: number, start: number): void {
   sameDevice('sliceSet', dst, src);
   sameDType('sliceSet', dst, src);
   const d = normDim('sliceSet', dim, dst.rank);
@@ -78,7 +86,7 @@ export interface Copy2dParams {
 }
 
 /** rows x cols block between two contiguous tensors viewed as flat arrays */
-export function copy2d(src: Tensor, dst: Tensor, p: Copy2dParams): void {
+export function copy2d(src: RawTensor, dst: RawTensor, p: Copy2dParams): void {
   sameDevice('copy2d', src, dst);
   sameDType('copy2d', src, dst);
   if (!src.isContiguous() || !dst.isContiguous()) throw new ShapeError(`copy2d: src ${sig(src)} and dst ${sig(dst)} must be contiguous`);
@@ -96,19 +104,19 @@ export function copy2d(src: Tensor, dst: Tensor, p: Copy2dParams): void {
 }
 
 /** every element of the view x := value (rounded to x's dtype) */
-export function constSet(x: Tensor, value: number): void {
+export function constSet(x: RawTensor, value: number): void {
   if (typeof value !== 'number') throw new TensorError(`constSet: value must be a number, got ${typeof value}`);
   if (x.numel === 0) return;
   if (x.device.isCpu) cpu.constSet(x, roundTo(x.dtype, value)); else gpu.constSet(x, value);
 }
 
-export function toDevice(x: Tensor, device: Device): Tensor {
+export function toDevice(x: RawTensor, device: Device): RawTensor {
   if (x.device === device) return x.view(x.layout);
   const raw = x.device.isCpu ? cpu.rawContiguous(x) : toHostArray(x, true);
-  return new Tensor(Storage.fromHost(device, x.dtype, raw), Layout.contiguous(x.layout.shape), x.dtype);
+  return new RawTensor(Storage.fromHost(device, x.dtype, raw), Layout.contiguous(x.layout.shape), x.dtype);
 }
 
-export function assertSameShape(op: string, a: Tensor, b: Tensor): void {
+export function assertSameShape(op: string, a: RawTensor, b: RawTensor): void {
   if (!sameShape(a.layout.shape, b.layout.shape)) throw new ShapeError(`${op}: shapes differ (${sig(a)} vs ${sig(b)})`);
   if (a.dtype !== b.dtype) throw new DTypeError(`${op}: dtypes differ (${sig(a)} vs ${sig(b)})`);
 }

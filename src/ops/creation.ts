@@ -4,11 +4,12 @@ import { Layout, checkShape, numel, type Shape } from '../core/layout.ts';
 import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
 import type { Device } from '../device/device.ts';
 import { Storage } from '../device/storage.ts';
-import { Tensor, type NestedArray } from '../tensor/tensor.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
+import type { NestedArray } from '../core/dtype.ts';
 import { constSet } from './copy.ts';
 
-function fromHost(host: HostArray, shape: Shape, dtype: DType, device: Device): Tensor {
-  return new Tensor(Storage.fromHost(device, dtype, host), Layout.contiguous(shape), dtype);
+function fromHost(host: HostArray, shape: Shape, dtype: DType, device: Device): RawTensor {
+  return new RawTensor(Storage.fromHost(device, dtype, host), Layout.contiguous(shape), dtype);
 }
 
 function nestedShape(data: NestedArray): number[] {
@@ -37,7 +38,7 @@ function dtypeOf(a: ArrayLike<number> | BigInt64Array): DType | null {
   return null;
 }
 
-export function fromData(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: Shape | undefined, dtype: DType | undefined, device: Device): Tensor {
+export function fromData(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: Shape | undefined, dtype: DType | undefined, device: Device): RawTensor {
   if (dtype !== undefined && !isDType(dtype)) throw new TensorError(`from: unknown dtype '${String(dtype)}'`);
   if (typeof data === 'number') {
     const d = dtype ?? 'f32';
@@ -69,15 +70,15 @@ export function fromData(data: ArrayLike<number> | BigInt64Array | NestedArray, 
   return fromHost(hostFromNumbers(d, arr as ArrayLike<number>), finalShape, d, device);
 }
 
-export function full(shape: Shape, value: number, dtype: DType, device: Device): Tensor {
+export function full(shape: Shape, value: number, dtype: DType, device: Device): RawTensor {
   checkShape('full', shape);
   if (!isDType(dtype)) throw new TensorError(`full: unknown dtype '${String(dtype)}'`);
-  const t = Tensor.empty(shape, dtype, device);
+  const t = RawTensor.empty(shape, dtype, device);
   constSet(t, value);
   return t;
 }
 
-export function arange(start: number, end: number, step: number, dtype: DType, device: Device): Tensor {
+export function arange(start: number, end: number, step: number, dtype: DType, device: Device): RawTensor {
   if (!Number.isFinite(start) || !Number.isFinite(end) || !Number.isFinite(step) || step === 0) {
     throw new RangeError(`arange: need finite start/end and a nonzero step, got (${start}, ${end}, ${step})`);
   }
@@ -87,7 +88,7 @@ export function arange(start: number, end: number, step: number, dtype: DType, d
   return fromHost(hostFromNumbers(dtype, v), [n], dtype, device);
 }
 
-export function eye(n: number, dtype: DType, device: Device): Tensor {
+export function eye(n: number, dtype: DType, device: Device): RawTensor {
   checkShape('eye', [n, n]);
   const v = new Float64Array(n * n);
   for (let i = 0; i < n; i++) v[i * n + i] = 1;

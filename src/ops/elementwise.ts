@@ -3,20 +3,20 @@
 import { roundTo, type DType } from '../core/dtype.ts';
 import { DTypeError, TensorError } from '../core/errors.ts';
 import { broadcastShapes, type Shape } from '../core/layout.ts';
-import { Tensor } from '../tensor/tensor.ts';
-import { ALL_DTYPES, FLOATS, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
+import { ALL_DTYPES, FLOATS, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/elementwise.ts';
 import * as gpu from '../backends/gpu/elementwise.ts';
 
-export function unary(x: Tensor, op: UnaryOp): Tensor {
+export function unary(x: RawTensor, op: UnaryOp): RawTensor {
   if (!(UNARY_OPS as readonly string[]).includes(op)) throw new TensorError(`unary: unknown op '${String(op)}' (tensor ${sig(x)})`);
   x.check(op);
   dtypeIn(op, x, FLOATS);
   return x.device.isCpu ? cpu.unary(x, op) : gpu.unary(x, op);
 }
 
-export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
+export function paramUnary(x: RawTensor, p: ParamUnary): RawTensor {
   if (!(PARAM_UNARY_OPS as readonly string[]).includes(p.op)) throw new TensorError(`paramUnary: unknown op '${String(p.op)}' (tensor ${sig(x)})`);
   x.check(p.op);
   if (typeof p.a !== 'number' || typeof p.b !== 'number') {
@@ -27,9 +27,9 @@ export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
 }
 
 /** the second operand checked against a: same device and dtype, or a number rounded to a's dtype */
-function operand(op: string, a: Tensor, b: Tensor | number): { b: Tensor | number; shape: Shape } {
+function operand(op: string, a: RawTensor, b: RawTensor | number): { b: RawTensor | number; shape: Shape } {
   if (typeof b === 'number') return { b: roundTo(a.dtype, b), shape: a.layout.shape };
-  if (!(b instanceof Tensor)) throw new TypeError(`${op}: the other operand must be a Tensor or a number, got ${typeof b} (tensor ${sig(a)})`);
+  if (!(b instanceof RawTensor)) throw new TypeError(`${op}: the other operand must be a Tensor or a number, got ${typeof b} (tensor ${sig(a)})`);
   b.check(op);
   sameDevice(op, a, b);
   sameDType(op, a, b);
@@ -37,7 +37,7 @@ function operand(op: string, a: Tensor, b: Tensor | number): { b: Tensor | numbe
 }
 
 /** integer div truncates toward zero and x/0 is 0; u8/u32 wrap; i64 wraps at 64 bits */
-export function binary(op: BinaryOp, a: Tensor, b: Tensor | number): Tensor {
+export function binary(op: BinaryOp, a: RawTensor, b: RawTensor | number): RawTensor {
   if (!(BINARY_OPS as readonly string[]).includes(op)) throw new TensorError(`binary: unknown op '${String(op)}' (tensor ${sig(a)})`);
   a.check(op);
   dtypeIn(op, a, ALL_DTYPES);
@@ -46,7 +46,7 @@ export function binary(op: BinaryOp, a: Tensor, b: Tensor | number): Tensor {
 }
 
 /** u8 result, 1 where the comparison holds (NaN compares unequal to everything) */
-export function compare(op: CmpOp, a: Tensor, b: Tensor | number): Tensor {
+export function compare(op: CmpOp, a: RawTensor, b: RawTensor | number): RawTensor {
   if (!(CMP_OPS as readonly string[]).includes(op)) throw new TensorError(`compare: unknown op '${String(op)}' (tensor ${sig(a)})`);
   a.check(op);
   dtypeIn(op, a, ALL_DTYPES);
@@ -55,16 +55,16 @@ export function compare(op: CmpOp, a: Tensor, b: Tensor | number): Tensor {
 }
 
 /** cond ? a : b; a number takes the other operand's dtype, two numbers give f32 */
-export function where(cond: Tensor, a: Tensor | number, b: Tensor | number): Tensor {
+export function where(cond: RawTensor, a: RawTensor | number, b: RawTensor | number): RawTensor {
   cond.check('where');
-  if (!(cond instanceof Tensor)) throw new TypeError('where: cond must be a Tensor');
+  if (!(cond instanceof RawTensor)) throw new TypeError('where: cond must be a Tensor');
   for (const v of [a, b]) {
-    if (typeof v !== 'number' && !(v instanceof Tensor)) throw new TypeError(`where: a and b must be Tensors or numbers, got ${typeof v} (cond ${sig(cond)})`);
+    if (typeof v !== 'number' && !(v instanceof RawTensor)) throw new TypeError(`where: a and b must be Tensors or numbers, got ${typeof v} (cond ${sig(cond)})`);
   }
   if (!INDEX_DTYPES.includes(cond.dtype)) {
     throw new DTypeError(`where: cond dtype ${cond.dtype} not supported (cond ${sig(cond)}; supported: ${INDEX_DTYPES.join(', ')})`);
   }
-  const ts = [a, b].filter((v): v is Tensor => v instanceof Tensor);
+  const ts = [a, b].filter((v): v is RawTensor => v instanceof RawTensor);
   for (const t of ts) t.check('where');
   sameDevice('where', cond, ...ts);
   if (ts.length === 2) sameDType('where', ts[0]!, ts[1]!);

@@ -2,26 +2,26 @@
 // new tensor (inputs unchanged), except indexSet, which writes into x. Ids are u8, u32 or i64; an id outside its dim is an IndexError.
 import { normDim } from '../core/layout.ts';
 import { ShapeError, fmtShape } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { ALL_DTYPES, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { ALL_DTYPES, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/indexing.ts';
 import * as gpu from '../backends/gpu/indexing.ts';
 
 /** normDim, with the tensor named in the error */
-function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {
+function dimOf(op: string, dim: number, x: RawTensor, rank = x.rank): number {
   try { return normDim(op, dim, rank); } catch (e) {
     if (e instanceof ShapeError) throw new ShapeError(`${e.message} (x ${sig(x)})`);
     throw e;
   }
 }
 
-function checkIds(op: string, ids: Tensor): void { dtypeIn(op, ids, INDEX_DTYPES); }
+function checkIds(op: string, ids: RawTensor): void { dtypeIn(op, ids, INDEX_DTYPES); }
 
-function oneDim(op: string, ids: Tensor, x: Tensor): void {
+function oneDim(op: string, ids: RawTensor, x: RawTensor): void {
   if (ids.rank !== 1) throw new ShapeError(`${op}: ids must be 1-d, got ids ${sig(ids)} (x ${sig(x)})`);
 }
 
-export function indexSelect(x: Tensor, ids: Tensor, dim: number): Tensor {
+export function indexSelect(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
   const op = 'indexSelect';
   sameDevice(op, x, ids);
   dtypeIn(op, x, ALL_DTYPES);
@@ -33,7 +33,7 @@ export function indexSelect(x: Tensor, ids: Tensor, dim: number): Tensor {
   return x.device.isCpu ? cpu.indexSelect(x, ids, d, outShape) : gpu.indexSelect(x, ids, d, outShape);
 }
 
-export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
+export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
   const op = 'gather';
   sameDevice(op, x, ids);
   dtypeIn(op, x, ALL_DTYPES);
@@ -46,7 +46,7 @@ export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
   return x.device.isCpu ? cpu.gather(x, ids, d) : gpu.gather(x, ids, d);
 }
 
-export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: boolean): Tensor {
+export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): RawTensor {
   const op = add ? 'scatterAdd' : 'scatter';
   sameDevice(op, x, ids, src);
   dtypeIn(op, x, ALL_DTYPES);
@@ -63,7 +63,7 @@ export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: b
 }
 
 /** the checks of indexAdd and indexSet: src is x with dim the length of the 1-d ids; returns dim */
-function sliceWriteDim(op: string, x: Tensor, ids: Tensor, src: Tensor, dim: number): number {
+function sliceWriteDim(op: string, x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): number {
   sameDevice(op, x, ids, src);
   dtypeIn(op, x, ALL_DTYPES);
   sameDType(op, x, src);
@@ -78,19 +78,19 @@ function sliceWriteDim(op: string, x: Tensor, ids: Tensor, src: Tensor, dim: num
   return d;
 }
 
-export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
+export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
   const d = sliceWriteDim('indexAdd', x, ids, src, dim);
   return x.device.isCpu ? cpu.indexAdd(x, ids, src, d) : gpu.indexAdd(x, ids, src, d);
 }
 
 /** in place: x's slices at positions ids along dim become src's (PyTorch's index_copy_) */
-export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void {
+export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
   const d = sliceWriteDim('indexSet', x, ids, src, dim);
   if (!x.isContiguous()) throw new ShapeError(`indexSet: x ${sig(x)} must be contiguous: it is written in place`);
   if (x.device.isCpu) cpu.indexSet(x, ids, src, d); else gpu.indexSet(x, ids, src, d);
 }
 
-export function embedding(ids: Tensor, table: Tensor): Tensor {
+export function embedding(ids: RawTensor, table: RawTensor): RawTensor {
   const op = 'embedding';
   sameDevice(op, ids, table);
   dtypeIn(op, table, ALL_DTYPES);

@@ -6,25 +6,21 @@
 // norm, bias, SwiGLU, residual, rotary and cache write cost no launch of their own. Anywhere
 // else (the CPU, several rows, f64, layouts the kernel does not read) the same result is
 // composed from the separate ops, rounding to the dtype between them as they do.
-import type { Tensor } from '../tensor/tensor.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
 import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
-import { tidy } from '../core/scope.ts';
-import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as gpu from '../backends/gpu/gemv-fused.ts';
+import { binary, unary } from './elementwise.ts';
+import { matmul } from './matmul.ts';
+import { rmsNorm, rope } from './nn.ts';
+import { contiguous, reshape, sliceSet } from './copy.ts';
+import { indexSelect, indexSet } from './indexing.ts';
+import type { LinearOptions, QkvToCacheArgs, RmsNormSpec } from '../backends/options.ts';
+export type { LinearOptions, QkvToCacheArgs, RmsNormSpec };
 
-export interface RmsNormSpec { readonly weight: Tensor; readonly eps: number }
 
-export interface LinearOptions {
-  readonly bias?: Tensor | null;
-  /** RMS-normalise x (over its last dim, with this weight) before the product */
-  readonly norm?: RmsNormSpec | null;
-  /** 'swiglu': W stacks [gate; up] as [2n, k] and y = silu(gate) * up, n outputs */
-  readonly act?: 'swiglu' | null;
-  /** added to the result: the residual stream, shaped like y */
-  readonly residual?: Tensor | null;
-}
 
-function vector(op: string, name: string, t: Tensor, n: number): void {
+function vector(op: string, name: string, t: RawTensor, n: number): void {
   if (t.rank !== 1 || t.dim(0) !== n) throw new ShapeError(`${op}: ${name} must be [${n}], got ${sig(t)}`);
 }
 
@@ -36,10 +32,10 @@ function checkNorm(op: string, norm: RmsNormSpec, k: number): void {
 }
 
 /** the operands of one call, checked */
-function linearArgs(x: Tensor, w: Tensor, o: LinearOptions): { n: number; k: number; outShape: number[] } {
+function linearArgs(x: RawTensor, w: RawTensor, o: LinearOptions): { n: number; k: number; outShape: number[] } {
   const op = 'linear';
   // the optional operands by hand: this runs for every projection of every decode step
-  const extra: Tensor[] = [];
+  const extra: RawTensor[] = [];
   if (o.bias) extra.push(o.bias.check(op));
   if (o.norm) extra.push(o.norm.weight.check(op));
   if (o.residual) extra.push(o.residual.check(op));
@@ -65,22 +61,29 @@ function linearArgs(x: Tensor, w: Tensor, o: LinearOptions): { n: number; k: num
 }
 
 /** the composed reference: every step a separate op */
-function composedLinear(x: Tensor, w: Tensor, o: LinearOptions, outShape: number[]): Tensor {
-  return tidy(() => {
-    const xn = o.norm ? x.rmsNorm(o.norm.weight, o.norm.eps) : x;
-    const x2 = xn.reshape([-1, xn.dim(-1)]);
-    let y = x2.matmul(w.T);
-    if (o.bias) y = y.add(o.bias);
+function composedLinear(x: RawTensor, w: RawTensor, o: LinearOptions, outShape: number[]): RawTensor {
+  const temps: RawTensor[] = [];
+  const keep = (t: RawTensor): RawTensor => { temps.push(t); return t; };
+  try {
+    const xn = o.norm ? keep(rmsNorm(x, o.norm.weight, o.norm.eps)) : x;
+    const k = xn.dim(-1);
+    const x2 = keep(reshape(xn, [k === 0 ? 0 : xn.numel / k, k]));
+    let y = keep(matmul(x2, keep(w.T)));
+    if (o.bias) y = keep(binary('add', y, o.bias));
     if (o.act === 'swiglu') {
       const n = y.dim(1) / 2;
-      y = y.narrow(1, 0, n).silu().mul(y.narrow(1, n, n));
+      y = keep(binary('mul', keep(unary(keep(y.narrow(1, 0, n)), 'silu')), keep(y.narrow(1, n, n))));
     }
-    y = y.reshape(outShape);
-    return o.residual ? y.add(o.residual) : y;
-  });
+    y = keep(reshape(y, outShape));
+    if (o.residual) return binary('add', y, o.residual);
+    temps.pop();
+    return y;
+  } finally {
+    for (const t of temps) t.dispose();
+  }
 }
 
-export function linear(x: Tensor, w: Tensor, o: LinearOptions = {}): Tensor {
+export function linear(x: RawTensor, w: RawTensor, o: LinearOptions = {}): RawTensor {
   const { n, k, outShape } = linearArgs(x, w, o);
   if (!x.device.isCpu && x.numel === k) {
     const y = gpu.linearRow(x, w, o, n, k, outShape);
@@ -89,30 +92,11 @@ export function linear(x: Tensor, w: Tensor, o: LinearOptions = {}): Tensor {
   return composedLinear(x, w, o, outShape);
 }
 
-export interface QkvToCacheArgs {
-  /** one token's hidden state: [1, 1, hidden] (or [1, hidden]) */
-  readonly x: Tensor;
-  /** the stacked q, k, v projections [(heads + 2 kvHeads) headDim, hidden], and their bias */
-  readonly weight: Tensor;
-  readonly bias?: Tensor | null;
-  readonly norm?: RmsNormSpec | null;
-  /** rotary tables [positions, headDim / 2] (the halves pairing) */
-  readonly cos: Tensor;
-  readonly sin: Tensor;
-  /** the token's position: a number, or a u32 [1] on the device (read when the work runs) */
-  readonly pos: number | Tensor;
-  /** one layer's cache [1, kvHeads, maxLen, headDim]: written at pos */
-  readonly keys: Tensor;
-  readonly values: Tensor;
-  readonly heads: number;
-  readonly kvHeads: number;
-  readonly headDim: number;
-}
 
 function qkvArgs(a: QkvToCacheArgs): void {
   const op = 'qkvToCache';
   const { x, weight: w, heads, kvHeads, headDim: d } = a;
-  const extra = [a.bias, a.norm?.weight].filter((t): t is Tensor => !!t).map((t) => t.check(op));
+  const extra = [a.bias, a.norm?.weight].filter((t): t is RawTensor => !!t).map((t) => t.check(op));
   for (const t of [x, w, a.cos, a.sin, a.keys, a.values, ...(typeof a.pos === 'number' ? [] : [a.pos])]) t.check(op);
   sameDevice(op, x, w, a.cos, a.sin, a.keys, a.values, ...extra, ...(typeof a.pos === 'number' ? [] : [a.pos]));
   dtypeIn(op, x, FLOATS);
@@ -153,24 +137,28 @@ function qkvArgs(a: QkvToCacheArgs): void {
   }
 }
 
-function composedQkv(a: QkvToCacheArgs): Tensor {
+function composedQkv(a: QkvToCacheArgs): RawTensor {
   const { heads, kvHeads, headDim: d } = a;
-  return tidy(() => {
-    const x = a.x.reshape([1, 1, a.x.dim(-1)]);
-    const qkv = linear(x, a.weight, { bias: a.bias ?? null, norm: a.norm ?? null });
-    const split = (start: number, count: number) => qkv.narrow(2, start * d, count * d).reshape([1, 1, count, d]);
-    const at = (t: Tensor) => (typeof a.pos === 'number' ? t.narrow(0, a.pos, 1) : t.indexSelect(a.pos, 0));
-    const qk = split(0, heads + kvHeads).ropeThd(at(a.cos), at(a.sin));
-    const k = qk.narrow(2, heads, kvHeads).transpose(1, 2), v = split(heads + kvHeads, kvHeads).transpose(1, 2);
+  const temps: RawTensor[] = [];
+  const keep = (t: RawTensor): RawTensor => { temps.push(t); return t; };
+  try {
+    const x = keep(reshape(a.x, [1, 1, a.x.dim(-1)]));
+    const qkv = keep(linear(x, a.weight, { bias: a.bias ?? null, norm: a.norm ?? null }));
+    const split = (start: number, count: number) => keep(reshape(keep(qkv.narrow(2, start * d, count * d)), [1, 1, count, d]));
+    const at = (t: RawTensor) => keep(typeof a.pos === 'number' ? t.narrow(0, a.pos, 1) : indexSelect(t, a.pos, 0));
+    const qk = keep(rope(split(0, heads + kvHeads), at(a.cos), at(a.sin), 'thd'));
+    const k = keep(keep(qk.narrow(2, heads, kvHeads)).transpose(1, 2)), v = keep(split(heads + kvHeads, kvHeads).transpose(1, 2));
     if (typeof a.pos === 'number') {
-      a.keys.sliceSet(k, 2, a.pos);
-      a.values.sliceSet(v, 2, a.pos);
+      sliceSet(a.keys, k, 2, a.pos);
+      sliceSet(a.values, v, 2, a.pos);
     } else {
-      a.keys.indexSet(a.pos, k, 2);
-      a.values.indexSet(a.pos, v, 2);
+      indexSet(a.keys, a.pos, k, 2);
+      indexSet(a.values, a.pos, v, 2);
     }
-    return qk.narrow(2, 0, heads).contiguous();
-  });
+    return contiguous(keep(qk.narrow(2, 0, heads)));
+  } finally {
+    for (const t of temps) t.dispose();
+  }
 }
 
 /**
@@ -178,7 +166,7 @@ function composedQkv(a: QkvToCacheArgs): Tensor {
  * k (rotated) and v go into the caches at `pos`. A device-held position must be inside the
  * cache and the tables when the work runs; it is not checked on the host.
  */
-export function qkvToCache(a: QkvToCacheArgs): Tensor {
+export function qkvToCache(a: QkvToCacheArgs): RawTensor {
   qkvArgs(a);
   if (!a.x.device.isCpu) {
     const q = gpu.qkvRow(a);

@@ -3,12 +3,12 @@
 // ([k] -> [k, 1]), the added dim dropped from the result.
 import { broadcastShapes } from '../core/layout.ts';
 import { ShapeError } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/matmul.ts';
 import * as gpu from '../backends/gpu/matmul.ts';
 
-export function matmul(a: Tensor, b: Tensor): Tensor {
+export function matmul(a: RawTensor, b: RawTensor): RawTensor {
   const op = 'matmul';
   sameDevice(op, a, b);
   dtypeIn(op, a, FLOATS);

@@ -1,14 +1,14 @@
 // avgPool2d / maxPool2d over [n, c, h, w] (or unbatched [c, h, w]), PyTorch's floor mode:
 // out = floor((in + 2 * padding - kernel) / stride) + 1.
 import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { FLOATS, dtypeIn, sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { FLOATS, dtypeIn, sig } from '../backends/checks.ts';
 import { pair, type PoolOptions } from '../backends/options.ts';
 import type { Pool2dParams } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/pool.ts';
 import * as gpu from '../backends/gpu/pool.ts';
 
-function pool(op: 'avgPool2d' | 'maxPool2d', x: Tensor, o: PoolOptions): Tensor {
+function pool(op: 'avgPool2d' | 'maxPool2d', x: RawTensor, o: PoolOptions): RawTensor {
   if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options { kernel, stride?, padding? } required, got ${String(o)}`);
   dtypeIn(op, x, FLOATS);
   if (x.rank !== 4 && x.rank !== 3) throw new ShapeError(`${op}: input must be [n, c, h, w] or [c, h, w], got ${sig(x)}`);
@@ -43,6 +43,6 @@ function pool(op: 'avgPool2d' | 'maxPool2d', x: Tensor, o: PoolOptions): Tensor 
   }
 }
 
-export function avgPool2d(x: Tensor, o: PoolOptions): Tensor { return pool('avgPool2d', x, o); }
+export function avgPool2d(x: RawTensor, o: PoolOptions): RawTensor { return pool('avgPool2d', x, o); }
 /** padding cells never win (they count as -inf); NaN in a window gives NaN, like PyTorch */
-export function maxPool2d(x: Tensor, o: PoolOptions): Tensor { return pool('maxPool2d', x, o); }
+export function maxPool2d(x: RawTensor, o: PoolOptions): RawTensor { return pool('maxPool2d', x, o); }

@@ -7,12 +7,15 @@ import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
 import { isDType, isFloatDType, type DType, type HostArray } from '../core/dtype.ts';
 import type { Device } from '../device/device.ts';
 import { Storage } from '../device/storage.ts';
-import { Tensor } from '../tensor/tensor.ts';
-import { sig } from './dispatch.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
+import { sig } from '../backends/checks.ts';
 import { seedKey } from '../backends/cpu/philox.ts';
 import * as cpu from '../backends/cpu/random.ts';
 import * as gpu from '../backends/gpu/random.ts';
 import { readNumbers, readRaw } from '../backends/cpu/util.ts';
+import { contiguous } from './copy.ts';
+import { cast } from './cast.ts';
+import { argsort } from './sort.ts';
 
 let autoSeed = 0x2545f491;
 
@@ -30,12 +33,12 @@ function dtypeOf(op: string, dtype: DType, what: string, floatOnly: boolean): vo
   if (floatOnly && !isFloatDType(dtype)) throw new DTypeError(`${op}: dtype ${dtype} is not a float dtype (${what})`);
 }
 
-function host(device: Device, dtype: DType, shape: Shape, data: HostArray): Tensor {
-  return new Tensor(Storage.fromHost(device, dtype, data), Layout.contiguous(shape), dtype);
+function host(device: Device, dtype: DType, shape: Shape, data: HostArray): RawTensor {
+  return new RawTensor(Storage.fromHost(device, dtype, data), Layout.contiguous(shape), dtype);
 }
 
 /** uniform [0, 1) in a float dtype */
-export function rand(shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
+export function rand(shape: Shape, seed: number | undefined, dtype: DType, device: Device): RawTensor {
   checkShape('rand', shape);
   dtypeOf('rand', dtype, `shape ${shp(shape)}`, true);
   const [k0, k1] = keyOf('rand', seed), n = numel(shape);
@@ -43,7 +46,7 @@ export function rand(shape: Shape, seed: number | undefined, dtype: DType, devic
 }
 
 /** standard normal in a float dtype (the inverse normal CDF of each word, in f32; f64 is the f32 value widened) */
-export function randn(shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
+export function randn(shape: Shape, seed: number | undefined, dtype: DType, device: Device): RawTensor {
   checkShape('randn', shape);
   dtypeOf('randn', dtype, `shape ${shp(shape)}`, true);
   const [k0, k1] = keyOf('randn', seed), n = numel(shape);
@@ -57,7 +60,7 @@ const EXACT: Record<DType, [number, number]> = {
 };
 
 /** integers uniform in [low, high): high - low at most 2^32 */
-export function randint(low: number, high: number, shape: Shape, seed: number | undefined, dtype: DType, device: Device): Tensor {
+export function randint(low: number, high: number, shape: Shape, seed: number | undefined, dtype: DType, device: Device): RawTensor {
   checkShape('randint', shape);
   const what = `low ${low}, high ${high}, shape ${shp(shape)}, dtype ${dtype}`;
   dtypeOf('randint', dtype, what, false);
@@ -78,7 +81,7 @@ const threshold = (p: number): number => Math.ceil(p * 2 ** 24);
 export interface BernoulliArgs { seed?: number; dtype?: DType; shape?: Shape; device: Device }
 
 /** 0/1 with probability p: a tensor of probabilities (float dtype) or one number with a shape */
-export function bernoulli(p: Tensor | number, a: BernoulliArgs): Tensor {
+export function bernoulli(p: RawTensor | number, a: BernoulliArgs): RawTensor {
   if (typeof p === 'number') {
     const shape = a.shape;
     if (!shape) throw new ShapeError(`bernoulli: a number p (${p}) needs a shape`);
@@ -108,8 +111,8 @@ export function bernoulli(p: Tensor | number, a: BernoulliArgs): Tensor {
 }
 
 /** fn over x made contiguous (a copy when it is not), the copy disposed after */
-function withContiguous<T>(x: Tensor, fn: (c: Tensor) => T): T {
-  const c = x.isContiguous() ? x : x.contiguous();
+function withContiguous<T>(x: RawTensor, fn: (c: RawTensor) => T): T {
+  const c = x.isContiguous() ? x : contiguous(x);
   try { return fn(c); } finally { if (c !== x) c.dispose(); }
 }
 
@@ -117,7 +120,7 @@ export interface DropoutArgs { seed?: number; training?: boolean }
 
 /** zero each element with probability p and scale the others by 1 / (1 - p); a view of x
  *  (no copy) when training is false */
-export function dropout(x: Tensor, p: number, a: DropoutArgs = {}): Tensor {
+export function dropout(x: RawTensor, p: number, a: DropoutArgs = {}): RawTensor {
   x.check('dropout');
   const what = `x ${sig(x)}, p ${p}`;
   if (!isFloatDType(x.dtype)) throw new DTypeError(`dropout: x must have a float dtype (${what})`);
@@ -142,7 +145,7 @@ export interface MultinomialArgs { replacement?: boolean; seed?: number; dtype?:
  * smallest exponential-race keys -log(u) / p of each row (a stable argsort), which is an exact
  * draw without replacement with probabilities proportional to p.
  */
-export function multinomial(probs: Tensor, numSamples: number, a: MultinomialArgs = {}): Tensor {
+export function multinomial(probs: RawTensor, numSamples: number, a: MultinomialArgs = {}): RawTensor {
   probs.check('multinomial');
   const replacement = a.replacement ?? false, dtype = a.dtype ?? 'i64';
   const what = `probs ${sig(probs)}, numSamples ${numSamples}, replacement ${replacement}`;
@@ -157,7 +160,7 @@ export function multinomial(probs: Tensor, numSamples: number, a: MultinomialArg
   if (cols > 2 ** 32) throw new ShapeError(`multinomial: rows of more than 2^32 categories are not supported (${what})`);
   const [k0, k1] = keyOf('multinomial', a.seed);
   const outShape = probs.rank === 2 ? [rows, numSamples] : [numSamples];
-  if (rows === 0) return Tensor.empty(outShape, dtype, probs.device);
+  if (rows === 0) return RawTensor.empty(outShape, dtype, probs.device);
   const dev = probs.device;
   let pv: Float64Array | null = null;
   if (dev.isCpu) {
@@ -179,10 +182,10 @@ export function multinomial(probs: Tensor, numSamples: number, a: MultinomialArg
     return withContiguous(probs, (c) => gpu.multinomialDraw(c, rows, cols, numSamples, k0, k1, dtype, outShape));
   }
   const keys = pv ? host(dev, 'f32', probs.layout.shape, cpu.multinomialKeys(pv, k0, k1)) : withContiguous(probs, (c) => gpu.multinomialKeys(c, k0, k1));
-  const order = keys.argsort(-1);
+  const order = argsort(keys, -1, false);
   keys.dispose();
   const first = order.narrow(-1, 0, numSamples);
-  const out = dtype === 'u32' ? first.contiguous() : first.toDtype(dtype);
+  const out = dtype === 'u32' ? contiguous(first) : cast(first, dtype);
   first.dispose();
   order.dispose();
   return out;

@@ -1,14 +1,14 @@
 // Device -> host readback. Async by default (pinned staging, async copy, event polled without
 // blocking the event loop); the sync form is named as such at the Tensor level.
 import { DTYPE_INFO, getElem, type DType, type HostArray } from '../core/dtype.ts';
-import type { Tensor } from '../tensor/tensor.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
 import { readRaw } from '../backends/cpu/util.ts';
 import { contiguous } from './copy.ts';
 import { throwPendingDeviceError } from '../runtime/device-errors.ts';
 
-export function toHostArray(t: Tensor, sync: true): HostArray;
-export function toHostArray(t: Tensor, sync: false): Promise<HostArray>;
-export function toHostArray(t: Tensor, sync: boolean): HostArray | Promise<HostArray> {
+export function toHostArray(t: RawTensor, sync: true): HostArray;
+export function toHostArray(t: RawTensor, sync: false): Promise<HostArray>;
+export function toHostArray(t: RawTensor, sync: boolean): HostArray | Promise<HostArray> {
   if (t.device.isCpu) return sync ? readRaw(t) : Promise.resolve(readRaw(t));
   const c = t.isContiguous() ? t : contiguous(t);
   const bytes = c.numel * DTYPE_INFO[t.dtype].size;

@@ -1,8 +1,8 @@
 // Reductions over any set of dims: sum, mean, min, max, and argmin/argmax over one dim.
 import { normDim, numel } from '../core/layout.ts';
 import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { ALL_DTYPES, FLOATS, dtypeIn, sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { ALL_DTYPES, FLOATS, dtypeIn, sig } from '../backends/checks.ts';
 import { REDUCE_OPS, type ReduceOp } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/reduce.ts';
 import * as gpu from '../backends/gpu/reduce.ts';
@@ -11,7 +11,7 @@ import * as gpu from '../backends/gpu/reduce.ts';
  * dims undefined = every dim; an empty array reduces nothing (numpy's axis=()). sum/min/max keep
  * the dtype (integer sums wrap), mean is float only, argmin/argmax give u32 over exactly one dim.
  */
-export function reduce(op: ReduceOp, x: Tensor, dims: number | readonly number[] | undefined, keepdim: boolean): Tensor {
+export function reduce(op: ReduceOp, x: RawTensor, dims: number | readonly number[] | undefined, keepdim: boolean): RawTensor {
   if (!(REDUCE_OPS as readonly string[]).includes(op)) throw new TensorError(`reduce: unknown op '${String(op)}' (tensor ${sig(x)})`);
   x.check(op);
   if (op === 'mean' && !FLOATS.includes(x.dtype)) {

@@ -2,12 +2,12 @@
 // are built on it.
 import { normDim } from '../core/layout.ts';
 import { ShapeError } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { FLOATS, dtypeIn, sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { FLOATS, dtypeIn, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/scan.ts';
 import * as gpu from '../backends/gpu/scan.ts';
 
-export function cumsum(x: Tensor, dim: number): Tensor {
+export function cumsum(x: RawTensor, dim: number): RawTensor {
   const op = 'cumsum';
   dtypeIn(op, x, FLOATS);
   if (x.rank === 0) throw new ShapeError(`${op}: needs at least 1 dim (tensor ${sig(x)})`);

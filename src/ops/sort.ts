@@ -1,8 +1,8 @@
 // argsort, sort and topk along one dim: stable, NaN as the largest value, u32 indices, every dtype.
 import { normDim } from '../core/layout.ts';
 import { ShapeError, TensorError } from '../core/errors.ts';
-import type { Tensor } from '../tensor/tensor.ts';
-import { ALL_DTYPES, dtypeIn, sig } from './dispatch.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import { ALL_DTYPES, dtypeIn, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/sort.ts';
 import * as gpu from '../backends/gpu/sort.ts';
 import * as gpuTopk from '../backends/gpu/topk.ts';
@@ -20,20 +20,20 @@ export interface TopkOptions {
 }
 
 /** normDim, with the tensor named in the error */
-function dimOf(op: string, dim: number, x: Tensor, rank = x.rank): number {
+function dimOf(op: string, dim: number, x: RawTensor, rank = x.rank): number {
   try { return normDim(op, dim, rank); } catch (e) {
     if (e instanceof ShapeError) throw new ShapeError(`${e.message} (x ${sig(x)})`);
     throw e;
   }
 }
 
-function flag(op: string, name: string, v: unknown, x: Tensor): boolean {
+function flag(op: string, name: string, v: unknown, x: RawTensor): boolean {
   if (typeof v !== 'boolean') throw new TensorError(`${op}: ${name} must be a boolean, got ${String(v)} (x ${sig(x)})`);
   return v;
 }
 
 /** the dim (normalized) and its length */
-function check(op: string, x: Tensor, dim: number): { d: number; n: number } {
+function check(op: string, x: RawTensor, dim: number): { d: number; n: number } {
   dtypeIn(op, x, ALL_DTYPES);
   // a 0-d tensor is one element along dim 0 (or -1), like PyTorch
   const d = dimOf(op, dim, x, Math.max(x.rank, 1));
@@ -43,13 +43,13 @@ function check(op: string, x: Tensor, dim: number): { d: number; n: number } {
   return { d, n };
 }
 
-export function argsort(x: Tensor, dim: number, descending: boolean): Tensor {
+export function argsort(x: RawTensor, dim: number, descending: boolean): RawTensor {
   const { d } = check('argsort', x, dim);
   flag('argsort', 'descending', descending, x);
   return x.device.isCpu ? cpu.argsort(x, d, descending) : gpu.argsort(x, d, descending);
 }
 
-export function sort(x: Tensor, dim: number, descending: boolean): { values: Tensor; indices: Tensor } {
+export function sort(x: RawTensor, dim: number, descending: boolean): { values: RawTensor; indices: RawTensor } {
   const { d } = check('sort', x, dim);
   flag('sort', 'descending', descending, x);
   return x.device.isCpu ? cpu.sort(x, d, descending) : gpu.sort(x, d, descending);
@@ -61,7 +61,7 @@ export function sort(x: Tensor, dim: number, descending: boolean): { values: Ten
  * result is the first k of the stable sort (descending for largest). k may be 0 (empty
  * results); a 0-d tensor takes k = 1 only.
  */
-export function topk(x: Tensor, k: number, opts: TopkOptions = {}): { values: Tensor; indices: Tensor } {
+export function topk(x: RawTensor, k: number, opts: TopkOptions = {}): { values: RawTensor; indices: RawTensor } {
   const op = 'topk';
   const { d, n } = check(op, x, opts.dim ?? -1);
   const largest = flag(op, 'largest', opts.largest ?? true, x);

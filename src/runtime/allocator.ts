@@ -6,6 +6,7 @@
 // is only reused on that stream: work on one stream runs in order, so no event is needed.
 import type { DevicePtr, GpuRuntime, GpuStream } from './gpu.ts';
 import { OutOfMemoryError } from '../core/errors.ts';
+import { parseEnv, readEnv } from '../core/config.ts';
 
 const SMALL = 1 << 20;
 const SMALL_SEGMENT = 2 << 20;
@@ -57,11 +58,7 @@ function segmentSize(rounded: number): number {
 
 /** parses ROCM_TENSOR_MEMORY_LIMIT: bytes, or a number with k/m/g suffix (binary units) */
 export function parseByteLimit(text: string | undefined): number | null {
-  if (!text) return null;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*$/i.exec(text);
-  if (!m) throw new Error(`ROCM_TENSOR_MEMORY_LIMIT: cannot parse '${text}' (use bytes or e.g. 512m, 8g)`);
-  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
-  return Math.floor(Number(m[1]) * mult);
+  return parseEnv('ROCM_TENSOR_MEMORY_LIMIT', text) ?? null;
 }
 
 export class CachingAllocator {
@@ -83,7 +80,7 @@ export class CachingAllocator {
   /** pools of live graphs: emptyCache() leaves them alone, replays still use their memory */
   private readonly graphPools = new Set<GpuStream>();
 
-  constructor(private readonly rt: GpuRuntime, readonly limit: number | null = parseByteLimit(process.env.ROCM_TENSOR_MEMORY_LIMIT)) {}
+  constructor(private readonly rt: GpuRuntime, readonly limit: number | null = readEnv('ROCM_TENSOR_MEMORY_LIMIT') ?? null) {}
 
   /**
    * From now until endCapture(), allocations on `stream` come from fresh segments private to a

@@ -2,7 +2,7 @@
 // KERNEL_SIGNATURES in kernel-sigs.ts (which spreads DECODE_KERNEL_SIGNATURES), so the ABI test
 // checks them against every arch's code object and the PTX. Types only are imported from
 // kernel-sigs.ts, so there is no cycle.
-import type { ArgSpec } from './kernel-sigs.ts';
+import type { ArgSpec } from './arg-spec.ts';
 
 function gemvFusedSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();

@@ -2,8 +2,8 @@
 // in kernel-sigs.ts (which spreads this table in), so test/abi/kernels.test.ts checks them
 // against every arch's code-object metadata and the PTX. Imports only types from kernel-sigs.ts,
 // so there is no import cycle.
-import { DTYPES, FLOAT_DTYPES, INDEX_DTYPES, type DType } from '../core/dtype.ts';
-import type { ArgSpec } from './kernel-sigs.ts';
+import { DTYPES, FLOAT_DTYPES, INDEX_DTYPES } from '../core/dtype.ts';
+import type { ArgSpec } from './arg-spec.ts';
 
 export const INDEX_ID_DTYPES = INDEX_DTYPES;
 export type IdDType = (typeof INDEX_ID_DTYPES)[number];

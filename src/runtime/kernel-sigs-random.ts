@@ -2,7 +2,7 @@
 // spreads RANDOM_KERNEL_SIGNATURES), so the ABI test checks them against every arch's code
 // object and the PTX. Types only are imported from kernel-sigs.ts, so there is no cycle.
 import { DTYPES, FLOAT_DTYPES } from '../core/dtype.ts';
-import type { ArgSpec } from './kernel-sigs.ts';
+import type { ArgSpec } from './arg-spec.ts';
 
 /** y, n, k0, k1 */
 export const RAND_SIG: readonly ArgSpec[] = ['ptr', 'u64', 'u32', 'u32'];

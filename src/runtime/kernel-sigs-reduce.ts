@@ -5,7 +5,7 @@
 // into KERNEL_SIGNATURES without an import cycle.
 import { DTYPES, FLOAT_DTYPES, type DType } from '../core/dtype.ts';
 import { REDUCE_OPS, type ReduceOp } from '../core/op-types.ts';
-import type { ArgSpec } from './kernel-sigs.ts';
+import type { ArgSpec } from './arg-spec.ts';
 
 const ALL_DTYPES: readonly DType[] = DTYPES;
 /** the eps parameter: f64 for f64 data, f32 otherwise (computeSpec in kernel-sigs.ts) */

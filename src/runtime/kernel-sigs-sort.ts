@@ -3,7 +3,7 @@
 // PTX. Types only are imported from kernel-sigs.ts, so that file can spread
 // SORT_KERNEL_SIGNATURES without a cycle.
 import { DTYPES } from '../core/dtype.ts';
-import type { ArgSpec } from './kernel-sigs.ts';
+import type { ArgSpec } from './arg-spec.ts';
 
 /** items a thread of radix_rows<I>: a row of up to 256 * I elements */
 export const RADIX_ROW_ITEMS = [1, 2, 4, 8, 16] as const;

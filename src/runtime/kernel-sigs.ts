@@ -5,16 +5,14 @@ import type { DType } from '../core/dtype.ts';
 import { DTYPES, FLOAT_DTYPES } from '../core/dtype.ts';
 import { ShapeError, fmtShape } from '../core/errors.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS } from '../core/op-types.ts';
-import type { KernelArgKind } from './kernels.ts';
+import type { ArgSpec } from './arg-spec.ts';
 import { ROW_KERNEL_SIGNATURES } from './kernel-sigs-reduce.ts';
 import { INDEXING_KERNEL_SIGNATURES } from './kernel-sigs-indexing.ts';
 import { SORT_KERNEL_SIGNATURES } from './kernel-sigs-sort.ts';
 import { RANDOM_KERNEL_SIGNATURES } from './kernel-sigs-random.ts';
 import { DECODE_KERNEL_SIGNATURES } from './kernel-sigs-decode.ts';
 
-/** a parameter as ops pass it: a KernelArg kind, 'geom' for the 368-byte Geom record, or
- *  'cat' for copy.hip's 352-byte CatArgs record (src/backends/gpu/cat.ts packs it) */
-export type ArgSpec = Exclude<KernelArgKind, 'bytes'> | 'geom' | 'cat';
+export type { ArgSpec };
 
 export const GEOM_MAX_RANK = 8;
 export const GEOM_MAX_OPERANDS = 4;

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { NoKernelForArchError, TensorError } from '../core/errors.ts';
+import { readEnv } from '../core/config.ts';
 import { parseAmdCodeObject, parsePtxEntries } from '../ffi/codeobject.ts';
 import type { DevicePtr, GpuFunction, GpuModule, GpuRuntime, GpuStream, KernelParam } from './gpu.ts';
 
@@ -188,7 +189,7 @@ export interface KernelManifest {
 /** kernels/ next to the package root: ROCM_TENSOR_KERNELS, else the first ancestor of this
  *  module holding kernels/manifest.json (works from src/ under tsx and from dist/). */
 export function findKernelsDir(): string {
-  const env = process.env['ROCM_TENSOR_KERNELS'];
+  const env = readEnv('ROCM_TENSOR_KERNELS');
   if (env) return env;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
@@ -393,12 +394,7 @@ export class Kernels {
    */
   get contigBlockSize(): number {
     if (this.contigBlock === 0) {
-      const env = process.env['ROCM_TENSOR_CONTIG_BLOCK'];
-      let want = this.rt.vendor === 'cuda' ? 64 : 128;
-      if (env !== undefined && env !== '') {
-        want = Number(env);
-        if (want !== 64 && want !== 128 && want !== 256) throw new TensorError(`kernels: ROCM_TENSOR_CONTIG_BLOCK must be 64, 128 or 256, got "${env}"`);
-      }
+      const want = readEnv('ROCM_TENSOR_CONTIG_BLOCK') ?? (this.rt.vendor === 'cuda' ? 64 : 128);
       this.contigBlock = Math.max(this.rt.info.warpSize, Math.min(want, this.preferredBlockSize));
     }
     return this.contigBlock;

@@ -8,6 +8,7 @@
 import type { DevicePtr, GpuEvent, GpuRuntime, GpuStream, PinnedBuffer } from './gpu.ts';
 import { waitForEvent } from './event-wait.ts';
 import { ShapeError } from '../core/errors.ts';
+import { readEnv } from '../core/config.ts';
 
 /** writes the upload's bytes [byteOffset, byteOffset + into.length) into `into` */
 export type FillChunk = (into: Uint8Array, byteOffset: number) => Promise<void>;
@@ -20,12 +21,8 @@ const CHUNK_ALIGN = 8;
 
 /** the chunk size ROCM_TENSOR_UPLOAD_CHUNK asks for (bytes, or with a k/m/g suffix), else the default */
 export function uploadChunkFromEnv(): number {
-  const s = process.env.ROCM_TENSOR_UPLOAD_CHUNK;
-  if (!s) return DEFAULT_UPLOAD_CHUNK;
-  const m = /^(\d+)([kmg]?)$/i.exec(s.trim());
-  if (!m) throw new ShapeError(`ROCM_TENSOR_UPLOAD_CHUNK='${s}': expected a byte count such as 33554432, 32m or 4k`);
-  const scale = { '': 1, k: 1 << 10, m: 1 << 20, g: 1 << 30 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
-  return checkChunk(Number(m[1]) * scale, 'ROCM_TENSOR_UPLOAD_CHUNK');
+  const n = readEnv('ROCM_TENSOR_UPLOAD_CHUNK');
+  return n === undefined ? DEFAULT_UPLOAD_CHUNK : checkChunk(n, 'ROCM_TENSOR_UPLOAD_CHUNK');
 }
 
 function checkChunk(n: number, what: string): number {

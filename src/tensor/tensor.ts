@@ -5,22 +5,23 @@ import { DTYPE_INFO, isDType, getElem, type DType, type HostArray } from '../cor
 import { Layout, checkShape, normDim, numel, type Shape } from '../core/layout.ts';
 import { Device } from '../device/device.ts';
 import { Storage } from '../device/storage.ts';
-import { DisposedError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
+import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
 import { track, SCOPE_LEAF } from '../core/scope.ts';
-import type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions } from '../backends/options.ts';
-import type { UnaryOp, BinaryOp, CmpOp, ReduceOp, AttentionOptions } from '../core/op-types.ts';
+import type { AttentionOptions, BatchNormOptions, ConvOptions, ConvTransposeOptions, LinearOptions, PoolOptions } from './options.ts';
+import type { UnaryOp, BinaryOp, CmpOp, ReduceOp } from '../core/op-types.ts';
 import * as ew from '../ops/elementwise.ts';
 import * as castOps from '../ops/cast.ts';
 import * as copyOps from '../ops/copy.ts';
 import * as reduceOps from '../ops/reduce.ts';
 import * as matmulOps from '../ops/matmul.ts';
 import * as linearOps from '../ops/linear.ts';
-import type { LinearOptions } from '../ops/linear.ts';
 import * as convOps from '../ops/conv.ts';
 import * as poolOps from '../ops/pool.ts';
 import * as upOps from '../ops/upsample.ts';
 import * as idx from '../ops/indexing.ts';
 import * as nn from '../ops/nn.ts';
+import * as attentionOps from '../ops/attention.ts';
 import * as sortOps from '../ops/sort.ts';
 import * as scanOps from '../ops/scan.ts';
 import * as creation from '../ops/creation.ts';
@@ -28,7 +29,8 @@ import * as random from '../ops/random.ts';
 import { toHostArray, hostToNumbers } from '../ops/readback.ts';
 
 export type { DType } from '../core/dtype.ts';
-export type NestedArray = number | NestedArray[];
+export type { NestedArray } from '../core/dtype.ts';
+import type { NestedArray } from '../core/dtype.ts';
 export type DeviceLike = Device | string;
 export interface CreateOptions { dtype?: DType; device?: DeviceLike }
 export interface RandomOptions extends CreateOptions { seed?: number }
@@ -40,42 +42,28 @@ export function toDevice(d: DeviceLike | undefined): Device {
   return typeof d === 'string' ? Device.parse(d) : d;
 }
 
-export class Tensor {
-  private disposed = false;
-
-  /** internal: ops build tensors from a storage and a layout */
-  constructor(readonly storage: Storage, readonly layout: Layout, readonly dtype: DType) {
-    if (storage.dtype !== dtype) throw new TensorError(`internal: storage dtype ${storage.dtype} != tensor dtype ${dtype}`);
-    storage.retain();
+export class Tensor extends RawTensor {
+  /** internal: a tensor over a storage and a layout (the registry wraps backend results) */
+  constructor(storage: Storage, layout: Layout, dtype: DType) {
+    super(storage, layout, dtype);
     track(this);
   }
 
-  // ---- identity ----------------------------------------------------------------------------
-  get device(): Device { return this.storage.device; }
-  get shape(): number[] { return [...this.layout.shape]; }
-  get strides(): number[] { return [...this.layout.strides]; }
-  get rank(): number { return this.layout.rank; }
-  get numel(): number { return this.layout.numel; }
-  get isDisposed(): boolean { return this.disposed; }
-  dim(d: number): number { return this.layout.shape[normDim('dim', d, this.rank)]!; }
-  isContiguous(): boolean { return this.layout.isContiguous(); }
-  describe(): string { return `Tensor(${fmtShape(this.layout.shape)}, ${this.dtype}, ${this.device})`; }
-  toString(): string { return this.describe(); }
-
-  /** throws DisposedError when this tensor (or its storage) is gone; ops call it first */
-  check(op: string): this {
-    if (this.disposed || this.storage.isReleased) throw new DisposedError(`${op}: ${this.describe()} was used after dispose()`);
-    return this;
+  /** the Tensor for a backend result: the same object when it is one, else a new Tensor that
+   *  takes over the result's reference to its storage */
+  static wrap(r: RawTensor): Tensor {
+    if (r instanceof Tensor) return r;
+    const t = new Tensor(r.storage, r.layout, r.dtype);
+    r.dispose();
+    return t;
   }
 
   // ---- creation ------------------------------------------------------------------------------
   /** an uninitialized contiguous tensor (internal building block of ops) */
-  static empty(shape: Shape, dtype: DType, device: Device): Tensor {
+  static override empty(shape: Shape, dtype: DType, device: Device): Tensor {
     checkShape('empty', shape);
     return new Tensor(Storage.alloc(device, dtype, numel(shape)), Layout.contiguous(shape), dtype);
   }
-  /** a new view of this tensor's storage */
-  view(layout: Layout): Tensor { this.check('view'); return new Tensor(this.storage, layout, this.dtype); }
 
   /**
    * From a typed array (dtype follows the array: Float32Array f32, Float64Array f64,
@@ -83,40 +71,39 @@ export class Tensor {
    * (f32 unless told). f16/bf16 from numbers round to nearest even.
    */
   static from(data: ArrayLike<number> | BigInt64Array | NestedArray, opts: CreateOptions & { shape?: Shape } = {}): Tensor {
-    return creation.fromData(data, opts.shape, opts.dtype, toDevice(opts.device));
+    return Tensor.wrap(creation.fromData(data, opts.shape, opts.dtype, toDevice(opts.device)));
   }
-  static zeros(shape: Shape, opts: CreateOptions = {}): Tensor { return creation.full(shape, 0, opts.dtype ?? 'f32', toDevice(opts.device)); }
-  static ones(shape: Shape, opts: CreateOptions = {}): Tensor { return creation.full(shape, 1, opts.dtype ?? 'f32', toDevice(opts.device)); }
-  static full(shape: Shape, value: number, opts: CreateOptions = {}): Tensor { return creation.full(shape, value, opts.dtype ?? 'f32', toDevice(opts.device)); }
+  static zeros(shape: Shape, opts: CreateOptions = {}): Tensor { return Tensor.wrap(creation.full(shape, 0, opts.dtype ?? 'f32', toDevice(opts.device))); }
+  static ones(shape: Shape, opts: CreateOptions = {}): Tensor { return Tensor.wrap(creation.full(shape, 1, opts.dtype ?? 'f32', toDevice(opts.device))); }
+  static full(shape: Shape, value: number, opts: CreateOptions = {}): Tensor { return Tensor.wrap(creation.full(shape, value, opts.dtype ?? 'f32', toDevice(opts.device))); }
   /** [start, end) by step; arange(n) is [0, n) */
   static arange(start: number, end?: number, step = 1, opts: CreateOptions = {}): Tensor {
-    return end === undefined
-      ? creation.arange(0, start, step, opts.dtype ?? 'f32', toDevice(opts.device))
-      : creation.arange(start, end, step, opts.dtype ?? 'f32', toDevice(opts.device));
+    const dev = toDevice(opts.device), dtype = opts.dtype ?? 'f32';
+    return Tensor.wrap(end === undefined ? creation.arange(0, start, step, dtype, dev) : creation.arange(start, end, step, dtype, dev));
   }
-  static eye(n: number, opts: CreateOptions = {}): Tensor { return creation.eye(n, opts.dtype ?? 'f32', toDevice(opts.device)); }
+  static eye(n: number, opts: CreateOptions = {}): Tensor { return Tensor.wrap(creation.eye(n, opts.dtype ?? 'f32', toDevice(opts.device))); }
   /** uniform [0, 1); the same numbers on every device for a given seed */
-  static rand(shape: Shape, opts: RandomOptions = {}): Tensor { return random.rand(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device)); }
+  static rand(shape: Shape, opts: RandomOptions = {}): Tensor { return Tensor.wrap(random.rand(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device))); }
   /** standard normal; the same numbers on every device for a given seed */
-  static randn(shape: Shape, opts: RandomOptions = {}): Tensor { return random.randn(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device)); }
+  static randn(shape: Shape, opts: RandomOptions = {}): Tensor { return Tensor.wrap(random.randn(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device))); }
   /** integers uniform in [low, high) (high - low <= 2^32); i64 unless told; seeded like rand */
   static randint(low: number, high: number, shape: Shape, opts: RandomOptions = {}): Tensor {
-    return random.randint(low, high, shape, opts.seed, opts.dtype ?? 'i64', toDevice(opts.device));
+    return Tensor.wrap(random.randint(low, high, shape, opts.seed, opts.dtype ?? 'i64', toDevice(opts.device)));
   }
   /** 0/1 with probability p: p a tensor of probabilities (output in its dtype unless told, on
    *  its device), or a number with opts.shape (f32 unless told) */
   static bernoulli(p: Tensor | number, opts: RandomOptions & { shape?: Shape } = {}): Tensor {
-    return random.bernoulli(p, { seed: opts.seed, dtype: opts.dtype, shape: opts.shape, device: typeof p === 'number' ? toDevice(opts.device) : p.device });
+    return Tensor.wrap(random.bernoulli(p, { seed: opts.seed, dtype: opts.dtype, shape: opts.shape, device: typeof p === 'number' ? toDevice(opts.device) : p.device }));
   }
   /** 0/1 with the probabilities in this tensor (see Tensor.bernoulli) */
-  bernoulli(opts: { seed?: number; dtype?: DType } = {}): Tensor { return random.bernoulli(this, { ...opts, device: this.device }); }
+  bernoulli(opts: { seed?: number; dtype?: DType } = {}): Tensor { return Tensor.wrap(random.bernoulli(this, { ...opts, device: this.device })); }
   /** zeroes each element with probability p and scales the rest by 1 / (1 - p); with
    *  training: false, a view of this tensor */
-  dropout(p: number, opts: { seed?: number; training?: boolean } = {}): Tensor { return random.dropout(this, p, opts); }
+  dropout(p: number, opts: { seed?: number; training?: boolean } = {}): Tensor { return Tensor.wrap(random.dropout(this, p, opts)); }
   /** numSamples category indices per row of this [n] or [rows, n] tensor of (unnormalized)
    *  probabilities: i64 unless told; without replacement unless told */
   multinomial(numSamples: number, opts: { replacement?: boolean; seed?: number; dtype?: 'i64' | 'u32' } = {}): Tensor {
-    return random.multinomial(this, numSamples, opts);
+    return Tensor.wrap(random.multinomial(this, numSamples, opts));
   }
   zerosLike(): Tensor { return Tensor.zeros(this.layout.shape, { dtype: this.dtype, device: this.device }); }
   onesLike(): Tensor { return Tensor.ones(this.layout.shape, { dtype: this.dtype, device: this.device }); }
@@ -133,71 +120,6 @@ export class Tensor {
     c.dispose();
     return out;
   }
-  transpose(a: number, b: number): Tensor {
-    this.check('transpose');
-    return this.view(this.layout.transpose(normDim('transpose', a, this.rank), normDim('transpose', b, this.rank)));
-  }
-  /** transpose of the last two dims */
-  get T(): Tensor { return this.transpose(-2, -1); }
-  permute(dims: readonly number[]): Tensor {
-    this.check('permute');
-    const d = dims.map((x) => normDim('permute', x, this.rank));
-    if (d.length !== this.rank || new Set(d).size !== d.length) {
-      throw new ShapeError(`permute: dims [${dims.join(', ')}] are not a permutation of ${this.rank} dims (tensor ${fmtShape(this.layout.shape)})`);
-    }
-    return this.view(this.layout.permute(d));
-  }
-  narrow(dim: number, start: number, len: number): Tensor {
-    this.check('narrow');
-    const d = normDim('narrow', dim, this.rank);
-    const n = this.layout.shape[d]!;
-    if (!Number.isInteger(start) || !Number.isInteger(len) || start < 0 || len < 0 || start + len > n) {
-      throw new ShapeError(`narrow: start ${start} + len ${len} out of range for dim ${d} of size ${n} (tensor ${fmtShape(this.layout.shape)})`);
-    }
-    return this.view(this.layout.narrow(d, start, len));
-  }
-  /** Python-style slice along one dim: [start, end) by step (negative start/end count from the end) */
-  slice(dim: number, start = 0, end?: number, step = 1): Tensor {
-    this.check('slice');
-    const d = normDim('slice', dim, this.rank);
-    const n = this.layout.shape[d]!;
-    if (!Number.isInteger(step) || step < 1) throw new ShapeError(`slice: step must be a positive integer, got ${step}`);
-    const clamp = (x: number) => Math.min(Math.max(x < 0 ? x + n : x, 0), n);
-    const s = clamp(start), e = Math.max(clamp(end ?? n), s);
-    const len = Math.ceil((e - s) / step);
-    const narrowed = this.layout.narrow(d, s, len);
-    const strides = [...narrowed.strides];
-    strides[d] = strides[d]! * step;
-    return this.view(new Layout(narrowed.shape, strides, narrowed.offset));
-  }
-  /** broadcast to `shape` without copying (stride 0 on expanded dims) */
-  broadcastAs(shape: Shape): Tensor {
-    this.check('broadcastAs');
-    const extra = shape.length - this.rank;
-    const ok = extra >= 0 && this.layout.shape.every((n, i) => n === shape[i + extra] || n === 1);
-    if (!ok) throw new ShapeError(`broadcastAs: cannot broadcast ${fmtShape(this.layout.shape)} to ${fmtShape(shape)}`);
-    return this.view(this.layout.broadcastAs(shape));
-  }
-  /** like broadcastAs; -1 keeps a dim */
-  expand(shape: Shape): Tensor {
-    const extra = shape.length - this.rank;
-    return this.broadcastAs(shape.map((n, i) => (n === -1 && i >= extra ? this.layout.shape[i - extra]! : n)));
-  }
-  squeeze(dim?: number): Tensor {
-    this.check('squeeze');
-    if (dim === undefined) {
-      let l = this.layout;
-      for (let i = l.rank - 1; i >= 0; i--) if (l.shape[i] === 1) l = l.squeeze(i);
-      return this.view(l);
-    }
-    const d = normDim('squeeze', dim, this.rank);
-    if (this.layout.shape[d] !== 1) return this.view(this.layout);
-    return this.view(this.layout.squeeze(d));
-  }
-  unsqueeze(dim: number): Tensor {
-    this.check('unsqueeze');
-    return this.view(this.layout.unsqueeze(normDim('unsqueeze', dim, this.rank + 1)));
-  }
   flatten(startDim = 0, endDim = -1): Tensor {
     if (this.rank === 0) return this.reshape([1]);
     const s = normDim('flatten', startDim, this.rank), e = normDim('flatten', endDim, this.rank);
@@ -206,33 +128,22 @@ export class Tensor {
     return this.reshape([...sh.slice(0, s), numel(sh.slice(s, e + 1)), ...sh.slice(e + 1)]);
   }
   /** a contiguous tensor with the same values (a new view of the same storage if already so) */
-  contiguous(): Tensor { return copyOps.contiguous(this.check('contiguous')); }
-  /** n nearly equal views along dim (the last may be smaller) */
-  chunk(n: number, dim = 0): Tensor[] {
-    const d = normDim('chunk', dim, this.rank);
-    if (!Number.isInteger(n) || n < 1) throw new ShapeError(`chunk: chunks must be a positive integer, got ${n}`);
-    const size = this.layout.shape[d]!, step = Math.ceil(size / n);
-    const out: Tensor[] = [];
-    for (let s = 0; s < size; s += step) out.push(this.narrow(d, s, Math.min(step, size - s)));
-    return out;
-  }
-  static cat(tensors: readonly Tensor[], dim = 0): Tensor { return copyOps.cat(tensors, dim); }
+  contiguous(): Tensor { return Tensor.wrap(copyOps.contiguous(this.check('contiguous'))); }
+  static cat(tensors: readonly Tensor[], dim = 0): Tensor { return Tensor.wrap(copyOps.cat(tensors, dim)); }
   static stack(tensors: readonly Tensor[], dim = 0): Tensor {
     if (tensors.length === 0) throw new ShapeError('stack: no tensors given');
     const d = normDim('stack', dim, tensors[0]!.rank + 1);
     const us = tensors.map((t) => t.unsqueeze(d));
-    const out = copyOps.cat(us, d);
-    for (const u of us) u.dispose();
-    return out;
+    try { return Tensor.wrap(copyOps.cat(us, d)); } finally { for (const u of us) u.dispose(); }
   }
 
   // ---- dtype and device ---------------------------------------------------------------------
   toDtype(dtype: DType): Tensor {
     if (!isDType(dtype)) throw new TensorError(`toDtype: unknown dtype '${String(dtype)}'`);
-    return castOps.cast(this.check('toDtype'), dtype);
+    return Tensor.wrap(castOps.cast(this.check('toDtype'), dtype));
   }
   /** a copy on another device (same tensor if already there) */
-  to(device: DeviceLike): Tensor { return copyOps.toDevice(this.check('to'), toDevice(device)); }
+  to(device: DeviceLike): Tensor { return Tensor.wrap(copyOps.toDevice(this.check('to'), toDevice(device))); }
 
   // ---- readback --------------------------------------------------------------------------------
   /** the values in row-major order; f16/bf16 come back as Float32Array */
@@ -246,16 +157,8 @@ export class Tensor {
   async item(): Promise<number> { return itemOf(this, await this.toRawArray()); }
   itemSync(): number { return itemOf(this, toHostArray(this.check('itemSync'), true) as HostArray); }
 
-  // ---- lifetime --------------------------------------------------------------------------------
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.storage.release();
-  }
-  [Symbol.dispose](): void { this.dispose(); }
-
   // ---- unary -----------------------------------------------------------------------------------
-  unary(op: UnaryOp): Tensor { return ew.unary(this.check(op), op); }
+  unary(op: UnaryOp): Tensor { return Tensor.wrap(ew.unary(this.check(op), op)); }
   exp(): Tensor { return this.unary('exp'); }
   log(): Tensor { return this.unary('log'); }
   sin(): Tensor { return this.unary('sin'); }
@@ -279,14 +182,14 @@ export class Tensor {
   sign(): Tensor { return this.unary('sign'); }
   sigmoid(): Tensor { return this.unary('sigmoid'); }
   /** x * mul + add */
-  affine(mul: number, add: number): Tensor { return ew.paramUnary(this.check('affine'), { op: 'affine', a: mul, b: add }); }
-  powf(e: number): Tensor { return ew.paramUnary(this.check('powf'), { op: 'powf', a: e, b: 0 }); }
-  elu(alpha = 1): Tensor { return ew.paramUnary(this.check('elu'), { op: 'elu', a: alpha, b: 0 }); }
-  clamp(lo: number, hi: number): Tensor { return ew.paramUnary(this.check('clamp'), { op: 'clamp', a: lo, b: hi }); }
-  leakyRelu(slope = 0.01): Tensor { return ew.paramUnary(this.check('leakyRelu'), { op: 'leakyRelu', a: slope, b: 0 }); }
+  affine(mul: number, add: number): Tensor { return Tensor.wrap(ew.paramUnary(this.check('affine'), { op: 'affine', a: mul, b: add })); }
+  powf(e: number): Tensor { return Tensor.wrap(ew.paramUnary(this.check('powf'), { op: 'powf', a: e, b: 0 })); }
+  elu(alpha = 1): Tensor { return Tensor.wrap(ew.paramUnary(this.check('elu'), { op: 'elu', a: alpha, b: 0 })); }
+  clamp(lo: number, hi: number): Tensor { return Tensor.wrap(ew.paramUnary(this.check('clamp'), { op: 'clamp', a: lo, b: hi })); }
+  leakyRelu(slope = 0.01): Tensor { return Tensor.wrap(ew.paramUnary(this.check('leakyRelu'), { op: 'leakyRelu', a: slope, b: 0 })); }
 
   // ---- binary (broadcasting; a number is a scalar of this tensor's dtype) ------------------
-  binary(op: BinaryOp, other: Tensor | number): Tensor { return ew.binary(op, this.check(op), other); }
+  binary(op: BinaryOp, other: Tensor | number): Tensor { return Tensor.wrap(ew.binary(op, this.check(op), other)); }
   add(o: Tensor | number): Tensor { return this.binary('add', o); }
   sub(o: Tensor | number): Tensor { return this.binary('sub', o); }
   mul(o: Tensor | number): Tensor { return this.binary('mul', o); }
@@ -294,7 +197,7 @@ export class Tensor {
   maximum(o: Tensor | number): Tensor { return this.binary('maximum', o); }
   minimum(o: Tensor | number): Tensor { return this.binary('minimum', o); }
   /** comparisons give u8 (1 true, 0 false) */
-  compare(op: CmpOp, other: Tensor | number): Tensor { return ew.compare(op, this.check(op), other); }
+  compare(op: CmpOp, other: Tensor | number): Tensor { return Tensor.wrap(ew.compare(op, this.check(op), other)); }
   eq(o: Tensor | number): Tensor { return this.compare('eq', o); }
   ne(o: Tensor | number): Tensor { return this.compare('ne', o); }
   lt(o: Tensor | number): Tensor { return this.compare('lt', o); }
@@ -302,11 +205,11 @@ export class Tensor {
   gt(o: Tensor | number): Tensor { return this.compare('gt', o); }
   ge(o: Tensor | number): Tensor { return this.compare('ge', o); }
   /** cond (u8/u32/i64, nonzero = true) ? a : b, broadcasting all three */
-  static where(cond: Tensor, a: Tensor | number, b: Tensor | number): Tensor { return ew.where(cond.check('where'), a, b); }
+  static where(cond: Tensor, a: Tensor | number, b: Tensor | number): Tensor { return Tensor.wrap(ew.where(cond.check('where'), a, b)); }
 
   // ---- reductions ------------------------------------------------------------------------------
   reduce(op: ReduceOp, dims?: number | readonly number[], keepdim = false): Tensor {
-    return reduceOps.reduce(op, this.check(op), dims, keepdim);
+    return Tensor.wrap(reduceOps.reduce(op, this.check(op), dims, keepdim));
   }
   /** over `dims` (all dims when omitted) */
   sum(dims?: number | readonly number[], keepdim = false): Tensor { return this.reduce('sum', dims, keepdim); }
@@ -317,49 +220,49 @@ export class Tensor {
   argmin(dim: number, keepdim = false): Tensor { return this.reduce('argmin', dim, keepdim); }
   argmax(dim: number, keepdim = false): Tensor { return this.reduce('argmax', dim, keepdim); }
   /** running sums along dim (float dtypes): out[..., i, ...] = sum of x[..., 0..i, ...] */
-  cumsum(dim: number): Tensor { return scanOps.cumsum(this.check('cumsum'), dim); }
+  cumsum(dim: number): Tensor { return Tensor.wrap(scanOps.cumsum(this.check('cumsum'), dim)); }
   /** sum of every element, as a 0-d tensor */
-  sumAll(): Tensor { return reduceOps.reduce('sum', this.check('sumAll'), undefined, false); }
+  sumAll(): Tensor { return Tensor.wrap(reduceOps.reduce('sum', this.check('sumAll'), undefined, false)); }
 
   // ---- linear algebra, convolution, pooling, resampling ------------------------------------
   /** batched, broadcasting batch dims: [..., m, k] x [..., k, n] */
-  matmul(other: Tensor): Tensor { return matmulOps.matmul(this.check('matmul'), other.check('matmul')); }
+  matmul(other: Tensor): Tensor { return Tensor.wrap(matmulOps.matmul(this.check('matmul'), other.check('matmul'))); }
   /**
    * x W^T with W [out, in] as nn.Linear keeps it, and optionally a bias, an RMSNorm of x before
    * and a SwiGLU or residual after: one kernel for a single row on a GPU (ops/linear.ts)
    */
-  linear(w: Tensor, opts: LinearOptions = {}): Tensor { return linearOps.linear(this.check('linear'), w.check('linear'), opts); }
+  linear(w: Tensor, opts: LinearOptions = {}): Tensor { return Tensor.wrap(linearOps.linear(this.check('linear'), w.check('linear'), opts)); }
   /** x [n, cIn, l], w [cOut, cIn/groups, k] */
-  conv1d(w: Tensor, opts: ConvOptions = {}): Tensor { return convOps.conv1d(this.check('conv1d'), w.check('conv1d'), opts); }
+  conv1d(w: Tensor, opts: ConvOptions = {}): Tensor { return Tensor.wrap(convOps.conv1d(this.check('conv1d'), w.check('conv1d'), opts)); }
   /** x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw] */
-  conv2d(w: Tensor, opts: ConvOptions = {}): Tensor { return convOps.conv2d(this.check('conv2d'), w.check('conv2d'), opts); }
+  conv2d(w: Tensor, opts: ConvOptions = {}): Tensor { return Tensor.wrap(convOps.conv2d(this.check('conv2d'), w.check('conv2d'), opts)); }
   /** x [n, cIn, l], w [cIn, cOut/groups, k] */
-  convTranspose1d(w: Tensor, opts: ConvTransposeOptions = {}): Tensor { return convOps.convTranspose1d(this.check('convTranspose1d'), w.check('convTranspose1d'), opts); }
+  convTranspose1d(w: Tensor, opts: ConvTransposeOptions = {}): Tensor { return Tensor.wrap(convOps.convTranspose1d(this.check('convTranspose1d'), w.check('convTranspose1d'), opts)); }
   /** x [n, cIn, h, w], w [cIn, cOut/groups, kh, kw] */
-  convTranspose2d(w: Tensor, opts: ConvTransposeOptions = {}): Tensor { return convOps.convTranspose2d(this.check('convTranspose2d'), w.check('convTranspose2d'), opts); }
-  avgPool2d(opts: PoolOptions): Tensor { return poolOps.avgPool2d(this.check('avgPool2d'), opts); }
-  maxPool2d(opts: PoolOptions): Tensor { return poolOps.maxPool2d(this.check('maxPool2d'), opts); }
+  convTranspose2d(w: Tensor, opts: ConvTransposeOptions = {}): Tensor { return Tensor.wrap(convOps.convTranspose2d(this.check('convTranspose2d'), w.check('convTranspose2d'), opts)); }
+  avgPool2d(opts: PoolOptions): Tensor { return Tensor.wrap(poolOps.avgPool2d(this.check('avgPool2d'), opts)); }
+  maxPool2d(opts: PoolOptions): Tensor { return Tensor.wrap(poolOps.maxPool2d(this.check('maxPool2d'), opts)); }
   /** x [n, c, l] -> [n, c, size] */
-  upsampleNearest1d(size: number): Tensor { return upOps.upsampleNearest1d(this.check('upsampleNearest1d'), size); }
+  upsampleNearest1d(size: number): Tensor { return Tensor.wrap(upOps.upsampleNearest1d(this.check('upsampleNearest1d'), size)); }
   /** x [n, c, h, w] -> [n, c, outH, outW] */
-  upsampleNearest2d(outH: number, outW: number): Tensor { return upOps.upsampleNearest2d(this.check('upsampleNearest2d'), outH, outW); }
+  upsampleNearest2d(outH: number, outW: number): Tensor { return Tensor.wrap(upOps.upsampleNearest2d(this.check('upsampleNearest2d'), outH, outW)); }
   upsampleBilinear2d(outH: number, outW: number, alignCorners = false): Tensor {
-    return upOps.upsampleBilinear2d(this.check('upsampleBilinear2d'), outH, outW, alignCorners);
+    return Tensor.wrap(upOps.upsampleBilinear2d(this.check('upsampleBilinear2d'), outH, outW, alignCorners));
   }
 
   // ---- indexing --------------------------------------------------------------------------------
   /** ids: 1-d u8/u32/i64; picks slices along dim */
-  indexSelect(ids: Tensor, dim = 0): Tensor { return idx.indexSelect(this.check('indexSelect'), ids.check('indexSelect'), dim); }
+  indexSelect(ids: Tensor, dim = 0): Tensor { return Tensor.wrap(idx.indexSelect(this.check('indexSelect'), ids.check('indexSelect'), dim)); }
   /** out[i][j] = x[ids[i][j]][j] (dim 0), ids the same rank as x */
-  gather(ids: Tensor, dim: number): Tensor { return idx.gather(this.check('gather'), ids.check('gather'), dim); }
+  gather(ids: Tensor, dim: number): Tensor { return Tensor.wrap(idx.gather(this.check('gather'), ids.check('gather'), dim)); }
   /** a copy of x with x[ids[i][j]][j] = src[i][j] (dim 0) */
-  scatter(ids: Tensor, src: Tensor, dim: number): Tensor { return idx.scatter(this.check('scatter'), ids.check('scatter'), src.check('scatter'), dim, false); }
+  scatter(ids: Tensor, src: Tensor, dim: number): Tensor { return Tensor.wrap(idx.scatter(this.check('scatter'), ids.check('scatter'), src.check('scatter'), dim, false)); }
   /** like scatter, adding src into x */
-  scatterAdd(ids: Tensor, src: Tensor, dim: number): Tensor { return idx.scatter(this.check('scatterAdd'), ids.check('scatterAdd'), src.check('scatterAdd'), dim, true); }
+  scatterAdd(ids: Tensor, src: Tensor, dim: number): Tensor { return Tensor.wrap(idx.scatter(this.check('scatterAdd'), ids.check('scatterAdd'), src.check('scatterAdd'), dim, true)); }
   /** a copy of x with src's slices added at positions ids along dim */
-  indexAdd(ids: Tensor, src: Tensor, dim: number): Tensor { return idx.indexAdd(this.check('indexAdd'), ids.check('indexAdd'), src.check('indexAdd'), dim); }
+  indexAdd(ids: Tensor, src: Tensor, dim: number): Tensor { return Tensor.wrap(idx.indexAdd(this.check('indexAdd'), ids.check('indexAdd'), src.check('indexAdd'), dim)); }
   /** rows of `table` [vocab, hidden] picked by ids of any shape -> [...ids.shape, hidden] */
-  static embedding(ids: Tensor, table: Tensor): Tensor { return idx.embedding(ids.check('embedding'), table.check('embedding')); }
+  static embedding(ids: Tensor, table: Tensor): Tensor { return Tensor.wrap(idx.embedding(ids.check('embedding'), table.check('embedding'))); }
 
   // ---- copies and in-place writes ----------------------------------------------------------
   /** sets every element of this view (in place) */
@@ -374,37 +277,41 @@ export class Tensor {
   static copy2d(src: Tensor, dst: Tensor, p: copyOps.Copy2dParams): void { copyOps.copy2d(src.check('copy2d'), dst.check('copy2d'), p); }
 
   // ---- nn ----------------------------------------------------------------------------------
-  softmax(dim = -1): Tensor { return nn.softmax(this.check('softmax'), dim, false); }
-  logSoftmax(dim = -1): Tensor { return nn.softmax(this.check('logSoftmax'), dim, true); }
+  softmax(dim = -1): Tensor { return Tensor.wrap(nn.softmax(this.check('softmax'), dim, false)); }
+  logSoftmax(dim = -1): Tensor { return Tensor.wrap(nn.softmax(this.check('logSoftmax'), dim, true)); }
   /** over the last dim; w and b [hidden] (b optional) */
-  layerNorm(w: Tensor, b: Tensor | null, eps = 1e-5): Tensor { return nn.layerNorm(this.check('layerNorm'), w.check('layerNorm'), b?.check('layerNorm') ?? null, eps); }
-  rmsNorm(w: Tensor, eps = 1e-6): Tensor { return nn.rmsNorm(this.check('rmsNorm'), w.check('rmsNorm'), eps); }
+  layerNorm(w: Tensor, b: Tensor | null, eps = 1e-5): Tensor { return Tensor.wrap(nn.layerNorm(this.check('layerNorm'), w.check('layerNorm'), b?.check('layerNorm') ?? null, eps)); }
+  rmsNorm(w: Tensor, eps = 1e-6): Tensor { return Tensor.wrap(nn.rmsNorm(this.check('rmsNorm'), w.check('rmsNorm'), eps)); }
   /** rotary embedding on [b, h, t, d] with cos/sin [t, d/2]: halves layout */
-  rope(cos: Tensor, sin: Tensor): Tensor { return nn.rope(this.check('rope'), cos.check('rope'), sin.check('rope'), 'halves'); }
+  rope(cos: Tensor, sin: Tensor): Tensor { return Tensor.wrap(nn.rope(this.check('rope'), cos.check('rope'), sin.check('rope'), 'halves')); }
   /** interleaved pairs (x[2i], x[2i+1]) */
-  ropeI(cos: Tensor, sin: Tensor): Tensor { return nn.rope(this.check('ropeI'), cos.check('ropeI'), sin.check('ropeI'), 'interleaved'); }
+  ropeI(cos: Tensor, sin: Tensor): Tensor { return Tensor.wrap(nn.rope(this.check('ropeI'), cos.check('ropeI'), sin.check('ropeI'), 'interleaved')); }
   /** halves layout on [b, t, h, d] */
-  ropeThd(cos: Tensor, sin: Tensor): Tensor { return nn.rope(this.check('ropeThd'), cos.check('ropeThd'), sin.check('ropeThd'), 'thd'); }
+  ropeThd(cos: Tensor, sin: Tensor): Tensor { return Tensor.wrap(nn.rope(this.check('ropeThd'), cos.check('ropeThd'), sin.check('ropeThd'), 'thd')); }
   /** inference batch norm over dim 1 */
-  batchNorm(opts: BatchNormOptions): Tensor { return nn.batchNorm(this.check('batchNorm'), opts); }
+  batchNorm(opts: BatchNormOptions): Tensor { return Tensor.wrap(nn.batchNorm(this.check('batchNorm'), opts)); }
   /** q [b, hq, tq, d], k/v [b, hkv, tk, d] with hq a multiple of hkv */
   static scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions = {}): Tensor {
-    return nn.attention(q.check('scaledDotProductAttention'), k.check('scaledDotProductAttention'), v.check('scaledDotProductAttention'), opts);
+    return Tensor.wrap(attentionOps.attention(q.check('scaledDotProductAttention'), k.check('scaledDotProductAttention'), v.check('scaledDotProductAttention'), opts));
   }
 
   // ---- sorting -------------------------------------------------------------------------------
   /** u32 indices that sort along dim (stable) */
-  argsort(dim = -1, opts: { descending?: boolean } = {}): Tensor { return sortOps.argsort(this.check('argsort'), dim, opts.descending ?? false); }
+  argsort(dim = -1, opts: { descending?: boolean } = {}): Tensor { return Tensor.wrap(sortOps.argsort(this.check('argsort'), dim, opts.descending ?? false)); }
   sort(dim = -1, opts: { descending?: boolean } = {}): { values: Tensor; indices: Tensor } {
-    return sortOps.sort(this.check('sort'), dim, opts.descending ?? false);
+    return wrapPair(sortOps.sort(this.check('sort'), dim, opts.descending ?? false));
   }
   /**
    * the k largest (largest: false: smallest) along dim (default -1), largest (smallest) first,
    * with u32 indices; ties: the lower index first; NaN counts as the largest value
    */
   topk(k: number, opts: sortOps.TopkOptions = {}): { values: Tensor; indices: Tensor } {
-    return sortOps.topk(this.check('topk'), k, opts);
+    return wrapPair(sortOps.topk(this.check('topk'), k, opts));
   }
+}
+
+function wrapPair(r: { values: RawTensor; indices: RawTensor }): { values: Tensor; indices: Tensor } {
+  return { values: Tensor.wrap(r.values), indices: Tensor.wrap(r.indices) };
 }
 
 // ---- helpers ---------------------------------------------------------------------------------

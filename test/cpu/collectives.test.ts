@@ -353,7 +353,7 @@ test('the deadline polls: done as soon as polled done, pending at the deadline, 
   assert.equal(pollUntilSync(() => ({ state: 'failed', error: 'x' }), Date.now() + 5000), { state: 'failed', error: 'x' });
   assert.is(defaultTimeoutMs({}), 300_000);
   assert.is(defaultTimeoutMs({ ROCM_TENSOR_DIST_TIMEOUT_MS: '2500' }), 2500);
-  assert.is(defaultTimeoutMs({ ROCM_TENSOR_DIST_TIMEOUT_MS: 'soon' }), 300_000);
+  assert.throws(() => defaultTimeoutMs({ ROCM_TENSOR_DIST_TIMEOUT_MS: 'soon' }), /ROCM_TENSOR_DIST_TIMEOUT_MS="soon": expected an integer, above 0/);
 });
 
 // ---- tensor parallelism on simulated ranks (CPU) ------------------------------------------------

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, DTypeError, UNARY_OPS, type DType, type UnaryOp } from '../../src/index.ts';
-import { LAYOUTS, TOL, assertClose, nums, randT, withLayout } from '../helpers.ts';
+import { LAYOUTS, assertClose, nums, randT, withLayout } from '../helpers.ts';
 
 const FLOATS: DType[] = ['f32', 'f64', 'f16', 'bf16'];
 const f64 = (xs: number[]) => Tensor.from(xs, { dtype: 'f64' });

@@ -22,7 +22,7 @@ function firstDiff(t: Tensor, host: HostArray): string {
 
 test('f16 and bf16: every bit pattern, whole and from an offset', () => {
   for (const d of ['f16', 'bf16'] as const) {
-    const raw = new Uint16Array(65536).map((_, i) => i), t = fromRaw(raw, [65536], d, cpu);
+    const raw = new Uint16Array(65536).map((_, i) => i), t = Tensor.wrap(fromRaw(raw, [65536], d, cpu));
     assert.is(firstDiff(t, raw), '', d);
     assert.is(firstDiff(t.narrow(0, 1001, 5000), raw), '', `${d} at an offset`);
   }
@@ -33,7 +33,7 @@ test('every dtype: dense, at an offset, and strided', () => {
     const raw = new DTYPE_INFO[d].hostArray(4 * 13);
     const bytes = new Uint8Array(raw.buffer);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 167 + 13) & 255;  // arbitrary bytes: every kind of pattern
-    const t = fromRaw(raw, [4, 13], d, cpu);
+    const t = Tensor.wrap(fromRaw(raw, [4, 13], d, cpu));
     assert.is(firstDiff(t, raw), '', `${d} dense`);
     assert.is(firstDiff(t.narrow(0, 1, 2), raw), '', `${d} at an offset`);
     assert.is(firstDiff(t.transpose(0, 1), raw), '', `${d} strided`);

@@ -190,7 +190,7 @@ s.opTest('scaledDotProductAttention', async () => {
     const p = { scale: 1 / Math.sqrt(d), diag: c.causal ? tk - tq : null, window: null, mask: null, outShape: [b, hq, tq, d] };
     await checkOp('scaledDotProductAttention', ['f16', 'bf16'], ['contiguous', 'transposed'],
       (dt: DType) => [randT(c.q, dt), randT(c.kv, dt), randT(c.kv, dt)],
-      ([q, k, v]) => q!.device.isCpu ? sdpa(q!, k!, v!, { causal: c.causal ? 'bottom-right' : false }) : flashDecode(q!, k!, v!, p, { blocksPerMp: 64, groups: c.groups }),
+      ([q, k, v]) => q!.device.isCpu ? sdpa(q!, k!, v!, { causal: c.causal ? 'bottom-right' : false }) : Tensor.wrap(flashDecode(q!, k!, v!, p, { blocksPerMp: 64, groups: c.groups })),
       { variant: c.name, tol: { f16: 1e-2, bf16: 2e-2 } });
   }
 }, 'scaledDotProductAttention: decode warp groups forced (blocks of several splits, a group with no key)');

@@ -1,4 +1,4 @@
-// A short run of the copy kernels of issue 13 for compute-sanitizer: copy.hip's transpose_<w> at
+// A short run of the copy kernels for compute-sanitizer: copy.hip's transpose_<w> at
 // every element width (whole tiles, cut tiles, row strides off the 16-byte grid, a batch, a
 // write into a transposed view), cat_rows_<unit> (16-byte and 1-byte units, rows longer and
 // shorter than a tile, two launches) and index-rows.hip's index_add_rows (repeated ids, f32 and

@@ -1,4 +1,4 @@
-// The copy kernels of issue 13 on the GPU against the CPU reference, outputs poisoned (the
+// The copy kernels on the GPU against the CPU reference, outputs poisoned (the
 // harness): copy.hip's tiled transpose_<w> (contiguous() of transposed views, 2-D and batched,
 // narrowed, offset and broadcast; a contiguous tensor written into a transposed view), the
 // one-launch cat_rows_<unit> (every dim, inputs of several lengths and layouts, more inputs than

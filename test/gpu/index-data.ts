@@ -1,7 +1,7 @@
 // What the indexing and copy GPU tests share: the id dtypes and indexAdd's case loop (every dtype
 // and layout, each id dtype); their data of any dtype is helpers.ts's randData.
 import { checkOp, LAYOUTS, ALL_DTYPES } from './harness.ts';
-import type { Tensor, DType } from '../../src/index.ts';
+import type { DType } from '../../src/index.ts';
 import { randData, randInts } from '../helpers.ts';
 
 export const ID_DTYPES: readonly DType[] = ['u8', 'u32', 'i64'];

@@ -54,7 +54,7 @@ s.test('throwPendingDeviceError after synchronize, once; u8 and u32 ids too', as
   if (dev.isCpu) return;
   for (const it of ['u8', 'u32'] as DType[]) {
     f32(iota(12), [4, 3], dev).gather(f32([0, 1, 2, 3, 9, 1], [2, 3], dev, it), 0);
-    // synchronize may itself report it once the lead has wired it in; either way, exactly once
+    // synchronize may report it itself, or leave it to throwPendingDeviceError; either way, exactly once
     const e = thrown(() => { dev.synchronize(); throwPendingDeviceError(dev); }, `gather with a bad ${it} id`);
     assert.instance(e, IndexError);
     assert.ok(e.message.includes('id 9 at position [1, 1] of ids [2, 3] ' + it), e.message);

@@ -2,11 +2,11 @@
 // truncate toward zero and wrap, NaN -> 0); i64 sources go through BigInt so the wrap to
 // u8/u32 is exact for values beyond 2^53.
 import type { DType } from '../../core/dtype.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { fromNumbers, fromRaw, readNumbers, readRaw } from './util.ts';
 
 /** x -> dtype, a new contiguous tensor; dtype differs from x.dtype (the dispatcher saw to it) */
-export function cast(x: Tensor, dtype: DType): Tensor {
+export function cast(x: RawTensor, dtype: DType): RawTensor {
   const shape = x.layout.shape;
   if (x.dtype === 'i64') {
     const raw = readRaw(x) as BigInt64Array;

@@ -1,11 +1,11 @@
 // CPU reference convolutions, direct loops in f64, one rounding to the dtype on store.
 import type { Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import type { Conv2dParams, ConvTranspose2dParams } from '../../core/op-types.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 
 /** out[b, o, y, x] = bias[o] + sum over the group's input channels c and taps (i, j) */
-export function conv2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Conv2dParams, outShape: Shape): Tensor {
+export function conv2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: Conv2dParams, outShape: Shape): RawTensor {
   const [n, cIn, h, wd] = x.layout.shape as [number, number, number, number];
   const [cOut, cg, kh, kw] = w.layout.shape as [number, number, number, number];
   const [, , oh, ow] = outShape as [number, number, number, number];
@@ -40,7 +40,7 @@ export function conv2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Conv2dParam
 }
 
 /** each input cell scatters x * w into the output cells its taps reach (conv2d's adjoint) */
-export function convTranspose2d(x: Tensor, w: Tensor, bias: Tensor | null, p: ConvTranspose2dParams, outShape: Shape): Tensor {
+export function convTranspose2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: ConvTranspose2dParams, outShape: Shape): RawTensor {
   const [n, cIn, h, wd] = x.layout.shape as [number, number, number, number];
   const [, og, kh, kw] = w.layout.shape as [number, number, number, number];
   const [, cOut, oh, ow] = outShape as [number, number, number, number];

@@ -2,12 +2,12 @@
 // u8/u32 arithmetic wraps; i64 goes through BigInt so values above 2^53 stay exact.
 import { DTYPE_INFO, fromNumbers as hostFromNumbers, getElem, type DType, type HostArray } from '../../core/dtype.ts';
 import { numel, type Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import type { BinaryOp, CmpOp, ParamUnary, UnaryOp } from '../../core/op-types.ts';
 import { fromNumbers, fromRaw, readNumbers } from './util.ts';
 
 /** t's values broadcast to `shape`, as numbers in row-major order */
-function numbersAt(t: Tensor, shape: Shape): Float64Array {
+function numbersAt(t: RawTensor, shape: Shape): Float64Array {
   const idx = t.layout.broadcastAs(shape).indices();
   const host = t.storage.host;
   const out = new Float64Array(idx.length);
@@ -16,7 +16,7 @@ function numbersAt(t: Tensor, shape: Shape): Float64Array {
 }
 
 /** t's raw elements broadcast to `shape` (exact for every dtype) */
-function rawAt(t: Tensor, shape: Shape): HostArray {
+function rawAt(t: RawTensor, shape: Shape): HostArray {
   const idx = t.layout.broadcastAs(shape).indices();
   const out = new DTYPE_INFO[t.dtype].hostArray(idx.length);
   const host = t.storage.host as Float64Array, o = out as Float64Array;
@@ -85,7 +85,7 @@ const UNARY: Record<UnaryOp, (x: number) => number> = {
   sigmoid: (x) => 1 / (1 + Math.exp(-x)),
 };
 
-export function unary(x: Tensor, op: UnaryOp): Tensor {
+export function unary(x: RawTensor, op: UnaryOp): RawTensor {
   const f = UNARY[op];
   const v = readNumbers(x);
   for (let i = 0; i < v.length; i++) v[i] = f(v[i]!);
@@ -104,7 +104,7 @@ function paramFn(p: ParamUnary): (x: number) => number {
   }
 }
 
-export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
+export function paramUnary(x: RawTensor, p: ParamUnary): RawTensor {
   const f = paramFn(p);
   const v = readNumbers(x);
   for (let i = 0; i < v.length; i++) v[i] = f(v[i]!);
@@ -151,7 +151,7 @@ function binaryFloat(op: BinaryOp, x: number, y: number): number {
 }
 
 /** b is a tensor of a's dtype (already validated) or a scalar already rounded to that dtype */
-export function binary(op: BinaryOp, a: Tensor, b: Tensor | number, outShape: Shape): Tensor {
+export function binary(op: BinaryOp, a: RawTensor, b: RawTensor | number, outShape: Shape): RawTensor {
   const dtype = a.dtype, n = numel(outShape);
   if (dtype === 'i64') {
     const x = rawAt(a, outShape) as BigInt64Array;
@@ -182,7 +182,7 @@ function cmp<T extends number | bigint>(op: CmpOp, x: T, y: T): boolean {
 }
 
 /** u8 result: 1 where the comparison holds */
-export function compare(op: CmpOp, a: Tensor, b: Tensor | number, outShape: Shape): Tensor {
+export function compare(op: CmpOp, a: RawTensor, b: RawTensor | number, outShape: Shape): RawTensor {
   const n = numel(outShape);
   const out = new Uint8Array(n);
   if (a.dtype === 'i64') {
@@ -200,10 +200,10 @@ export function compare(op: CmpOp, a: Tensor, b: Tensor | number, outShape: Shap
 }
 
 /** a and b are tensors of `dtype` or scalars already rounded to it; cond is u8/u32/i64 */
-export function where(cond: Tensor, a: Tensor | number, b: Tensor | number, outShape: Shape, dtype: DType): Tensor {
+export function where(cond: RawTensor, a: RawTensor | number, b: RawTensor | number, outShape: Shape, dtype: DType): RawTensor {
   const n = numel(outShape);
   const c = numbersAt(cond, outShape);
-  const src = (v: Tensor | number): { raw: HostArray; step: number } =>
+  const src = (v: RawTensor | number): { raw: HostArray; step: number } =>
     typeof v === 'number' ? { raw: hostFromNumbers(dtype, [v]), step: 0 } : { raw: rawAt(v, outShape), step: 1 };
   const A = src(a), B = src(b);
   const out = new DTYPE_INFO[dtype].hostArray(n);

@@ -4,8 +4,8 @@
 import { DTYPE_INFO, type DType, type HostArray } from '../../core/dtype.ts';
 import { IndexError } from '../../core/errors.ts';
 import { contiguousStrides, type Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
-import { sig } from '../../ops/dispatch.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
+import { sig } from '../checks.ts';
 import { fromNumbers, fromRaw, readNumbers, readRaw } from './util.ts';
 
 /** [product of dims before d, shape[d], product of dims after d] */
@@ -27,7 +27,7 @@ function position(shape: Shape, p: number): string {
  * The ids as numbers, each checked to lie in [0, size). `what` says which dim of which tensor
  * the ids address, for the error message.
  */
-export function readIds(op: string, ids: Tensor, size: number, what: string): Float64Array {
+export function readIds(op: string, ids: RawTensor, size: number, what: string): Float64Array {
   const raw = readRaw(ids);
   const out = new Float64Array(raw.length);
   for (let i = 0; i < raw.length; i++) {
@@ -47,7 +47,7 @@ function newRaw(dtype: DType, n: number): HostArray { return new DTYPE_INFO[dtyp
 /** raw element copy dst[j] = src[i] that works for bigint and number arrays alike */
 function move(dst: HostArray, j: number, src: HostArray, i: number): void { (dst as Float64Array)[j] = (src as Float64Array)[i]!; }
 
-export function indexSelect(x: Tensor, ids: Tensor, dim: number, outShape: Shape): Tensor {
+export function indexSelect(x: RawTensor, ids: RawTensor, dim: number, outShape: Shape): RawTensor {
   const [outer, n, inner] = split(x.layout.shape, dim);
   const id = readIds('indexSelect', ids, n, `dim ${dim} of x ${sig(x)}`);
   const src = readRaw(x);
@@ -62,7 +62,7 @@ export function indexSelect(x: Tensor, ids: Tensor, dim: number, outShape: Shape
   return fromRaw(out, outShape, x.dtype, x.device);
 }
 
-export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
+export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
   const xs = x.layout.shape, is = ids.layout.shape;
   const id = readIds('gather', ids, xs[dim]!, `dim ${dim} of x ${sig(x)}`);
   const src = readRaw(x);
@@ -76,7 +76,7 @@ export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
   return fromRaw(out, is, x.dtype, x.device);
 }
 
-export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: boolean): Tensor {
+export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): RawTensor {
   const op = add ? 'scatterAdd' : 'scatter';
   const xs = x.layout.shape, is = ids.layout.shape;
   const id = readIds(op, ids, xs[dim]!, `dim ${dim} of x ${sig(x)}`);
@@ -99,7 +99,7 @@ export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: b
   return fromRaw(out, xs, x.dtype, x.device);
 }
 
-export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
+export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
   const [outer, n, inner] = split(x.layout.shape, dim);
   const id = readIds('indexAdd', ids, n, `dim ${dim} of x ${sig(x)}`);
   const acc = readNumbers(x), sv = readNumbers(src);
@@ -113,7 +113,7 @@ export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tens
   return fromNumbers(acc, x.layout.shape, x.dtype, x.device);
 }
 
-export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void {
+export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
   const [outer, n, inner] = split(x.layout.shape, dim);
   const id = readIds('indexSet', ids, n, `dim ${dim} of x ${sig(x)}`);
   const out = x.storage.host, sv = readRaw(src);
@@ -127,7 +127,7 @@ export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void
   }
 }
 
-export function embedding(ids: Tensor, table: Tensor, outShape: Shape): Tensor {
+export function embedding(ids: RawTensor, table: RawTensor, outShape: Shape): RawTensor {
   const [vocab, hidden] = table.layout.shape as [number, number];
   const id = readIds('embedding', ids, vocab, `the rows of table ${sig(table)}`);
   const src = readRaw(table);

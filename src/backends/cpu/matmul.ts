@@ -1,16 +1,16 @@
 // CPU reference matmul: f64 accumulation, one rounding to the dtype on store.
 import { numel, type Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 
 /** t's values broadcast to `shape` (row-major) */
-export function readBroadcast(t: Tensor, shape: Shape): Float64Array {
+export function readBroadcast(t: RawTensor, shape: Shape): Float64Array {
   const v = t.view(t.layout.broadcastAs(shape));
   try { return readNumbers(v); } finally { v.dispose(); }
 }
 
 /** a [...batchA, m, k], b [...batchB, k, n] -> [...batch, m, n] = outShape */
-export function matmul(a: Tensor, b: Tensor, outShape: Shape): Tensor {
+export function matmul(a: RawTensor, b: RawTensor, outShape: Shape): RawTensor {
   const r = outShape.length;
   const m = outShape[r - 2]!, n = outShape[r - 1]!, k = a.layout.shape[a.rank - 1]!;
   const batch = outShape.slice(0, -2);

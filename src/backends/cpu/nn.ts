@@ -1,15 +1,14 @@
 // CPU reference for softmax, the norms, rotary embeddings, batch norm and attention: every sum in
 // f64, one rounding to the output dtype on store.
-import type { Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 import { readBroadcast } from './matmul.ts';
-import type { AttentionParams } from '../../ops/nn.ts';
+import type { AttentionParams } from '../options.ts';
 
 export type RopeLayout = 'halves' | 'interleaved' | 'thd';
 
 /** x rank 0 counts as one element along dim 0 */
-export function softmax(x: Tensor, dim: number, log: boolean): Tensor {
+export function softmax(x: RawTensor, dim: number, log: boolean): RawTensor {
   const shape = x.layout.shape;
   let outer = 1, inner = 1;
   for (let i = 0; i < dim; i++) outer *= shape[i]!;
@@ -36,7 +35,7 @@ export function softmax(x: Tensor, dim: number, log: boolean): Tensor {
 }
 
 /** rows over the last dim: y = (x - mean) / sqrt(var + eps) * w + b, var biased */
-export function layerNorm(x: Tensor, w: Tensor, b: Tensor | null, eps: number): Tensor {
+export function layerNorm(x: RawTensor, w: RawTensor, b: RawTensor | null, eps: number): RawTensor {
   const v = readNumbers(x), wv = readNumbers(w), bv = b ? readNumbers(b) : null;
   const h = wv.length, out = new Float64Array(v.length);
   for (let r = 0; r + h <= v.length && h > 0; r += h) {
@@ -52,7 +51,7 @@ export function layerNorm(x: Tensor, w: Tensor, b: Tensor | null, eps: number): 
 }
 
 /** rows over the last dim: y = x / sqrt(mean(x^2) + eps) * w */
-export function rmsNorm(x: Tensor, w: Tensor, eps: number): Tensor {
+export function rmsNorm(x: RawTensor, w: RawTensor, eps: number): RawTensor {
   const v = readNumbers(x), wv = readNumbers(w);
   const h = wv.length, out = new Float64Array(v.length);
   for (let r = 0; r + h <= v.length && h > 0; r += h) {
@@ -69,7 +68,7 @@ export function rmsNorm(x: Tensor, w: Tensor, eps: number): Tensor {
  * [t, d/2]. Each pair (x[a], x[c]) becomes (x[a] cos - x[c] sin, x[c] cos + x[a] sin), with
  * (a, c) = (i, i + d/2) for the halves layouts and (2i, 2i + 1) for interleaved.
  */
-export function rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout): Tensor {
+export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeLayout): RawTensor {
   const [b, s1, s2, d] = x.layout.shape as [number, number, number, number];
   const v = readNumbers(x), cv = readNumbers(cos), sv = readNumbers(sin);
   const out = new Float64Array(v.length), half = d / 2;
@@ -92,7 +91,7 @@ export function rope(x: Tensor, cos: Tensor, sin: Tensor, layout: RopeLayout): T
 }
 
 /** x [n, c, ...]; per channel (dim 1): (x - mean) / sqrt(var + eps) * w + b */
-export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Tensor | null, bias: Tensor | null, eps: number): Tensor {
+export function batchNorm(x: RawTensor, mean: RawTensor, variance: RawTensor, weight: RawTensor | null, bias: RawTensor | null, eps: number): RawTensor {
   const shape = x.layout.shape;
   const c = shape[1]!;
   let inner = 1;
@@ -119,7 +118,7 @@ export function batchNorm(x: Tensor, mean: Tensor, variance: Tensor, weight: Ten
  * -Infinity is not visible either. A query that sees no key gives zeros (never NaN), so padded
  * rows cannot poison later layers.
  */
-export function attention(q: Tensor, k: Tensor, v: Tensor, p: AttentionParams): Tensor {
+export function attention(q: RawTensor, k: RawTensor, v: RawTensor, p: AttentionParams): RawTensor {
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k.layout.shape as [number, number, number];
   const dv = v.layout.shape[3]!;

@@ -1,12 +1,12 @@
 // CPU reference pooling in f64, one rounding to the dtype on store.
 import type { Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import type { Pool2dParams } from '../../core/op-types.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 
 type Reducer = (v: Float64Array, base: number, w: number, y0: number, y1: number, x0: number, x1: number, window: number) => number;
 
-function pool2d(x: Tensor, p: Pool2dParams, outShape: Shape, reduce: Reducer): Tensor {
+function pool2d(x: RawTensor, p: Pool2dParams, outShape: Shape, reduce: Reducer): RawTensor {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [, , oh, ow] = outShape as [number, number, number, number];
   const [kh, kw] = p.kernel, [sh, sw] = p.stride, [ph, pw] = p.padding;
@@ -28,7 +28,7 @@ function pool2d(x: Tensor, p: Pool2dParams, outShape: Shape, reduce: Reducer): T
   return fromNumbers(out, outShape, x.dtype, x.device);
 }
 
-export function avgPool2d(x: Tensor, p: Pool2dParams, outShape: Shape): Tensor {
+export function avgPool2d(x: RawTensor, p: Pool2dParams, outShape: Shape): RawTensor {
   return pool2d(x, p, outShape, (v, base, w, y0, y1, x0, x1, window) => {
     let s = 0;
     for (let y = y0; y < y1; y++) for (let xi = x0; xi < x1; xi++) s += v[base + y * w + xi]!;
@@ -36,7 +36,7 @@ export function avgPool2d(x: Tensor, p: Pool2dParams, outShape: Shape): Tensor {
   });
 }
 
-export function maxPool2d(x: Tensor, p: Pool2dParams, outShape: Shape): Tensor {
+export function maxPool2d(x: RawTensor, p: Pool2dParams, outShape: Shape): RawTensor {
   return pool2d(x, p, outShape, (v, base, w, y0, y1, x0, x1) => {
     let m = -Infinity;
     for (let y = y0; y < y1; y++) {

@@ -1,7 +1,7 @@
 // CPU reference for reductions. The input is viewed with the kept dims first and the reduced
 // dims last, so each output element reduces one run of consecutive row-major elements.
 import { numel, type Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { getElem } from '../../core/dtype.ts';
 import type { ReduceOp } from '../../core/op-types.ts';
 import { fromNumbers, fromRaw } from './util.ts';
@@ -39,7 +39,7 @@ function argRunBig(v: BigInt64Array, start: number, len: number, isMax: boolean)
  * dims: sorted, distinct, normalized; outShape: the result's shape (keepdim already applied).
  * sum/min/max keep x's dtype (integers wrap), mean is float only, argmin/argmax give u32.
  */
-export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdim: boolean, outShape: Shape): Tensor {
+export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _keepdim: boolean, outShape: Shape): RawTensor {
   const shape = x.layout.shape;
   const kept = shape.map((_, i) => i).filter((i) => !dims.includes(i));
   const idx = x.layout.permute([...kept, ...dims]).indices();

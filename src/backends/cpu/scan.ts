@@ -1,8 +1,8 @@
 // CPU reference of cumsum: running sums in f64, each output rounded once to the dtype.
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 
-export function cumsum(x: Tensor, dim: number): Tensor {
+export function cumsum(x: RawTensor, dim: number): RawTensor {
   const shape = x.layout.shape;
   const n = shape[dim]!;
   let inner = 1;

@@ -3,7 +3,7 @@
 // PyTorch). Keys are compared exactly: floats as f64, i64 as bigints. topk is the first k of
 // that sort (descending for the largest): ties by index, NaN counted as the largest.
 import type { HostArray } from '../../core/dtype.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { fromRaw, readNumbers, readRaw } from './util.ts';
 
 type Keys = Float64Array | BigInt64Array;
@@ -17,7 +17,7 @@ function compare(a: number | bigint, b: number | bigint): number {
 }
 
 /** the tensor as rows along dim: outer * inner rows of n, element k of a row `inner` apart */
-function geometry(x: Tensor, dim: number): { outer: number; inner: number; n: number } {
+function geometry(x: RawTensor, dim: number): { outer: number; inner: number; n: number } {
   const shape = x.layout.shape;
   let outer = 1, inner = 1;
   for (let i = 0; i < dim; i++) outer *= shape[i]!;
@@ -26,7 +26,7 @@ function geometry(x: Tensor, dim: number): { outer: number; inner: number; n: nu
 }
 
 /** for each row along dim: the sorted positions, in row-major order of the output */
-function order(x: Tensor, dim: number, descending: boolean): Uint32Array {
+function order(x: RawTensor, dim: number, descending: boolean): Uint32Array {
   const { outer, inner, n } = geometry(x, dim);
   const keys: Keys = x.dtype === 'i64' ? (readRaw(x) as BigInt64Array) : readNumbers(x);
   const out = new Uint32Array(outer * n * inner);
@@ -44,16 +44,16 @@ function order(x: Tensor, dim: number, descending: boolean): Uint32Array {
   return out;
 }
 
-export function argsort(x: Tensor, dim: number, descending: boolean): Tensor {
+export function argsort(x: RawTensor, dim: number, descending: boolean): RawTensor {
   return fromRaw(order(x, dim, descending), x.layout.shape, 'u32', x.device);
 }
 
-export function sort(x: Tensor, dim: number, descending: boolean): { values: Tensor; indices: Tensor } {
+export function sort(x: RawTensor, dim: number, descending: boolean): { values: RawTensor; indices: RawTensor } {
   return topk(x, dim, geometry(x, dim).n, descending);
 }
 
 /** the first k of each row's stable sort (descending for largest); k = n is sort itself */
-export function topk(x: Tensor, dim: number, k: number, largest: boolean): { values: Tensor; indices: Tensor } {
+export function topk(x: RawTensor, dim: number, k: number, largest: boolean): { values: RawTensor; indices: RawTensor } {
   const all = order(x, dim, largest);
   const { outer, inner, n } = geometry(x, dim);
   const shape = x.layout.shape.length === 0 ? [] : x.layout.shape.map((s, i) => (i === dim ? k : s));

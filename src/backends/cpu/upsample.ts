@@ -1,5 +1,5 @@
 // CPU reference resampling: source indices and weights as PyTorch computes them.
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 
 /**
@@ -14,7 +14,7 @@ export function nearestIndex(dst: number, inSize: number, outSize: number): numb
   return Math.min(Math.floor(Math.fround(dst * scale)), inSize - 1);
 }
 
-export function upsampleNearest2d(x: Tensor, outH: number, outW: number): Tensor {
+export function upsampleNearest2d(x: RawTensor, outH: number, outW: number): RawTensor {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const xv = readNumbers(x);
   const out = new Float64Array(n * c * outH * outW);
@@ -43,7 +43,7 @@ export function linearTaps(inSize: number, outSize: number, alignCorners: boolea
   });
 }
 
-export function upsampleBilinear2d(x: Tensor, outH: number, outW: number, alignCorners: boolean): Tensor {
+export function upsampleBilinear2d(x: RawTensor, outH: number, outW: number, alignCorners: boolean): RawTensor {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const xv = readNumbers(x);
   const out = new Float64Array(n * c * outH * outW);

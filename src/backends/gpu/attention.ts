@@ -6,10 +6,10 @@
 // filled length reads in place). nn.ts sends it what the matrix-core kernels do not take (f32,
 // q and v head dims that differ); where it does not apply either, the composed path (batched
 // GEMMs and the softmax kernel).
-import { Tensor } from '../../tensor/tensor.ts';
-import type { AttentionParams } from '../../ops/nn.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
+import type { AttentionParams } from '../options.ts';
 import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
-import { contiguous } from '../../ops/copy.ts';
+import { contiguous } from './copy.ts';
 import { base, offsetOf } from './reduce.ts';
 import { filled } from './fill.ts';
 
@@ -43,7 +43,7 @@ const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
  * Whether attentionKernel takes these operands: short queries, or with `anyLength` queries of
  * any length (the route for f32 prefill: FMA work, but no O(tq * tk) memory).
  */
-export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLength = false): boolean {
+export function attentionKernelApplies(q: RawTensor, k: RawTensor, v: RawTensor, anyLength = false): boolean {
   const [, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const hkv = k.layout.shape[1]!, dv = v.layout.shape[3]!;
   const R = (hq / hkv) * tq;
@@ -52,7 +52,7 @@ export function attentionKernelApplies(q: Tensor, k: Tensor, v: Tensor, anyLengt
 }
 
 /** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
-function unitLast(t: Tensor, temps: Tensor[]): Tensor {
+function unitLast(t: RawTensor, temps: RawTensor[]): RawTensor {
   if (t.layout.strides[3] === 1 || t.layout.shape[3] === 1) return t;
   const c = contiguous(t);
   temps.push(c);
@@ -64,7 +64,7 @@ function unitLast(t: Tensor, temps: Tensor[]): Tensor {
  * families take after the q/k/v strides, in their order: the mask's four strides, maskKind (0
  * none, 1 u8, 2 additive), hasDiag, diag, window, scale.
  */
-function visibility(p: AttentionParams, shape: readonly number[], temps: Tensor[]): { mask: Tensor | null; args: KernelArg[] } {
+function visibility(p: AttentionParams, shape: readonly number[], temps: RawTensor[]): { mask: RawTensor | null; args: KernelArg[] } {
   const mask = p.mask ? p.mask.broadcastAs(shape) : null;
   if (mask) temps.push(mask);
   const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
@@ -81,7 +81,7 @@ function visibility(p: AttentionParams, shape: readonly number[], temps: Tensor[
  * mask; hq, hkv, tq, tk, d (and dv where given: attn_decode's, whose v may be narrower); the q, k,
  * v strides; visibility's arguments.
  */
-export function operands(out: Tensor, q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, temps: Tensor[], dv?: number) {
+export function operands(out: RawTensor, q0: RawTensor, k0: RawTensor, v0: RawTensor, p: AttentionParams, temps: RawTensor[], dv?: number) {
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
   const q = unitLast(q0, temps), k = unitLast(k0, temps), v = unitLast(v0, temps);
@@ -94,12 +94,12 @@ export function operands(out: Tensor, q0: Tensor, k0: Tensor, v0: Tensor, p: Att
   return { q, k, v, mask, tail };
 }
 
-export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
+export function attentionKernel(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: AttentionParams): RawTensor {
   const dev = q0.device;
-  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [b, hq, tq] = q0.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
   const dv = v0.layout.shape[3]!;
-  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  const out = RawTensor.empty(p.outShape, q0.dtype, dev);
   return filled(out, (temps) => {
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps, dv);
     const rows = b * hq * tq;
@@ -122,17 +122,17 @@ export function attentionKernel(q0: Tensor, k0: Tensor, v0: Tensor, p: Attention
 
 /** the partial sums of a launch that splits the keys: ws [rows, splits, dv] and their (max,
  *  sum) wsml [rows, splits, 2], f32; null for one split, where the kernel writes out itself */
-export interface SplitSums { readonly ws: Tensor; readonly wsml: Tensor; readonly rows: number; readonly splits: number; readonly dv: number }
+export interface SplitSums { readonly ws: RawTensor; readonly wsml: RawTensor; readonly rows: number; readonly splits: number; readonly dv: number }
 
-export function splitSums(out: Tensor, rows: number, splits: number, dv: number, temps: Tensor[]): SplitSums | null {
+export function splitSums(out: RawTensor, rows: number, splits: number, dv: number, temps: RawTensor[]): SplitSums | null {
   if (splits <= 1) return null;
-  const ws = Tensor.empty([rows * splits * dv], 'f32', out.device), wsml = Tensor.empty([rows * splits * 2], 'f32', out.device);
+  const ws = RawTensor.empty([rows * splits * dv], 'f32', out.device), wsml = RawTensor.empty([rows * splits * 2], 'f32', out.device);
   temps.push(ws, wsml);
   return { ws, wsml, rows, splits, dv };
 }
 
 /** the kernels' (ws, wsml) arguments: out stands in for both without splits */
-export const splitArgs = (out: Tensor, s: SplitSums | null): [KernelArg, KernelArg] => (s ? [base(s.ws), base(s.wsml)] : [base(out), base(out)]);
+export const splitArgs = (out: RawTensor, s: SplitSums | null): [KernelArg, KernelArg] => (s ? [base(s.ws), base(s.wsml)] : [base(out), base(out)]);
 
 /** loads of partial sums a merge thread has in flight (attention.hip ATT_MLOADS) */
 const ATT_MLOADS = 8;
@@ -144,7 +144,7 @@ const ATT_MLOADS = 8;
  * two block reductions this replaced: 972.3-972.8 us with 256, 967.6-967.7 with 128 and
  * 965.6-966.0 with 64, H200, alternating).
  */
-export function mergeSplits(out: Tensor, s: SplitSums | null): void {
+export function mergeSplits(out: RawTensor, s: SplitSums | null): void {
   if (!s) return;
   const dev = out.device;
   let threads = dev.runtime.info.warpSize;

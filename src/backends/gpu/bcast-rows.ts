@@ -3,7 +3,7 @@
 // with unit stride or holds one value per row, the op takes 16-byte vectors instead of the
 // strided kernel's element-at-a-time walk (x + bias, x * weight, scores + mask over heads).
 import { DTYPE_INFO } from '../../core/dtype.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { mergeDims, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { aligned16 } from './rowreg.ts';
@@ -13,7 +13,7 @@ const U32_LIMIT = 2 ** 32;
 /** the _rows kernel's arguments after the pointers and offsets (nv, vpr, r0, each input's
  *  s1, s0, inner) for y = f(inputs) (each input's layout broadcast to y's shape), or null where
  *  the shapes, strides or alignment do not fit it */
-export function rowsArgs(y: Tensor, inputs: readonly { t: Tensor; op: StridedOperand }[]): KernelArg[] | null {
+export function rowsArgs(y: RawTensor, inputs: readonly { t: RawTensor; op: StridedOperand }[]): KernelArg[] | null {
   const per = 16 / DTYPE_INFO[y.dtype].size;
   const { dims, strides } = mergeDims(y.layout.shape, [{ strides: y.layout.strides, offset: y.layout.offset }, ...inputs.map((i) => i.op)]);
   if (dims.length < 1 || dims.length > 3) return null;

@@ -2,9 +2,9 @@
 // wrapping rules of roundTo in src/core/dtype.ts. A dense source takes the contiguous kernel, any
 // other view the strided one; the result is always a new contiguous tensor.
 import { DTYPE_INFO, type DType } from '../../core/dtype.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
-import { ALL_DTYPES } from '../../ops/dispatch.ts';
+import { ALL_DTYPES } from '../checks.ts';
 import { mapUnroll, contigPerThread, eachGeom } from './copy.ts';
 
 const FILE = 'cast.hip';
@@ -15,9 +15,9 @@ const NAMES = Object.fromEntries(ALL_DTYPES.map((f) => [f, Object.fromEntries(AL
   Record<DType, Record<DType, { contig: string; strided: string }>>;
 
 /** x -> dtype as a new contiguous tensor; dtype !== x.dtype */
-export function cast(x: Tensor, dtype: DType): Tensor {
+export function cast(x: RawTensor, dtype: DType): RawTensor {
   const dev = x.device;
-  const y = Tensor.empty(x.layout.shape, dtype, dev);
+  const y = RawTensor.empty(x.layout.shape, dtype, dev);
   const n = y.numel;
   if (n === 0) return y;
   try {

@@ -6,7 +6,7 @@
 // size-1 dims before it: each input is then one dense block, a device memcpy), are left to the
 // caller's copy into the output's slice.
 import { dtypeSize } from '../../core/dtype.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { CAT_ARGS_BYTES, CAT_MAX } from '../../runtime/kernel-sigs.ts';
 import type { DevicePtr } from '../../runtime/gpu.ts';
@@ -17,7 +17,7 @@ const FILE = 'copy.hip';
 const UNITS_PER_THREAD = 4;
 
 /** an input and where it starts along the cat dim of the output */
-export interface CatPart { readonly t: Tensor; readonly at: number }
+export interface CatPart { readonly t: RawTensor; readonly at: number }
 
 /** one input as rows: elements, from its view's offset */
 interface RowPart { readonly ptr: DevicePtr; readonly off: number; readonly rowStride: number; readonly len: number; readonly col: number }
@@ -26,7 +26,7 @@ interface RowPart { readonly ptr: DevicePtr; readonly off: number; readonly rowS
  * Copies the parts that are rows into `out` (new, contiguous; cat along dim d) and returns the
  * parts it left, for the caller to copy one by one.
  */
-export function catRows(out: Tensor, parts: readonly CatPart[], d: number): CatPart[] {
+export function catRows(out: RawTensor, parts: readonly CatPart[], d: number): CatPart[] {
   const shape = out.layout.shape;
   const rows = shape.slice(0, d).reduce((a, b) => a * b, 1);
   if (rows <= 1) return [...parts];
@@ -44,7 +44,7 @@ export function catRows(out: Tensor, parts: readonly CatPart[], d: number): CatP
   return left;
 }
 
-function launchCat(out: Tensor, parts: readonly RowPart[], rows: number, rowLen: number): void {
+function launchCat(out: RawTensor, parts: readonly RowPart[], rows: number, rowLen: number): void {
   const dev = out.device, es = dtypeSize(out.dtype);
   const yPtr = out.storage.ptrAt(0), yOff = out.layout.offset;
   const unit = rowUnitBytes(es, [yPtr, ...parts.map((p) => p.ptr)],

@@ -4,7 +4,6 @@
 // a block takes a tile of neighbouring columns and threads read neighbouring 16-byte vectors of
 // each row, and the rows are split into segments until every multiprocessor has blocks (the
 // segments' partials fold in reduce.hip's _final kernel, in a fixed order: deterministic).
-import { dtypeSize } from '../../core/dtype.ts';
 import type { Layout } from '../../core/layout.ts';
 import type { Device } from '../../device/device.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';

@@ -10,10 +10,9 @@
 // rocBLAS has no reduced-precision f32 path), so results match the CPU reference as tightly as
 // the cuDNN FMA path did.
 import { Layout, type Shape } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { isFloatDType, type DType } from '../../core/dtype.ts';
 import type { Conv2dParams } from '../../core/op-types.ts';
-import { contiguous } from '../../ops/copy.ts';
 import { matrixView } from './matmul.ts';
 
 /** how the GEMM reads the operands, as views of their storage (nothing copied) */
@@ -77,20 +76,23 @@ function gemmConvView(x: Layout, w: Layout, p: Conv2dParams): GemmConvView | nul
 }
 
 /** (a, b, out shape) -> a . b, as backends/gpu/matmul.ts (or the CPU reference's, in tests) */
-export type MatmulFn = (a: Tensor, b: Tensor, outShape: Shape) => Tensor;
+export type MatmulFn = (a: RawTensor, b: RawTensor, outShape: Shape) => RawTensor;
+/** the two ops the route runs: parameters, so that the CPU tests run the same views through the
+ *  CPU reference */
+export interface GemmOps { readonly matmul: MatmulFn; readonly contiguous: (x: RawTensor) => RawTensor }
 
 /**
  * x [n, cIn, h, w] conv w [cOut, cIn, 1, 1] -> [n, cOut, oh, ow] along `route`, without bias.
- * The matmul is a parameter so that the CPU tests run the same views through the reference.
  */
-export function conv1x1Gemm(x: Tensor, w: Tensor, p: Conv2dParams, route: GemmConvRoute, outShape: Shape, mm: MatmulFn): Tensor {
+export function conv1x1Gemm(x: RawTensor, w: RawTensor, p: Conv2dParams, route: GemmConvRoute, outShape: Shape, ops: GemmOps): RawTensor {
+  const mm = ops.matmul;
   const [n, cOut, oh, ow] = outShape as [number, number, number, number];
-  const owned: Tensor[] = [];
-  const keep = (t: Tensor): Tensor => { owned.push(t); return t; };
+  const owned: RawTensor[] = [];
+  const keep = (t: RawTensor): RawTensor => { owned.push(t); return t; };
   try {
     let src = x, view: GemmConvView | null;
     if (route.copy) {
-      src = keep(contiguous(x));
+      src = keep(ops.contiguous(x));
       view = gemmConvView(src.layout, w.layout, p);
       // a contiguous NCHW tensor is always addressable (pixel stride 1, leading dim oh*ow)
       if (!view) throw new Error(`conv2d: internal: no GEMM view of a contiguous input [${src.layout.shape.join(', ')}]`);
@@ -99,7 +101,7 @@ export function conv1x1Gemm(x: Tensor, w: Tensor, p: Conv2dParams, route: GemmCo
     }
     const xv = keep(src.view(view.x)), wv = keep(w.view(view.w));
     const y = view.kind === 'folded' ? mm(xv, keep(wv.T), [n, cOut]) : mm(wv, xv, [n, cOut, oh * ow]);
-    try { return y.reshape([n, cOut, oh, ow]); } finally { y.dispose(); }
+    try { return y.viewAs([n, cOut, oh, ow]); } finally { y.dispose(); }
   } finally {
     for (const t of owned) t.dispose();
   }

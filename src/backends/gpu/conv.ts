@@ -2,14 +2,15 @@
 // library picks and caches the algorithm per shape. 1x1 convolutions go to the library GEMM
 // instead where gemmConvRoute (gpu/conv-gemm.ts) says so. Bias is a broadcast add afterwards.
 import { numel, type Shape } from '../../core/layout.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import type { ConvParams } from '../../runtime/gpu.ts';
 import type { Conv2dParams, ConvTranspose2dParams } from '../../core/op-types.ts';
 import { addChannelBias, dense, dnnDType, release } from './dnn-util.ts';
 import { conv1x1Gemm, gemmConvRoute } from './conv-gemm.ts';
 import { matmul } from './matmul.ts';
+import { contiguous } from './copy.ts';
 
-function params(x: Tensor, w: Tensor, y: Tensor, p: Conv2dParams, cIn: number, cOut: number): ConvParams {
+function params(x: RawTensor, w: RawTensor, y: RawTensor, p: Conv2dParams, cIn: number, cOut: number): ConvParams {
   const [n, , inH, inW] = x.layout.shape as [number, number, number, number];
   return {
     dtype: dnnDType(x), n, cIn, inH, inW, cOut,
@@ -22,11 +23,11 @@ function params(x: Tensor, w: Tensor, y: Tensor, p: Conv2dParams, cIn: number, c
 }
 
 /** x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw] */
-export function conv2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Conv2dParams, outShape: Shape): Tensor {
-  if (numel(outShape) === 0) return Tensor.empty(outShape, x.dtype, x.device);
+export function conv2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: Conv2dParams, outShape: Shape): RawTensor {
+  if (numel(outShape) === 0) return RawTensor.empty(outShape, x.dtype, x.device);
   const route = gemmConvRoute(x.dtype, x.layout, w.layout, p);
-  if (route) return addChannelBias(conv1x1Gemm(x, w, p, route, outShape, matmul), bias);
-  const y = Tensor.empty(outShape, x.dtype, x.device);
+  if (route) return addChannelBias(conv1x1Gemm(x, w, p, route, outShape, { matmul, contiguous }), bias);
+  const y = RawTensor.empty(outShape, x.dtype, x.device);
   const X = dense(x), W = dense(w);
   try {
     x.device.dnn('conv').convForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
@@ -35,8 +36,8 @@ export function conv2d(x: Tensor, w: Tensor, bias: Tensor | null, p: Conv2dParam
 }
 
 /** x [n, cIn, h, w], w [cIn, cOut/groups, kh, kw]; output padding is in outShape */
-export function convTranspose2d(x: Tensor, w: Tensor, bias: Tensor | null, p: ConvTranspose2dParams, outShape: Shape): Tensor {
-  const y = Tensor.empty(outShape, x.dtype, x.device);
+export function convTranspose2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: ConvTranspose2dParams, outShape: Shape): RawTensor {
+  const y = RawTensor.empty(outShape, x.dtype, x.device);
   if (y.numel === 0) return y;
   const X = dense(x), W = dense(w);
   try {

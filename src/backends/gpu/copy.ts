@@ -10,10 +10,10 @@ import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, roundTo, type DType } fr
 import { ShapeError } from '../../core/errors.ts';
 import { numel, type Shape } from '../../core/layout.ts';
 import type { Device } from '../../device/device.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { GEOM_MAX_RANK, copyWidth, packGeom, type StridedOperand } from '../../runtime/kernel-sigs.ts';
-import { ALL_DTYPES } from '../../ops/dispatch.ts';
+import { ALL_DTYPES } from '../checks.ts';
 import { rowForm, rowPlan, unitName, type RowForm } from './rows.ts';
 import { launchTranspose, transposeForm } from './transpose.ts';
 
@@ -53,15 +53,15 @@ export const mapUnroll = (dev: Device): number => (dev.runtime.info.vendor === '
 export const contigPerThread = (widestBytes: number, unroll: number): number => (16 / widestBytes) * unroll;
 
 /** a tensor's layout as a Geom operand: broadcast to `shape` when given (stride 0 on new dims) */
-export function operandOf(t: Tensor, shape?: Shape): StridedOperand {
+export function operandOf(t: RawTensor, shape?: Shape): StridedOperand {
   const l = shape && shape !== t.layout.shape ? t.layout.broadcastAs(shape) : t.layout;
   return { strides: l.strides, offset: l.offset };
 }
 
 /** a number as a one-element tensor of dtype on dev, for kernels that only read tensors; its
  *  Geom operand is all zero strides. The caller disposes it once the kernel is queued. */
-export function scalarOn(dev: Device, dtype: DType, value: number): Tensor {
-  const t = Tensor.empty([1], dtype, dev);
+export function scalarOn(dev: Device, dtype: DType, value: number): RawTensor {
+  const t = RawTensor.empty([1], dtype, dev);
   constSet(t, value);
   return t;
 }
@@ -83,7 +83,7 @@ function fillValue(d: DType, value: number): KernelArg {
 }
 
 /** every element of the view x := value (rounded to x's dtype) */
-export function constSet(x: Tensor, value: number): void {
+export function constSet(x: RawTensor, value: number): void {
   const n = x.numel;
   if (n === 0) return;
   const dev = x.device, l = x.layout, v = fillValue(x.dtype, value);
@@ -99,7 +99,7 @@ export function constSet(x: Tensor, value: number): void {
 }
 
 /** dst (any view) <- src (any view, same shape and dtype, same device); broadcast sources work */
-export function copyInto(dst: Tensor, src: Tensor): void {
+export function copyInto(dst: RawTensor, src: RawTensor): void {
   const n = dst.numel;
   if (n === 0) return;
   const dev = dst.device, dl = dst.layout, sl = src.layout;
@@ -120,11 +120,27 @@ export function copyInto(dst: Tensor, src: Tensor): void {
 
 /** dst <- src as rows (copy_rows_<unit>); false when a row is too long for the kernel's
  *  32-bit length, and the caller takes the strided kernel */
-function copyRows(dst: Tensor, src: Tensor, f: RowForm): boolean {
+function copyRows(dst: RawTensor, src: RawTensor, f: RowForm): boolean {
   const r = rowPlan(dst, src, f.rows, f.len, [f.dStride, f.sStride]);
   if (!r) return false;
   dst.device.kernels.launch(FILE, ROW_NAMES.get(r.unit)!, r.grid, r.block, 0, dst.device.stream, [arg.ptr(dst.storage.ptrAt(0)),
     arg.ptr(src.storage.ptrAt(0)), arg.i64(r.yOff), arg.i64(r.xOff), arg.u64(f.rows), arg.u64(r.len), arg.i64(r.strides[0]!),
     arg.i64(r.strides[1]!), arg.u32(r.group)]);
   return true;
+}
+
+/** x as a new view when it is contiguous, else a contiguous copy */
+export function contiguous(x: RawTensor): RawTensor {
+  if (x.isContiguous()) return x.view(x.layout);
+  const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
+  try { copyInto(out, x); } catch (e) { out.dispose(); throw e; }
+  return out;
+}
+
+/** x with another shape (same element count): a view where the layout allows, else a copy */
+export function reshaped(x: RawTensor, shape: readonly number[]): RawTensor {
+  const l = x.layout.reshapeView(shape);
+  if (l) return x.view(l);
+  const c = contiguous(x);
+  try { return c.viewAs(shape); } finally { c.dispose(); }
 }

@@ -6,11 +6,11 @@
 // over validated arguments: output shape already broadcast, numbers already rounded to the dtype.
 import { DTYPE_INFO, type DType } from '../../core/dtype.ts';
 import { sameShape, type Shape } from '../../core/layout.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import type { Device } from '../../device/device.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { computeSpec, type StridedOperand } from '../../runtime/kernel-sigs.ts';
-import { ALL_DTYPES, FLOATS } from '../../ops/dispatch.ts';
+import { ALL_DTYPES, FLOATS } from '../checks.ts';
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../../core/op-types.ts';
 import { mapUnroll, contigPerThread, eachGeom, operandOf, scalarOn, zeroStrides } from './copy.ts';
 import { rowsArgs } from './bcast-rows.ts';
@@ -45,14 +45,14 @@ export function unaryUnroll(op: UnaryOp | ParamUnary['op'], d: DType, dev: Devic
 const size = (d: DType): number => DTYPE_INFO[d].size;
 const ZERO = arg.i64(0);
 
-const ptr = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
-const off = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
-const geomOf = (t: Tensor): StridedOperand => ({ strides: t.layout.strides, offset: t.layout.offset });
+const ptr = (t: RawTensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
+const off = (t: RawTensor): KernelArg => arg.i64(t.layout.offset);
+const geomOf = (t: RawTensor): StridedOperand => ({ strides: t.layout.strides, offset: t.layout.offset });
 
 /** y = f(x) with `extra` scalar arguments after the contiguous or strided ones */
-function map1(x: Tensor, n: Names, unroll: number, extra: readonly KernelArg[]): Tensor {
+function map1(x: RawTensor, n: Names, unroll: number, extra: readonly KernelArg[]): RawTensor {
   const dev = x.device;
-  const y = Tensor.empty(x.layout.shape, x.dtype, dev);
+  const y = RawTensor.empty(x.layout.shape, x.dtype, dev);
   const count = y.numel;
   if (count === 0) return y;
   try {
@@ -71,12 +71,12 @@ function map1(x: Tensor, n: Names, unroll: number, extra: readonly KernelArg[]):
 }
 
 /** x is f32/f64/f16/bf16; the result has x's shape and dtype */
-export function unary(x: Tensor, op: UnaryOp): Tensor {
+export function unary(x: RawTensor, op: UnaryOp): RawTensor {
   return map1(x, UNARY_NAMES[op][x.dtype], unaryUnroll(op, x.dtype, x.device), []);
 }
 
 /** x is f32/f64/f16/bf16; the result has x's shape and dtype */
-export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
+export function paramUnary(x: RawTensor, p: ParamUnary): RawTensor {
   const c = computeSpec(x.dtype);
   return map1(x, UNARY_NAMES[p.op][x.dtype], unaryUnroll(p.op, x.dtype, x.device), [arg[c](p.a), arg[c](p.b)]);
 }
@@ -85,9 +85,9 @@ export function paramUnary(x: Tensor, p: ParamUnary): Tensor {
  * y = f(a, b) into a new `outDType` tensor of outShape. A number b becomes a one-element tensor
  * read with stride 0 (the kernels have no scalar forms), disposed once the kernel is queued.
  */
-function map2(n: Names, a: Tensor, b: Tensor | number, outShape: Shape, outDType: DType): Tensor {
+function map2(n: Names, a: RawTensor, b: RawTensor | number, outShape: Shape, outDType: DType): RawTensor {
   const dev = a.device;
-  const y = Tensor.empty(outShape, outDType, dev);
+  const y = RawTensor.empty(outShape, outDType, dev);
   const count = y.numel;
   if (count === 0) return y;
   const bt = typeof b === 'number' ? scalarOn(dev, a.dtype, b) : b;
@@ -116,7 +116,7 @@ function map2(n: Names, a: Tensor, b: Tensor | number, outShape: Shape, outDType
  * same IEEE result as the binary kernel (x*1 is exact, adding -0 changes nothing, and a fused
  * multiply-add rounds once), but it reads one operand and keeps the vector path.
  */
-function scalarAffine(op: BinaryOp, a: Tensor, b: number): Tensor | null {
+function scalarAffine(op: BinaryOp, a: RawTensor, b: number): RawTensor | null {
   if (op !== 'add' && op !== 'sub' && op !== 'mul') return null;
   if (a.dtype !== 'f32' && a.dtype !== 'f64' && a.dtype !== 'f16' && a.dtype !== 'bf16') return null;
   const scale = op === 'mul' ? b : 1;
@@ -125,7 +125,7 @@ function scalarAffine(op: BinaryOp, a: Tensor, b: number): Tensor | null {
 }
 
 /** b: a tensor of a's dtype or a scalar rounded to it; both broadcast to outShape */
-export function binary(op: BinaryOp, a: Tensor, b: Tensor | number, outShape: Shape): Tensor {
+export function binary(op: BinaryOp, a: RawTensor, b: RawTensor | number, outShape: Shape): RawTensor {
   if (typeof b === 'number') {
     const r = scalarAffine(op, a, b);
     if (r) return r;
@@ -134,14 +134,14 @@ export function binary(op: BinaryOp, a: Tensor, b: Tensor | number, outShape: Sh
 }
 
 /** like binary; the result is u8 */
-export function compare(op: CmpOp, a: Tensor, b: Tensor | number, outShape: Shape): Tensor {
+export function compare(op: CmpOp, a: RawTensor, b: RawTensor | number, outShape: Shape): RawTensor {
   return map2(CMP_NAMES[op][a.dtype], a, b, outShape, 'u8');
 }
 
 /** cond u8/u32/i64; a, b tensors of dtype or scalars rounded to it; all broadcast to outShape */
-export function where(cond: Tensor, a: Tensor | number, b: Tensor | number, outShape: Shape, dtype: DType): Tensor {
+export function where(cond: RawTensor, a: RawTensor | number, b: RawTensor | number, outShape: Shape, dtype: DType): RawTensor {
   const dev = cond.device;
-  const y = Tensor.empty(outShape, dtype, dev);
+  const y = RawTensor.empty(outShape, dtype, dev);
   const count = y.numel;
   if (count === 0) return y;
   // the kernels take a u8 condition: a wider one becomes cond != 0 first
@@ -151,12 +151,12 @@ export function where(cond: Tensor, a: Tensor | number, b: Tensor | number, outS
   try {
     const k = dev.kernels, s = dev.stream, n = WHERE_NAMES[dtype];
     const yp = ptr(y), cp = ptr(c), ap = ptr(at), bp = ptr(bt);
-    const dense = (t: Tensor) => t.layout.isContiguous() && sameShape(t.layout.shape, outShape);
+    const dense = (t: RawTensor) => t.layout.isContiguous() && sameShape(t.layout.shape, outShape);
     if (at === a && bt === b && dense(c) && dense(at) && dense(bt)) {
       // the u8 condition is never the widest operand
       k.launchContig(BINARY_FILE, n.contig, count, contigPerThread(size(dtype), mapUnroll(dev)), s, [yp, cp, ap, bp, ZERO, off(c), off(at), off(bt), arg.u64(count)]);
     } else {
-      const opnd = (t: Tensor, given: Tensor | number) => (t === given ? operandOf(t, outShape) : zeroStrides(outShape.length));
+      const opnd = (t: RawTensor, given: RawTensor | number) => (t === given ? operandOf(t, outShape) : zeroStrides(outShape.length));
       eachGeom(n.contig, outShape, [geomOf(y), operandOf(c, outShape), opnd(at, a), opnd(bt, b)], (g, work) => {
         k.launch1d(BINARY_FILE, n.strided, work, s, [yp, cp, ap, bp, arg.bytes(g)]);
       });

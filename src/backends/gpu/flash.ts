@@ -4,8 +4,8 @@
 // to its filled length reads in place), grouped-query heads through the head mapping, causal
 // either way, windows and masks, and no score matrix in global memory. Head dims go to the next
 // compiled bucket, whose extra columns the kernel fills with zeros in LDS and does not store.
-import { Tensor } from '../../tensor/tensor.ts';
-import type { AttentionParams } from '../../ops/nn.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
+import type { AttentionParams } from '../options.ts';
 import type { DeviceInfo } from '../../runtime/gpu.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, operands, splitArgs, splitSums } from './attention.ts';
@@ -34,7 +34,7 @@ function fwdShape(cuda: boolean, bucket: number): { rows: number; threads: numbe
 const bucketOf = (d: number): number | undefined => FLASH_HEAD_DIMS.find((b) => d <= b);
 
 /** whether flashAttention takes these operands */
-export function flashApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
+export function flashApplies(q: RawTensor, k: RawTensor, v: RawTensor): boolean {
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const dv = v.layout.shape[3]!;
   return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
@@ -74,7 +74,7 @@ const DECODE_MAX_GROUPS = 8;
 export interface DecodeTuning { readonly blocksPerMp?: number; readonly groups?: number }
 
 /** whether flashDecode takes these operands: flashApplies' types and head dims, short queries */
-export function flashDecodeApplies(q: Tensor, k: Tensor, v: Tensor): boolean {
+export function flashDecodeApplies(q: RawTensor, k: RawTensor, v: RawTensor): boolean {
   return q.layout.shape[2]! <= ATTN_MAX_TQ && flashApplies(q, k, v);
 }
 
@@ -125,11 +125,11 @@ export function decodePlan(info: DeviceInfo, b: number, hq: number, hkv: number,
 }
 
 /** Short queries (decode) on the matrix cores, as decodePlan lays them out. */
-export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams, tune: DecodeTuning = {}): Tensor {
+export function flashDecode(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: AttentionParams, tune: DecodeTuning = {}): RawTensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
-  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  const out = RawTensor.empty(p.outShape, q0.dtype, dev);
   return filled(out, (temps) => {
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
     const pl = decodePlan(dev.runtime.info, b, hq, hkv, tq, tk, d, tune);
@@ -141,10 +141,10 @@ export function flashDecode(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionPara
   });
 }
 
-export function flashAttention(q0: Tensor, k0: Tensor, v0: Tensor, p: AttentionParams): Tensor {
+export function flashAttention(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: AttentionParams): RawTensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
-  const out = Tensor.empty(p.outShape, q0.dtype, dev);
+  const out = RawTensor.empty(p.outShape, q0.dtype, dev);
   return filled(out, (temps) => {
     const bucket = bucketOf(d)!;
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);

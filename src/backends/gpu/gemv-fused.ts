@@ -1,12 +1,13 @@
 // Launches of hip-src/gemv-fused.hip: one row of x through a weight with the step's small ops
 // folded in (see ops/linear.ts). Each returns null where the kernel does not apply, and the
 // caller composes the same result from separate ops.
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { NULL_PTR } from '../../runtime/gpu.ts';
 import { dense, filled } from './fill.ts';
+import { rmsNorm } from './nn.ts';
 import { base, offsetOf } from './reduce.ts';
-import type { LinearOptions, QkvToCacheArgs } from '../../ops/linear.ts';
+import type { LinearOptions, QkvToCacheArgs } from '../options.ts';
 
 const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
 const BLOCK = 256;
@@ -43,7 +44,7 @@ const PAIR_BLOCKS_PER_MP = 4;
 const PLAIN_LEAST_SPLIT = 2;
 
 /** W [rows, k] with unit stride along k: rows at w + j * ldw */
-function rowsLd(w: Tensor, k: number): number | null {
+function rowsLd(w: RawTensor, k: number): number | null {
   const [s0, s1] = w.layout.strides as [number, number];
   if (k > 1 && s1 !== 1) return null;
   const ld = w.dim(0) === 1 ? k : s0;
@@ -51,7 +52,7 @@ function rowsLd(w: Tensor, k: number): number | null {
 }
 
 /** waves per unit: the fewest (at least `least`) that give the GPU enough waves in flight */
-function splitFor(dev: Tensor['device'], units: number, least = 1): number {
+function splitFor(dev: RawTensor['device'], units: number, least = 1): number {
   const { warpSize, multiprocessors } = dev.runtime.info;
   const perBlock = BLOCK / warpSize;
   let split = Math.min(least, perBlock);
@@ -60,7 +61,7 @@ function splitFor(dev: Tensor['device'], units: number, least = 1): number {
 }
 
 /** `perMp` > 0: at most that many blocks a multiprocessor, the units walked grid-stride */
-function grid(dev: Tensor['device'], units: number, split: number, perMp = 0): [number, number, number] {
+function grid(dev: RawTensor['device'], units: number, split: number, perMp = 0): [number, number, number] {
   const { warpSize, maxGridDim, multiprocessors } = dev.runtime.info;
   const perBlock = BLOCK / warpSize / split;
   const most = perMp > 0 ? Math.min(maxGridDim[0], perMp * multiprocessors) : maxGridDim[0];
@@ -68,7 +69,7 @@ function grid(dev: Tensor['device'], units: number, split: number, perMp = 0): [
 }
 
 /** a nullable operand: its pointer and offset, or null and 0 */
-function opt(t: Tensor | null | undefined, temps: Tensor[], fallback: Tensor): [KernelArg, KernelArg, Tensor | null] {
+function opt(t: RawTensor | null | undefined, temps: RawTensor[], fallback: RawTensor): [KernelArg, KernelArg, RawTensor | null] {
   if (!t) return [base(fallback), arg.i64(0), null];
   const d = dense(t, temps);
   return [base(d), offsetOf(d), d];
@@ -80,17 +81,17 @@ function opt(t: Tensor | null | undefined, temps: Tensor[], fallback: Tensor): [
  * head took 194 us with it against 121 us plain (H200), so a single-row norm is rmsNorm's own
  * kernel (about 5 us) before the plain product.
  */
-export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: number, outShape: readonly number[]): Tensor | null {
+export function linearRow(x: RawTensor, w: RawTensor, o: LinearOptions, n: number, k: number, outShape: readonly number[]): RawTensor | null {
   if (!DTYPES.has(x.dtype) || k > U32_MAX || n > U32_MAX) return null;
   if (o.norm && o.act !== 'swiglu') {
-    const xn = x.rmsNorm(o.norm.weight, o.norm.eps);
+    const xn = rmsNorm(x, o.norm.weight, o.norm.eps);
     // fields spelled out: V8 (Node 20) builds `{ ...o, key }` on a slow path, microseconds a call
     try { return linearRow(xn, w, { bias: o.bias ?? null, act: o.act ?? null, residual: o.residual ?? null, norm: null }, n, k, outShape); } finally { xn.dispose(); }
   }
   const ld = rowsLd(w, k);
   if (ld === null) return null;
   const dev = x.device;
-  const y = Tensor.empty(outShape, x.dtype, dev);
+  const y = RawTensor.empty(outShape, x.dtype, dev);
   return filled(y, (temps) => {
     const xd = dense(x, temps);
     const [gp, go] = opt(o.norm?.weight, temps, xd);
@@ -108,12 +109,12 @@ export function linearRow(x: Tensor, w: Tensor, o: LinearOptions, n: number, k: 
 }
 
 /** a cache [1, kvHeads, maxLen, d] the kernel writes in place: unit stride along d */
-function cacheStrides(t: Tensor): [number, number] | null {
+function cacheStrides(t: RawTensor): [number, number] | null {
   const s = t.layout.strides;
   return s[3] === 1 ? [s[1]!, s[2]!] : null;
 }
 
-export function qkvRow(a: QkvToCacheArgs): Tensor | null {
+export function qkvRow(a: QkvToCacheArgs): RawTensor | null {
   const { x, weight: w, heads, kvHeads, headDim: d } = a;
   const k = x.dim(-1);
   if (!DTYPES.has(x.dtype) || k > U32_MAX) return null;
@@ -121,7 +122,7 @@ export function qkvRow(a: QkvToCacheArgs): Tensor | null {
   if (ld === null || !ks || !vs || ks[0] !== vs[0] || ks[1] !== vs[1]) return null;
   if (a.cos.layout.strides[1] !== 1 || a.sin.layout.strides[1] !== 1 || a.cos.layout.strides[0] !== d / 2 || a.sin.layout.strides[0] !== d / 2) return null;
   const dev = x.device;
-  const q = Tensor.empty([1, 1, heads, d], x.dtype, dev);
+  const q = RawTensor.empty([1, 1, heads, d], x.dtype, dev);
   return filled(q, (temps) => {
     const xd = dense(x, temps);
     const [gp, go] = opt(a.norm?.weight, temps, xd);

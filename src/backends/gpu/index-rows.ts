@@ -10,7 +10,7 @@
 // Bad ids are still caught on the device (the kernels record them like indexing.hip's).
 import { ShapeError } from '../../core/errors.ts';
 import { numel } from '../../core/layout.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { copyWidth, packGeom } from '../../runtime/kernel-sigs.ts';
 import { withDeviceErrors, type ErrorSite } from '../../runtime/device-errors.ts';
@@ -34,7 +34,7 @@ export interface RowSelect {
  * indexSelect of x along dim as row copies, or null: the dims before dim must merge into one
  * (any stride), the dims after it into one unit-stride run (the rows).
  */
-export function selectRows(x: Tensor, ids: Tensor, dim: number): RowSelect | null {
+export function selectRows(x: RawTensor, ids: RawTensor, dim: number): RowSelect | null {
   const { shape, strides } = x.layout;
   const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
   const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
@@ -47,7 +47,7 @@ export function selectRows(x: Tensor, ids: Tensor, dim: number): RowSelect | nul
 
 /** embedding as row copies, or null: the ids' dims must merge into one run (their row-major
  *  order is then the order of the output rows) and the table's rows must be unit-stride */
-export function embeddingRows(ids: Tensor, table: Tensor): RowSelect | null {
+export function embeddingRows(ids: RawTensor, table: RawTensor): RowSelect | null {
   const il = ids.layout, tl = table.layout;
   const run = mergedRuns(il.shape, il.strides);
   if (run.length > 1 || (tl.shape[1]! > 1 && tl.strides[1] !== 1)) return null;
@@ -56,7 +56,7 @@ export function embeddingRows(ids: Tensor, table: Tensor): RowSelect | null {
 
 /** y (new, contiguous) <- the rows `p` picks; false (nothing launched) when the rows do not
  *  suit the row kernel and the caller should take the per-element one */
-export function launchSelectRows(y: Tensor, x: Tensor, ids: Tensor, p: RowSelect, site: ErrorSite): boolean {
+export function launchSelectRows(y: RawTensor, x: RawTensor, ids: RawTensor, p: RowSelect, site: ErrorSite): boolean {
   const rows = p.pre * p.n;
   if (p.pre > 1 && p.len < SHORT_ROW) return false;
   const plan = rowPlan(y, x, rows, p.len, [p.xPre, p.xDim]);
@@ -76,7 +76,7 @@ export function launchSelectRows(y: Tensor, x: Tensor, ids: Tensor, p: RowSelect
  * gather along dim as a walk over rows of the ids' last dim (y [rows, cols] contiguous); false
  * (nothing launched) when the rows are short or the row geometry does not fit a Geom.
  */
-export function launchGatherRows(y: Tensor, x: Tensor, ids: Tensor, dim: number, site: ErrorSite): boolean {
+export function launchGatherRows(y: RawTensor, x: RawTensor, ids: RawTensor, dim: number, site: ErrorSite): boolean {
   const xl = x.layout, il = ids.layout, r = il.rank;
   if (r === 0) return false;
   const cols = il.shape[r - 1]!, lead = il.shape.slice(0, r - 1);
@@ -109,7 +109,7 @@ export function launchGatherRows(y: Tensor, x: Tensor, ids: Tensor, dim: number,
  * false (nothing launched): src's dims before dim must merge into one run (any stride), the dims
  * after it into one unit-stride run (the rows).
  */
-export function launchIndexAddRows(acc: Tensor, src: Tensor, ids: Tensor, dim: number, site: ErrorSite): boolean {
+export function launchIndexAddRows(acc: RawTensor, src: RawTensor, ids: RawTensor, dim: number, site: ErrorSite): boolean {
   const { shape, strides } = src.layout;
   const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
   const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));

@@ -11,33 +11,32 @@ import type { DType } from '../../core/dtype.ts';
 import { DTYPE_INFO } from '../../core/dtype.ts';
 import { ShapeError } from '../../core/errors.ts';
 import { contiguousStrides, type Shape } from '../../core/layout.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import type { Device } from '../../device/device.ts';
-import { keep } from '../../core/scope.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { copyWidth, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import type { IdDType } from '../../runtime/kernel-sigs-indexing.ts';
 import { withDeviceErrors, type ErrorOp } from '../../runtime/device-errors.ts';
-import { sig } from '../../ops/dispatch.ts';
+import { sig } from '../checks.ts';
 import { cast } from './cast.ts';
-import { copyInto, eachGeom } from './copy.ts';
+import { constSet, copyInto, eachGeom } from './copy.ts';
 import { embeddingRows, launchGatherRows, launchIndexAddRows, launchSelectRows, selectRows } from './index-rows.ts';
 
 const FILE = 'indexing.hip';
 
-const ptrOf = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
+const ptrOf = (t: RawTensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
 const operand = (strides: readonly number[], offset: number): StridedOperand => ({ strides, offset });
 /** `strides` with the indexed dim's stride replaced by 0 */
 const without = (strides: readonly number[], d: number): number[] => strides.map((s, i) => (i === d ? 0 : s));
 /** stride `s` on dim d, 0 on the other dims of a rank-r shape */
 const only = (r: number, d: number, s: number): number[] => Array.from({ length: r }, (_, i) => (i === d ? s : 0));
-const idType = (ids: Tensor): IdDType => ids.dtype as IdDType;
+const idType = (ids: RawTensor): IdDType => ids.dtype as IdDType;
 
 interface Walk {
   readonly op: ErrorOp;
   /** the iteration shape the Geom covers */
   readonly shape: Shape;
-  readonly ids: Tensor;
+  readonly ids: RawTensor;
   /** ids and pos operands over `shape` */
   readonly idsOp: StridedOperand;
   readonly posOp: StridedOperand;
@@ -51,7 +50,7 @@ function site(w: Walk) {
 
 /** y (new, contiguous over w.shape) <- x at the ids; xOp: x over w.shape with 0 on the indexed
  *  dim, whose stride is dimStride */
-function gatherWalk(y: Tensor, x: Tensor, xOp: StridedOperand, dimStride: number, w: Walk): Tensor {
+function gatherWalk(y: RawTensor, x: RawTensor, xOp: StridedOperand, dimStride: number, w: Walk): RawTensor {
   if (y.numel === 0) return y;
   const dev = y.device;
   const name = `gather_${copyWidth(x.dtype)}_${idType(w.ids)}`;
@@ -69,15 +68,15 @@ function gatherWalk(y: Tensor, x: Tensor, xOp: StridedOperand, dimStride: number
 
 /** the row kernels of index-rows.ts first (they return false where the layout does not suit
  *  them), else the per-element walk */
-function viaRows(y: Tensor, x: Tensor, xOp: StridedOperand, dimStride: number, w: Walk, rows: () => boolean): Tensor {
+function viaRows(y: RawTensor, x: RawTensor, xOp: StridedOperand, dimStride: number, w: Walk, rows: () => boolean): RawTensor {
   if (y.numel === 0) return y;
   try { if (rows()) return y; } catch (e) { y.dispose(); throw e; }
   return gatherWalk(y, x, xOp, dimStride, w);
 }
 
-export function indexSelect(x: Tensor, ids: Tensor, dim: number, outShape: Shape): Tensor {
+export function indexSelect(x: RawTensor, ids: RawTensor, dim: number, outShape: Shape): RawTensor {
   const r = outShape.length, xl = x.layout, il = ids.layout;
-  const y = Tensor.empty(outShape, x.dtype, x.device);
+  const y = RawTensor.empty(outShape, x.dtype, x.device);
   const w: Walk = {
     op: 'indexSelect', shape: outShape, ids,
     idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
@@ -89,9 +88,9 @@ export function indexSelect(x: Tensor, ids: Tensor, dim: number, outShape: Shape
   });
 }
 
-export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
+export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
   const xl = x.layout, il = ids.layout;
-  const y = Tensor.empty(il.shape, x.dtype, x.device);
+  const y = RawTensor.empty(il.shape, x.dtype, x.device);
   const w: Walk = {
     op: 'gather', shape: il.shape, ids,
     idsOp: operand(il.strides, il.offset), posOp: operand(contiguousStrides(il.shape), 0),
@@ -100,9 +99,9 @@ export function gather(x: Tensor, ids: Tensor, dim: number): Tensor {
   return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () => launchGatherRows(y, x, ids, dim, site(w)));
 }
 
-export function embedding(ids: Tensor, table: Tensor, outShape: Shape): Tensor {
+export function embedding(ids: RawTensor, table: RawTensor, outShape: Shape): RawTensor {
   const tl = table.layout, il = ids.layout;
-  const y = Tensor.empty(outShape, table.dtype, table.device);
+  const y = RawTensor.empty(outShape, table.dtype, table.device);
   const lead = new Array<number>(il.rank).fill(0);
   const w: Walk = {
     op: 'embedding', shape: outShape, ids,
@@ -119,9 +118,9 @@ export function embedding(ids: Tensor, table: Tensor, outShape: Shape): Tensor {
 const accDType = (d: DType): DType => (d === 'f16' || d === 'bf16' ? 'f32' : d);
 
 /** x copied into a new contiguous tensor of dtype `to` */
-function copyAs(x: Tensor, to: DType): Tensor {
+function copyAs(x: RawTensor, to: DType): RawTensor {
   if (to !== x.dtype) return cast(x, to);
-  const y = Tensor.empty(x.layout.shape, to, x.device);
+  const y = RawTensor.empty(x.layout.shape, to, x.device);
   try { copyInto(y, x); } catch (e) { y.dispose(); throw e; }
   return y;
 }
@@ -130,8 +129,8 @@ function copyAs(x: Tensor, to: DType): Tensor {
  * The scatter family over w.shape: a copy of x, then src written (or added) at the ids. srcOp
  * is src over w.shape. The output operand is the copy with 0 on the indexed dim.
  */
-function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk, inPlace = false,
-  addRows?: (acc: Tensor) => boolean): Tensor {
+function scatterWalk(x: RawTensor, src: RawTensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk, inPlace = false,
+  addRows?: (acc: RawTensor) => boolean): RawTensor {
   const dev = x.device, stream = dev.stream;
   const work = w.shape.reduce((a, b) => a * b, 1);
   if (work === 0) return inPlace ? x : copyAs(x, x.dtype);
@@ -162,7 +161,7 @@ function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number,
     // it so), which spares a replayed decode step a memset of the whole cache per write.
     const span = acc.layout.offset + acc.numel;
     const ones = inPlace && w.ids.numel === 1 ? onesFor(dev, span) : null;
-    const win = ones ?? Tensor.empty([span], 'u32', dev);
+    const win = ones ?? RawTensor.empty([span], 'u32', dev);
     try {
       if (!ones) dev.runtime.memsetAsync(win.storage.ptrAt(0), 0, win.numel * DTYPE_INFO.u32.size, stream);
       const winP = ptrOf(win);
@@ -182,23 +181,24 @@ function scatterWalk(x: Tensor, src: Tensor, srcOp: StridedOperand, dim: number,
 
 // per device, u32 ones covering the largest in-place single-id write so far; grown outside
 // graph captures only (a capture would record the fill instead of running it)
-const onesCache = new WeakMap<Device, Tensor>();
-function onesFor(dev: Device, n: number): Tensor | null {
+const onesCache = new WeakMap<Device, RawTensor>();
+function onesFor(dev: Device, n: number): RawTensor | null {
   const have = onesCache.get(dev);
   if (have && have.numel >= n) return have;
   if (dev.isCapturing) return null;
   have?.dispose();
-  const t = keep(Tensor.full([n], 1, { dtype: 'u32', device: dev }));
+  const t = RawTensor.empty([n], 'u32', dev);
+  constSet(t, 1);
   onesCache.set(dev, t);
   return t;
 }
 
 /** the f32 accumulator rounded once to the half type; the accumulator is freed */
-function finish(acc: Tensor, to: DType): Tensor {
+function finish(acc: RawTensor, to: DType): RawTensor {
   try { return cast(acc, to); } finally { acc.dispose(); }
 }
 
-export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: boolean): Tensor {
+export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): RawTensor {
   const il = ids.layout, sl = src.layout;
   return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, add, {
     op: add ? 'scatterAdd' : 'scatter', shape: il.shape, ids,
@@ -207,7 +207,7 @@ export function scatter(x: Tensor, ids: Tensor, src: Tensor, dim: number, add: b
   });
 }
 
-export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void {
+export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
   const il = ids.layout, sl = src.layout, r = sl.rank;
   scatterWalk(x, src, operand(sl.strides, sl.offset), dim, false, {
     op: 'indexSet', shape: sl.shape, ids,
@@ -216,7 +216,7 @@ export function indexSet(x: Tensor, ids: Tensor, src: Tensor, dim: number): void
   }, true);
 }
 
-export function indexAdd(x: Tensor, ids: Tensor, src: Tensor, dim: number): Tensor {
+export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
   const il = ids.layout, sl = src.layout, r = sl.rank;
   const w: Walk = {
     op: 'indexAdd', shape: sl.shape, ids,

@@ -3,12 +3,12 @@
 // data BLAS's B. A transposed operand is a BLAS transpose flag and a broadcast batch a batch
 // stride of 0, so neither is copied; only layouts BLAS cannot describe are made contiguous.
 import { numel, type Shape } from '../../core/layout.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import type { BlasDType } from '../../runtime/gpu.ts';
-import { contiguous, constSet } from '../../ops/copy.ts';
+import { contiguous, constSet } from './copy.ts';
 import { linearRow } from './gemv-fused.ts';
 
-interface BlasOperand { t: Tensor; trans: boolean; ld: number; batchStride: number; owned: boolean }
+interface BlasOperand { t: RawTensor; trans: boolean; ld: number; batchStride: number; owned: boolean }
 
 /** how a row-major [rows, cols] matrix with these strides looks to column-major BLAS; null where
  *  it cannot be handed over without a copy (also the 1x1 convolution route's test, gpu/conv-gemm.ts) */
@@ -27,7 +27,7 @@ export function matrixView(rows: number, cols: number, sr: number, sc: number): 
 }
 
 /** one stride s with batch element i at i * s, for the operand broadcast to `batch` */
-function batchStride(t: Tensor, batch: Shape): number | null {
+function batchStride(t: RawTensor, batch: Shape): number | null {
   const l = t.layout.broadcastAs([...batch, ...t.layout.shape.slice(-2)]);
   const st = l.strides.slice(0, batch.length);
   let s: number | null = null, inner = 1;
@@ -40,7 +40,7 @@ function batchStride(t: Tensor, batch: Shape): number | null {
   return s ?? 0;
 }
 
-function operand(t: Tensor, batch: Shape): BlasOperand {
+function operand(t: RawTensor, batch: Shape): BlasOperand {
   const sh = t.layout.shape, st = t.layout.strides, r = sh.length;
   const mv = matrixView(sh[r - 2]!, sh[r - 1]!, st[r - 2]!, st[r - 1]!);
   const bs = batchStride(t, batch);
@@ -54,7 +54,7 @@ function operand(t: Tensor, batch: Shape): BlasOperand {
   return { t: c, trans: false, ld: Math.max(n, 1), batchStride: m * n, owned: true };
 }
 
-export function matmul(a: Tensor, b: Tensor, outShape: Shape): Tensor {
+export function matmul(a: RawTensor, b: RawTensor, outShape: Shape): RawTensor {
   const r = outShape.length;
   const m = outShape[r - 2]!, n = outShape[r - 1]!, k = a.layout.shape[a.rank - 1]!;
   const batch = outShape.slice(0, -2);
@@ -69,7 +69,7 @@ export function matmul(a: Tensor, b: Tensor, outShape: Shape): Tensor {
       if (y) return y;
     } finally { w.dispose(); }
   }
-  const out = Tensor.empty(outShape, a.dtype, a.device);
+  const out = RawTensor.empty(outShape, a.dtype, a.device);
   if (out.numel === 0) return out;
   if (k === 0) { constSet(out, 0); return out; }
   const A = operand(a, batch), B = operand(b, batch);

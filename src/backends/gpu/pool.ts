@@ -1,11 +1,11 @@
 // GPU pooling on MIOpen / cuDNN: NCHW, contiguous input.
 import type { Shape } from '../../core/layout.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import type { Pool2dParams } from '../../core/op-types.ts';
 import { dense, dnnDType, release } from './dnn-util.ts';
 
-function pool(mode: 'max' | 'avg', x: Tensor, p: Pool2dParams, outShape: Shape): Tensor {
-  const y = Tensor.empty(outShape, x.dtype, x.device);
+function pool(mode: 'max' | 'avg', x: RawTensor, p: Pool2dParams, outShape: Shape): RawTensor {
+  const y = RawTensor.empty(outShape, x.dtype, x.device);
   if (y.numel === 0) return y;
   const X = dense(x);
   try {
@@ -21,5 +21,5 @@ function pool(mode: 'max' | 'avg', x: Tensor, p: Pool2dParams, outShape: Shape):
   return y;
 }
 
-export function avgPool2d(x: Tensor, p: Pool2dParams, outShape: Shape): Tensor { return pool('avg', x, p, outShape); }
-export function maxPool2d(x: Tensor, p: Pool2dParams, outShape: Shape): Tensor { return pool('max', x, p, outShape); }
+export function avgPool2d(x: RawTensor, p: Pool2dParams, outShape: Shape): RawTensor { return pool('avg', x, p, outShape); }
+export function maxPool2d(x: RawTensor, p: Pool2dParams, outShape: Shape): RawTensor { return pool('max', x, p, outShape); }

@@ -5,9 +5,9 @@ import type { Device } from '../../device/device.ts';
 import type { DType } from '../../core/dtype.ts';
 import { NotOnDeviceError } from '../../core/errors.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';
-import { Tensor } from '../../tensor/tensor.ts';
-import { contiguous } from '../../ops/copy.ts';
-import { sig } from '../../ops/dispatch.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
+import { contiguous } from './copy.ts';
+import { sig } from '../checks.ts';
 
 /** threads of every radix block: one per 8-bit digit value (radix.h RADIX) */
 export const RADIX = 256;
@@ -65,7 +65,7 @@ export function gridFor(dev: Device, units: number): Dim3 {
 }
 
 /** the radix kernels need blocks of RADIX threads and `lds` bytes of LDS */
-export function checkRadixBlock(op: string, x: Tensor, lds: number): void {
+export function checkRadixBlock(op: string, x: RawTensor, lds: number): void {
   const info = x.device.runtime.info;
   if (info.maxThreadsPerBlock < RADIX || lds > info.maxSharedMemoryPerBlock) {
     throw new NotOnDeviceError(`${op}: ${x.device} gives a block ${info.maxThreadsPerBlock} threads and ${info.maxSharedMemoryPerBlock} bytes of shared memory; the radix kernels need ${RADIX} and ${lds} (x ${sig(x)})`);
@@ -73,7 +73,7 @@ export function checkRadixBlock(op: string, x: Tensor, lds: number): void {
 }
 
 /** the units (row, tile) of a launch are counted in 32 bits on the device */
-export function checkUnits(op: string, x: Tensor, units: number): void {
+export function checkUnits(op: string, x: RawTensor, units: number): void {
   if (units >= 2 ** 31) throw new NotOnDeviceError(`${op}: ${units} tiles of rows in one launch; the kernels count at most 2^31 (x ${sig(x)})`);
 }
 
@@ -81,7 +81,7 @@ export function checkUnits(op: string, x: Tensor, units: number): void {
  * x with `dim` moved last and made contiguous: [rows, cols] rows for the kernels. `back` turns
  * a result of the moved shape into the caller's dim order (a view; it takes the tensor over).
  */
-export function rowsView(x: Tensor, dim: number): { c: Tensor; rows: number; cols: number; back: (t: Tensor) => Tensor } {
+export function rowsView(x: RawTensor, dim: number): { c: RawTensor; rows: number; cols: number; back: (t: RawTensor) => RawTensor } {
   const last = Math.max(x.rank - 1, 0);
   const inPlace = dim === last || x.rank === 0;
   const moved = inPlace ? x.view(x.layout) : x.transpose(dim, last);
@@ -89,7 +89,7 @@ export function rowsView(x: Tensor, dim: number): { c: Tensor; rows: number; col
   moved.dispose();
   const cols = x.rank === 0 ? 1 : c.layout.shape[last]!;
   const rows = cols === 0 ? 0 : c.numel / cols;
-  const back = (t: Tensor): Tensor => {
+  const back = (t: RawTensor): RawTensor => {
     if (inPlace) return t;
     const v = t.transpose(dim, last);
     t.dispose();

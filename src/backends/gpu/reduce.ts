@@ -8,14 +8,14 @@
 import { dtypeSize, type DType } from '../../core/dtype.ts';
 import { ShapeError, fmtShape } from '../../core/errors.ts';
 import { numel, type Layout, type Shape } from '../../core/layout.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import type { Device } from '../../device/device.ts';
 import { NULL_PTR } from '../../runtime/gpu.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { packGeom } from '../../runtime/kernel-sigs.ts';
 import type { ReduceOp } from '../../core/op-types.ts';
 import { ROWS32_OPS } from '../../runtime/kernel-sigs-reduce.ts';
-import { contiguous } from '../../ops/copy.ts';
+import { contiguous } from './copy.ts';
 import { colsPlan, columnView } from './colreduce.ts';
 import { foldRows } from './rowreg.ts';
 
@@ -57,11 +57,11 @@ export function groupGrid(dev: Device, rows: number, block: number, group: numbe
 }
 
 /** element offset of a tensor's first element, for kernels that take base pointer + offset */
-export const base = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
-export const offsetOf = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
+export const base = (t: RawTensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
+export const offsetOf = (t: RawTensor): KernelArg => arg.i64(t.layout.offset);
 /** an optional operand's pointer and offset: the null pointer and 0 when absent */
-export const baseOrNull = (t: Tensor | null): KernelArg => (t ? base(t) : arg.ptr(NULL_PTR));
-export const offsetOrZero = (t: Tensor | null): KernelArg => (t ? offsetOf(t) : arg.i64(0));
+export const baseOrNull = (t: RawTensor | null): KernelArg => (t ? base(t) : arg.ptr(NULL_PTR));
+export const offsetOrZero = (t: RawTensor | null): KernelArg => (t ? offsetOf(t) : arg.i64(0));
 
 /**
  * The dtypes whose one-warp-per-row reductions go to the lean _rows32 kernels (32-bit row
@@ -130,7 +130,7 @@ function columnLike(l: Layout, nKept: number): boolean {
  * dims: sorted, distinct, in range (may be empty: nothing reduced); outShape has keepdim applied.
  * min/max/argmin/argmax are never called with an empty reduced extent.
  */
-export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdim: boolean, outShape: Shape): Tensor {
+export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _keepdim: boolean, outShape: Shape): RawTensor {
   const dev = x.device;
   const isArg = op === 'argmin' || op === 'argmax';
   const shape = x.layout.shape;
@@ -138,7 +138,7 @@ export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdi
   if (isArg && inner > 0xffffffff) {
     throw new ShapeError(`${op}: the reduced extent ${inner} (dims [${dims.join(', ')}] of ${fmtShape(shape)} ${x.dtype}) does not fit the u32 index`);
   }
-  const out = Tensor.empty(outShape, isArg ? 'u32' : x.dtype, dev);
+  const out = RawTensor.empty(outShape, isArg ? 'u32' : x.dtype, dev);
   const outer = out.numel;
   if (outer === 0) return out;
   const kept = shape.map((_, i) => i).filter((i) => !dims.includes(i));
@@ -190,12 +190,12 @@ export function reduce(op: ReduceOp, x: Tensor, dims: readonly number[], _keepdi
  * segs is 1: the kernel writes out itself), then folds the partials into out with the _final
  * kernel. `count` is what mean divides by.
  */
-function withPartials(op: ReduceOp, dtype: DType, out: Tensor, segs: number, count: number, launch: (pv: KernelArg, pi: KernelArg) => void): void {
+function withPartials(op: ReduceOp, dtype: DType, out: RawTensor, segs: number, count: number, launch: (pv: KernelArg, pi: KernelArg) => void): void {
   const dev = out.device, outer = out.numel;
   const split = segs > 1;
   const isArg = op === 'argmin' || op === 'argmax';
-  const pv = split ? Tensor.empty([segs * outer], accDType(dtype), dev) : null;
-  const pi = split && isArg ? Tensor.empty([segs * outer], 'u32', dev) : null;
+  const pv = split ? RawTensor.empty([segs * outer], accDType(dtype), dev) : null;
+  const pi = split && isArg ? RawTensor.empty([segs * outer], 'u32', dev) : null;
   const pvArg = baseOrNull(pv);
   const piArg = baseOrNull(pi);
   try {
@@ -213,7 +213,7 @@ function withPartials(op: ReduceOp, dtype: DType, out: Tensor, segs: number, cou
 }
 
 /** a column reduction (colreduce.ts) when the view is one and its plan fits; false otherwise */
-function reduceColumns(op: ReduceOp, x: Tensor, out: Tensor, permuted: Layout, nKept: number): boolean {
+function reduceColumns(op: ReduceOp, x: RawTensor, out: RawTensor, permuted: Layout, nKept: number): boolean {
   const v = columnView(permuted, nKept);
   if (!v) return false;
   const dev = x.device;

@@ -5,8 +5,8 @@
 // reduce.ts send anything else to the general kernels.
 import type { Device } from '../../device/device.ts';
 import { dtypeSize, type DType } from '../../core/dtype.ts';
-import { Tensor } from '../../tensor/tensor.ts';
-import { TensorError } from '../../core/errors.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
+import { readEnv } from '../../core/config.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { REG_FOLD_OPS, REG_ROW_DTYPES, REG_ROW_VECS } from '../../runtime/kernel-sigs-reduce.ts';
 import type { ReduceOp } from '../../core/op-types.ts';
@@ -43,12 +43,9 @@ const groupOf = (nv: number, v: number): number => nextPow2(Math.ceil(nv / v));
  * Unset: the plan's own choice.
  */
 function forced(): number | 'split' | null {
-  const env = process.env['ROCM_TENSOR_ROW_VECS'];
-  if (env === undefined || env === '') return null;
-  if (env === 'split') return env;
-  const v = Number(env);
-  if (v !== 1 && v !== 2 && v !== 4 && v !== 8 && v !== 16) throw new TensorError(`kernels: ROCM_TENSOR_ROW_VECS must be 1, 2, 4, 8, 16 or split, got "${env}"`);
-  return v;
+  const env = readEnv('ROCM_TENSOR_ROW_VECS');
+  if (env === undefined) return null;
+  return env === 'split' ? env : Number(env);
 }
 
 /**
@@ -99,15 +96,15 @@ export function regPlan(dev: Device, rows: number, cols: number, dtype: DType, f
 }
 
 /** every tensor's first element sits on a 16-byte boundary (the register kernels' vectors) */
-export function aligned16(...ts: readonly Tensor[]): boolean {
+export function aligned16(...ts: readonly RawTensor[]): boolean {
   return ts.every((t) => (t.storage.ptrAt(t.layout.offset) as bigint) % 16n === 0n);
 }
 
 type Split = RegPlan & { kind: 'split' };
 
 /** a tensor's storage base and its offset, as the kernels take them */
-const base = (t: Tensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
-const off = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
+const base = (t: RawTensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
+const off = (t: RawTensor): KernelArg => arg.i64(t.layout.offset);
 
 /**
  * Runs `first` (the _part kernel) with a workspace of `width` floats per chunk, then `second`
@@ -115,7 +112,7 @@ const off = (t: Tensor): KernelArg => arg.i64(t.layout.offset);
  * is stream-ordered).
  */
 function withChunkStats(dev: Device, p: Split, rows: number, width: number, first: (ws: KernelArg) => void, second: (ws: KernelArg) => void): void {
-  const ws = Tensor.empty([rows * p.chunks * width], 'f32', dev);
+  const ws = RawTensor.empty([rows * p.chunks * width], 'f32', dev);
   try {
     first(base(ws));
     second(base(ws));
@@ -124,7 +121,7 @@ function withChunkStats(dev: Device, p: Split, rows: number, width: number, firs
 
 
 /** y = softmax (or logSoftmax) of x's rows, both contiguous [rows, cols] and plan-checked */
-export function softmaxRows(y: Tensor, x: Tensor, rows: number, cols: number, log: boolean, p: RegPlan): void {
+export function softmaxRows(y: RawTensor, x: RawTensor, rows: number, cols: number, log: boolean, p: RegPlan): void {
   const dev = x.device, k = dev.kernels, d = x.dtype, name = log ? 'logsoftmax' : 'softmax';
   if (p.kind === 'reg') {
     k.launch('softmax.hip', `${name}_${d}_v${p.vecs}`, p.grid, p.block, 0, dev.stream,
@@ -139,7 +136,7 @@ export function softmaxRows(y: Tensor, x: Tensor, rows: number, cols: number, lo
 
 /** y = layerNorm (b: a tensor or null) or rmsNorm (b: 'rms') of x's rows; x, y contiguous
  *  [rows, cols], w and b contiguous [cols], plan-checked */
-export function normRows(y: Tensor, x: Tensor, w: Tensor, b: Tensor | null | 'rms', rows: number, cols: number, eps: number, p: RegPlan): void {
+export function normRows(y: RawTensor, x: RawTensor, w: RawTensor, b: RawTensor | null | 'rms', rows: number, cols: number, eps: number, p: RegPlan): void {
   const dev = x.device, k = dev.kernels, d = x.dtype;
   const rms = b === 'rms', bias = b !== null && b !== 'rms' ? b : null;
   const bArgs = rms ? [] : [bias ? base(bias) : base(w)];
@@ -164,7 +161,7 @@ export function normRows(y: Tensor, x: Tensor, w: Tensor, b: Tensor | null | 'rm
  * block's registers hold, at least a row a multiprocessor (fewer rows go to reduce.ts's split
  * segments, which spread a row over several blocks). False where it does not.
  */
-export function foldRows(op: ReduceOp, y: Tensor, x: Tensor, xOffset: number, rows: number, cols: number): boolean {
+export function foldRows(op: ReduceOp, y: RawTensor, x: RawTensor, xOffset: number, rows: number, cols: number): boolean {
   const dev = x.device;
   if (!REG_FOLD_OPS.includes(op) || rows < Math.max(1, dev.runtime.info.multiprocessors)) return false;
   if ((x.storage.ptrAt(xOffset) as bigint) % 16n !== 0n) return false;

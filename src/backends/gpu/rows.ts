@@ -3,7 +3,7 @@
 // vectors where possible), and the launch shape of one group of threads per row.
 import type { Device } from '../../device/device.ts';
 import { DTYPE_INFO } from '../../core/dtype.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { mergedDims } from './copy-dims.ts';
 import { groupGrid } from './reduce.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';
@@ -80,7 +80,7 @@ export interface RowPlan {
   readonly strides: readonly number[]; readonly len: number;
   readonly grid: Dim3; readonly block: Dim3; readonly group: number;
 }
-export function rowPlan(y: Tensor, x: Tensor, rows: number, len: number, strides: readonly number[]): RowPlan | null {
+export function rowPlan(y: RawTensor, x: RawTensor, rows: number, len: number, strides: readonly number[]): RowPlan | null {
   const es = DTYPE_INFO[x.dtype].size;
   const yOff = y.layout.offset, xOff = x.layout.offset;
   const unit = rowUnitBytes(es, [y.storage.ptrAt(0), x.storage.ptrAt(0)], [yOff, xOff, ...strides, len]);

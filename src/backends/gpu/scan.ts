@@ -1,18 +1,18 @@
 // GPU cumsum (hip-src/scan.hip): the dim moved last and made contiguous, a block a row (grid-
 // stride), each thread's elements summed in order and the block's threads scanned, one read
 // and one write of every element; the result comes back as the inverse view.
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import { ShapeError } from '../../core/errors.ts';
 import { arg } from '../../runtime/kernels.ts';
-import { contiguous } from '../../ops/copy.ts';
+import { contiguous } from './copy.ts';
 
 /** the kernel counts rows and columns in 32 bits, below 2^31 (its loops step past them) */
 const U32_MAX = 2 ** 31 - 1;
 
-export function cumsum(x: Tensor, dim: number): Tensor {
+export function cumsum(x: RawTensor, dim: number): RawTensor {
   const dev = x.device, shape = x.layout.shape;
   const n = shape[dim]!;
-  if (x.numel === 0) return Tensor.empty(shape, x.dtype, dev);
+  if (x.numel === 0) return RawTensor.empty(shape, x.dtype, dev);
   const last = x.rank - 1;
   const moved = dim === last ? x.view(x.layout) : x.transpose(dim, last);
   const c = contiguous(moved);
@@ -22,7 +22,7 @@ export function cumsum(x: Tensor, dim: number): Tensor {
     c.dispose();
     throw new ShapeError(`cumsum: ${rows} rows of ${n} elements are past the GPU kernel's 32-bit counts (x ${x.dtype} [${shape.join(', ')}])`);
   }
-  const y = Tensor.empty(c.layout.shape, x.dtype, dev);
+  const y = RawTensor.empty(c.layout.shape, x.dtype, dev);
   try {
     const info = dev.runtime.info, block = dev.kernels.preferredBlockSize;
     const grid = Math.min(rows, info.maxGridDim[0]);

@@ -12,8 +12,8 @@
 //     launch and one a pass (6 for f32) where a hist, scan and scatter kernel a pass took 12.
 import type { Device } from '../../device/device.ts';
 import type { DType } from '../../core/dtype.ts';
-import { TensorError } from '../../core/errors.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { readEnv } from '../../core/config.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { RADIX_ROW_ITEMS } from '../../runtime/kernel-sigs-sort.ts';
 import { base, baseOrNull, offsetOf, offsetOrZero } from './reduce.ts';
@@ -31,13 +31,7 @@ const BITONIC_MAX_DEFAULT = 256;
 let bitonicMaxCache: number | null = null;
 function bitonicMax(): number {
   if (bitonicMaxCache === null) {
-    const env = process.env['ROCM_TENSOR_SORT_BITONIC_MAX'];
-    let v = BITONIC_MAX_DEFAULT;
-    if (env !== undefined && env !== '') {
-      v = Number(env);
-      if (!Number.isInteger(v) || v < 0 || v > 4096) throw new TensorError(`sort: ROCM_TENSOR_SORT_BITONIC_MAX must be an integer from 0 to 4096, got "${env}"`);
-    }
-    bitonicMaxCache = v;
+    bitonicMaxCache = readEnv('ROCM_TENSOR_SORT_BITONIC_MAX') ?? BITONIC_MAX_DEFAULT;
   }
   return bitonicMaxCache;
 }
@@ -60,7 +54,7 @@ function blocks(dev: Device, n: number): Dim3 {
   return [Math.max(1, Math.min(cap, n)), 1, 1];
 }
 
-function bitonicRows(c: Tensor, rows: number, cols: number, d: KernelArg, idx: Tensor, vals: Tensor | null): void {
+function bitonicRows(c: RawTensor, rows: number, cols: number, d: KernelArg, idx: RawTensor, vals: RawTensor | null): void {
   const dev = c.device, k = dev.kernels, dt = c.dtype;
   const cap = nextPow2(cols);
   // a block of at least a wave; several short rows share one block's pass
@@ -79,7 +73,7 @@ function rowItemsMax(dev: Device, d: DType): number {
   return best;
 }
 
-function radixRows(op: string, c: Tensor, rows: number, cols: number, d: KernelArg, idx: Tensor, vals: Tensor | null): void {
+function radixRows(op: string, c: RawTensor, rows: number, cols: number, d: KernelArg, idx: RawTensor, vals: RawTensor | null): void {
   const dev = c.device, dt = c.dtype;
   const items = RADIX_ROW_ITEMS.find((i) => RADIX * i >= cols)!;
   const lds = radixLdsBytes(dev, dt, RADIX * items);
@@ -93,7 +87,7 @@ function radixRows(op: string, c: Tensor, rows: number, cols: number, d: KernelA
 /** items a thread of radix_sweep (sort.hip ScatterItems): tiles of 4096, 2048 for 64-bit keys */
 const scatterItems = (d: DType): number => (rawBytes(d) === 8 ? 8 : 16);
 
-function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: boolean, idx: Tensor, vals: Tensor | null): void {
+function radixLong(op: string, c: RawTensor, rows: number, cols: number, desc: boolean, idx: RawTensor, vals: RawTensor | null): void {
   const dev = c.device, k = dev.kernels, s = dev.stream, dt = c.dtype;
   const items = scatterItems(dt), tile = RADIX * items, tiles = Math.ceil(cols / tile);
   const units = rows * tiles, lds = radixLdsBytes(dev, dt, tile);
@@ -101,16 +95,16 @@ function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: bool
   checkUnits(op, c, units);
   const passes = keyBits(dt) / 8, n = rows * cols;
   const d = arg.u32(desc ? 1 : 0);
-  const temps: Tensor[] = [];
-  const temp = (t: Tensor): Tensor => { temps.push(t); return t; };
+  const temps: RawTensor[] = [];
+  const temp = (t: RawTensor): RawTensor => { temps.push(t); return t; };
   try {
     // sort.hip SweepWs: counts [rows][passes][256], the passes' tile counters (an even count of
     // words), the look-back status [rows * tiles][256] in u64 words; all zero to start
     const words = rows * passes * RADIX + 2 * Math.ceil(passes / 2) + 2 * units * RADIX;
-    const ws = temp(Tensor.empty([words], 'u32', dev));
+    const ws = temp(RawTensor.empty([words], 'u32', dev));
     dev.runtime.memsetAsync(ws.storage.ptrAt(0), 0, words * 4, s);
     // values and indices between passes, two sets once there are three passes or more
-    const pp = Array.from({ length: Math.min(passes - 1, 2) }, () => ({ v: temp(Tensor.empty([n], dt, dev)), i: temp(Tensor.empty([n], 'u32', dev)) }));
+    const pp = Array.from({ length: Math.min(passes - 1, 2) }, () => ({ v: temp(RawTensor.empty([n], dt, dev)), i: temp(RawTensor.empty([n], 'u32', dev)) }));
     const grid = gridFor(dev, units), block: Dim3 = [RADIX, 1, 1];
     k.launch(FILE, `radix_counts_${dt}`, grid, block, radixCountsLdsBytes(dt), s, [
       base(ws), base(c), offsetOf(c), arg.u64(rows), arg.u64(cols), arg.u32(tiles), arg.u32(items), arg.u32(passes), d]);
@@ -131,7 +125,7 @@ function radixLong(op: string, c: Tensor, rows: number, cols: number, desc: bool
 }
 
 /** sorted positions (and values) of contiguous rows c [rows, cols] into idx (and vals) */
-export function sortRows(op: string, c: Tensor, rows: number, cols: number, desc: boolean, idx: Tensor, vals: Tensor | null): void {
+export function sortRows(op: string, c: RawTensor, rows: number, cols: number, desc: boolean, idx: RawTensor, vals: RawTensor | null): void {
   const dev = c.device, dt = c.dtype;
   const d = arg.u32(desc ? 1 : 0);
   if (cols <= bitonicMax() && cols <= bitonicCapacity(dev, dt)) { bitonicRows(c, rows, cols, d, idx, vals); return; }
@@ -140,23 +134,23 @@ export function sortRows(op: string, c: Tensor, rows: number, cols: number, desc
   radixLong(op, c, rows, cols, desc, idx, vals);
 }
 
-function run(op: string, x: Tensor, dim: number, desc: boolean, withValues: boolean): { values: Tensor | null; indices: Tensor } {
+function run(op: string, x: RawTensor, dim: number, desc: boolean, withValues: boolean): { values: RawTensor | null; indices: RawTensor } {
   const dev = x.device;
   const { c, rows, cols, back } = rowsView(x, dim);
   const shape = c.layout.shape;
-  const idx = Tensor.empty(shape, 'u32', dev);
-  const vals = withValues ? Tensor.empty(shape, x.dtype, dev) : null;
+  const idx = RawTensor.empty(shape, 'u32', dev);
+  const vals = withValues ? RawTensor.empty(shape, x.dtype, dev) : null;
   try {
     if (rows > 0) sortRows(op, c, rows, cols, desc, idx, vals);
   } catch (e) { idx.dispose(); vals?.dispose(); throw e; } finally { c.dispose(); }
   return { values: vals ? back(vals) : null, indices: back(idx) };
 }
 
-export function argsort(x: Tensor, dim: number, descending: boolean): Tensor {
+export function argsort(x: RawTensor, dim: number, descending: boolean): RawTensor {
   return run('argsort', x, dim, descending, false).indices;
 }
 
-export function sort(x: Tensor, dim: number, descending: boolean): { values: Tensor; indices: Tensor } {
+export function sort(x: RawTensor, dim: number, descending: boolean): { values: RawTensor; indices: RawTensor } {
   const r = run('sort', x, dim, descending, true);
   return { values: r.values!, indices: r.indices };
 }

@@ -9,9 +9,9 @@
 // first k: that is a full sort of the row, documented in the README, not a silent choice.
 import type { Device } from '../../device/device.ts';
 import type { DType } from '../../core/dtype.ts';
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
-import { copyInto } from '../../ops/copy.ts';
+import { copyInto } from './copy.ts';
 import { base, baseOrNull, offsetOf, offsetOrZero } from './reduce.ts';
 import { RADIX, TOPK_MAX, checkRadixBlock, checkUnits, gridFor, rowsView, topkItems, topkLdsBytes } from './radix.ts';
 import { sortRows } from './sort.ts';
@@ -45,12 +45,12 @@ export function topkSlices(dev: Device, dt: DType, rows: number, cols: number): 
 }
 
 /** the first k of each row of c [rows, cols], by the radix select in levels, into vals/idx [rows, k] */
-function selectRows(c: Tensor, rows: number, cols: number, k: number, largest: boolean, vals: Tensor, idx: Tensor): void {
+function selectRows(c: RawTensor, rows: number, cols: number, k: number, largest: boolean, vals: RawTensor, idx: RawTensor): void {
   const dev = c.device, dt = c.dtype;
   const lds = topkLdsBytes(dev, dt);
   checkRadixBlock('topk', c, lds);
-  let cur = c, curIdx: Tensor | null = null, n = cols, ld = cols;
-  const temps: Tensor[] = [];
+  let cur = c, curIdx: RawTensor | null = null, n = cols, ld = cols;
+  const temps: RawTensor[] = [];
   try {
     for (;;) {
       const { slen, slices } = topkSlices(dev, dt, rows, n);
@@ -60,8 +60,8 @@ function selectRows(c: Tensor, rows: number, cols: number, k: number, largest: b
       // length); candidate rows padded to 16 elements, so each starts aligned
       const ocols = last ? k : (slices - 1) * k + Math.min(k, n - (slices - 1) * slen);
       const ostride = last ? k : roundUp(ocols, SLICE_ALIGN);
-      const ov = last ? vals : Tensor.empty([rows, ostride], dt, dev);
-      const oi = last ? idx : Tensor.empty([rows, ostride], 'u32', dev);
+      const ov = last ? vals : RawTensor.empty([rows, ostride], dt, dev);
+      const oi = last ? idx : RawTensor.empty([rows, ostride], 'u32', dev);
       if (!last) temps.push(ov, oi);
       dev.kernels.launch(FILE, `topk_${dt}`, gridFor(dev, rows * slices), [RADIX, 1, 1], lds, dev.stream, [
         base(ov), base(oi), base(cur), baseOrNull(curIdx),
@@ -77,9 +77,9 @@ function selectRows(c: Tensor, rows: number, cols: number, k: number, largest: b
 }
 
 /** k past TOPK_MAX: the stable sort of each row (descending for largest), its first k copied out */
-function sortedRows(c: Tensor, rows: number, cols: number, k: number, largest: boolean, vals: Tensor, idx: Tensor): void {
+function sortedRows(c: RawTensor, rows: number, cols: number, k: number, largest: boolean, vals: RawTensor, idx: RawTensor): void {
   const dev = c.device;
-  const sv = Tensor.empty([rows, cols], c.dtype, dev), si = Tensor.empty([rows, cols], 'u32', dev);
+  const sv = RawTensor.empty([rows, cols], c.dtype, dev), si = RawTensor.empty([rows, cols], 'u32', dev);
   try {
     sortRows('topk', c, rows, cols, largest, si, sv);
     const fv = sv.narrow(1, 0, k), fi = si.narrow(1, 0, k);
@@ -90,15 +90,15 @@ function sortedRows(c: Tensor, rows: number, cols: number, k: number, largest: b
   } finally { sv.dispose(); si.dispose(); }
 }
 
-export function topk(x: Tensor, dim: number, k: number, largest: boolean): { values: Tensor; indices: Tensor } {
+export function topk(x: RawTensor, dim: number, k: number, largest: boolean): { values: RawTensor; indices: RawTensor } {
   const dev = x.device;
   const { c, rows, cols, back } = rowsView(x, dim);
   // the moved shape with k along the last dim (a 0-d x keeps its shape: k is 1 there)
   const shape = x.rank === 0 ? [] : [...c.layout.shape.slice(0, -1), k];
-  const vals = Tensor.empty(shape, x.dtype, dev), idx = Tensor.empty(shape, 'u32', dev);
+  const vals = RawTensor.empty(shape, x.dtype, dev), idx = RawTensor.empty(shape, 'u32', dev);
   try {
     if (rows > 0 && k > 0) {
-      const v2 = vals.reshape([rows, k]), i2 = idx.reshape([rows, k]);
+      const v2 = vals.viewAs([rows, k]), i2 = idx.viewAs([rows, k]);
       try {
         if (k <= TOPK_MAX) selectRows(c, rows, cols, k, largest, v2, i2);
         else sortedRows(c, rows, cols, k, largest, v2, i2);

@@ -3,7 +3,7 @@
 // through LDS with 16-byte loads and stores on both sides (hip-src/transpose.h). The per-element
 // strided kernel would read one side a few bytes at a time and divide per element.
 import { dtypeSize } from '../../core/dtype.ts';
-import type { Tensor } from '../../tensor/tensor.ts';
+import type { RawTensor } from '../../device/raw-tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { copyWidth } from '../../runtime/kernel-sigs.ts';
 import { mergedDims } from './copy-dims.ts';
@@ -44,7 +44,7 @@ export function transposeForm(shape: readonly number[], dStrides: readonly numbe
 }
 
 /** dst <- src through transpose_<w> (the views' offsets are the kernel's yOff, xOff) */
-export function launchTranspose(dst: Tensor, src: Tensor, f: TransposeForm): void {
+export function launchTranspose(dst: RawTensor, src: RawTensor, f: TransposeForm): void {
   const dev = dst.device;
   const es = dtypeSize(dst.dtype);
   const t = TILE[es]!;

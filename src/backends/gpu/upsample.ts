@@ -7,7 +7,7 @@
 // to themselves or double moves whole vectors a row at a time (upsample_nearest_rows); other
 // bilinear goes a 16-byte output vector a thread where the output's rows are whole vectors
 // (upsample_bilinear_rows).
-import { Tensor } from '../../tensor/tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { copyWidth } from '../../runtime/kernel-sigs.ts';
 import { dtypeSize } from '../../core/dtype.ts';
@@ -16,24 +16,24 @@ import { aligned16 } from './rowreg.ts';
 const FILE = 'upsample.hip';
 
 /** y and the arguments every upsample kernel starts with */
-function begin(x: Tensor, outH: number, outW: number): { y: Tensor; head: KernelArg[] } {
+function begin(x: RawTensor, outH: number, outW: number): { y: RawTensor; head: KernelArg[] } {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH, sW] = x.layout.strides as [number, number, number, number];
-  const y = Tensor.empty([n, c, outH, outW], x.dtype, x.device);
+  const y = RawTensor.empty([n, c, outH, outW], x.dtype, x.device);
   const head = [arg.ptr(y.storage.ptrAt(y.layout.offset)), arg.ptr(x.storage.ptrAt(0)), arg.i64(x.layout.offset),
     arg.u64(y.numel), arg.u64(c), arg.u64(h), arg.u64(w), arg.u64(outH), arg.u64(outW),
     arg.i64(sN), arg.i64(sC), arg.i64(sH), arg.i64(sW)];
   return { y, head };
 }
 
-function launch(x: Tensor, y: Tensor, name: string, args: readonly KernelArg[]): Tensor {
+function launch(x: RawTensor, y: RawTensor, name: string, args: readonly KernelArg[]): RawTensor {
   const dev = x.device;
   try { dev.kernels.launch1d(FILE, name, y.numel, dev.stream, args); } catch (e) { y.dispose(); throw e; }
   return y;
 }
 
 /** x [n, c, h, w] any strides, non-empty h and w; outH, outW >= 1; checked by the dispatcher */
-export function upsampleNearest2d(x: Tensor, outH: number, outW: number): Tensor {
+export function upsampleNearest2d(x: RawTensor, outH: number, outW: number): RawTensor {
   const [, , h, w] = x.layout.shape as [number, number, number, number];
   // PyTorch's nearest scale: in / out rounded to f32 (nearestIndex in the CPU reference)
   const scaleH = Math.fround(h / outH), scaleW = Math.fround(w / outW);
@@ -50,7 +50,7 @@ export function upsampleNearest2d(x: Tensor, outH: number, outW: number): Tensor
  * exactly j / 2, PyTorch's index); x's rows are unit-stride whole 16-byte vectors at 16-byte
  * boundaries. 0 otherwise.
  */
-function vectorRows(x: Tensor, outW: number, scaleW: number): 0 | 1 | 2 {
+function vectorRows(x: RawTensor, outW: number, scaleW: number): 0 | 1 | 2 {
   const [, , , w] = x.layout.shape as [number, number, number, number];
   const dup = outW === w ? 1 : outW === 2 * w && scaleW === 0.5 && outW < 2 ** 24 ? 2 : 0;
   return dup !== 0 && rowsOfVectors(x) ? dup : 0;
@@ -58,7 +58,7 @@ function vectorRows(x: Tensor, outW: number, scaleW: number): 0 | 1 | 2 {
 
 /** x's rows are unit-stride whole 16-byte vectors at 16-byte boundaries (every plane and row
  *  start included) */
-function rowsOfVectors(x: Tensor): boolean {
+function rowsOfVectors(x: RawTensor): boolean {
   const [, , , w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH, sW] = x.layout.strides as [number, number, number, number];
   const per = 16 / dtypeSize(x.dtype);
@@ -76,23 +76,23 @@ const X2_ROWS = 4;
  * 0, 0.25 and 0.75, which the kernels' cell choice relies on), rows of whole vectors
  * (rowsOfVectors), and fewer than 2^31 tasks (the kernels count them in 32 bits).
  */
-function exactX2(x: Tensor, outH: number, outW: number): boolean {
+function exactX2(x: RawTensor, outH: number, outW: number): boolean {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   if (outH !== 2 * h || outW !== 2 * w || outH >= 2 ** 23 || outW >= 2 ** 23 || n * c === 0) return false;
   return x2Tasks(x) < 2 ** 31 && rowsOfVectors(x);
 }
 
-function x2Tasks(x: Tensor): number {
+function x2Tasks(x: RawTensor): number {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   return n * c * Math.ceil(h / X2_ROWS) * ((2 * w) / (16 / dtypeSize(x.dtype)));
 }
 
 /** a launch of upsample_nearest_x2 or upsample_bilinear_x2, which share their arguments */
-function launchX2(x: Tensor, name: string): Tensor {
+function launchX2(x: RawTensor, name: string): RawTensor {
   const dev = x.device;
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH] = x.layout.strides as [number, number, number, number];
-  const y = Tensor.empty([n, c, 2 * h, 2 * w], x.dtype, dev);
+  const y = RawTensor.empty([n, c, 2 * h, 2 * w], x.dtype, dev);
   const tasks = x2Tasks(x);
   try {
     dev.kernels.launch1d(FILE, name, tasks, dev.stream, [
@@ -102,11 +102,11 @@ function launchX2(x: Tensor, name: string): Tensor {
   return y;
 }
 
-function nearestRows(x: Tensor, outH: number, outW: number, scaleH: number, dup: 1 | 2): Tensor {
+function nearestRows(x: RawTensor, outH: number, outW: number, scaleH: number, dup: 1 | 2): RawTensor {
   const dev = x.device;
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH] = x.layout.strides as [number, number, number, number];
-  const y = Tensor.empty([n, c, outH, outW], x.dtype, dev);
+  const y = RawTensor.empty([n, c, outH, outW], x.dtype, dev);
   const rows = n * c * outH, vw = w / (16 / dtypeSize(x.dtype));
   if (rows * vw === 0) return y;
   try {
@@ -120,7 +120,7 @@ function nearestRows(x: Tensor, outH: number, outW: number, scaleH: number, dup:
 
 /** Output rows of whole 16-byte vectors from unit-stride input columns go a vector a thread
  *  (upsample_bilinear_rows: the row taps once a vector), anything else an element a thread. */
-export function upsampleBilinear2d(x: Tensor, outH: number, outW: number, alignCorners: boolean): Tensor {
+export function upsampleBilinear2d(x: RawTensor, outH: number, outW: number, alignCorners: boolean): RawTensor {
   const dev = x.device;
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH, sW] = x.layout.strides as [number, number, number, number];
@@ -131,7 +131,7 @@ export function upsampleBilinear2d(x: Tensor, outH: number, outW: number, alignC
   const tail = [s(scale(h, outH)), s(scale(w, outW)), arg.u32(alignCorners ? 1 : 0)];
   const per = 16 / dtypeSize(x.dtype);
   if (outW % per === 0 && (sW === 1 || w === 1) && w < 2 ** 31) {
-    const y = Tensor.empty([n, c, outH, outW], x.dtype, dev);
+    const y = RawTensor.empty([n, c, outH, outW], x.dtype, dev);
     const vecs = y.numel / per;
     try {
       dev.kernels.launch1d(FILE, `upsample_bilinear_rows_${x.dtype}`, vecs, dev.stream, [

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import koffi from 'koffi';
 import { LaunchBlock, checkLaunchDims } from '../launch-block.ts';
 import { DisposedError, GpuError, OutOfMemoryError, ShapeError, TensorError } from '../../core/errors.ts';
+import { readEnv } from '../../core/config.ts';
 import { CublasApi } from '../../ffi/cublas.ts';
 import { gridDepPtx, hasGridDep } from '../ptx-grid-dep.ts';
 import {
@@ -157,7 +158,7 @@ class CudaRuntime implements GpuRuntime {
     // from CUDA 12.3 drivers on (programmatic launches came with 12.0; 12.3 is the first whose
     // stream capture takes them too, should one reach a capture); this was measured on 13.0
     this.gridDep = hasGridDep(this.info.arch) && ver[0]! >= 12030 && this.f.cuLaunchKernelEx !== undefined &&
-      process.env.ROCM_TENSOR_GRID_DEP !== '0' ? new GridDepLaunch() : null;
+      readEnv('ROCM_TENSOR_GRID_DEP') !== false ? new GridDepLaunch() : null;
     this.defaultStream = this.streamCreate();
   }
 
