@@ -15,12 +15,14 @@ const SECTIONS: Record<EnvSection, { readonly title: string; readonly intro: str
   },
   tuning: {
     title: 'Tuning',
-    intro: 'Overrides of choices the GPU backends make on their own, to compare variants on one shape or to rule one out. ' +
+    intro:
+      'Overrides of choices the GPU backends make on their own, to compare variants on one shape or to rule one out. ' +
       'They change how the work is split and launched, not what is computed.',
   },
   libraries: {
     title: 'Native libraries',
-    intro: 'Each vendor library is found in this order: the path in its variable, then the folders of the next section ' +
+    intro:
+      'Each vendor library is found in this order: the path in its variable, then the folders of the next section ' +
       'and the usual install folders, then the system loader with the bare soname. rocBLAS, MIOpen, cuBLAS, cuDNN and ' +
       'the collectives libraries load on first use.',
   },
@@ -30,13 +32,14 @@ const SECTIONS: Record<EnvSection, { readonly title: string; readonly intro: str
   },
   distributed: {
     title: 'Distributed jobs',
-    intro: 'torchrun\'s variables: `rocm-tensor launch` sets them for each rank it starts (and LOCAL_WORLD_SIZE, which ' +
+    intro:
+      "torchrun's variables: `rocm-tensor launch` sets them for each rank it starts (and LOCAL_WORLD_SIZE, which " +
       'nothing reads); initProcessGroup() reads them through distEnvFrom() unless given `env`. A missing or malformed ' +
       'one is a RendezvousError that names it.',
   },
   cli: {
     title: 'The command line',
-    intro: 'Colours of `rocm-tensor` (no-color.org\'s convention).',
+    intro: "Colours of `rocm-tensor` (no-color.org's convention).",
   },
   development: {
     title: 'Test suites and scripts',
@@ -48,9 +51,10 @@ const cell = (s: string): string => s.replace(/\|/g, '\\|');
 const code = (s: string): string => '`' + s + '`';
 
 function row(v: EnvVar): string {
-  const accepted = v.type === 'enum' || (v.type === 'int' && v.oneOf)
-    ? (v.values ?? v.oneOf?.map(String) ?? []).map(code).join(', ')
-    : acceptedValues(v);
+  const accepted =
+    v.type === 'enum' || (v.type === 'int' && v.oneOf)
+      ? (v.values ?? v.oneOf?.map(String) ?? []).map(code).join(', ')
+      : acceptedValues(v);
   return `| ${code(v.name)} | ${v.type} | ${cell(accepted)} | ${cell(v.default)} | ${cell(v.description)} | ${cell(v.readBy)}: ${cell(v.when)} |`;
 }
 
@@ -72,16 +76,27 @@ export function renderConfigDoc(): string {
   for (const [section, { title, intro }] of Object.entries(SECTIONS) as [EnvSection, (typeof SECTIONS)[EnvSection]][]) {
     const vars = ENV_VARS.filter((v) => v.section === section);
     if (vars.length === 0) continue;
-    out.push('', `## ${title}`, '', intro, '',
+    out.push(
+      '',
+      `## ${title}`,
+      '',
+      intro,
+      '',
       '| variable | type | values | unset | what it does | read by, when |',
       '|---|---|---|---|---|---|',
-      ...vars.map((v) => row(v)));
+      ...vars.map((v) => row(v)),
+    );
   }
-  out.push('', '## Variables the library sets', '',
+  out.push(
+    '',
+    '## Variables the library sets',
+    '',
     '- `rocm-tensor launch` starts each rank with `RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, ' +
       '`MASTER_ADDR` and `MASTER_PORT` added to its own environment.',
     '- initProcessGroup() sets `NCCL_RUNTIME_CONNECT=0` (for NCCL and RCCL: connect every peer while the communicator ' +
-      'is made, not at the first collective) unless it is already set.', '');
+      'is made, not at the first collective) unless it is already set.',
+    '',
+  );
   return out.join('\n');
 }
 

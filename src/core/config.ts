@@ -43,193 +43,338 @@ export type EnvSource = Readonly<Record<string, string | undefined>>;
 
 /** a variable with a value that does not parse; the message names the variable and what it takes */
 export class ConfigError extends Error {
-  constructor(message: string, readonly variable: string) { super(message); this.name = 'ConfigError'; }
+  constructor(
+    message: string,
+    readonly variable: string,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
 }
 
 export const ENV_VARS = [
   // ---- general ---------------------------------------------------------------------------------
   {
-    name: 'ROCM_TENSOR_DEVICE', type: 'string', section: 'general',
-    pattern: /^\s*(cpu|gpu|rocm|cuda)(:\d+)?\s*$/, accepted: 'cpu, gpu, rocm[:N] or cuda[:N]',
+    name: 'ROCM_TENSOR_DEVICE',
+    type: 'string',
+    section: 'general',
+    pattern: /^\s*(cpu|gpu|rocm|cuda)(:\d+)?\s*$/,
+    accepted: 'cpu, gpu, rocm[:N] or cuda[:N]',
     default: 'ROCm, then CUDA, then the CPU',
     description: 'the device Device.best() picks (and with it the CLI and the examples)',
-    readBy: 'src/device/device.ts', when: 'each call of Device.best()',
+    readBy: 'src/device/device.ts',
+    when: 'each call of Device.best()',
   },
   {
-    name: 'ROCM_TENSOR_MEMORY_LIMIT', type: 'bytes', section: 'general',
+    name: 'ROCM_TENSOR_MEMORY_LIMIT',
+    type: 'bytes',
+    section: 'general',
     default: 'no cap: the device memory',
-    description: 'the most device memory the caching allocator holds (allocated plus cached); past it an allocation first frees the cache, then fails',
-    readBy: 'src/runtime/allocator.ts', when: 'once per GPU device, when its allocator is created (its first allocation)',
+    description:
+      'the most device memory the caching allocator holds (allocated plus cached); past it an allocation first frees the cache, then fails',
+    readBy: 'src/runtime/allocator.ts',
+    when: 'once per GPU device, when its allocator is created (its first allocation)',
   },
   {
-    name: 'ROCM_TENSOR_UPLOAD_CHUNK', type: 'bytes', section: 'general', min: 8, max: 2 ** 30,
+    name: 'ROCM_TENSOR_UPLOAD_CHUNK',
+    type: 'bytes',
+    section: 'general',
+    min: 8,
+    max: 2 ** 30,
     default: '32m',
-    description: 'bytes per half of the pinned double buffer that streams checkpoint and widened uploads to a device (rounded down to a multiple of 8)',
-    readBy: 'src/runtime/staged-upload.ts', when: 'once per GPU device, at its first streamed upload',
+    description:
+      'bytes per half of the pinned double buffer that streams checkpoint and widened uploads to a device (rounded down to a multiple of 8)',
+    readBy: 'src/runtime/staged-upload.ts',
+    when: 'once per GPU device, at its first streamed upload',
   },
   {
-    name: 'ROCM_TENSOR_POISON', type: 'flag', section: 'general',
+    name: 'ROCM_TENSOR_POISON',
+    type: 'flag',
+    section: 'general',
     default: '0',
-    description: '1 fills new device memory with 0xff bytes, so an op that leaves outputs unwritten shows NaN or all-ones bits (the test suites turn it on)',
-    readBy: 'src/device/storage.ts', when: 'once, at the first device allocation (setPoison() overrides it)',
+    description:
+      '1 fills new device memory with 0xff bytes, so an op that leaves outputs unwritten shows NaN or all-ones bits (the test suites turn it on)',
+    readBy: 'src/device/storage.ts',
+    when: 'once, at the first device allocation (setPoison() overrides it)',
   },
   {
-    name: 'ROCM_TENSOR_KERNELS', type: 'path', section: 'general',
+    name: 'ROCM_TENSOR_KERNELS',
+    type: 'path',
+    section: 'general',
     default: 'the kernels/ folder of the package',
     description: 'a folder with manifest.json and the compiled kernels to load instead of the packaged ones',
-    readBy: 'src/runtime/kernels.ts', when: 'when a GPU device sets up its kernels',
+    readBy: 'src/runtime/kernels.ts',
+    when: 'when a GPU device sets up its kernels',
   },
   {
-    name: 'ROCM_TENSOR_ROCBLAS_PRELOAD', type: 'flag', section: 'general',
+    name: 'ROCM_TENSOR_ROCBLAS_PRELOAD',
+    type: 'flag',
+    section: 'general',
     default: '0: each kernel loads on first use',
-    description: '1 loads every rocBLAS kernel for the visible devices up front (rocblas_initialize: seconds), for long-lived processes',
-    readBy: 'src/ffi/rocblas.ts', when: 'when rocBLAS is first loaded',
+    description:
+      '1 loads every rocBLAS kernel for the visible devices up front (rocblas_initialize: seconds), for long-lived processes',
+    readBy: 'src/ffi/rocblas.ts',
+    when: 'when rocBLAS is first loaded',
   },
   {
-    name: 'ROCM_TENSOR_DIST_TIMEOUT_MS', type: 'int', section: 'general', min: 1,
+    name: 'ROCM_TENSOR_DIST_TIMEOUT_MS',
+    type: 'int',
+    section: 'general',
+    min: 1,
     default: '300000 (5 minutes)',
-    description: 'the default deadline, in milliseconds, of a communicator\'s synchronize and barrier; past it the communicator is aborted',
-    readBy: 'src/distributed/watchdog.ts', when: 'when a communicator is created without timeoutMs',
+    description:
+      "the default deadline, in milliseconds, of a communicator's synchronize and barrier; past it the communicator is aborted",
+    readBy: 'src/distributed/watchdog.ts',
+    when: 'when a communicator is created without timeoutMs',
   },
   // ---- tuning ----------------------------------------------------------------------------------
   {
-    name: 'ROCM_TENSOR_ROW_VECS', type: 'enum', section: 'tuning', values: ['1', '2', '4', '8', '16', 'split'],
-    default: 'the row plan\'s own choice',
-    description: '16-byte vectors a thread of the register row kernels (softmax, norms) holds where that kernel exists and fits a block; split: rows always split over blocks',
-    readBy: 'src/backends/gpu/rowreg.ts', when: 'each row-kernel launch plan',
+    name: 'ROCM_TENSOR_ROW_VECS',
+    type: 'enum',
+    section: 'tuning',
+    values: ['1', '2', '4', '8', '16', 'split'],
+    default: "the row plan's own choice",
+    description:
+      '16-byte vectors a thread of the register row kernels (softmax, norms) holds where that kernel exists and fits a block; split: rows always split over blocks',
+    readBy: 'src/backends/gpu/rowreg.ts',
+    when: 'each row-kernel launch plan',
   },
   {
-    name: 'ROCM_TENSOR_CONTIG_BLOCK', type: 'int', section: 'tuning', oneOf: [64, 128, 256],
+    name: 'ROCM_TENSOR_CONTIG_BLOCK',
+    type: 'int',
+    section: 'tuning',
+    oneOf: [64, 128, 256],
     default: '64 on CUDA, 128 on ROCm',
-    description: 'threads a block of the contiguous elementwise kernels and of cat\'s one-launch row copies (capped at the device\'s preferred block size)',
-    readBy: 'src/runtime/kernels.ts', when: 'once per device, at its first contiguous elementwise launch',
+    description:
+      "threads a block of the contiguous elementwise kernels and of cat's one-launch row copies (capped at the device's preferred block size)",
+    readBy: 'src/runtime/kernels.ts',
+    when: 'once per device, at its first contiguous elementwise launch',
   },
   {
-    name: 'ROCM_TENSOR_SORT_BITONIC_MAX', type: 'int', section: 'tuning', min: 0, max: 4096,
+    name: 'ROCM_TENSOR_SORT_BITONIC_MAX',
+    type: 'int',
+    section: 'tuning',
+    min: 0,
+    max: 4096,
     default: '256',
     description: 'the longest row sort and topk give the bitonic kernel; longer rows take the radix kernels',
-    readBy: 'src/backends/gpu/sort.ts', when: 'once, at the first GPU sort',
+    readBy: 'src/backends/gpu/sort.ts',
+    when: 'once, at the first GPU sort',
   },
   {
-    name: 'ROCM_TENSOR_GRID_DEP', type: 'flag', section: 'tuning',
+    name: 'ROCM_TENSOR_GRID_DEP',
+    type: 'flag',
+    section: 'tuning',
     default: '1 where the GPU and driver support it',
-    description: '0 turns off programmatic dependent launch (NVIDIA sm_90+, CUDA 12.3+): every kernel then starts only after the one before it has ended',
-    readBy: 'src/runtime/cuda/runtime.ts', when: 'when a CUDA device is opened',
+    description:
+      '0 turns off programmatic dependent launch (NVIDIA sm_90+, CUDA 12.3+): every kernel then starts only after the one before it has ended',
+    readBy: 'src/runtime/cuda/runtime.ts',
+    when: 'when a CUDA device is opened',
   },
   // ---- native libraries ------------------------------------------------------------------------
-  ...([
-    ['HIP', 'HIP runtime (libamdhip64)'],
-    ['ROCBLAS', 'rocBLAS (librocblas)'],
-    ['MIOPEN', 'MIOpen (libMIOpen)'],
-    ['RCCL', 'RCCL (librccl)'],
-    ['CUDA', 'CUDA driver (libcuda)'],
-    ['CUBLAS', 'cuBLAS (libcublas)'],
-    ['CUDNN', 'cuDNN (libcudnn)'],
-    ['NCCL', 'NCCL (libnccl)'],
-  ] as const).map(([id, what]) => ({
-    name: `ROCM_TENSOR_${id}_LIB` as const, type: 'path' as const, section: 'libraries' as const,
+  ...(
+    [
+      ['HIP', 'HIP runtime (libamdhip64)'],
+      ['ROCBLAS', 'rocBLAS (librocblas)'],
+      ['MIOPEN', 'MIOpen (libMIOpen)'],
+      ['RCCL', 'RCCL (librccl)'],
+      ['CUDA', 'CUDA driver (libcuda)'],
+      ['CUBLAS', 'cuBLAS (libcublas)'],
+      ['CUDNN', 'cuDNN (libcudnn)'],
+      ['NCCL', 'NCCL (libnccl)'],
+    ] as const
+  ).map(([id, what]) => ({
+    name: `ROCM_TENSOR_${id}_LIB` as const,
+    type: 'path' as const,
+    section: 'libraries' as const,
     default: 'searched (next section)',
     description: `the ${what} shared object to load; one that fails to load is an error, never a fallback to another copy`,
-    readBy: 'src/ffi/loader.ts (openLibrary)', when: 'when the library is first opened',
+    readBy: 'src/ffi/loader.ts (openLibrary)',
+    when: 'when the library is first opened',
   })),
   // ---- library search paths ------------------------------------------------------------------
   {
-    name: 'ROCM_PATH', type: 'path', section: 'search', default: 'unset',
+    name: 'ROCM_PATH',
+    type: 'path',
+    section: 'search',
+    default: 'unset',
     description: 'a ROCm install; its lib/ and lib64/ are searched first for HIP, rocBLAS, MIOpen and RCCL',
-    readBy: 'src/ffi/loader.ts', when: 'when a ROCm library is first opened',
+    readBy: 'src/ffi/loader.ts',
+    when: 'when a ROCm library is first opened',
   },
   {
-    name: 'HIP_PATH', type: 'path', section: 'search', default: 'unset',
+    name: 'HIP_PATH',
+    type: 'path',
+    section: 'search',
+    default: 'unset',
     description: 'as ROCM_PATH, searched after it',
-    readBy: 'src/ffi/loader.ts', when: 'when a ROCm library is first opened',
+    readBy: 'src/ffi/loader.ts',
+    when: 'when a ROCm library is first opened',
   },
   {
-    name: 'CUDA_HOME', type: 'path', section: 'search', default: 'unset',
+    name: 'CUDA_HOME',
+    type: 'path',
+    section: 'search',
+    default: 'unset',
     description: 'a CUDA toolkit; its lib64/ and lib/ are searched first for cuBLAS, cuDNN and NCCL',
-    readBy: 'src/ffi/loader.ts', when: 'when a CUDA library is first opened',
+    readBy: 'src/ffi/loader.ts',
+    when: 'when a CUDA library is first opened',
   },
   {
-    name: 'CUDA_PATH', type: 'path', section: 'search', default: 'unset',
+    name: 'CUDA_PATH',
+    type: 'path',
+    section: 'search',
+    default: 'unset',
     description: 'as CUDA_HOME, searched after it',
-    readBy: 'src/ffi/loader.ts', when: 'when a CUDA library is first opened',
+    readBy: 'src/ffi/loader.ts',
+    when: 'when a CUDA library is first opened',
   },
   {
-    name: 'VIRTUAL_ENV', type: 'path', section: 'search', default: 'unset',
-    description: 'a Python environment whose site-packages/nvidia/*/lib (pip\'s nvidia-* wheels) are searched for CUDA libraries',
-    readBy: 'src/ffi/loader.ts', when: 'when a CUDA library is first opened',
+    name: 'VIRTUAL_ENV',
+    type: 'path',
+    section: 'search',
+    default: 'unset',
+    description:
+      "a Python environment whose site-packages/nvidia/*/lib (pip's nvidia-* wheels) are searched for CUDA libraries",
+    readBy: 'src/ffi/loader.ts',
+    when: 'when a CUDA library is first opened',
   },
   {
-    name: 'CONDA_PREFIX', type: 'path', section: 'search', default: 'unset',
+    name: 'CONDA_PREFIX',
+    type: 'path',
+    section: 'search',
+    default: 'unset',
     description: 'as VIRTUAL_ENV, for a conda environment',
-    readBy: 'src/ffi/loader.ts', when: 'when a CUDA library is first opened',
+    readBy: 'src/ffi/loader.ts',
+    when: 'when a CUDA library is first opened',
   },
   {
-    name: 'HOME', type: 'path', section: 'search', default: '/root',
-    description: 'its .local/lib/python3*/site-packages/nvidia/*/lib (pip install --user) are searched for CUDA libraries',
-    readBy: 'src/ffi/loader.ts', when: 'when a CUDA library is first opened',
+    name: 'HOME',
+    type: 'path',
+    section: 'search',
+    default: '/root',
+    description:
+      'its .local/lib/python3*/site-packages/nvidia/*/lib (pip install --user) are searched for CUDA libraries',
+    readBy: 'src/ffi/loader.ts',
+    when: 'when a CUDA library is first opened',
   },
   {
-    name: 'LD_LIBRARY_PATH', type: 'path', section: 'search', default: 'the system\'s',
-    description: 'read by the system loader, not the library: the last step of every search loads the bare soname, which the loader finds there',
-    readBy: 'the system loader (dlopen, through koffi)', when: 'when a library is first opened',
+    name: 'LD_LIBRARY_PATH',
+    type: 'path',
+    section: 'search',
+    default: "the system's",
+    description:
+      'read by the system loader, not the library: the last step of every search loads the bare soname, which the loader finds there',
+    readBy: 'the system loader (dlopen, through koffi)',
+    when: 'when a library is first opened',
   },
   // ---- distributed jobs (torchrun's convention; `rocm-tensor launch` sets them) --------------
   {
-    name: 'RANK', type: 'int', section: 'distributed', min: 0, default: 'required in a job',
-    description: 'this process\'s rank in the job, below WORLD_SIZE',
-    readBy: 'src/distributed/rendezvous.ts', when: 'initProcessGroup(), distEnvFrom()',
+    name: 'RANK',
+    type: 'int',
+    section: 'distributed',
+    min: 0,
+    default: 'required in a job',
+    description: "this process's rank in the job, below WORLD_SIZE",
+    readBy: 'src/distributed/rendezvous.ts',
+    when: 'initProcessGroup(), distEnvFrom()',
   },
   {
-    name: 'WORLD_SIZE', type: 'int', section: 'distributed', min: 1, default: 'required in a job',
-    description: 'the ranks in the job; the CLI\'s generate joins a job when this and RANK are set',
-    readBy: 'src/distributed/rendezvous.ts, src/cli/generate.ts', when: 'initProcessGroup(), distEnvFrom(), rocm-tensor generate',
+    name: 'WORLD_SIZE',
+    type: 'int',
+    section: 'distributed',
+    min: 1,
+    default: 'required in a job',
+    description: "the ranks in the job; the CLI's generate joins a job when this and RANK are set",
+    readBy: 'src/distributed/rendezvous.ts, src/cli/generate.ts',
+    when: 'initProcessGroup(), distEnvFrom(), rocm-tensor generate',
   },
   {
-    name: 'LOCAL_RANK', type: 'int', section: 'distributed', min: 0, default: 'RANK',
+    name: 'LOCAL_RANK',
+    type: 'int',
+    section: 'distributed',
+    min: 0,
+    default: 'RANK',
     description: 'the rank on this host: which GPU the rank takes',
-    readBy: 'src/distributed/rendezvous.ts', when: 'initProcessGroup(), distEnvFrom()',
+    readBy: 'src/distributed/rendezvous.ts',
+    when: 'initProcessGroup(), distEnvFrom()',
   },
   {
-    name: 'MASTER_ADDR', type: 'string', section: 'distributed', default: '127.0.0.1',
-    description: 'the host of rank 0, which serves the communicator\'s unique id to the other ranks',
-    readBy: 'src/distributed/rendezvous.ts', when: 'initProcessGroup(), distEnvFrom()',
+    name: 'MASTER_ADDR',
+    type: 'string',
+    section: 'distributed',
+    default: '127.0.0.1',
+    description: "the host of rank 0, which serves the communicator's unique id to the other ranks",
+    readBy: 'src/distributed/rendezvous.ts',
+    when: 'initProcessGroup(), distEnvFrom()',
   },
   {
-    name: 'MASTER_PORT', type: 'int', section: 'distributed', min: 1, max: 65535, default: 'required in a job',
+    name: 'MASTER_PORT',
+    type: 'int',
+    section: 'distributed',
+    min: 1,
+    max: 65535,
+    default: 'required in a job',
     description: 'the TCP port rank 0 serves the unique id on',
-    readBy: 'src/distributed/rendezvous.ts', when: 'initProcessGroup(), distEnvFrom()',
+    readBy: 'src/distributed/rendezvous.ts',
+    when: 'initProcessGroup(), distEnvFrom()',
   },
   // ---- the command line ------------------------------------------------------------------------
   {
-    name: 'NO_COLOR', type: 'string', section: 'cli', default: 'unset',
+    name: 'NO_COLOR',
+    type: 'string',
+    section: 'cli',
+    default: 'unset',
     description: 'any non-empty value: no ANSI colours (wins over FORCE_COLOR)',
-    readBy: 'src/cli/colour.ts', when: 'when the CLI prints a table or report',
+    readBy: 'src/cli/colour.ts',
+    when: 'when the CLI prints a table or report',
   },
   {
-    name: 'FORCE_COLOR', type: 'string', section: 'cli', default: 'unset: colours on a terminal only',
+    name: 'FORCE_COLOR',
+    type: 'string',
+    section: 'cli',
+    default: 'unset: colours on a terminal only',
     description: 'set (other than 0 or false): colours in a pipe or a file too',
-    readBy: 'src/cli/colour.ts', when: 'when the CLI prints a table or report',
+    readBy: 'src/cli/colour.ts',
+    when: 'when the CLI prints a table or report',
   },
   // ---- the test suites and scripts of a source checkout ----------------------------------------
   {
-    name: 'ROCM_TENSOR_GPU_TESTS_ON', type: 'enum', section: 'development', values: ['cpu'], default: 'unset: the GPU',
+    name: 'ROCM_TENSOR_GPU_TESTS_ON',
+    type: 'enum',
+    section: 'development',
+    values: ['cpu'],
+    default: 'unset: the GPU',
     description: 'cpu runs the GPU op suites against the CPU device, a self-check of the harness',
-    readBy: 'test/gpu/harness.ts', when: 'each GPU suite',
+    readBy: 'test/gpu/harness.ts',
+    when: 'each GPU suite',
   },
   {
-    name: 'ROCM_TENSOR_TEST_REPORT', type: 'path', section: 'development', default: 'unset: no report',
+    name: 'ROCM_TENSOR_TEST_REPORT',
+    type: 'path',
+    section: 'development',
+    default: 'unset: no report',
     description: 'a file each GPU test appends a JSON line to',
-    readBy: 'test/gpu/harness.ts', when: 'each GPU test',
+    readBy: 'test/gpu/harness.ts',
+    when: 'each GPU test',
   },
   {
-    name: 'ROCM_TENSOR_DIST_LARGE', type: 'flag', section: 'development', default: '0',
+    name: 'ROCM_TENSOR_DIST_LARGE',
+    type: 'flag',
+    section: 'development',
+    default: '0',
     description: '1 adds a 1 GiB all-reduce to the GPU collectives suite',
-    readBy: 'test/gpu/collectives.test.ts', when: 'when the suite loads',
+    readBy: 'test/gpu/collectives.test.ts',
+    when: 'when the suite loads',
   },
   {
-    name: 'ROCM_TENSOR_CACHE', type: 'path', section: 'development', default: '~/.cache/rocm-tensor',
+    name: 'ROCM_TENSOR_CACHE',
+    type: 'path',
+    section: 'development',
+    default: '~/.cache/rocm-tensor',
     description: 'where the ABI check scripts keep the vendor packages they download',
-    readBy: 'scripts/abi-cuda, scripts/rocm-root.sh', when: 'each run',
+    readBy: 'scripts/abi-cuda, scripts/rocm-root.sh',
+    when: 'each run',
   },
 ] as const satisfies readonly EnvVar[];
 
@@ -244,7 +389,9 @@ export type EnvValue<N extends EnvName> =
 const BY_NAME: ReadonlyMap<string, EnvVar> = new Map(ENV_VARS.map((v) => [v.name, v]));
 
 /** the declaration of `name`, or undefined for a name the table does not hold */
-export function envVar(name: string): EnvVar | undefined { return BY_NAME.get(name); }
+export function envVar(name: string): EnvVar | undefined {
+  return BY_NAME.get(name);
+}
 
 function processEnv(): EnvSource {
   const p = (globalThis as { process?: { env?: EnvSource } }).process;
@@ -281,15 +428,19 @@ export function readLibraryOverride(name: string, env: EnvSource = processEnv())
 /** what a variable accepts, in words (docs and errors) */
 export function acceptedValues(v: EnvVar): string {
   switch (v.type) {
-    case 'flag': return '0 or 1';
-    case 'enum': return listOr(v.values ?? []);
+    case 'flag':
+      return '0 or 1';
+    case 'enum':
+      return listOr(v.values ?? []);
     case 'int':
       if (v.oneOf) return listOr(v.oneOf.map(String));
       return range('an integer', v);
     case 'bytes':
       return range('a byte count such as 1000, 512k, 32m or 8g (binary units)', v, true);
-    case 'path': return 'a path';
-    case 'string': return v.accepted ?? 'any text';
+    case 'path':
+      return 'a path';
+    case 'string':
+      return v.accepted ?? 'any text';
   }
 }
 
@@ -300,13 +451,19 @@ function listOr(xs: readonly string[]): string {
 function range(what: string, v: EnvVar, bytes = false): string {
   const n = (x: number): string => (bytes && x >= 1024 && x % 1024 === 0 ? fmtBytes(x) : String(x));
   if (v.min !== undefined && v.max !== undefined) return `${what}, from ${n(v.min)} to ${n(v.max)}`;
-  if (v.min !== undefined) return v.min === 1 ? `${what}, above 0` : v.min === 0 ? `${what}, 0 or more` : `${what}, from ${n(v.min)}`;
+  if (v.min !== undefined)
+    return v.min === 1 ? `${what}, above 0` : v.min === 0 ? `${what}, 0 or more` : `${what}, from ${n(v.min)}`;
   if (v.max !== undefined) return `${what}, up to ${n(v.max)}`;
   return what;
 }
 
 function fmtBytes(x: number): string {
-  for (const [unit, s] of [[2 ** 30, 'g'], [2 ** 20, 'm'], [2 ** 10, 'k']] as const) if (x % unit === 0) return `${x / unit}${s}`;
+  for (const [unit, s] of [
+    [2 ** 30, 'g'],
+    [2 ** 20, 'm'],
+    [2 ** 10, 'k'],
+  ] as const)
+    if (x % unit === 0) return `${x / unit}${s}`;
   return String(x);
 }
 
@@ -315,7 +472,8 @@ const SCALE = { k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 } as const;
 
 function parseValue(v: EnvVar, raw: string | undefined): boolean | number | string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const bad = (): ConfigError => new ConfigError(`${v.name}=${JSON.stringify(raw)}: expected ${acceptedValues(v)}`, v.name);
+  const bad = (): ConfigError =>
+    new ConfigError(`${v.name}=${JSON.stringify(raw)}: expected ${acceptedValues(v)}`, v.name);
   const inRange = (x: number): boolean => (v.min === undefined || x >= v.min) && (v.max === undefined || x <= v.max);
   switch (v.type) {
     case 'flag': {

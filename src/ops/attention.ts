@@ -4,13 +4,17 @@ import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
 import { CAUSAL_ALIGNS } from '../core/op-types.ts';
 import type { AttentionOptions, AttentionParams } from '../backends/options.ts';
-import { sameDevice, sig } from '../backends/checks.ts';
+import { FLOATS, sameDevice, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/nn.ts';
 import * as gpu from '../backends/gpu/nn.ts';
 import { floats } from './nn.ts';
 import { composedAttention } from './attention-composed.ts';
+import { defineOp } from './registry.ts';
 
-export function attention(q: RawTensor, k: RawTensor, v: RawTensor, o: AttentionOptions): RawTensor {
+export const attention = defineOp({
+  name: 'scaledDotProductAttention', family: 'attention', summary: 'q [b, hq, tq, d], k/v [b, hkv, tk, d]: causal (either alignment), sliding window, masks, GQA',
+  dtypes: FLOATS,
+  check: (q: RawTensor, k: RawTensor, v: RawTensor, o: AttentionOptions): [RawTensor, RawTensor, RawTensor, AttentionParams] => {
   const op = 'scaledDotProductAttention';
   floats(op, q, k, v);
   // the operands' description, built only for an error (formatting them costs every call)
@@ -48,6 +52,8 @@ export function attention(q: RawTensor, k: RawTensor, v: RawTensor, o: Attention
       throw new ShapeError(`${op}: mask ${sig(mask)} does not broadcast to [b, hq, tq, tk] = [${full.join(', ')}] (${all()})`);
     }
   }
-  const p: AttentionParams = { scale, diag, window, mask, outShape: [b, hq, tq, dv] };
-  return q.device.isCpu ? cpu.attention(q, k, v, p) : gpu.attention(q, k, v, p) ?? composedAttention(q, k, v, p);
-}
+  return [q, k, v, { scale, diag, window, mask, outShape: [b, hq, tq, dv] }];
+  },
+  cpu: cpu.attention, gpu: (q, k, v, p) => gpu.attention(q, k, v, p) ?? composedAttention(q, k, v, p),
+  grad: 'missing',
+});

@@ -8,6 +8,7 @@ import { pair, type ConvOptions, type ConvTransposeOptions, type Pair } from '..
 import type { Conv2dParams, ConvTranspose2dParams } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/conv.ts';
 import * as gpu from '../backends/gpu/conv.ts';
+import { defineOp } from './registry.ts';
 
 type Two = [number, number];
 
@@ -18,9 +19,11 @@ function opt(op: string, name: string, v: Pair | undefined, spatial: 1 | 2, dflt
   return [pad1d, pair(op, name, v, dflt, min)[0]];
 }
 
-interface Prepared { x4: RawTensor; w4: RawTensor; owned: RawTensor[]; unbatched: boolean }
+/** what the backends' 2-d kernels take, for one checked call */
+interface ConvCall<P> { x: RawTensor; w: RawTensor; bias: RawTensor | null; params: P; outShape: number[]; spatial: 1 | 2; unbatched: boolean }
 
-function prepare(op: string, x: RawTensor, w: RawTensor, bias: RawTensor | null, spatial: 1 | 2): Prepared {
+/** checks the operands; whether x is unbatched */
+function checkOperands(op: string, x: RawTensor, w: RawTensor, bias: RawTensor | null, spatial: 1 | 2): boolean {
   if (bias) bias.check(op);
   const ts = bias ? [x, w, bias] : [x, w];
   sameDevice(op, ...ts);
@@ -29,25 +32,36 @@ function prepare(op: string, x: RawTensor, w: RawTensor, bias: RawTensor | null,
   const dims = spatial === 1 ? '[n, c, l] or [c, l]' : '[n, c, h, w] or [c, h, w]';
   if (x.rank !== spatial + 2 && x.rank !== spatial + 1) throw new ShapeError(`${op}: input must be ${dims}, got ${sig(x)}`);
   if (w.rank !== spatial + 2) throw new ShapeError(`${op}: weight must have rank ${spatial + 2}, got ${sig(w)} (input ${sig(x)})`);
+  return x.rank === spatial + 1;
+}
+
+/** x and w as the 4-d views the 2-d kernels take */
+function shape4(s: readonly number[], spatial: 1 | 2, unbatched: boolean): number[] {
+  const r = unbatched ? [1, ...s] : [...s];
+  if (spatial === 1) r.splice(2, 0, 1);
+  return r;
+}
+
+/** runs a 2-d kernel on 4-d views of the operands; the result in the operands' rank */
+function run2d<P>(kernel: (x4: RawTensor, w4: RawTensor, bias: RawTensor | null, p: P, outShape: number[]) => RawTensor, c: ConvCall<P>): RawTensor {
+  const { spatial, unbatched } = c;
   const owned: RawTensor[] = [];
-  const unbatched = x.rank === spatial + 1;
-  let x4 = x, w4 = w;
+  let x4 = c.x, w4 = c.w;
   if (unbatched) { x4 = x4.unsqueeze(0); owned.push(x4); }
   if (spatial === 1) {
     x4 = x4.unsqueeze(2); owned.push(x4);
     w4 = w4.unsqueeze(2); owned.push(w4);
   }
-  return { x4, w4, owned, unbatched };
-}
-
-function finish(out4: RawTensor, spatial: 1 | 2, unbatched: boolean): RawTensor {
-  if (spatial === 2 && !unbatched) return out4;
-  let l = out4.layout;
-  if (spatial === 1) l = l.squeeze(2);
-  if (unbatched) l = l.squeeze(0);
-  const out = out4.view(l);
-  out4.dispose();
-  return out;
+  try {
+    const out4 = kernel(x4, w4, c.bias, c.params, c.outShape);
+    if (spatial === 2 && !unbatched) return out4;
+    let l = out4.layout;
+    if (spatial === 1) l = l.squeeze(2);
+    if (unbatched) l = l.squeeze(0);
+    try { return out4.view(l); } finally { out4.dispose(); }
+  } finally {
+    for (const t of owned) t.dispose();
+  }
 }
 
 function checkBias(op: string, bias: RawTensor | null, cOut: number, x: RawTensor, w: RawTensor): void {
@@ -76,15 +90,15 @@ function checkOptions(op: string, o: unknown): void {
   if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options must be an object, got ${String(o)}`);
 }
 
-function convNd(op: string, x: RawTensor, w: RawTensor, o: ConvOptions, spatial: 1 | 2): RawTensor {
+function checkConv(op: string, x: RawTensor, w: RawTensor, o: ConvOptions, spatial: 1 | 2): ConvCall<Conv2dParams> {
   checkOptions(op, o);
   const bias = o.bias ?? null;
-  const p = prepare(op, x, w, bias, spatial);
-  try {
+  const unbatched = checkOperands(op, x, w, bias, spatial);
+  {
     const params = convParams(op, o, spatial);
     const groups = params.groups;
-    const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
-    const [cOut, cPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
+    const [n, cIn, h, wd] = shape4(x.layout.shape, spatial, unbatched) as [number, number, number, number];
+    const [cOut, cPerGroup, kh, kw] = shape4(w.layout.shape, spatial, false) as [number, number, number, number];
     const what = (): string => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
     const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
     if (cIn % groups !== 0 || cOut % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} and output channels ${cOut} must both be divisible by groups ${what()}`);
@@ -98,26 +112,22 @@ function convNd(op: string, x: RawTensor, w: RawTensor, o: ConvOptions, spatial:
       const sp = spatial === 1 ? `${ow}` : `${oh}x${ow}`;
       throw new ShapeError(`${op}: output size ${sp} is too small ${geom()}`);
     }
-    const outShape = [n, cOut, oh, ow];
-    const out4 = x.device.isCpu ? cpu.conv2d(p.x4, p.w4, bias, params, outShape) : gpu.conv2d(p.x4, p.w4, bias, params, outShape);
-    return finish(out4, spatial, p.unbatched);
-  } finally {
-    for (const t of p.owned) t.dispose();
+    return { x, w, bias, params, outShape: [n, cOut, oh, ow], spatial, unbatched };
   }
 }
 
-function convTransposeNd(op: string, x: RawTensor, w: RawTensor, o: ConvTransposeOptions, spatial: 1 | 2): RawTensor {
+function checkConvTranspose(op: string, x: RawTensor, w: RawTensor, o: ConvTransposeOptions, spatial: 1 | 2): ConvCall<ConvTranspose2dParams> {
   checkOptions(op, o);
   const bias = o.bias ?? null;
-  const p = prepare(op, x, w, bias, spatial);
-  try {
+  const unbatched = checkOperands(op, x, w, bias, spatial);
+  {
     const params: ConvTranspose2dParams = {
       ...convParams(op, o, spatial),
       outputPadding: opt(op, 'outputPadding', o.outputPadding, spatial, 0, 0, 0),
     };
     const groups = params.groups;
-    const [n, cIn, h, wd] = p.x4.layout.shape as [number, number, number, number];
-    const [wIn, cOutPerGroup, kh, kw] = p.w4.layout.shape as [number, number, number, number];
+    const [n, cIn, h, wd] = shape4(x.layout.shape, spatial, unbatched) as [number, number, number, number];
+    const [wIn, cOutPerGroup, kh, kw] = shape4(w.layout.shape, spatial, false) as [number, number, number, number];
     const cOut = cOutPerGroup * groups;
     const what = (): string => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
     const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
@@ -138,11 +148,7 @@ function convTransposeNd(op: string, x: RawTensor, w: RawTensor, o: ConvTranspos
       const sp = spatial === 1 ? `${ow}` : `${oh}x${ow}`;
       throw new ShapeError(`${op}: output size ${sp} is too small ${geom()}`);
     }
-    const outShape = [n, cOut, oh, ow];
-    const out4 = x.device.isCpu ? cpu.convTranspose2d(p.x4, p.w4, bias, params, outShape) : gpu.convTranspose2d(p.x4, p.w4, bias, params, outShape);
-    return finish(out4, spatial, p.unbatched);
-  } finally {
-    for (const t of p.owned) t.dispose();
+    return { x, w, bias, params, outShape: [n, cOut, oh, ow], spatial, unbatched };
   }
 }
 
@@ -150,7 +156,26 @@ function fmtPair(v: readonly [number, number], spatial: 1 | 2): string {
   return spatial === 1 ? `${v[1]}` : fmtShape(v);
 }
 
-export function conv1d(x: RawTensor, w: RawTensor, o: ConvOptions): RawTensor { return convNd('conv1d', x, w, o, 1); }
-export function conv2d(x: RawTensor, w: RawTensor, o: ConvOptions): RawTensor { return convNd('conv2d', x, w, o, 2); }
-export function convTranspose1d(x: RawTensor, w: RawTensor, o: ConvTransposeOptions): RawTensor { return convTransposeNd('convTranspose1d', x, w, o, 1); }
-export function convTranspose2d(x: RawTensor, w: RawTensor, o: ConvTransposeOptions): RawTensor { return convTransposeNd('convTranspose2d', x, w, o, 2); }
+function convOp(name: string, spatial: 1 | 2, summary: string) {
+  return defineOp({
+    name, family: 'convolution', summary, dtypes: FLOATS,
+    check: (x: RawTensor, w: RawTensor, o: ConvOptions): [ConvCall<Conv2dParams>] => [checkConv(name, x, w, o, spatial)],
+    device: (c) => c.x.device,
+    cpu: (c) => run2d(cpu.conv2d, c), gpu: (c) => run2d(gpu.conv2d, c),
+    grad: 'missing',
+  });
+}
+function convTransposeOp(name: string, spatial: 1 | 2, summary: string) {
+  return defineOp({
+    name, family: 'convolution', summary, dtypes: FLOATS,
+    check: (x: RawTensor, w: RawTensor, o: ConvTransposeOptions): [ConvCall<ConvTranspose2dParams>] => [checkConvTranspose(name, x, w, o, spatial)],
+    device: (c) => c.x.device,
+    cpu: (c) => run2d(cpu.convTranspose2d, c), gpu: (c) => run2d(gpu.convTranspose2d, c),
+    grad: 'missing',
+  });
+}
+
+export const conv1d = convOp('conv1d', 1, 'x [n, cIn, l] (or unbatched) with w [cOut, cIn/groups, k]; padding, stride, dilation, groups, bias');
+export const conv2d = convOp('conv2d', 2, 'x [n, cIn, h, w] (or unbatched) with w [cOut, cIn/groups, kh, kw]; MIOpen/cuDNN on a GPU');
+export const convTranspose1d = convTransposeOp('convTranspose1d', 1, 'x [n, cIn, l] with w [cIn, cOut/groups, k]; outputPadding too');
+export const convTranspose2d = convTransposeOp('convTranspose2d', 2, 'x [n, cIn, h, w] with w [cIn, cOut/groups, kh, kw]');

@@ -1,5 +1,5 @@
 // Tensors from host data, constants, ranges and identities.
-import { DTYPE_INFO, fromNumbers as hostFromNumbers, isDType, type DType, type HostArray } from '../core/dtype.ts';
+import { DTYPES, DTYPE_INFO, fromNumbers as hostFromNumbers, isDType, type DType, type HostArray } from '../core/dtype.ts';
 import { Layout, checkShape, numel, type Shape } from '../core/layout.ts';
 import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
 import type { Device } from '../device/device.ts';
@@ -7,6 +7,7 @@ import { Storage } from '../device/storage.ts';
 import { RawTensor } from '../device/raw-tensor.ts';
 import type { NestedArray } from '../core/dtype.ts';
 import { constSet } from './copy.ts';
+import { defineOp } from './registry.ts';
 
 function fromHost(host: HostArray, shape: Shape, dtype: DType, device: Device): RawTensor {
   return new RawTensor(Storage.fromHost(device, dtype, host), Layout.contiguous(shape), dtype);
@@ -38,11 +39,14 @@ function dtypeOf(a: ArrayLike<number> | BigInt64Array): DType | null {
   return null;
 }
 
-export function fromData(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: Shape | undefined, dtype: DType | undefined, device: Device): RawTensor {
+/** host values, their shape and dtype, and the device they go to: what the creation ops build */
+type HostValues = [HostArray, Shape, DType, Device];
+
+function valuesOf(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: Shape | undefined, dtype: DType | undefined, device: Device): HostValues {
   if (dtype !== undefined && !isDType(dtype)) throw new TensorError(`from: unknown dtype '${String(dtype)}'`);
   if (typeof data === 'number') {
     const d = dtype ?? 'f32';
-    return fromHost(hostFromNumbers(d, [data]), shape ?? [], d, device);
+    return hostValues(hostFromNumbers(d, [data]), shape ?? [], d, device);
   }
   if (Array.isArray(data)) {
     const s = nestedShape(data);
@@ -51,7 +55,7 @@ export function fromData(data: ArrayLike<number> | BigInt64Array | NestedArray, 
     const finalShape = shape ?? s;
     if (numel(finalShape) !== flat.length) throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${flat.length} values`);
     const d = dtype ?? 'f32';
-    return fromHost(hostFromNumbers(d, flat), finalShape, d, device);
+    return hostValues(hostFromNumbers(d, flat), finalShape, d, device);
   }
   const arr = data as ArrayLike<number> | BigInt64Array;
   const finalShape = shape ?? [arr.length];
@@ -61,36 +65,60 @@ export function fromData(data: ArrayLike<number> | BigInt64Array | NestedArray, 
   const d = dtype ?? natural ?? 'f32';
   // same host type: copy the bits (exact for i64 and for raw f16/bf16 bits in a Uint16Array)
   if (arr instanceof DTYPE_INFO[d].hostArray && (natural === d || (arr instanceof Uint16Array && (d === 'f16' || d === 'bf16')))) {
-    return fromHost((arr as HostArray).slice() as HostArray, finalShape, d, device);
+    return hostValues((arr as HostArray).slice() as HostArray, finalShape, d, device);
   }
   if (arr instanceof BigInt64Array) {
     const nums = Array.from(arr, (x) => Number(x));
-    return fromHost(hostFromNumbers(d, nums), finalShape, d, device);
+    return hostValues(hostFromNumbers(d, nums), finalShape, d, device);
   }
-  return fromHost(hostFromNumbers(d, arr as ArrayLike<number>), finalShape, d, device);
+  return hostValues(hostFromNumbers(d, arr as ArrayLike<number>), finalShape, d, device);
 }
 
-export function full(shape: Shape, value: number, dtype: DType, device: Device): RawTensor {
-  checkShape('full', shape);
-  if (!isDType(dtype)) throw new TensorError(`full: unknown dtype '${String(dtype)}'`);
+function hostValues(data: HostArray, shape: Shape, dtype: DType, device: Device): HostValues { return [data, shape, dtype, device]; }
+
+export const fromData = defineOp({
+  name: 'from', family: 'creation', summary: 'a tensor from a typed array, nested arrays or a number', dtypes: DTYPES,
+  check: valuesOf, device: (...a) => a[3], cpu: fromHost, gpu: fromHost, grad: 'none',
+});
+
+function filled(shape: Shape, value: number, dtype: DType, device: Device): RawTensor {
   const t = RawTensor.empty(shape, dtype, device);
-  constSet(t, value);
+  try { constSet(t, value); } catch (e) { t.dispose(); throw e; }
   return t;
 }
+export const full = defineOp({
+  name: 'full', family: 'creation', summary: 'every element one number', variants: ['full', 'zeros', 'ones', 'zerosLike', 'onesLike'], dtypes: DTYPES,
+  check: (shape: Shape, value: number, dtype: DType, device: Device): [Shape, number, DType, Device] => {
+    checkShape('full', shape);
+    if (!isDType(dtype)) throw new TensorError(`full: unknown dtype '${String(dtype)}'`);
+    return [shape, value, dtype, device];
+  },
+  device: (...a) => a[3], cpu: filled, gpu: filled, grad: 'none',
+});
 
-export function arange(start: number, end: number, step: number, dtype: DType, device: Device): RawTensor {
+export const arange = defineOp({
+  name: 'arange', family: 'creation', summary: '[start, end) by step', dtypes: DTYPES,
+  check: arangeValues, device: (...a) => a[3], cpu: fromHost, gpu: fromHost, grad: 'none',
+});
+
+function arangeValues(start: number, end: number, step: number, dtype: DType, device: Device): HostValues {
   if (!Number.isFinite(start) || !Number.isFinite(end) || !Number.isFinite(step) || step === 0) {
     throw new RangeError(`arange: need finite start/end and a nonzero step, got (${start}, ${end}, ${step})`);
   }
   const n = Math.max(0, Math.ceil((end - start) / step));
   const v = new Float64Array(n);
   for (let i = 0; i < n; i++) v[i] = start + i * step;
-  return fromHost(hostFromNumbers(dtype, v), [n], dtype, device);
+  return hostValues(hostFromNumbers(dtype, v), [n], dtype, device);
 }
 
-export function eye(n: number, dtype: DType, device: Device): RawTensor {
+export const eye = defineOp({
+  name: 'eye', family: 'creation', summary: 'the n x n identity', dtypes: DTYPES,
+  check: eyeValues, device: (...a) => a[3], cpu: fromHost, gpu: fromHost, grad: 'none',
+});
+
+function eyeValues(n: number, dtype: DType, device: Device): HostValues {
   checkShape('eye', [n, n]);
   const v = new Float64Array(n * n);
   for (let i = 0; i < n; i++) v[i * n + i] = 1;
-  return fromHost(hostFromNumbers(dtype, v), [n, n], dtype, device);
+  return hostValues(hostFromNumbers(dtype, v), [n, n], dtype, device);
 }

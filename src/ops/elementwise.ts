@@ -8,23 +8,33 @@ import { ALL_DTYPES, FLOATS, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig }
 import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/elementwise.ts';
 import * as gpu from '../backends/gpu/elementwise.ts';
+import { defineOp } from './registry.ts';
 
-export function unary(x: RawTensor, op: UnaryOp): RawTensor {
-  if (!(UNARY_OPS as readonly string[]).includes(op)) throw new TensorError(`unary: unknown op '${String(op)}' (tensor ${sig(x)})`);
-  x.check(op);
-  dtypeIn(op, x, FLOATS);
-  return x.device.isCpu ? cpu.unary(x, op) : gpu.unary(x, op);
-}
+export const unary = defineOp({
+  name: 'unary', family: 'elementwise', summary: 'one float function of each element', variants: UNARY_OPS, dtypes: FLOATS,
+  check: (x: RawTensor, op: UnaryOp): [RawTensor, UnaryOp] => {
+    if (!(UNARY_OPS as readonly string[]).includes(op)) throw new TensorError(`unary: unknown op '${String(op)}' (tensor ${sig(x)})`);
+    x.check(op);
+    dtypeIn(op, x, FLOATS);
+    return [x, op];
+  },
+  cpu: cpu.unary, gpu: gpu.unary, grad: 'missing',
+});
 
-export function paramUnary(x: RawTensor, p: ParamUnary): RawTensor {
+export const paramUnary = defineOp({
+  name: 'paramUnary', family: 'elementwise', summary: 'a float function of each element with number parameters',
+  variants: PARAM_UNARY_OPS, dtypes: FLOATS,
+  check: (x: RawTensor, p: ParamUnary): [RawTensor, ParamUnary] => {
   if (!(PARAM_UNARY_OPS as readonly string[]).includes(p.op)) throw new TensorError(`paramUnary: unknown op '${String(p.op)}' (tensor ${sig(x)})`);
   x.check(p.op);
   if (typeof p.a !== 'number' || typeof p.b !== 'number') {
     throw new TypeError(`${p.op}: parameters must be numbers, got ${typeof p.a} and ${typeof p.b} (tensor ${sig(x)})`);
   }
   dtypeIn(p.op, x, FLOATS);
-  return x.device.isCpu ? cpu.paramUnary(x, p) : gpu.paramUnary(x, p);
-}
+  return [x, p];
+  },
+  cpu: cpu.paramUnary, gpu: gpu.paramUnary, grad: 'missing',
+});
 
 /** the second operand checked against a: same device and dtype, or a number rounded to a's dtype */
 function operand(op: string, a: RawTensor, b: RawTensor | number): { b: RawTensor | number; shape: Shape } {
@@ -37,25 +47,37 @@ function operand(op: string, a: RawTensor, b: RawTensor | number): { b: RawTenso
 }
 
 /** integer div truncates toward zero and x/0 is 0; u8/u32 wrap; i64 wraps at 64 bits */
-export function binary(op: BinaryOp, a: RawTensor, b: RawTensor | number): RawTensor {
+export const binary = defineOp({
+  name: 'binary', family: 'elementwise', summary: 'broadcasting arithmetic; a number is a scalar of the tensor\'s dtype',
+  variants: BINARY_OPS, dtypes: ALL_DTYPES,
+  check: (op: BinaryOp, a: RawTensor, b: RawTensor | number): [BinaryOp, RawTensor, RawTensor | number, Shape] => {
   if (!(BINARY_OPS as readonly string[]).includes(op)) throw new TensorError(`binary: unknown op '${String(op)}' (tensor ${sig(a)})`);
   a.check(op);
   dtypeIn(op, a, ALL_DTYPES);
   const o = operand(op, a, b);
-  return a.device.isCpu ? cpu.binary(op, a, o.b, o.shape) : gpu.binary(op, a, o.b, o.shape);
-}
+  return [op, a, o.b, o.shape];
+  },
+  cpu: cpu.binary, gpu: gpu.binary, grad: 'missing',
+});
 
 /** u8 result, 1 where the comparison holds (NaN compares unequal to everything) */
-export function compare(op: CmpOp, a: RawTensor, b: RawTensor | number): RawTensor {
+export const compare = defineOp({
+  name: 'compare', family: 'elementwise', summary: 'broadcasting comparison: u8, 1 where it holds (NaN compares unequal)',
+  variants: CMP_OPS, dtypes: ALL_DTYPES,
+  check: (op: CmpOp, a: RawTensor, b: RawTensor | number): [CmpOp, RawTensor, RawTensor | number, Shape] => {
   if (!(CMP_OPS as readonly string[]).includes(op)) throw new TensorError(`compare: unknown op '${String(op)}' (tensor ${sig(a)})`);
   a.check(op);
   dtypeIn(op, a, ALL_DTYPES);
   const o = operand(op, a, b);
-  return a.device.isCpu ? cpu.compare(op, a, o.b, o.shape) : gpu.compare(op, a, o.b, o.shape);
-}
+  return [op, a, o.b, o.shape];
+  },
+  cpu: cpu.compare, gpu: gpu.compare, grad: 'none',
+});
 
 /** cond ? a : b; a number takes the other operand's dtype, two numbers give f32 */
-export function where(cond: RawTensor, a: RawTensor | number, b: RawTensor | number): RawTensor {
+export const where = defineOp({
+  name: 'where', family: 'elementwise', summary: 'cond ? a : b, broadcasting all three; cond u8/u32/i64', dtypes: ALL_DTYPES,
+  check: (cond: RawTensor, a: RawTensor | number, b: RawTensor | number): [RawTensor, RawTensor | number, RawTensor | number, Shape, DType] => {
   cond.check('where');
   if (!(cond instanceof RawTensor)) throw new TypeError('where: cond must be a Tensor');
   for (const v of [a, b]) {
@@ -73,5 +95,7 @@ export function where(cond: RawTensor, a: RawTensor | number, b: RawTensor | num
   for (const t of ts) shape = broadcastShapes('where', shape, t.layout.shape);
   const av = typeof a === 'number' ? roundTo(dtype, a) : a;
   const bv = typeof b === 'number' ? roundTo(dtype, b) : b;
-  return cond.device.isCpu ? cpu.where(cond, av, bv, shape, dtype) : gpu.where(cond, av, bv, shape, dtype);
-}
+  return [cond, av, bv, shape, dtype];
+  },
+  cpu: cpu.where, gpu: gpu.where, grad: 'missing',
+});

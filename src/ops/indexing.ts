@@ -6,6 +6,7 @@ import type { RawTensor } from '../device/raw-tensor.ts';
 import { ALL_DTYPES, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/indexing.ts';
 import * as gpu from '../backends/gpu/indexing.ts';
+import { defineOp } from './registry.ts';
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: RawTensor, rank = x.rank): number {
@@ -21,7 +22,9 @@ function oneDim(op: string, ids: RawTensor, x: RawTensor): void {
   if (ids.rank !== 1) throw new ShapeError(`${op}: ids must be 1-d, got ids ${sig(ids)} (x ${sig(x)})`);
 }
 
-export function indexSelect(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
+export const indexSelect = defineOp({
+  name: 'indexSelect', family: 'indexing', summary: 'slices along dim picked by 1-d ids (u8/u32/i64)', dtypes: ALL_DTYPES,
+  check: (x: RawTensor, ids: RawTensor, dim: number): [RawTensor, RawTensor, number, number[]] => {
   const op = 'indexSelect';
   sameDevice(op, x, ids);
   dtypeIn(op, x, ALL_DTYPES);
@@ -30,10 +33,14 @@ export function indexSelect(x: RawTensor, ids: RawTensor, dim: number): RawTenso
   const d = dimOf(op, dim, x);
   const outShape = [...x.layout.shape];
   outShape[d] = ids.layout.shape[0]!;
-  return x.device.isCpu ? cpu.indexSelect(x, ids, d, outShape) : gpu.indexSelect(x, ids, d, outShape);
-}
+  return [x, ids, d, outShape];
+  },
+  cpu: cpu.indexSelect, gpu: gpu.indexSelect, grad: 'missing',
+});
 
-export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
+export const gather = defineOp({
+  name: 'gather', family: 'indexing', summary: 'out[i][j] = x[ids[i][j]][j] along dim; ids the rank of x', dtypes: ALL_DTYPES,
+  check: (x: RawTensor, ids: RawTensor, dim: number): [RawTensor, RawTensor, number] => {
   const op = 'gather';
   sameDevice(op, x, ids);
   dtypeIn(op, x, ALL_DTYPES);
@@ -43,10 +50,15 @@ export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
   if (!fits) {
     throw new ShapeError(`${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and no larger size outside dim ${d}`);
   }
-  return x.device.isCpu ? cpu.gather(x, ids, d) : gpu.gather(x, ids, d);
-}
+  return [x, ids, d];
+  },
+  cpu: cpu.gather, gpu: gpu.gather, grad: 'missing',
+});
 
-export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): RawTensor {
+export const scatter = defineOp({
+  name: 'scatter', family: 'indexing', summary: 'a copy of x with src written (scatterAdd: added) at ids along dim',
+  variants: ['scatter', 'scatterAdd'], dtypes: ALL_DTYPES,
+  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): [RawTensor, RawTensor, RawTensor, number, boolean] => {
   const op = add ? 'scatterAdd' : 'scatter';
   sameDevice(op, x, ids, src);
   dtypeIn(op, x, ALL_DTYPES);
@@ -59,8 +71,10 @@ export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numbe
   if (!fits) {
     throw new ShapeError(`${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and src ${sig(src)}, be no larger than src in any dim and no larger than x outside dim ${d}`);
   }
-  return x.device.isCpu ? cpu.scatter(x, ids, src, d, add) : gpu.scatter(x, ids, src, d, add);
-}
+  return [x, ids, src, d, add];
+  },
+  cpu: cpu.scatter, gpu: gpu.scatter, grad: 'missing',
+});
 
 /** the checks of indexAdd and indexSet: src is x with dim the length of the 1-d ids; returns dim */
 function sliceWriteDim(op: string, x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): number {
@@ -78,24 +92,35 @@ function sliceWriteDim(op: string, x: RawTensor, ids: RawTensor, src: RawTensor,
   return d;
 }
 
-export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
-  const d = sliceWriteDim('indexAdd', x, ids, src, dim);
-  return x.device.isCpu ? cpu.indexAdd(x, ids, src, d) : gpu.indexAdd(x, ids, src, d);
-}
+export const indexAdd = defineOp({
+  name: 'indexAdd', family: 'indexing', summary: 'a copy of x with src\'s slices added at 1-d ids along dim', dtypes: ALL_DTYPES,
+  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] =>
+    [x, ids, src, sliceWriteDim('indexAdd', x, ids, src, dim)],
+  cpu: cpu.indexAdd, gpu: gpu.indexAdd, grad: 'missing',
+});
 
 /** in place: x's slices at positions ids along dim become src's (PyTorch's index_copy_) */
-export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
-  const d = sliceWriteDim('indexSet', x, ids, src, dim);
-  if (!x.isContiguous()) throw new ShapeError(`indexSet: x ${sig(x)} must be contiguous: it is written in place`);
-  if (x.device.isCpu) cpu.indexSet(x, ids, src, d); else gpu.indexSet(x, ids, src, d);
-}
+export const indexSet = defineOp({
+  name: 'indexSet', family: 'indexing', summary: 'in place: x\'s slices at 1-d ids (on the device) along dim become src\'s', dtypes: ALL_DTYPES,
+  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] => {
+    const d = sliceWriteDim('indexSet', x, ids, src, dim);
+    if (!x.isContiguous()) throw new ShapeError(`indexSet: x ${sig(x)} must be contiguous: it is written in place`);
+    return [x, ids, src, d];
+  },
+  cpu: cpu.indexSet, gpu: gpu.indexSet, grad: 'missing',
+});
 
-export function embedding(ids: RawTensor, table: RawTensor): RawTensor {
+export const embedding = defineOp({
+  name: 'embedding', family: 'indexing', summary: 'rows of table [vocab, hidden] picked by ids of any shape', dtypes: ALL_DTYPES,
+  check: (ids: RawTensor, table: RawTensor): [RawTensor, RawTensor, number[]] => {
   const op = 'embedding';
   sameDevice(op, ids, table);
   dtypeIn(op, table, ALL_DTYPES);
   checkIds(op, ids);
   if (table.rank !== 2) throw new ShapeError(`${op}: table must be [vocab, hidden], got table ${sig(table)} (ids ${sig(ids)})`);
   const outShape = [...ids.layout.shape, table.layout.shape[1]!];
-  return table.device.isCpu ? cpu.embedding(ids, table, outShape) : gpu.embedding(ids, table, outShape);
-}
+  return [ids, table, outShape];
+  },
+  device: (_ids, table) => table.device,
+  cpu: cpu.embedding, gpu: gpu.embedding, grad: 'missing',
+});

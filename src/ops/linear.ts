@@ -15,6 +15,7 @@ import { matmul } from './matmul.ts';
 import { rmsNorm, rope } from './nn.ts';
 import { contiguous, reshape, sliceSet } from './copy.ts';
 import { indexSelect, indexSet } from './indexing.ts';
+import { defineOp } from './registry.ts';
 import type { LinearOptions, QkvToCacheArgs, RmsNormSpec } from '../backends/options.ts';
 export type { LinearOptions, QkvToCacheArgs, RmsNormSpec };
 
@@ -83,14 +84,20 @@ function composedLinear(x: RawTensor, w: RawTensor, o: LinearOptions, outShape: 
   }
 }
 
-export function linear(x: RawTensor, w: RawTensor, o: LinearOptions = {}): RawTensor {
-  const { n, k, outShape } = linearArgs(x, w, o);
-  if (!x.device.isCpu && x.numel === k) {
-    const y = gpu.linearRow(x, w, o, n, k, outShape);
-    if (y) return y;
-  }
-  return composedLinear(x, w, o, outShape);
-}
+type LinearArgs = [RawTensor, RawTensor, LinearOptions, number, number, number[]];
+/** x W^T (+ bias, an RMSNorm of x before, SwiGLU or a residual after): on a GPU, one kernel for
+ *  a single row; otherwise, and on the CPU, the composed ops */
+export const linear = defineOp({
+  name: 'linear', family: 'linear algebra', summary: 'x W^T with W [out, in]; optional bias, RMSNorm before, SwiGLU or residual after (one kernel for a row on a GPU)',
+  dtypes: FLOATS,
+  check: (x: RawTensor, w: RawTensor, o: LinearOptions = {}): LinearArgs => {
+    const { n, k, outShape } = linearArgs(x, w, o);
+    return [x, w, o, n, k, outShape];
+  },
+  cpu: (x, w, o, _n, _k, outShape) => composedLinear(x, w, o, outShape),
+  gpu: (x, w, o, n, k, outShape) => (x.numel === k ? gpu.linearRow(x, w, o, n, k, outShape) : null) ?? composedLinear(x, w, o, outShape),
+  grad: 'missing',
+});
 
 
 function qkvArgs(a: QkvToCacheArgs): void {
@@ -166,11 +173,11 @@ function composedQkv(a: QkvToCacheArgs): RawTensor {
  * k (rotated) and v go into the caches at `pos`. A device-held position must be inside the
  * cache and the tables when the work runs; it is not checked on the host.
  */
-export function qkvToCache(a: QkvToCacheArgs): RawTensor {
-  qkvArgs(a);
-  if (!a.x.device.isCpu) {
-    const q = gpu.qkvRow(a);
-    if (q) return q;
-  }
-  return composedQkv(a);
-}
+export const qkvToCache = defineOp({
+  name: 'qkvToCache', family: 'linear algebra', summary: 'one token through the stacked q/k/v projection, rotary and the KV-cache write (one kernel on a GPU)',
+  dtypes: FLOATS,
+  check: (a: QkvToCacheArgs): [QkvToCacheArgs] => { qkvArgs(a); return [a]; },
+  device: (a) => a.x.device,
+  cpu: composedQkv, gpu: (a) => gpu.qkvRow(a) ?? composedQkv(a),
+  grad: 'none',
+});

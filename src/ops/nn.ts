@@ -8,6 +8,7 @@ import type { BatchNormOptions } from '../backends/options.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/nn.ts';
 import * as gpu from '../backends/gpu/nn.ts';
+import { defineOp } from './registry.ts';
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: RawTensor, rank = x.rank): number {
@@ -34,13 +35,17 @@ function vec(op: string, name: string, t: RawTensor, n: number, x: RawTensor): v
   if (t.rank !== 1 || t.layout.shape[0] !== n) throw new ShapeError(`${op}: ${name} must be [${n}], got ${sig(t)} (x ${sig(x)})`);
 }
 
-export function softmax(x: RawTensor, dim: number, log: boolean): RawTensor {
-  const op = log ? 'logSoftmax' : 'softmax';
-  floats(op, x);
-  // a 0-d tensor is one element along dim 0 (or -1), like PyTorch
-  const d = dimOf(op, dim, x, Math.max(x.rank, 1));
-  return x.device.isCpu ? cpu.softmax(x, d, log) : gpu.softmax(x, d, log);
-}
+export const softmax = defineOp({
+  name: 'softmax', family: 'nn', summary: 'softmax (logSoftmax: its log, computed stably) along one dim',
+  variants: ['softmax', 'logSoftmax'], dtypes: FLOATS,
+  check: (x: RawTensor, dim: number, log: boolean): [RawTensor, number, boolean] => {
+    const op = log ? 'logSoftmax' : 'softmax';
+    floats(op, x);
+    // a 0-d tensor is one element along dim 0 (or -1), like PyTorch
+    return [x, dimOf(op, dim, x, Math.max(x.rank, 1)), log];
+  },
+  cpu: cpu.softmax, gpu: gpu.softmax, grad: 'missing',
+});
 
 function lastDimNorm(op: string, x: RawTensor, w: RawTensor, b: RawTensor | null, eps: number): void {
   floats(op, ...(b ? [x, w, b] : [x, w]));
@@ -51,19 +56,30 @@ function lastDimNorm(op: string, x: RawTensor, w: RawTensor, b: RawTensor | null
   if (b) vec(op, 'bias', b, h, x);
 }
 
-export function layerNorm(x: RawTensor, w: RawTensor, b: RawTensor | null, eps: number): RawTensor {
-  lastDimNorm('layerNorm', x, w, b, eps);
-  return x.device.isCpu ? cpu.layerNorm(x, w, b, eps) : gpu.layerNorm(x, w, b, eps);
-}
+export const layerNorm = defineOp({
+  name: 'layerNorm', family: 'nn', summary: 'over the last dim, with weight and optional bias [hidden]', dtypes: FLOATS,
+  check: (x: RawTensor, w: RawTensor, b: RawTensor | null, eps: number): [RawTensor, RawTensor, RawTensor | null, number] => {
+    lastDimNorm('layerNorm', x, w, b, eps);
+    return [x, w, b, eps];
+  },
+  cpu: cpu.layerNorm, gpu: gpu.layerNorm, grad: 'missing',
+});
 
-export function rmsNorm(x: RawTensor, w: RawTensor, eps: number): RawTensor {
-  lastDimNorm('rmsNorm', x, w, null, eps);
-  return x.device.isCpu ? cpu.rmsNorm(x, w, eps) : gpu.rmsNorm(x, w, eps);
-}
+export const rmsNorm = defineOp({
+  name: 'rmsNorm', family: 'nn', summary: 'RMS normalisation over the last dim, with weight [hidden]', dtypes: FLOATS,
+  check: (x: RawTensor, w: RawTensor, eps: number): [RawTensor, RawTensor, number] => {
+    lastDimNorm('rmsNorm', x, w, null, eps);
+    return [x, w, eps];
+  },
+  cpu: cpu.rmsNorm, gpu: gpu.rmsNorm, grad: 'missing',
+});
 
 const ROPE_NAMES: Record<RopeLayout, string> = { halves: 'rope', interleaved: 'ropeI', thd: 'ropeThd' };
 
-export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeLayout): RawTensor {
+export const rope = defineOp({
+  name: 'rope', family: 'nn', summary: 'rotary embedding with cos/sin [t, d/2]: halves on [b, h, t, d], interleaved pairs, or halves on [b, t, h, d]',
+  variants: ['rope', 'ropeI', 'ropeThd'], dtypes: FLOATS,
+  check: (x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeLayout): [RawTensor, RawTensor, RawTensor, RopeLayout] => {
   const op = ROPE_NAMES[layout];
   if (op === undefined) throw new TensorError(`rope: unknown layout '${String(layout)}' (halves, interleaved or thd)`);
   floats(op, x, cos, sin);
@@ -76,10 +92,15 @@ export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeL
       throw new ShapeError(`${op}: ${name} must be [${t}, ${d / 2}] for x ${sig(x)} ${dims}, got ${sig(c)}`);
     }
   }
-  return x.device.isCpu ? cpu.rope(x, cos, sin, layout) : gpu.rope(x, cos, sin, layout);
-}
+  return [x, cos, sin, layout];
+  },
+  cpu: cpu.rope, gpu: gpu.rope, grad: 'missing',
+});
 
-export function batchNorm(x: RawTensor, o: BatchNormOptions): RawTensor {
+type BatchNormArgs = [RawTensor, RawTensor, RawTensor, RawTensor | null, RawTensor | null, number];
+export const batchNorm = defineOp({
+  name: 'batchNorm', family: 'nn', summary: 'inference batch norm over dim 1 with running mean and variance', dtypes: FLOATS,
+  check: (x: RawTensor, o: BatchNormOptions): BatchNormArgs => {
   const op = 'batchNorm';
   if (!o || !o.mean || !o.variance) throw new TensorError(`${op}: options need mean and variance tensors (x ${sig(x)})`);
   const weight = o.weight ?? null, bias = o.bias ?? null;
@@ -103,5 +124,7 @@ export function batchNorm(x: RawTensor, o: BatchNormOptions): RawTensor {
   vec(op, 'variance', o.variance, c, x);
   if (weight) vec(op, 'weight', weight, c, x);
   if (bias) vec(op, 'bias', bias, c, x);
-  return x.device.isCpu ? cpu.batchNorm(x, o.mean, o.variance, weight, bias, eps) : gpu.batchNorm(x, o.mean, o.variance, weight, bias, eps);
-}
+  return [x, o.mean, o.variance, weight, bias, eps];
+  },
+  cpu: cpu.batchNorm, gpu: gpu.batchNorm, grad: 'missing',
+});

@@ -7,8 +7,11 @@ import { pair, type PoolOptions } from '../backends/options.ts';
 import type { Pool2dParams } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/pool.ts';
 import * as gpu from '../backends/gpu/pool.ts';
+import { defineOp } from './registry.ts';
 
-function pool(op: 'avgPool2d' | 'maxPool2d', x: RawTensor, o: PoolOptions): RawTensor {
+type PoolKernel = (x4: RawTensor, p: Pool2dParams, outShape: number[]) => RawTensor;
+
+function checkPool(op: 'avgPool2d' | 'maxPool2d', x: RawTensor, o: PoolOptions): [RawTensor, Pool2dParams, number[]] {
   if (o === null || typeof o !== 'object') throw new TensorError(`${op}: options { kernel, stride?, padding? } required, got ${String(o)}`);
   dtypeIn(op, x, FLOATS);
   if (x.rank !== 4 && x.rank !== 3) throw new ShapeError(`${op}: input must be [n, c, h, w] or [c, h, w], got ${sig(x)}`);
@@ -23,26 +26,37 @@ function pool(op: 'avgPool2d' | 'maxPool2d', x: RawTensor, o: PoolOptions): RawT
   if (typeof p.countIncludePad !== 'boolean') throw new TypeError(`${op}: countIncludePad must be a boolean, got ${String(o.countIncludePad)}`);
   const geom = `(input ${sig(x)}, kernel ${fmtShape(p.kernel)}, stride ${fmtShape(p.stride)}, padding ${fmtShape(p.padding)})`;
   if (p.padding[0] * 2 > p.kernel[0] || p.padding[1] * 2 > p.kernel[1]) throw new ShapeError(`${op}: padding must be at most half the kernel size ${geom}`);
-  const x4 = x.rank === 3 ? x.unsqueeze(0) : x;
-  try {
-    const [n, c, h, w] = x4.layout.shape as [number, number, number, number];
+  {
+    const [n, c, h, w] = (x.rank === 3 ? [1, ...x.layout.shape] : x.layout.shape) as [number, number, number, number];
     // like PyTorch: only the batch may be empty
     if (c === 0 || h === 0 || w === 0) throw new ShapeError(`${op}: channel and spatial dims must be non-empty ${geom}`);
     const oh = Math.floor((h + 2 * p.padding[0] - p.kernel[0]) / p.stride[0]) + 1;
     const ow = Math.floor((w + 2 * p.padding[1] - p.kernel[1]) / p.stride[1]) + 1;
     if (oh < 1 || ow < 1) throw new ShapeError(`${op}: output size ${oh}x${ow} is too small ${geom}`);
-    const outShape = [n, c, oh, ow];
-    const impl = x.device.isCpu ? cpu : gpu;
-    const out4 = op === 'avgPool2d' ? impl.avgPool2d(x4, p, outShape) : impl.maxPool2d(x4, p, outShape);
-    if (x4 === x) return out4;
-    const out = out4.view(out4.layout.squeeze(0));
-    out4.dispose();
-    return out;
-  } finally {
-    if (x4 !== x) x4.dispose();
+    return [x, p, [n, c, oh, ow]];
   }
 }
 
-export function avgPool2d(x: RawTensor, o: PoolOptions): RawTensor { return pool('avgPool2d', x, o); }
+/** the kernel on x as [n, c, h, w] (an unbatched x gets a batch of one, dropped after) */
+function run4(kernel: PoolKernel, x: RawTensor, p: Pool2dParams, outShape: number[]): RawTensor {
+  if (x.rank === 4) return kernel(x, p, outShape);
+  const x4 = x.unsqueeze(0);
+  try {
+    const out4 = kernel(x4, p, outShape);
+    try { return out4.view(out4.layout.squeeze(0)); } finally { out4.dispose(); }
+  } finally { x4.dispose(); }
+}
+
+export const avgPool2d = defineOp({
+  name: 'avgPool2d', family: 'pooling', summary: 'window means over [n, c, h, w] (or unbatched), PyTorch\'s floor mode', dtypes: FLOATS,
+  check: (x: RawTensor, o: PoolOptions) => checkPool('avgPool2d', x, o),
+  cpu: (x, p, s) => run4(cpu.avgPool2d, x, p, s), gpu: (x, p, s) => run4(gpu.avgPool2d, x, p, s),
+  grad: 'missing',
+});
 /** padding cells never win (they count as -inf); NaN in a window gives NaN, like PyTorch */
-export function maxPool2d(x: RawTensor, o: PoolOptions): RawTensor { return pool('maxPool2d', x, o); }
+export const maxPool2d = defineOp({
+  name: 'maxPool2d', family: 'pooling', summary: 'window maxima (NaN wins; padding never does)', dtypes: FLOATS,
+  check: (x: RawTensor, o: PoolOptions) => checkPool('maxPool2d', x, o),
+  cpu: (x, p, s) => run4(cpu.maxPool2d, x, p, s), gpu: (x, p, s) => run4(gpu.maxPool2d, x, p, s),
+  grad: 'missing',
+});

@@ -3,7 +3,7 @@
 import { DTYPE_INFO, getElem, type DType, type HostArray } from '../core/dtype.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
 import { readRaw } from '../backends/cpu/util.ts';
-import { contiguous } from './copy.ts';
+import { contiguous } from '../backends/gpu/copy.ts';
 import { throwPendingDeviceError } from '../runtime/device-errors.ts';
 
 export function toHostArray(t: RawTensor, sync: true): HostArray;

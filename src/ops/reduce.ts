@@ -6,12 +6,16 @@ import { ALL_DTYPES, FLOATS, dtypeIn, sig } from '../backends/checks.ts';
 import { REDUCE_OPS, type ReduceOp } from '../core/op-types.ts';
 import * as cpu from '../backends/cpu/reduce.ts';
 import * as gpu from '../backends/gpu/reduce.ts';
+import { defineOp } from './registry.ts';
 
 /**
  * dims undefined = every dim; an empty array reduces nothing (numpy's axis=()). sum/min/max keep
  * the dtype (integer sums wrap), mean is float only, argmin/argmax give u32 over exactly one dim.
  */
-export function reduce(op: ReduceOp, x: RawTensor, dims: number | readonly number[] | undefined, keepdim: boolean): RawTensor {
+export const reduce = defineOp({
+  name: 'reduce', family: 'reduce', summary: 'over any set of dims (argmin/argmax: one dim, u32 indices of the first extreme)',
+  variants: REDUCE_OPS, dtypes: ALL_DTYPES,
+  check: (op: ReduceOp, x: RawTensor, dims: number | readonly number[] | undefined, keepdim: boolean): [ReduceOp, RawTensor, number[], boolean, number[]] => {
   if (!(REDUCE_OPS as readonly string[]).includes(op)) throw new TensorError(`reduce: unknown op '${String(op)}' (tensor ${sig(x)})`);
   x.check(op);
   if (op === 'mean' && !FLOATS.includes(x.dtype)) {
@@ -40,5 +44,7 @@ export function reduce(op: ReduceOp, x: RawTensor, dims: number | readonly numbe
     throw new ShapeError(`${op}: cannot reduce over an empty extent (dims [${ds.join(', ')}] of shape ${fmtShape(shape)}, ${x.dtype})`);
   }
   const outShape = keepdim ? shape.map((n, i) => (ds.includes(i) ? 1 : n)) : shape.filter((_, i) => !ds.includes(i));
-  return x.device.isCpu ? cpu.reduce(op, x, ds, keepdim, outShape) : gpu.reduce(op, x, ds, keepdim, outShape);
-}
+  return [op, x, ds, keepdim, outShape];
+  },
+  cpu: cpu.reduce, gpu: gpu.reduce, grad: 'missing',
+});

@@ -6,15 +6,18 @@ import type { RawTensor } from '../device/raw-tensor.ts';
 import { FLOATS, dtypeIn, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/scan.ts';
 import * as gpu from '../backends/gpu/scan.ts';
+import { defineOp } from './registry.ts';
 
-export function cumsum(x: RawTensor, dim: number): RawTensor {
-  const op = 'cumsum';
-  dtypeIn(op, x, FLOATS);
-  if (x.rank === 0) throw new ShapeError(`${op}: needs at least 1 dim (tensor ${sig(x)})`);
-  let d: number;
-  try { d = normDim(op, dim, x.rank); } catch (e) {
-    if (e instanceof ShapeError) throw new ShapeError(`${e.message} (tensor ${sig(x)})`);
-    throw e;
-  }
-  return x.device.isCpu ? cpu.cumsum(x, d) : gpu.cumsum(x, d);
-}
+export const cumsum = defineOp({
+  name: 'cumsum', family: 'reduce', summary: 'running sums along one dim', dtypes: FLOATS,
+  check: (x: RawTensor, dim: number): [RawTensor, number] => {
+    const op = 'cumsum';
+    dtypeIn(op, x, FLOATS);
+    if (x.rank === 0) throw new ShapeError(`${op}: needs at least 1 dim (tensor ${sig(x)})`);
+    try { return [x, normDim(op, dim, x.rank)]; } catch (e) {
+      if (e instanceof ShapeError) throw new ShapeError(`${e.message} (tensor ${sig(x)})`);
+      throw e;
+    }
+  },
+  cpu: cpu.cumsum, gpu: gpu.cumsum, grad: 'missing',
+});

@@ -6,6 +6,7 @@ import { ALL_DTYPES, dtypeIn, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/sort.ts';
 import * as gpu from '../backends/gpu/sort.ts';
 import * as gpuTopk from '../backends/gpu/topk.ts';
+import { defineOp } from './registry.ts';
 
 export interface TopkOptions {
   /** the dim to select along (default -1) */
@@ -43,17 +44,23 @@ function check(op: string, x: RawTensor, dim: number): { d: number; n: number } 
   return { d, n };
 }
 
-export function argsort(x: RawTensor, dim: number, descending: boolean): RawTensor {
-  const { d } = check('argsort', x, dim);
-  flag('argsort', 'descending', descending, x);
-  return x.device.isCpu ? cpu.argsort(x, d, descending) : gpu.argsort(x, d, descending);
-}
+export const argsort = defineOp({
+  name: 'argsort', family: 'sorting', summary: 'u32 indices that sort along dim (stable; NaN largest)', dtypes: ALL_DTYPES,
+  check: (x: RawTensor, dim: number, descending: boolean): [RawTensor, number, boolean] => {
+    const { d } = check('argsort', x, dim);
+    return [x, d, flag('argsort', 'descending', descending, x)];
+  },
+  cpu: cpu.argsort, gpu: gpu.argsort, grad: 'none',
+});
 
-export function sort(x: RawTensor, dim: number, descending: boolean): { values: RawTensor; indices: RawTensor } {
-  const { d } = check('sort', x, dim);
-  flag('sort', 'descending', descending, x);
-  return x.device.isCpu ? cpu.sort(x, d, descending) : gpu.sort(x, d, descending);
-}
+export const sort = defineOp({
+  name: 'sort', family: 'sorting', summary: 'values and u32 indices, stable, along dim', dtypes: ALL_DTYPES,
+  check: (x: RawTensor, dim: number, descending: boolean): [RawTensor, number, boolean] => {
+    const { d } = check('sort', x, dim);
+    return [x, d, flag('sort', 'descending', descending, x)];
+  },
+  cpu: cpu.sort, gpu: gpu.sort, grad: 'missing',
+});
 
 /**
  * The k largest (or smallest) elements along a dim and their u32 indices, largest first (or
@@ -61,7 +68,9 @@ export function sort(x: RawTensor, dim: number, descending: boolean): { values: 
  * result is the first k of the stable sort (descending for largest). k may be 0 (empty
  * results); a 0-d tensor takes k = 1 only.
  */
-export function topk(x: RawTensor, k: number, opts: TopkOptions = {}): { values: RawTensor; indices: RawTensor } {
+export const topk = defineOp({
+  name: 'topk', family: 'sorting', summary: 'the k largest (or smallest) along a dim with u32 indices; ties: lower index first', dtypes: ALL_DTYPES,
+  check: (x: RawTensor, k: number, opts: TopkOptions = {}): [RawTensor, number, number, boolean] => {
   const op = 'topk';
   const { d, n } = check(op, x, opts.dim ?? -1);
   const largest = flag(op, 'largest', opts.largest ?? true, x);
@@ -69,5 +78,7 @@ export function topk(x: RawTensor, k: number, opts: TopkOptions = {}): { values:
   if (typeof k !== 'number' || !Number.isInteger(k) || k < 0) throw new TensorError(`${op}: k must be an integer >= 0, got ${String(k)} (x ${sig(x)})`);
   if (k > n) throw new ShapeError(`${op}: k = ${k} is larger than dim ${d} of size ${n} (x ${sig(x)})`);
   if (x.rank === 0 && k !== 1) throw new ShapeError(`${op}: a 0-d tensor has one element and its results keep its shape, so k must be 1, got ${k} (x ${sig(x)})`);
-  return x.device.isCpu ? cpu.topk(x, d, k, largest) : gpuTopk.topk(x, d, k, largest);
-}
+  return [x, d, k, largest];
+  },
+  cpu: cpu.topk, gpu: gpuTopk.topk, grad: 'missing',
+});

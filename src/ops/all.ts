@@ -1,0 +1,20 @@
+// Every op family, loaded for its declarations: what reads the whole registry (the op reference,
+// its freshness test) imports this.
+import './attention.ts';
+import './cast.ts';
+import './conv.ts';
+import './copy.ts';
+import './creation.ts';
+import './elementwise.ts';
+import './indexing.ts';
+import './linear.ts';
+import './matmul.ts';
+import './nn.ts';
+import './pool.ts';
+import './random.ts';
+import './reduce.ts';
+import './scan.ts';
+import './sort.ts';
+import './upsample.ts';
+
+export { registeredOps, type OpInfo } from './registry.ts';

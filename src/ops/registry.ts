@@ -1,0 +1,86 @@
+// The op registry: every op is declared once, with its name, its family, the dtypes it takes, a
+// check that validates the arguments and turns them into what the backends take (the output
+// shape and dtype rule included), one implementation per backend, and its gradient. Tensor's
+// methods call the op a declaration returns; the registry picks the backend from the device, and
+// is the one place every op passes through (where autograd records, next to the checks).
+import type { DType } from '../core/dtype.ts';
+import { NotOnDeviceError, TensorError } from '../core/errors.ts';
+import type { Device } from '../device/device.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
+
+/** the backends an op can run on: the CPU reference, and the GPU (ROCm and CUDA alike) */
+export type BackendName = 'cpu' | 'gpu';
+export const BACKENDS: readonly BackendName[] = ['cpu', 'gpu'];
+
+/**
+ * An op's gradient: 'none' where no input takes one (integer results, comparisons, sort
+ * indices, random draws), 'missing' where the op is differentiable and its rule is still to be
+ * written (autograd refuses it by name), or the rule itself.
+ */
+export type GradSlot<B extends unknown[]> = 'none' | 'missing' | GradRule<B>;
+/** reverse mode: the gradient of each backend argument (null: that argument takes none) from
+ *  the output's gradient; written in terms of other ops */
+export type GradRule<B extends unknown[]> = (gradOut: RawTensor, args: B, out: RawTensor) => (RawTensor | null)[];
+
+export interface OpDef<A extends unknown[], B extends unknown[], R> {
+  readonly name: string;
+  /** the op reference groups ops by family (elementwise, reduce, nn, ...) */
+  readonly family: string;
+  /** one line for the op reference */
+  readonly summary: string;
+  /** the user-facing names when one declaration serves several (unary: exp, log, ...) */
+  readonly variants?: readonly string[];
+  /** the dtypes of the main input the op takes; the check enforces them */
+  readonly dtypes: readonly DType[];
+  /** validates the arguments (throwing the op's error) and returns what the backends take */
+  check(...args: A): B;
+  /** the device that picks the backend; default: the first tensor argument's */
+  device?(...args: B): Device;
+  readonly cpu: ((...args: B) => R) | null;
+  readonly gpu: ((...args: B) => R) | null;
+  readonly grad: GradSlot<B>;
+}
+
+/** what the op reference and the autograd layer read of a declaration */
+export interface OpInfo {
+  readonly name: string;
+  readonly family: string;
+  readonly summary: string;
+  readonly variants: readonly string[];
+  readonly dtypes: readonly DType[];
+  readonly backends: readonly BackendName[];
+  readonly grad: 'none' | 'missing' | 'rule';
+}
+
+/** an op as its callers see it: a function, with its declaration attached */
+export type Op<A extends unknown[], R> = ((...args: A) => R) & { readonly info: OpInfo };
+
+const ops = new Map<string, OpInfo>();
+
+function firstDevice(args: readonly unknown[], name: string): Device {
+  for (const a of args) if (a instanceof RawTensor) return a.device;
+  throw new TensorError(`${name}: internal: no tensor argument to dispatch on`);
+}
+
+/** declares an op once; the returned function checks, dispatches and runs it */
+export function defineOp<A extends unknown[], B extends unknown[], R>(def: OpDef<A, B, R>): Op<A, R> {
+  if (ops.has(def.name)) throw new TensorError(`op registry: '${def.name}' is declared twice`);
+  const info: OpInfo = {
+    name: def.name, family: def.family, summary: def.summary, variants: def.variants ?? [def.name], dtypes: def.dtypes,
+    backends: BACKENDS.filter((b) => def[b] !== null), grad: typeof def.grad === 'function' ? 'rule' : def.grad,
+  };
+  ops.set(def.name, info);
+  const { check, cpu, gpu, name } = def;
+  const deviceOf = def.device;
+  const run = (...args: A): R => {
+    const b = check(...args);
+    const dev = deviceOf ? deviceOf(...b) : firstDevice(b, name);
+    const impl = dev.isCpu ? cpu : gpu;
+    if (impl === null) throw new NotOnDeviceError(`${name}: not on ${dev.kind} devices yet (on ${dev})`);
+    return impl(...b);
+  };
+  return Object.assign(run, { info });
+}
+
+/** every declared op, in declaration order (the op reference is generated from this) */
+export function registeredOps(): OpInfo[] { return [...ops.values()]; }
