@@ -384,10 +384,9 @@ export class Kernels {
    * Threads per block of a contiguous elementwise launch. At the same occupancy, smaller blocks
    * retire sooner (a block's slot frees when its slowest wave ends), so a multiprocessor refills
    * more evenly and the last blocks of a launch leave less of the device idle. On CUDA 64
-   * threads: measured on an H200 against 128 and 256 in one session (exp f32 2^28: 510.7 us at
-   * 64, 524.2 at 128, 528.7 at 256; add/mul equal within 0.3%); an SM holds 32 such blocks, so
-   * occupancy is full. A later H200 session found 64 and 128 equal (every elementwise row f32
-   * and bf16 at 2^26 and 2^28 within 0.2%, gelu bf16 2^28 within 1.3%), so 64 stays. On ROCm
+   * threads: on an H200, exp f32 2^28 ran 2.6% faster than at 128 and 3.4% than at 256, the
+   * other rows equal (docs/internals/tried-not-kept.md); an SM holds 32 such blocks, so occupancy
+   * is full. On ROCm
    * 128, unmeasured: a 64-thread block is a single wave64 there and the per-CU workgroup limit
    * could cap occupancy. ROCM_TENSOR_CONTIG_BLOCK (64, 128 or 256)
    * overrides it, for tuning; capped at preferredBlockSize.

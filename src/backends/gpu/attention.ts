@@ -10,7 +10,7 @@ import { RawTensor } from '../../device/raw-tensor.ts';
 import type { AttentionParams } from '../options.ts';
 import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
 import { contiguous } from './copy.ts';
-import { base, offsetOf } from './reduce.ts';
+import { base, offsetOf } from './launch.ts';
 import { filled } from './fill.ts';
 
 /** queries per head up to this many take the kernel (decode and short chunks) */

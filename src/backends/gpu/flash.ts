@@ -9,7 +9,7 @@ import type { AttentionParams } from '../options.ts';
 import type { DeviceInfo } from '../../runtime/gpu.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, operands, splitArgs, splitSums } from './attention.ts';
-import { base } from './reduce.ts';
+import { base } from './launch.ts';
 import { filled } from './fill.ts';
 
 /** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */

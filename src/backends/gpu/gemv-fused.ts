@@ -6,7 +6,7 @@ import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { NULL_PTR } from '../../runtime/gpu.ts';
 import { dense, filled } from './fill.ts';
 import { rmsNorm } from './nn.ts';
-import { base, offsetOf } from './reduce.ts';
+import { base, offsetOf } from './launch.ts';
 import type { LinearOptions, QkvToCacheArgs } from '../options.ts';
 
 const DTYPES: ReadonlySet<string> = new Set(['f32', 'f16', 'bf16']);
@@ -20,26 +20,17 @@ const FLAG_BIAS = 1, FLAG_RESID = 2;
  * Blocks a multiprocessor for the SwiGLU product on NVIDIA, its units then walked grid-stride.
  * A paired unit keeps twice a plain row's loads of W in flight (gate and up rows), so four
  * 256-thread blocks a multiprocessor hold as many bytes in flight as eight plain ones, and the
- * launch has no partial last wave. Measured on an H200 (2026-11-27, alternating in one call,
- * each twice): the issue-10 fused decode loop replayed 0.747 / 0.746 -> 0.731 / 0.729 ms a step
- * (6: 0.734 / 0.733), the replayed random Llama-3.2-1B step 946.6 / 946.9 -> 934.3 / 934.2 us
- * (6: 936.9 / 936.4) and Llama-3.1-8B 4452.0 / 4451.7 -> 4397.9 / 4397.3 us (6: 4386.7 /
- * 4386.4). The same cap made the plain product slower (one row a unit: the decode loop's op-by-op
- * replay 0.782 -> 0.826 ms with every GEMV at 4) and the q/k/v one no faster (1B step 934.3 both
- * ways), so their grids still cover every unit at once. So do AMD's (unmeasured there).
+ * launch has no partial last wave: on an H200 the fused decode step got 2% faster, and the same
+ * cap made the plain product slower and the q/k/v one no faster, so their grids still cover
+ * every unit at once (docs/internals/tried-not-kept.md, GEMV). So do AMD's (unmeasured there).
  */
 const PAIR_BLOCKS_PER_MP = 4;
 /**
  * Waves a plain (one row a unit) product gives each row at least on NVIDIA: two halves of k, so
  * a wave has half the round trips to memory and a row's loads are in flight over twice the lanes
- * (AMD keeps the fewest that fill the device, unmeasured there). Measured
- * on an H200 with the SwiGLU cap above (2026-11-27, alternating in one call, each twice): the
- * decode loop's op-by-op replay 0.782 / 0.779 -> 0.773 / 0.772 ms a step, its fused replay (the
- * down product with the residual) 0.740 / 0.741 -> 0.736 / 0.732, the replayed 8B step 4444.5 /
- * 4445.1 -> 4409.8 / 4409.4 us; the 1B step unchanged (937.6 / 937.9 -> 937.7 / 938.0; its plain
- * products but the head already split). Two only for k of 8192 and more: 4419.2 / 4419.3 us.
- * The paired products keep the fewest (two in every product, SwiGLU too, before its cap: fused
- * replay 0.755 -> 0.763).
+ * (AMD keeps the fewest that fill the device, unmeasured there). On an H200 the 8B decode step
+ * got 0.8% faster, the 1B step was unchanged; the paired products keep the fewest (two made the
+ * fused replay slower): docs/internals/tried-not-kept.md, GEMV.
  */
 const PLAIN_LEAST_SPLIT = 2;
 

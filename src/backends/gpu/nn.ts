@@ -10,7 +10,7 @@ import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts
 import { contiguous } from './copy.ts';
 import { cast } from './cast.ts';
 import { dense, filled } from './fill.ts';
-import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './reduce.ts';
+import { base, offsetOf, rowLaunch, ROW_LAUNCH_MAX } from './launch.ts';
 import { attentionKernel, attentionKernelApplies } from './attention.ts';
 import { aligned16, normRows, regPlan, softmaxRows } from './rowreg.ts';
 import { flashApplies, flashAttention, flashDecode, flashDecodeApplies } from './flash.ts';

@@ -5,7 +5,7 @@ import type { Device } from '../../device/device.ts';
 import { DTYPE_INFO } from '../../core/dtype.ts';
 import type { RawTensor } from '../../device/raw-tensor.ts';
 import { mergedDims } from './copy-dims.ts';
-import { groupGrid } from './reduce.ts';
+import { groupGrid } from './launch.ts';
 import type { Dim3 } from '../../runtime/kernels.ts';
 import type { DevicePtr } from '../../runtime/gpu.ts';
 import type { RowUnit } from '../../runtime/kernel-sigs-indexing.ts';

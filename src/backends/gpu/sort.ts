@@ -16,7 +16,7 @@ import { readEnv } from '../../core/config.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { RADIX_ROW_ITEMS } from '../../runtime/kernel-sigs-sort.ts';
-import { base, baseOrNull, offsetOf, offsetOrZero } from './reduce.ts';
+import { base, baseOrNull, offsetOf, offsetOrZero } from './launch.ts';
 import { RADIX, checkRadixBlock, checkUnits, gridFor, keyBits, radixCountsLdsBytes, radixLdsBytes, rawBytes, rowsView } from './radix.ts';
 
 const FILE = 'sort.hip';

@@ -12,7 +12,7 @@ import type { DType } from '../../core/dtype.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { copyInto } from './copy.ts';
-import { base, baseOrNull, offsetOf, offsetOrZero } from './reduce.ts';
+import { base, baseOrNull, offsetOf, offsetOrZero } from './launch.ts';
 import { RADIX, TOPK_MAX, checkRadixBlock, checkUnits, gridFor, rowsView, topkItems, topkLdsBytes } from './radix.ts';
 import { sortRows } from './sort.ts';
 
