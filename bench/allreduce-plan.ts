@@ -4,9 +4,14 @@
 // all of them, timed on the host clock; time = elapsed / iters. algBW = bytes / time and
 // busBW = algBW * 2 (n - 1) / n, the link bandwidth a ring all-reduce needs for that time.
 
-export interface SweepPoint { readonly bytes: number; readonly iters: number; readonly warmup: number }
+export interface SweepPoint {
+  readonly bytes: number;
+  readonly iters: number;
+  readonly warmup: number;
+}
 
-const KiB = 1024, GiB = 1024 ** 3;
+const KiB = 1024,
+  GiB = 1024 ** 3;
 
 /** 8 B .. 1 GiB by doubling (f32: 2 .. 2^28 elements) */
 export function sweepPlan(quick: boolean, maxBytes = GiB): SweepPoint[] {
@@ -20,7 +25,8 @@ export function sweepPlan(quick: boolean, maxBytes = GiB): SweepPoint[] {
 }
 
 export const algBW = (bytes: number, seconds: number): number => bytes / seconds / 1e9;
-export const busBW = (bytes: number, seconds: number, ranks: number): number => (algBW(bytes, seconds) * 2 * (ranks - 1)) / ranks;
+export const busBW = (bytes: number, seconds: number, ranks: number): number =>
+  (algBW(bytes, seconds) * 2 * (ranks - 1)) / ranks;
 
 /** "8 B", "64 KiB", "1 GiB" */
 export function fmtBytes(n: number): string {

@@ -4,14 +4,47 @@
 import { DTYPE_INFO, type DType } from '../src/index.ts';
 
 export type BenchOp =
-  | 'copy' | 'fill' | 'gemm'
-  | 'add' | 'mul' | 'exp' | 'gelu' | 'cast' | 'where'
-  | 'sum' | 'mean' | 'max' | 'softmax' | 'logSoftmax' | 'layerNorm' | 'rmsNorm'
-  | 'matmul' | 'linear' | 'tinyAdd'
-  | 'conv2d' | 'convTranspose2d' | 'maxPool2d' | 'avgPool2d' | 'upsampleNearest2d' | 'upsampleBilinear2d'
-  | 'indexSelect' | 'gather' | 'scatterAdd' | 'indexAdd' | 'embedding' | 'sort' | 'argsort' | 'topk'
-  | 'cat' | 'contiguousT' | 'batchNorm' | 'rope' | 'cumsum' | 'attention'
-  | 'rand' | 'randn';
+  | 'copy'
+  | 'fill'
+  | 'gemm'
+  | 'add'
+  | 'mul'
+  | 'exp'
+  | 'gelu'
+  | 'cast'
+  | 'where'
+  | 'sum'
+  | 'mean'
+  | 'max'
+  | 'softmax'
+  | 'logSoftmax'
+  | 'layerNorm'
+  | 'rmsNorm'
+  | 'matmul'
+  | 'linear'
+  | 'tinyAdd'
+  | 'conv2d'
+  | 'convTranspose2d'
+  | 'maxPool2d'
+  | 'avgPool2d'
+  | 'upsampleNearest2d'
+  | 'upsampleBilinear2d'
+  | 'indexSelect'
+  | 'gather'
+  | 'scatterAdd'
+  | 'indexAdd'
+  | 'embedding'
+  | 'sort'
+  | 'argsort'
+  | 'topk'
+  | 'cat'
+  | 'contiguousT'
+  | 'batchNorm'
+  | 'rope'
+  | 'cumsum'
+  | 'attention'
+  | 'rand'
+  | 'randn';
 
 /** op arguments beyond the shapes, read the same way by ours.ts and compare-torch.py */
 export interface CaseParams {
@@ -86,7 +119,14 @@ export const prod = (s: readonly number[]): number => s.reduce((a, b) => a * b, 
 export const size = (d: DType): number => DTYPE_INFO[d].size;
 export const fmt = (s: readonly number[]): string => `[${s.join(', ')}]`;
 
-export function mem(op: BenchOp, shape: number[], dtype: DType, inputBytes: number, bytes: number, extra: Partial<BenchCase> = {}): BenchCase {
+export function mem(
+  op: BenchOp,
+  shape: number[],
+  dtype: DType,
+  inputBytes: number,
+  bytes: number,
+  extra: Partial<BenchCase> = {},
+): BenchCase {
   const id = `${op}${extra.to ? `->${extra.to}` : ''} ${fmt(shape)} ${dtype}`;
   return { id, op, kind: 'memory', shape, dtype, bytes, flops: 0, sets: setsFor(inputBytes), ...extra };
 }

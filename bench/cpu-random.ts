@@ -21,7 +21,8 @@ const cases: Case[] = [
 const where = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? 'bun' : `node ${process.version}`;
 console.log(`CPU random, ${where}`);
 for (const [name, make] of cases.filter(([name]) => filter.test(name))) {
-  make(0).dispose(); make(0).dispose();  // warm up the JIT (and the WebAssembly tier-up)
+  make(0).dispose();
+  make(0).dispose(); // warm up the JIT (and the WebAssembly tier-up)
   const times: number[] = [];
   for (let r = 0; r < 3; r++) {
     const t0 = performance.now();

@@ -16,13 +16,29 @@ const dev = nullDevice();
 const { H, FF, LAYERS } = DECODE_LOOP;
 const t = (shape: number[]): Tensor => Tensor.empty(shape, 'bf16', dev);
 // the decode loop of bench/decode-loop-run.ts: rmsNorm, gate and up GEMVs, silu * mul, down, add
-const layers = Array.from({ length: LAYERS }, () => ({ norm: t([H]), gate: t([FF, H]), up: t([FF, H]), down: t([H, FF]) }));
+const layers = Array.from({ length: LAYERS }, () => ({
+  norm: t([H]),
+  gate: t([FF, H]),
+  up: t([FF, H]),
+  down: t([H, FF]),
+}));
 const gateUps = layers.map(() => t([2 * FF, H]));
 const { step, fusedStep } = decodeSteps(layers, gateUps);
-const x = t([1, H]), g = t([1, FF]), u = t([1, FF]), w = t([H]), rows = t([8192, H]);
-const table = t([50000, H]), ids = Tensor.empty([8192], 'u32', dev), ids8 = Tensor.empty([1, 8], 'u32', dev), logits = t([1, 128256]);
-const img = t([32, 256, 56, 56]), kern = t([256, 256, 3, 3]), small = t([32, 64, 128, 128]);
-const q1 = t([1, 32, 1, 128]), kc = t([1, 8, 4096, 128]), vc = t([1, 8, 4096, 128]);
+const x = t([1, H]),
+  g = t([1, FF]),
+  u = t([1, FF]),
+  w = t([H]),
+  rows = t([8192, H]);
+const table = t([50000, H]),
+  ids = Tensor.empty([8192], 'u32', dev),
+  ids8 = Tensor.empty([1, 8], 'u32', dev),
+  logits = t([1, 128256]);
+const img = t([32, 256, 56, 56]),
+  kern = t([256, 256, 3, 3]),
+  small = t([32, 64, 128, 128]);
+const q1 = t([1, 32, 1, 128]),
+  kc = t([1, 8, 4096, 128]),
+  vc = t([1, 8, 4096, 128]);
 const cases: [string, number, () => void][] = [
   ['decode step, op by op (56 ops, one tidy)', 56, () => step(x).dispose()],
   ['decode step, fused (16 ops, one tidy)', 16, () => fusedStep(x).dispose()],
@@ -40,7 +56,15 @@ const cases: [string, number, () => void][] = [
   ['embedding [1, 8] ids', 1, () => Tensor.embedding(ids8, table).dispose()],
   ['cat 2 x [8192, 4096] dim 1', 1, () => Tensor.cat([rows, rows], 1).dispose()],
   ['contiguous() of a transposed [8192, 4096]', 1, () => rows.T.contiguous().dispose()],
-  ['topk k=50 [1, 128256]', 1, () => { const r = logits.topk(50); r.values.dispose(); r.indices.dispose(); }],
+  [
+    'topk k=50 [1, 128256]',
+    1,
+    () => {
+      const r = logits.topk(50);
+      r.values.dispose();
+      r.indices.dispose();
+    },
+  ],
   ['argmax [1, 128256]', 1, () => logits.argmax(-1).dispose()],
   ['conv2d 3x3 [32, 256, 56, 56]', 1, () => img.conv2d(kern, { padding: 1 }).dispose()],
   ['maxPool2d 2x2 [32, 256, 56, 56]', 1, () => img.maxPool2d({ kernel: 2 }).dispose()],
@@ -59,7 +83,9 @@ for (const [name, ops, run] of cases) {
     for (let i = 0; i < reps; i++) run();
     best = Math.min(best, ((performance.now() - t0) * 1e3) / reps);
   }
-  console.log(`${name.padEnd(44)} ${best.toFixed(2).padStart(8)} us${ops > 1 ? `  (${(best / ops).toFixed(2)} us an op)` : ''}`);
+  console.log(
+    `${name.padEnd(44)} ${best.toFixed(2).padStart(8)} us${ops > 1 ? `  (${(best / ops).toFixed(2)} us an op)` : ''}`,
+  );
 }
 if (!filter || filter.test('llama 1B token')) {
   const { eagerUs, replayUs } = await llmHostCost(dev);

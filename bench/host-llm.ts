@@ -8,14 +8,33 @@ import { parseLlamaConfig } from '../src/models/llama-config.ts';
 import { MemoryWeights } from '../src/nn/weights.ts';
 import { generateIds, type GenerateTimings } from '../src/models/generate.ts';
 
-const H = 2048, HEADS = 32, KV = 8, D = 64, FF = 8192, LAYERS = 16, VOCAB = 128256;
+const H = 2048,
+  HEADS = 32,
+  KV = 8,
+  D = 64,
+  FF = 8192,
+  LAYERS = 16,
+  VOCAB = 128256;
 
 async function model1b(dev: Device): Promise<LlamaModel> {
   const config = parseLlamaConfig({
-    architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: VOCAB, hidden_size: H, intermediate_size: FF,
-    num_hidden_layers: LAYERS, num_attention_heads: HEADS, num_key_value_heads: KV, head_dim: D, hidden_act: 'silu',
-    max_position_embeddings: 4096, rms_norm_eps: 1e-5, rope_theta: 500000, tie_word_embeddings: true,
-    bos_token_id: 1, eos_token_id: 2, torch_dtype: 'bfloat16',
+    architectures: ['LlamaForCausalLM'],
+    model_type: 'llama',
+    vocab_size: VOCAB,
+    hidden_size: H,
+    intermediate_size: FF,
+    num_hidden_layers: LAYERS,
+    num_attention_heads: HEADS,
+    num_key_value_heads: KV,
+    head_dim: D,
+    hidden_act: 'silu',
+    max_position_embeddings: 4096,
+    rms_norm_eps: 1e-5,
+    rope_theta: 500000,
+    tie_word_embeddings: true,
+    bos_token_id: 1,
+    eos_token_id: 2,
+    torch_dtype: 'bfloat16',
   });
   const e = (shape: number[]): Tensor => Tensor.empty(shape, 'bf16', dev);
   const w: Record<string, Tensor> = { 'model.embed_tokens.weight': e([VOCAB, H]), 'model.norm.weight': e([H]) };
@@ -43,8 +62,10 @@ export async function llmHostCost(dev: Device, tokens = 256, runs = 3): Promise<
     for await (const st of generateIds(model, [prompt], { maxTokens: n, stopIds: [], graph }, t)) void st;
     return (t.decodeSeconds / t.decodeTokens) * 1e6;
   };
-  await perToken(16, false); await perToken(16, true);
-  let eagerUs = Infinity, replayUs = Infinity;
+  await perToken(16, false);
+  await perToken(16, true);
+  let eagerUs = Infinity,
+    replayUs = Infinity;
   for (let r = 0; r < runs; r++) {
     eagerUs = Math.min(eagerUs, await perToken(tokens, false));
     replayUs = Math.min(replayUs, await perToken(tokens, true));

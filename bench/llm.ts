@@ -29,17 +29,28 @@ const { values: opt } = parseArgs({
     json: { type: 'string' },
   },
 });
-if (!opt.model) { console.error('usage: npm run bench:llm -- --model DIR [--new 256] [--prompt 128] [--torch] [--python CMD] [--json PATH]'); process.exit(2); }
+if (!opt.model) {
+  console.error(
+    'usage: npm run bench:llm -- --model DIR [--new 256] [--prompt 128] [--torch] [--python CMD] [--json PATH]',
+  );
+  process.exit(2);
+}
 const dev = Device.bestGpu();
-if (!dev) { console.log('bench:llm: no ROCm or CUDA device found; nothing to measure'); process.exit(0); }
-const nNew = Number(opt.new), nPrompt = Number(opt.prompt);
+if (!dev) {
+  console.log('bench:llm: no ROCm or CUDA device found; nothing to measure');
+  process.exit(0);
+}
+const nNew = Number(opt.new),
+  nPrompt = Number(opt.prompt);
 
 // the copy ceiling, measured now
 const copyGBs = measureCopyGBs(dev);
 dev.emptyCache();
 
 let peakRss = process.memoryUsage().rss;
-const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 20);
+const rssTimer = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 20);
 const t0 = performance.now();
 const pretrained = await PretrainedLlama.load(opt.model, { device: dev, dtype: 'bf16' });
 const model = pretrained.model;
@@ -50,7 +61,10 @@ const c = model.config;
 const weightBytes = model.weightBytes();
 // a seeded prompt of ids in [0, vocab): the same one goes to PyTorch
 let s = 12345;
-const prompt = Array.from({ length: nPrompt }, () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s % c.vocabSize; });
+const prompt = Array.from({ length: nPrompt }, () => {
+  s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+  return s % c.vocabSize;
+});
 
 async function run(n: number, graph: boolean): Promise<{ t: GenerateTimings; ids: number[] }> {
   const t: GenerateTimings = { prefillTokens: 0, prefillSeconds: 0, decodeTokens: 0, decodeSeconds: 0 };
@@ -76,38 +90,101 @@ const graphPrefill = oursGraph.t.prefillTokens / oursGraph.t.prefillSeconds;
 model.dispose();
 dev.emptyCache();
 
-interface TorchRun { prefillTokensPerS: number; decodeTokensPerS: number; ids: number[] }
-interface TorchOut { loadSeconds: number; torch: string; transformers: string; eager?: TorchRun; graph?: TorchRun; graphError?: string }
-let torch: TorchOut | null = null, torchError: string | null = null;
+interface TorchRun {
+  prefillTokensPerS: number;
+  decodeTokensPerS: number;
+  ids: number[];
+}
+interface TorchOut {
+  loadSeconds: number;
+  torch: string;
+  transformers: string;
+  eager?: TorchRun;
+  graph?: TorchRun;
+  graphError?: string;
+}
+let torch: TorchOut | null = null,
+  torchError: string | null = null;
 if (opt.torch) {
   const script = fileURLToPath(new URL('../scripts/llm/torch_bench.py', import.meta.url));
-  const r = spawnSync(opt.python!, [script, opt.model, '--ids', prompt.join(','), '--new', String(nNew)], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync(opt.python!, [script, opt.model, '--ids', prompt.join(','), '--new', String(nNew)], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const text = (r.stdout ?? '').trim();
-  try { torch = JSON.parse(text.slice(text.lastIndexOf('\n{') + 1)) as TorchOut; } catch { torchError = `torch_bench.py exited ${r.status}: ${r.error?.message ?? text.slice(0, 300)}`; }
+  try {
+    torch = JSON.parse(text.slice(text.lastIndexOf('\n{') + 1)) as TorchOut;
+  } catch {
+    torchError = `torch_bench.py exited ${r.status}: ${r.error?.message ?? text.slice(0, 300)}`;
+  }
 }
 
 const gb = weightBytes / 1e9;
-console.log(`\nbench:llm ${opt.model} on ${dev} "${dev.runtime.info.name}": ${c.layers} layers, hidden ${c.hiddenSize}, ${(weightBytes / 2 / 1e9).toFixed(2)}B parameters (bf16), prompt ${nPrompt}, ${nNew} new tokens`);
-console.log(`  copy ceiling ${copyGBs.toFixed(0)} GB/s; bytes per decoded token ${((perTokenWeights + kvBytes) / 1e9).toFixed(3)} GB; HBM bound ${boundTokS.toFixed(1)} tokens/s`);
-console.log(`  load: ${loadSeconds.toFixed(2)} s (${(gb / loadSeconds).toFixed(2)} GB/s), peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB${torch ? `; PyTorch load ${torch.loadSeconds.toFixed(2)} s` : ''}`);
-const t = new Table({ style: tableStyle(), head: ['', 'prefill tok/s', 'decode tok/s', 'decode / HBM bound', 'decode / PyTorch eager', 'prefill / PyTorch eager'] });
-const row = (name: string, pre: number, dec: number) => t.push([name, pre.toFixed(0), dec.toFixed(1), `${((100 * dec) / boundTokS).toFixed(0)}%`,
-  torch?.eager ? (dec / torch.eager.decodeTokensPerS).toFixed(2) : '-', torch?.eager ? (pre / torch.eager.prefillTokensPerS).toFixed(2) : '-']);
+console.log(
+  `\nbench:llm ${opt.model} on ${dev} "${dev.runtime.info.name}": ${c.layers} layers, hidden ${c.hiddenSize}, ${(weightBytes / 2 / 1e9).toFixed(2)}B parameters (bf16), prompt ${nPrompt}, ${nNew} new tokens`,
+);
+console.log(
+  `  copy ceiling ${copyGBs.toFixed(0)} GB/s; bytes per decoded token ${((perTokenWeights + kvBytes) / 1e9).toFixed(3)} GB; HBM bound ${boundTokS.toFixed(1)} tokens/s`,
+);
+console.log(
+  `  load: ${loadSeconds.toFixed(2)} s (${(gb / loadSeconds).toFixed(2)} GB/s), peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB${torch ? `; PyTorch load ${torch.loadSeconds.toFixed(2)} s` : ''}`,
+);
+const t = new Table({
+  style: tableStyle(),
+  head: [
+    '',
+    'prefill tok/s',
+    'decode tok/s',
+    'decode / HBM bound',
+    'decode / PyTorch eager',
+    'prefill / PyTorch eager',
+  ],
+});
+const row = (name: string, pre: number, dec: number) =>
+  t.push([
+    name,
+    pre.toFixed(0),
+    dec.toFixed(1),
+    `${((100 * dec) / boundTokS).toFixed(0)}%`,
+    torch?.eager ? (dec / torch.eager.decodeTokensPerS).toFixed(2) : '-',
+    torch?.eager ? (pre / torch.eager.prefillTokensPerS).toFixed(2) : '-',
+  ]);
 row('rocm-tensor (eager)', oursPrefill, oursDecode);
 row('rocm-tensor (decode graph replay)', graphPrefill, graphDecode);
-if (torch?.eager) row('PyTorch eager (static cache, SDPA)', torch.eager.prefillTokensPerS, torch.eager.decodeTokensPerS);
+if (torch?.eager)
+  row('PyTorch eager (static cache, SDPA)', torch.eager.prefillTokensPerS, torch.eager.decodeTokensPerS);
 if (torch?.graph) row('PyTorch + CUDA graph (decode)', torch.graph.prefillTokensPerS, torch.graph.decodeTokensPerS);
 console.log(t.toString());
 if (torch?.graphError) console.log(`  PyTorch CUDA graph: ${torch.graphError}`);
 if (torchError) console.log(`  PyTorch: ${torchError}`);
 if (torch?.eager) {
   const same = torch.eager.ids.every((id, i) => id === ours.ids[i]);
-  console.log(`  ours eager and graph ids ${oursGraph.ids.every((id, i) => id === ours.ids[i]) ? 'equal' : 'differ'} over ${nNew} tokens`);
-  console.log(`  first 16 greedy ids ${same ? 'equal' : 'differ'} (ours ${ours.ids.slice(0, 16).join(',')}; PyTorch ${torch.eager.ids.join(',')})`);
+  console.log(
+    `  ours eager and graph ids ${oursGraph.ids.every((id, i) => id === ours.ids[i]) ? 'equal' : 'differ'} over ${nNew} tokens`,
+  );
+  console.log(
+    `  first 16 greedy ids ${same ? 'equal' : 'differ'} (ours ${ours.ids.slice(0, 16).join(',')}; PyTorch ${torch.eager.ids.join(',')})`,
+  );
 }
-const written = writeResults(opt.json ?? defaultResultsPath(dev.runtime.info.name, `llm-${basename(resolve(opt.model))}`), {
-  date: new Date().toISOString(), model: opt.model, device: String(dev), gpu: dev.runtime.info.name, prompt: nPrompt, new: nNew, copyGBs, weightBytes, boundTokS,
-  loadSeconds, peakRssBytes: peakRss, ours: { prefillTokensPerS: oursPrefill, decodeTokensPerS: oursDecode, ids: ours.ids.slice(0, 16) },
-  oursGraph: { prefillTokensPerS: graphPrefill, decodeTokensPerS: graphDecode, ids: oursGraph.ids.slice(0, 16) }, torch, torchError,
-});
+const written = writeResults(
+  opt.json ?? defaultResultsPath(dev.runtime.info.name, `llm-${basename(resolve(opt.model))}`),
+  {
+    date: new Date().toISOString(),
+    model: opt.model,
+    device: String(dev),
+    gpu: dev.runtime.info.name,
+    prompt: nPrompt,
+    new: nNew,
+    copyGBs,
+    weightBytes,
+    boundTokS,
+    loadSeconds,
+    peakRssBytes: peakRss,
+    ours: { prefillTokensPerS: oursPrefill, decodeTokensPerS: oursDecode, ids: ours.ids.slice(0, 16) },
+    oursGraph: { prefillTokensPerS: graphPrefill, decodeTokensPerS: graphDecode, ids: oursGraph.ids.slice(0, 16) },
+    torch,
+    torchError,
+  },
+);
 console.log(`bench:llm: wrote ${written}`);

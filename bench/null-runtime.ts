@@ -3,7 +3,14 @@
 // any machine, GPU or not, times the host path of the GPU ops alone (bench/host-cost.ts): what
 // our TypeScript costs per op before the driver's own launch cost.
 import { Device } from '../src/index.ts';
-import { asDevicePtr, type BlasApi, type DeviceInfo, type DevicePtr, type DnnApi, type GpuRuntime } from '../src/runtime/gpu.ts';
+import {
+  asDevicePtr,
+  type BlasApi,
+  type DeviceInfo,
+  type DevicePtr,
+  type DnnApi,
+  type GpuRuntime,
+} from '../src/runtime/gpu.ts';
 
 /** an opaque handle: the runtime never looks inside */
 const handle = <T>(tag: string): T => ({ tag }) as unknown as T;
@@ -12,15 +19,36 @@ const handle = <T>(tag: string): T => ({ tag }) as unknown as T;
 export function nullRuntime(): GpuRuntime {
   let next = 1n << 40n;
   const info: DeviceInfo = {
-    vendor: 'cuda', index: 0, name: 'null runtime (sm_90, 132 SMs)', arch: 'sm_90', archFull: 'sm_90', totalMemory: 140e9,
-    multiprocessors: 132, warpSize: 32, maxThreadsPerBlock: 1024, maxSharedMemoryPerBlock: 49152, maxSharedMemoryPerBlockOptin: 232448,
-    maxGridDim: [2147483647, 65535, 65535], runtimeVersion: 'none', driverVersion: 'none',
+    vendor: 'cuda',
+    index: 0,
+    name: 'null runtime (sm_90, 132 SMs)',
+    arch: 'sm_90',
+    archFull: 'sm_90',
+    totalMemory: 140e9,
+    multiprocessors: 132,
+    warpSize: 32,
+    maxThreadsPerBlock: 1024,
+    maxSharedMemoryPerBlock: 49152,
+    maxSharedMemoryPerBlockOptin: 232448,
+    maxGridDim: [2147483647, 65535, 65535],
+    runtimeVersion: 'none',
+    driverVersion: 'none',
   };
   const blas: BlasApi = { name: 'none', version: 'none', gemmStridedBatched() {}, setWorkspace() {} };
-  const dnn: DnnApi = { name: 'none', version: 'none', convForward() {}, convTransposeForward() {}, poolForward() {}, softmaxForward() {} };
+  const dnn: DnnApi = {
+    name: 'none',
+    version: 'none',
+    convForward() {},
+    convTransposeForward() {},
+    poolForward() {},
+    softmaxForward() {},
+  };
   const none = (): void => {};
   return {
-    vendor: 'cuda', index: 0, info, defaultStream: handle('stream'),
+    vendor: 'cuda',
+    index: 0,
+    info,
+    defaultStream: handle('stream'),
     memGetInfo: () => ({ free: info.totalMemory, total: info.totalMemory }),
     malloc(bytes: number): DevicePtr {
       const p = next;
@@ -30,15 +58,38 @@ export function nullRuntime(): GpuRuntime {
     free: none,
     hostAlloc: (bytes: number) => ({ size: bytes, bytes: new Uint8Array(bytes) }),
     hostFree: none,
-    copyHtoD: none, copyDtoH: none, copyHtoDAsync: none, copyDtoHAsync: none, copyDtoDAsync: none, memsetAsync: none,
-    streamCreate: () => handle('stream'), streamDestroy: none, streamSynchronize: none, streamWaitEvent: none,
-    eventCreate: () => handle('event'), eventRecord: none, eventSynchronize: none, eventQuery: () => true, eventElapsedMs: () => 0, eventDestroy: none,
+    copyHtoD: none,
+    copyDtoH: none,
+    copyHtoDAsync: none,
+    copyDtoHAsync: none,
+    copyDtoDAsync: none,
+    memsetAsync: none,
+    streamCreate: () => handle('stream'),
+    streamDestroy: none,
+    streamSynchronize: none,
+    streamWaitEvent: none,
+    eventCreate: () => handle('event'),
+    eventRecord: none,
+    eventSynchronize: none,
+    eventQuery: () => true,
+    eventElapsedMs: () => 0,
+    eventDestroy: none,
     synchronize: none,
-    moduleLoad: () => handle('module'), moduleGetFunction: () => handle('function'), moduleUnload: none, functionParams: () => null, startsEarly: () => false,
+    moduleLoad: () => handle('module'),
+    moduleGetFunction: () => handle('function'),
+    moduleUnload: none,
+    functionParams: () => null,
+    startsEarly: () => false,
     launch: none,
-    captureBegin: none, captureEnd: () => handle('graph'), isCapturing: () => false, graphLaunch: none, graphExecDestroy: none,
-    nativeStream: () => 0n, callForeign: <T>(fn: () => T): T => fn(),
-    blas: () => blas, dnn: () => dnn,
+    captureBegin: none,
+    captureEnd: () => handle('graph'),
+    isCapturing: () => false,
+    graphLaunch: none,
+    graphExecDestroy: none,
+    nativeStream: () => 0n,
+    callForeign: <T>(fn: () => T): T => fn(),
+    blas: () => blas,
+    dnn: () => dnn,
   };
 }
 

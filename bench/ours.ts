@@ -17,7 +17,11 @@ let seed = 0x9e3779b9;
 function randoms(n: number, lo: number, hi: number): Float64Array {
   const out = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0;
+    seed ^= seed << 13;
+    seed >>>= 0;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    seed >>>= 0;
     out[i] = lo + ((hi - lo) * seed) / 2 ** 32;
   }
   return out;
@@ -35,7 +39,7 @@ export function deviceRandom(dev: Device, shape: readonly number[], dtype: DType
   rt.streamSynchronize(dev.stream);
   rt.copyHtoD(at(0), fromNumbers(dtype, vals));
   const sz = DTYPE_INFO[dtype].size;
-  for (let done = chunk; done < n;) {
+  for (let done = chunk; done < n; ) {
     const len = Math.min(done, n - done);
     rt.copyDtoDAsync(at(done), at(0), len * sz, dev.stream);
     done += len;
@@ -62,18 +66,31 @@ export function measureCopyGBs(dev: Device): number {
 
 export function prepare(dev: Device, c: BenchCase): Prepared {
   const owned: Tensor[] = [];
-  const rnd = (shape: readonly number[], d: DType = c.dtype, lo = -2, hi = 2) => { const t = deviceRandom(dev, shape, d, lo, hi); owned.push(t); return t; };
+  const rnd = (shape: readonly number[], d: DType = c.dtype, lo = -2, hi = 2) => {
+    const t = deviceRandom(dev, shape, d, lo, hi);
+    owned.push(t);
+    return t;
+  };
   const sets = <T>(make: () => T): T[] => Array.from({ length: c.sets }, make);
-  const done = { dispose: () => { for (const t of owned) t.dispose(); owned.length = 0; } };
+  const done = {
+    dispose: () => {
+      for (const t of owned) t.dispose();
+      owned.length = 0;
+    },
+  };
   const once = (f: (i: number) => Tensor) => ({ ...done, run: (i: number) => f(i).dispose() });
-  const keep = (t: Tensor) => { owned.push(t); return t; };
+  const keep = (t: Tensor) => {
+    owned.push(t);
+    return t;
+  };
   const family = prepareOp(c, { rnd, sets, once, keep });
   if (family) return family;
 
   switch (c.op) {
     case 'copy': {
       const bytes = c.shape[0]!;
-      const a = rawRandom(dev, bytes, 'u8'), b = rawRandom(dev, bytes, 'u8');
+      const a = rawRandom(dev, bytes, 'u8'),
+        b = rawRandom(dev, bytes, 'u8');
       owned.push(a.t, b.t);
       return { ...done, run: () => dev.runtime.copyDtoDAsync(b.ptr, a.ptr, bytes, dev.stream) };
     }
@@ -87,30 +104,61 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
     case 'gemm': {
       const [m, n, k] = c.shape as [number, number, number];
       const sz = DTYPE_INFO[c.dtype].size;
-      const a = rawRandom(dev, m * k * sz, c.dtype), b = rawRandom(dev, k * n * sz, c.dtype), out = rawRandom(dev, m * n * sz, c.dtype);
+      const a = rawRandom(dev, m * k * sz, c.dtype),
+        b = rawRandom(dev, k * n * sz, c.dtype),
+        out = rawRandom(dev, m * n * sz, c.dtype);
       owned.push(a.t, b.t, out.t);
       const blas = dev.runtime.blas();
-      if (c.dtype !== 'f32' && c.dtype !== 'f64' && c.dtype !== 'f16' && c.dtype !== 'bf16') throw new Error(`gemm: no BLAS dtype ${c.dtype}`);
+      if (c.dtype !== 'f32' && c.dtype !== 'f64' && c.dtype !== 'f16' && c.dtype !== 'bf16')
+        throw new Error(`gemm: no BLAS dtype ${c.dtype}`);
       const dtype = c.dtype;
       return {
         ...done,
-        run: () => blas.gemmStridedBatched({
-          dtype, transA: false, transB: false, m, n, k, alpha: 1, beta: 0,
-          a: a.ptr, lda: m, strideA: m * k, b: b.ptr, ldb: k, strideB: k * n, c: out.ptr, ldc: m, strideC: m * n, batch: 1,
-        }, dev.stream),
+        run: () =>
+          blas.gemmStridedBatched(
+            {
+              dtype,
+              transA: false,
+              transB: false,
+              m,
+              n,
+              k,
+              alpha: 1,
+              beta: 0,
+              a: a.ptr,
+              lda: m,
+              strideA: m * k,
+              b: b.ptr,
+              ldb: k,
+              strideB: k * n,
+              c: out.ptr,
+              ldc: m,
+              strideC: m * n,
+              batch: 1,
+            },
+            dev.stream,
+          ),
       };
     }
-    case 'add': case 'mul': {
+    case 'add':
+    case 'mul': {
       const ins = sets(() => [rnd(c.shape), rnd(c.shapeB ?? c.shape)] as const);
-      return once((i) => { const [a, b] = ins[i % ins.length]!; return c.op === 'add' ? a.add(b) : a.mul(b); });
+      return once((i) => {
+        const [a, b] = ins[i % ins.length]!;
+        return c.op === 'add' ? a.add(b) : a.mul(b);
+      });
     }
-    case 'exp': case 'gelu': {
+    case 'exp':
+    case 'gelu': {
       const ins = sets(() => rnd(c.shape));
       return once((i) => (c.op === 'exp' ? ins[i % ins.length]!.exp() : ins[i % ins.length]!.gelu()));
     }
-    case 'rand': case 'randn': {
+    case 'rand':
+    case 'randn': {
       const opts = { dtype: c.dtype, device: dev };
-      return once((i) => (c.op === 'rand' ? Tensor.rand(c.shape, { ...opts, seed: i }) : Tensor.randn(c.shape, { ...opts, seed: i })));
+      return once((i) =>
+        c.op === 'rand' ? Tensor.rand(c.shape, { ...opts, seed: i }) : Tensor.randn(c.shape, { ...opts, seed: i }),
+      );
     }
     case 'cast': {
       const ins = sets(() => rnd(c.shape));
@@ -119,36 +167,64 @@ export function prepare(dev: Device, c: BenchCase): Prepared {
     }
     case 'where': {
       const ins = sets(() => [rnd(c.shape, 'u8'), rnd(c.shape), rnd(c.shape)] as const);
-      return once((i) => { const [cond, a, b] = ins[i % ins.length]!; return Tensor.where(cond, a, b); });
+      return once((i) => {
+        const [cond, a, b] = ins[i % ins.length]!;
+        return Tensor.where(cond, a, b);
+      });
     }
-    case 'sum': case 'mean': case 'max': case 'softmax': case 'logSoftmax': {
+    case 'sum':
+    case 'mean':
+    case 'max':
+    case 'softmax':
+    case 'logSoftmax': {
       const ins = sets(() => rnd(c.shape));
       const dim = c.params?.dim ?? -1;
       const op = c.op;
       return once((i) => {
         const x = ins[i % ins.length]!;
-        return op === 'sum' ? x.sum(dim) : op === 'mean' ? x.mean(dim) : op === 'max' ? x.max(dim) : op === 'softmax' ? x.softmax(dim) : x.logSoftmax(dim);
+        return op === 'sum'
+          ? x.sum(dim)
+          : op === 'mean'
+            ? x.mean(dim)
+            : op === 'max'
+              ? x.max(dim)
+              : op === 'softmax'
+                ? x.softmax(dim)
+                : x.logSoftmax(dim);
       });
     }
-    case 'layerNorm': case 'rmsNorm': {
+    case 'layerNorm':
+    case 'rmsNorm': {
       const h = c.shape[c.shape.length - 1]!;
-      const w = rnd([h], c.dtype, 0.5, 1.5), b = rnd([h]);
+      const w = rnd([h], c.dtype, 0.5, 1.5),
+        b = rnd([h]);
       const ins = sets(() => rnd(c.shape));
-      return once((i) => { const x = ins[i % ins.length]!; return c.op === 'layerNorm' ? x.layerNorm(w, b, 1e-5) : x.rmsNorm(w, 1e-6); });
+      return once((i) => {
+        const x = ins[i % ins.length]!;
+        return c.op === 'layerNorm' ? x.layerNorm(w, b, 1e-5) : x.rmsNorm(w, 1e-6);
+      });
     }
     case 'matmul': {
       // a transposed operand is stored the other way round and passed as a view (.T)
-      const tA = c.params?.transA ?? false, tB = c.params?.transB ?? false;
+      const tA = c.params?.transA ?? false,
+        tB = c.params?.transB ?? false;
       const rev = (s: readonly number[], t: boolean) => (t ? [...s].reverse() : s);
       const ins = sets(() => [rnd(rev(c.shape, tA), c.dtype, -1, 1), rnd(rev(c.shapeB!, tB), c.dtype, -1, 1)] as const);
-      return once((i) => { const [a, b] = ins[i % ins.length]!; return (tA ? a.T : a).matmul(tB ? b.T : b); });
+      return once((i) => {
+        const [a, b] = ins[i % ins.length]!;
+        return (tA ? a.T : a).matmul(tB ? b.T : b);
+      });
     }
     case 'linear': {
       const ins = sets(() => [rnd(c.shape, c.dtype, -1, 1), rnd(c.shapeB!, c.dtype, -1, 1)] as const);
-      return once((i) => { const [x, w] = ins[i % ins.length]!; return x.matmul(w.T); });
+      return once((i) => {
+        const [x, w] = ins[i % ins.length]!;
+        return x.matmul(w.T);
+      });
     }
     case 'tinyAdd': {
-      const a = Tensor.from([1, 2, 3, 4], { device: dev }), b = Tensor.from([5, 6, 7, 8], { device: dev });
+      const a = Tensor.from([1, 2, 3, 4], { device: dev }),
+        b = Tensor.from([5, 6, 7, 8], { device: dev });
       owned.push(a, b);
       return once(() => a.add(b));
     }

@@ -9,7 +9,12 @@ export const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
 
 /** lower case, runs of anything but letters and digits as one '-', none at either end */
 export function slug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'unknown';
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'unknown'
+  );
 }
 
 /** bench/results/<date>-<gpu>[-<kind>].json for a device named `gpuName` */

@@ -28,8 +28,12 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log('usage: npm run bench -- [--quick] [--filter REGEX] [--list] [--json PATH (default bench/results/<date>-<gpu>.json)] [--torch] [--python CMD]');
-  console.log('  --list   print the ids of the cases that would run (after --filter and --quick) and exit; needs no GPU');
+  console.log(
+    'usage: npm run bench -- [--quick] [--filter REGEX] [--list] [--json PATH (default bench/results/<date>-<gpu>.json)] [--torch] [--python CMD]',
+  );
+  console.log(
+    '  --list   print the ids of the cases that would run (after --filter and --quick) and exit; needs no GPU',
+  );
   process.exit(0);
 }
 
@@ -48,25 +52,59 @@ if (!dev) {
   process.exit(0);
 }
 const info = dev.runtime.info;
-console.log(`bench: ${dev} "${info.name}" (${info.archFull}), runtime ${info.runtimeVersion}, driver ${info.driverVersion}; ${cases.length} cases${opt.quick ? ', --quick' : ''}`);
+console.log(
+  `bench: ${dev} "${info.name}" (${info.archFull}), runtime ${info.runtimeVersion}, driver ${info.driverVersion}; ${cases.length} cases${opt.quick ? ', --quick' : ''}`,
+);
 
 function measure(c: BenchCase): Row {
-  const base = { id: c.id, op: c.op, label: c.label ?? null, kind: c.kind, shape: [...c.shape], shapeB: c.shapeB ? [...c.shapeB] : null, dtype: c.dtype, to: c.to ?? null, bytes: c.bytes, flops: c.flops, sets: c.sets };
+  const base = {
+    id: c.id,
+    op: c.op,
+    label: c.label ?? null,
+    kind: c.kind,
+    shape: [...c.shape],
+    shapeB: c.shapeB ? [...c.shapeB] : null,
+    dtype: c.dtype,
+    to: c.to ?? null,
+    bytes: c.bytes,
+    flops: c.flops,
+    sets: c.sets,
+  };
   let prepared: ReturnType<typeof prepare> | null = null;
   try {
     prepared = prepare(dev!, c);
     const p = prepared;
     if (c.kind === 'host') {
       const h = timeHost(dev!, rules, () => p.run(0));
-      return { ...base, status: 'ok', medianMs: h.hostUs / 1e3, hostUs: h.hostUs, withSyncUs: h.withSyncUs, iters: h.ops * rules.tinyReps };
+      return {
+        ...base,
+        status: 'ok',
+        medianMs: h.hostUs / 1e3,
+        hostUs: h.hostUs,
+        withSyncUs: h.withSyncUs,
+        iters: h.ops * rules.tinyReps,
+      };
     }
     const t = timeGpu(dev!, rules, (i) => p.run(i));
-    return { ...base, status: 'ok', medianMs: t.medianMs, minMs: t.minMs, maxMs: t.maxMs, iters: t.iters, peakBytes: callPeakBytes(dev!, () => p.run(0)) };
+    return {
+      ...base,
+      status: 'ok',
+      medianMs: t.medianMs,
+      minMs: t.minMs,
+      maxMs: t.maxMs,
+      iters: t.iters,
+      peakBytes: callPeakBytes(dev!, () => p.run(0)),
+    };
   } catch (e) {
     if (e instanceof NotOnDeviceError) return { ...base, status: 'not on this device yet', error: e.message };
     return { ...base, status: 'failed', error: e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e) };
   } finally {
-    try { prepared?.dispose(); dev!.emptyCache(); } catch (e) { console.error(`bench: cleanup after ${c.id} failed: ${(e as Error).message}`); }
+    try {
+      prepared?.dispose();
+      dev!.emptyCache();
+    } catch (e) {
+      console.error(`bench: cleanup after ${c.id} failed: ${(e as Error).message}`);
+    }
   }
 }
 
@@ -74,7 +112,10 @@ const rows: Row[] = [];
 for (const c of cases) {
   const r = measure(c);
   rows.push(r);
-  const what = r.status === 'ok' ? `${(r.medianMs! * 1e3).toFixed(1)} us (${r.iters} runs)` : `${r.status}${r.error ? `: ${r.error}` : ''}`;
+  const what =
+    r.status === 'ok'
+      ? `${(r.medianMs! * 1e3).toFixed(1)} us (${r.iters} runs)`
+      : `${r.status}${r.error ? `: ${r.error}` : ''}`;
   console.log(`  ${c.id}: ${what}`);
 }
 

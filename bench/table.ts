@@ -47,7 +47,10 @@ export function throughput(r: Row): { text: string; value: number | null } {
   if (r.status !== 'ok' || !r.medianMs) return { text: '', value: null };
   const s = r.medianMs / 1e3;
   if (r.kind === 'host') return { text: `${r.withSyncUs!.toFixed(2)} us/op with sync`, value: null };
-  if (r.flops) { const v = r.flops / s / 1e12; return { text: `${v.toFixed(1)} TFLOP/s`, value: v }; }
+  if (r.flops) {
+    const v = r.flops / s / 1e12;
+    return { text: `${v.toFixed(1)} TFLOP/s`, value: v };
+  }
   const v = r.bytes / s / 1e9;
   return { text: `${v.toFixed(0)} GB/s`, value: v };
 }
@@ -59,7 +62,7 @@ function ceilingShare(r: Row, c: Ceilings): string {
   const t = throughput(r).value;
   if (t === null) return '';
   // f16 and bf16 matmul (and convolution, attention) share the tensor-core rate; f32 is held to the f32 GEMM
-  const ref = r.flops ? c.gemmTFs[r.dtype] ?? null : writeOnly(r) ? c.writeGBs : c.copyGBs;
+  const ref = r.flops ? (c.gemmTFs[r.dtype] ?? null) : writeOnly(r) ? c.writeGBs : c.copyGBs;
   return ref ? `${((100 * t) / ref).toFixed(0)}%` : '';
 }
 
@@ -73,31 +76,52 @@ export function printTable(rows: readonly Row[], ceilings: Ceilings, torch: Torc
   const head = ['op', 'shape', 'dtype', 'time (median)', 'throughput', '% of ceiling'];
   if (torch) head.push('PyTorch', 'PyTorch / ours');
   // no rule between rows: one line per case
-  const table = new Table({ head, style: { head: [], border: [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } });
+  const table = new Table({
+    head,
+    style: { head: [], border: [] },
+    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+  });
   for (const r of rows) {
     const special = r.kind.startsWith('ceiling') || r.kind === 'host';
-    const line: string[] = [opLabel(r), special ? '' : `[${r.shape.join(', ')}]${r.shapeB ? ` x [${r.shapeB.join(', ')}]` : ''}`, special ? '' : r.dtype];
+    const line: string[] = [
+      opLabel(r),
+      special ? '' : `[${r.shape.join(', ')}]${r.shapeB ? ` x [${r.shapeB.join(', ')}]` : ''}`,
+      special ? '' : r.dtype,
+    ];
     if (r.status === 'ok') {
-      line.push(r.kind === 'host' ? `${r.hostUs!.toFixed(2)} us/op` : fmtTime(r.medianMs!), throughput(r).text, ceilingShare(r, ceilings));
+      line.push(
+        r.kind === 'host' ? `${r.hostUs!.toFixed(2)} us/op` : fmtTime(r.medianMs!),
+        throughput(r).text,
+        ceilingShare(r, ceilings),
+      );
     } else {
       line.push(r.status, '', '');
     }
     if (torch) {
       const t = torch.rows[r.id];
       if (!t || t.status !== 'ok') line.push(t ? t.status : '', '');
-      else if (r.kind === 'host') line.push(`${t.hostUs!.toFixed(2)} us/op`, r.status === 'ok' ? (t.hostUs! / r.hostUs!).toFixed(2) : '');
+      else if (r.kind === 'host')
+        line.push(`${t.hostUs!.toFixed(2)} us/op`, r.status === 'ok' ? (t.hostUs! / r.hostUs!).toFixed(2) : '');
       else line.push(fmtTime(t.medianMs!), r.status === 'ok' ? (t.medianMs! / r.medianMs!).toFixed(2) : '');
     }
     table.push(line);
   }
   console.log(table.toString());
-  const w = ceilings.writeGBs ? `device write ${ceilings.writeGBs.toFixed(0)} GB/s (memset)` : 'device write: not measured';
+  const w = ceilings.writeGBs
+    ? `device write ${ceilings.writeGBs.toFixed(0)} GB/s (memset)`
+    : 'device write: not measured';
   const c = `${ceilings.copyGBs ? `device copy ${ceilings.copyGBs.toFixed(0)} GB/s (read + written)` : 'device copy: not measured'}, ${w}`;
-  const g = Object.entries(ceilings.gemmTFs).map(([d, v]) => `${d} ${v.toFixed(1)}`).join(', ');
+  const g = Object.entries(ceilings.gemmTFs)
+    .map(([d, v]) => `${d} ${v.toFixed(1)}`)
+    .join(', ');
   console.log(`ceilings, measured in this run: ${c}; library GEMM TFLOP/s: ${g || 'not measured'}`);
-  console.log('time: GPU time between device events around each op, median; memory ops: % of the copy ceiling (random numbers: of the write ceiling); matmul: % of the same-dtype GEMM ceiling');
+  console.log(
+    'time: GPU time between device events around each op, median; memory ops: % of the copy ceiling (random numbers: of the write ceiling); matmul: % of the same-dtype GEMM ceiling',
+  );
   if (torch) {
-    console.log('PyTorch / ours = PyTorch time / our time: >= 1.00 means we are as fast as PyTorch or faster; the host row compares host time per op');
+    console.log(
+      'PyTorch / ours = PyTorch time / our time: >= 1.00 means we are as fast as PyTorch or faster; the host row compares host time per op',
+    );
     console.log(torch.error ? `PyTorch comparison: ${torch.error}` : `PyTorch ${torch.version} on ${torch.device}`);
   }
   printPeaks(rows, torch);

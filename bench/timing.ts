@@ -33,7 +33,10 @@ function eventTimes(dev: Device, iters: number, first: number, run: (i: number) 
     rt.eventSynchronize(evs[iters - 1]![1]);
     return evs.map(([a, b]) => rt.eventElapsedMs(a, b));
   } finally {
-    for (const [a, b] of evs) { rt.eventDestroy(a); rt.eventDestroy(b); }
+    for (const [a, b] of evs) {
+      rt.eventDestroy(a);
+      rt.eventDestroy(b);
+    }
   }
 }
 
@@ -58,10 +61,15 @@ export function timeGpu(dev: Device, rules: TimingRules, run: (i: number) => voi
 }
 
 /** host time per op of `run` (queued without synchronizing), and with the final synchronize */
-export function timeHost(dev: Device, rules: TimingRules, run: () => void): { hostUs: number; withSyncUs: number; ops: number } {
+export function timeHost(
+  dev: Device,
+  rules: TimingRules,
+  run: () => void,
+): { hostUs: number; withSyncUs: number; ops: number } {
   for (let w = 0; w < Math.min(1000, rules.tinyOps); w++) run();
   dev.synchronize();
-  const host: number[] = [], total: number[] = [];
+  const host: number[] = [],
+    total: number[] = [];
   for (let r = 0; r < rules.tinyReps; r++) {
     const t0 = performance.now();
     for (let k = 0; k < rules.tinyOps; k++) run();

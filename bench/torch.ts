@@ -35,14 +35,27 @@ export function runTorch(python: string, cases: readonly BenchCase[], rules: Tim
   writeFileSync(file, JSON.stringify({ quick, rules, cases }));
   console.log(`bench: running ${python} ${SCRIPT} (PyTorch, same cases and timing rules)`);
   try {
-    const r = spawnSync(python, [SCRIPT, '--cases', file], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+    const r = spawnSync(python, [SCRIPT, '--cases', file], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     if (r.error) return failed(`${python}: ${r.error.message}`);
     const text = r.stdout.trim();
     let parsed: Partial<TorchReport> & { rows?: Record<string, TorchRow> };
-    try { parsed = JSON.parse(text.slice(text.indexOf('{'))) as typeof parsed; } catch {
-      return failed(`compare-torch.py exited with ${r.status} and printed no JSON${text ? `: ${text.slice(0, 300)}` : ''}`);
+    try {
+      parsed = JSON.parse(text.slice(text.indexOf('{'))) as typeof parsed;
+    } catch {
+      return failed(
+        `compare-torch.py exited with ${r.status} and printed no JSON${text ? `: ${text.slice(0, 300)}` : ''}`,
+      );
     }
-    return { version: parsed.version ?? null, device: parsed.device ?? null, error: parsed.error ?? (r.status ? `exit status ${r.status}` : null), rows: parsed.rows ?? {} };
+    return {
+      version: parsed.version ?? null,
+      device: parsed.device ?? null,
+      error: parsed.error ?? (r.status ? `exit status ${r.status}` : null),
+      rows: parsed.rows ?? {},
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

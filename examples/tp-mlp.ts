@@ -8,12 +8,23 @@
 // With fewer than 2 GPUs (or no RCCL / NCCL) the same layers run over 2 ranks simulated on the CPU,
 // where the all-reduce is a plain sum: the arithmetic is the same, no collective library runs.
 import {
-  Device, DeviceGroup, GatedMLP, Linear, ParallelGatedMLP, Tensor, initProcessGroup, rankSet, simulatedRanks,
-  type DType, type RankSet,
+  Device,
+  DeviceGroup,
+  GatedMLP,
+  Linear,
+  ParallelGatedMLP,
+  Tensor,
+  initProcessGroup,
+  rankSet,
+  simulatedRanks,
+  type DType,
+  type RankSet,
 } from '../src/index.ts';
 import { loadNccl } from '../src/ffi/nccl.ts';
 
-const HIDDEN = 512, FF = 1376, TOKENS = 8;
+const HIDDEN = 512,
+  FF = 1376,
+  TOKENS = 8;
 /** max |tp - reference| / max |reference| that counts as the same result */
 const TOLERANCE: Partial<Record<DType, number>> = { f32: 1e-5, bf16: 2e-2 };
 
@@ -26,9 +37,14 @@ function weights(dtype: DType) {
 }
 
 async function relDiff(got: Tensor, want: Tensor): Promise<number> {
-  const a = await got.toDtype('f32').to('cpu').toArray(), b = await want.toDtype('f32').to('cpu').toArray();
-  let diff = 0, scale = 0;
-  for (let i = 0; i < b.length; i++) { diff = Math.max(diff, Math.abs(Number(a[i]) - Number(b[i]))); scale = Math.max(scale, Math.abs(Number(b[i]))); }
+  const a = await got.toDtype('f32').to('cpu').toArray(),
+    b = await want.toDtype('f32').to('cpu').toArray();
+  let diff = 0,
+    scale = 0;
+  for (let i = 0; i < b.length; i++) {
+    diff = Math.max(diff, Math.abs(Number(a[i]) - Number(b[i])));
+    scale = Math.max(scale, Math.abs(Number(b[i])));
+  }
   return diff / scale;
 }
 
@@ -39,14 +55,18 @@ async function compare(what: string, ranks: RankSet, refDevice: Device, report: 
     const w = weights(dtype);
     const tp = ParallelGatedMLP.fromFull(w.gateUp, w.down, ranks);
     const ys = tp.forward(ranks.devices.map((d) => w.x.to(d)));
-    const ref = new GatedMLP(new Linear(w.gateUp.to(refDevice)), new Linear(w.down.to(refDevice))).forward(w.x.to(refDevice));
+    const ref = new GatedMLP(new Linear(w.gateUp.to(refDevice)), new Linear(w.down.to(refDevice))).forward(
+      w.x.to(refDevice),
+    );
     let worst = 0;
     for (const y of ys) worst = Math.max(worst, await relDiff(y, ref));
     const tol = TOLERANCE[dtype]!;
     ok &&= worst <= tol;
     if (report) {
-      console.log(`${what}, ${dtype}, [${TOKENS}, ${HIDDEN}] -> ff ${FF} -> [${TOKENS}, ${HIDDEN}]: ` +
-        `max |tp - one device| / max |one device| = ${worst.toExponential(2)} (tolerance ${tol}): ${worst <= tol ? 'match' : 'MISMATCH'}`);
+      console.log(
+        `${what}, ${dtype}, [${TOKENS}, ${HIDDEN}] -> ff ${FF} -> [${TOKENS}, ${HIDDEN}]: ` +
+          `max |tp - one device| / max |one device| = ${worst.toExponential(2)} (tolerance ${tol}): ${worst <= tol ? 'match' : 'MISMATCH'}`,
+      );
     }
   }
   return ok;
@@ -58,7 +78,11 @@ function noTwoGpus(): string | null {
   if (!g) return 'no GPU';
   const n = g.kind === 'rocm' ? Device.rocmCount() : Device.cudaCount();
   if (n < 2) return `${n} GPU`;
-  try { loadNccl(g.kind as 'rocm' | 'cuda'); } catch (e) { return (e as Error).message.split('\n')[0]!; }
+  try {
+    loadNccl(g.kind as 'rocm' | 'cuda');
+  } catch (e) {
+    return (e as Error).message.split('\n')[0]!;
+  }
   return null;
 }
 
@@ -75,10 +99,20 @@ if (process.env.RANK !== undefined && process.env.WORLD_SIZE !== undefined) {
     const g0 = Device.bestGpu()!;
     const devs = [0, 1].map((i) => (g0.kind === 'rocm' ? Device.rocm(i) : Device.cuda(i)));
     const group = DeviceGroup.create(devs);
-    ok = await compare(`tensor parallel over 2 GPUs (one process, ${group.library}: ${devs.join(' + ')})`, rankSet(group), devs[0]!, true);
+    ok = await compare(
+      `tensor parallel over 2 GPUs (one process, ${group.library}: ${devs.join(' + ')})`,
+      rankSet(group),
+      devs[0]!,
+      true,
+    );
     group.destroy();
   } else {
-    ok = await compare(`tensor parallel over 2 simulated ranks on the cpu (no 2 GPUs here: ${why})`, simulatedRanks(2), Device.cpu(), true);
+    ok = await compare(
+      `tensor parallel over 2 simulated ranks on the cpu (no 2 GPUs here: ${why})`,
+      simulatedRanks(2),
+      Device.cpu(),
+      true,
+    );
   }
 }
 if (!ok) process.exit(1);

@@ -18,7 +18,17 @@ import { parseAmdCodeObject, parsePtxEntries } from '../src/ffi/codeobject.ts';
 import { HIP_SRC, kernelSources, localIncludes, sourceHash } from './kernel-sources.ts';
 
 const run = promisify(execFile);
-export const AMD_ARCHS = ['gfx90a', 'gfx942', 'gfx950', 'gfx1030', 'gfx1100', 'gfx1101', 'gfx1102', 'gfx1200', 'gfx1201'] as const;
+export const AMD_ARCHS = [
+  'gfx90a',
+  'gfx942',
+  'gfx950',
+  'gfx1030',
+  'gfx1100',
+  'gfx1101',
+  'gfx1102',
+  'gfx1200',
+  'gfx1201',
+] as const;
 const OUT = new URL('../kernels/', import.meta.url).pathname;
 
 const CLANG = process.env['KERNEL_CLANG'] ?? 'clang++';
@@ -28,16 +38,45 @@ const JOBS = Number(process.env['KERNEL_JOBS'] ?? cpus().length);
 const ONLY = (process.env['KERNEL_ONLY'] ?? '').split(',').filter(Boolean);
 
 // -Werror: any warning is a build failure; the sources compile clean with -Wall -Wextra.
-const AMD_FLAGS = ['-x', 'hip', '--cuda-device-only', '--no-gpu-bundle-output', '-O3', '-std=c++17',
-  '-Wall', '-Wextra', '-Werror', '-fno-gpu-rdc'];
+const AMD_FLAGS = [
+  '-x',
+  'hip',
+  '--cuda-device-only',
+  '--no-gpu-bundle-output',
+  '-O3',
+  '-std=c++17',
+  '-Wall',
+  '-Wextra',
+  '-Werror',
+  '-fno-gpu-rdc',
+];
 const PTX_FLAGS = ['-ptx', '-arch=compute_80', '-O3', '-std=c++17', '-x', 'cu', '-Werror', 'all-warnings'];
 
 interface AmdKernelEntry {
-  kernarg: number; params: number; wave: number; sgpr: number; vgpr: number; agpr: number;
-  sgprSpill: number; vgprSpill: number; scratch: number; lds: number;
+  kernarg: number;
+  params: number;
+  wave: number;
+  sgpr: number;
+  vgpr: number;
+  agpr: number;
+  sgprSpill: number;
+  vgprSpill: number;
+  scratch: number;
+  lds: number;
 }
-interface ObjectEntry { path: string; bytes: number; rawBytes: number; sha256: string; kernels: Record<string, unknown> }
-interface FileEntry { hash: string; includes: string[]; amdFlags: string[]; objects: Record<string, ObjectEntry> }
+interface ObjectEntry {
+  path: string;
+  bytes: number;
+  rawBytes: number;
+  sha256: string;
+  kernels: Record<string, unknown>;
+}
+interface FileEntry {
+  hash: string;
+  includes: string[];
+  amdFlags: string[];
+  objects: Record<string, ObjectEntry>;
+}
 
 /** extra AMD flags a source asks for with a `// amd-flags: ...` line (the reason sits beside it) */
 function sourceAmdFlags(f: string): string[] {
@@ -59,26 +98,41 @@ const sh = async (cmd: string, args: string[]): Promise<string> => {
 };
 const clang = (args: string[]): Promise<string> => (CHROOT ? sh('chroot', [CHROOT, CLANG, ...args]) : sh(CLANG, args));
 
-const compress = (b: Uint8Array): Buffer => brotliCompressSync(b, {
-  params: { [zc.BROTLI_PARAM_QUALITY]: 10, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: b.length },
-});
+const compress = (b: Uint8Array): Buffer =>
+  brotliCompressSync(b, {
+    params: { [zc.BROTLI_PARAM_QUALITY]: 10, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: b.length },
+  });
 
 function store(key: string, file: string, ext: string, raw: Uint8Array, kernels: Record<string, unknown>): ObjectEntry {
   mkdirSync(join(OUT, key), { recursive: true });
   const path = `${key}/${basename(file, '.hip')}.${ext}.br`;
   const packed = compress(raw);
   writeFileSync(join(OUT, path), packed);
-  return { path, bytes: packed.length, rawBytes: raw.length, sha256: createHash('sha256').update(raw).digest('hex'), kernels };
+  return {
+    path,
+    bytes: packed.length,
+    rawBytes: raw.length,
+    sha256: createHash('sha256').update(raw).digest('hex'),
+    kernels,
+  };
 }
 
 async function main(): Promise<void> {
   const t0 = Date.now();
   const all = kernelSources();
   const sources = ONLY.length ? all.filter((f) => ONLY.includes(f)) : all;
-  const old: Manifest | null = existsSync(join(OUT, 'manifest.json')) ? JSON.parse(readFileSync(join(OUT, 'manifest.json'), 'utf8')) as Manifest : null;
+  const old: Manifest | null = existsSync(join(OUT, 'manifest.json'))
+    ? (JSON.parse(readFileSync(join(OUT, 'manifest.json'), 'utf8')) as Manifest)
+    : null;
   const withPtx = NVCC !== 'none';
   const amdVersion = (await clang(['--version'])).split('\n')[0]!.trim();
-  const nvVersion = withPtx ? (await sh(NVCC, ['--version'])).trim().split('\n').filter((l) => /release/.test(l)).join(' ') : (old?.compilers.nvidia ?? 'none');
+  const nvVersion = withPtx
+    ? (await sh(NVCC, ['--version']))
+        .trim()
+        .split('\n')
+        .filter((l) => /release/.test(l))
+        .join(' ')
+    : (old?.compilers.nvidia ?? 'none');
 
   // the sources go where the compiler can see them: inside the root when it runs in one
   const stage = CHROOT ? mkdtempSync(join(CHROOT, 'tmp', 'rt-kernels-')) : mkdtempSync('/tmp/rt-kernels-');
@@ -87,7 +141,8 @@ async function main(): Promise<void> {
   mkdirSync(join(stage, 'out'));
 
   const files: Record<string, FileEntry> = {};
-  for (const f of sources) files[f] = { hash: sourceHash(f), includes: localIncludes(f), amdFlags: sourceAmdFlags(f), objects: {} };
+  for (const f of sources)
+    files[f] = { hash: sourceHash(f), includes: localIncludes(f), amdFlags: sourceAmdFlags(f), objects: {} };
   const keys = [...AMD_ARCHS, ...(withPtx ? ['ptx'] : [])];
   const jobs = sources.flatMap((f) => keys.map((k) => ({ f, k })));
   // biggest first so the last jobs to finish are short ones
@@ -96,35 +151,60 @@ async function main(): Promise<void> {
   let done = 0;
   const limit = pLimit(Math.max(1, JOBS));
   try {
-    await Promise.all(jobs.map(({ f, k }) => limit(async () => {
-      const t = Date.now();
-      const src = join(stage, 'src', f);
-      const obj = join(stage, 'out', `${basename(f, '.hip')}.${k}`);
-      if (k === 'ptx') {
-        await sh(NVCC, [...PTX_FLAGS, src, '-o', obj]);
-        const text = readFileSync(obj);
-        const entries = Object.fromEntries(parsePtxEntries(text.toString('utf8')).map((e) => [e.name, { paramBytes: e.paramBytes, params: e.params.length }]));
-        files[f]!.objects['ptx'] = store('ptx', f, 'ptx', text, entries);
-      } else {
-        const log = await clang([...AMD_FLAGS, ...files[f]!.amdFlags, `--offload-arch=${k}`, '-c', inRoot(src), '-o', inRoot(obj)]);
-        if (log.trim()) process.stderr.write(log);
-        const image = new Uint8Array(readFileSync(obj));
-        const co = parseAmdCodeObject(image);
-        if (co.arch !== k) throw new Error(`${f}: built for ${k} but the code object says ${co.target}`);
-        const entries: Record<string, AmdKernelEntry> = {};
-        for (const kn of co.kernels) {
-          entries[kn.name] = {
-            kernarg: kn.kernargSegmentSize, params: kn.params.length, wave: kn.wavefrontSize,
-            sgpr: kn.sgprCount, vgpr: kn.vgprCount, agpr: kn.agprCount,
-            sgprSpill: kn.sgprSpillCount, vgprSpill: kn.vgprSpillCount,
-            scratch: kn.privateSegmentSize, lds: kn.groupSegmentSize,
-          };
-        }
-        files[f]!.objects[k] = store(k, f, 'hsaco', image, entries);
-      }
-      done++;
-      process.stderr.write(`[${String(done).padStart(3)}/${jobs.length}] ${k.padEnd(7)} ${f.padEnd(14)} ${((Date.now() - t) / 1000).toFixed(1)}s\n`);
-    })));
+    await Promise.all(
+      jobs.map(({ f, k }) =>
+        limit(async () => {
+          const t = Date.now();
+          const src = join(stage, 'src', f);
+          const obj = join(stage, 'out', `${basename(f, '.hip')}.${k}`);
+          if (k === 'ptx') {
+            await sh(NVCC, [...PTX_FLAGS, src, '-o', obj]);
+            const text = readFileSync(obj);
+            const entries = Object.fromEntries(
+              parsePtxEntries(text.toString('utf8')).map((e) => [
+                e.name,
+                { paramBytes: e.paramBytes, params: e.params.length },
+              ]),
+            );
+            files[f]!.objects['ptx'] = store('ptx', f, 'ptx', text, entries);
+          } else {
+            const log = await clang([
+              ...AMD_FLAGS,
+              ...files[f]!.amdFlags,
+              `--offload-arch=${k}`,
+              '-c',
+              inRoot(src),
+              '-o',
+              inRoot(obj),
+            ]);
+            if (log.trim()) process.stderr.write(log);
+            const image = new Uint8Array(readFileSync(obj));
+            const co = parseAmdCodeObject(image);
+            if (co.arch !== k) throw new Error(`${f}: built for ${k} but the code object says ${co.target}`);
+            const entries: Record<string, AmdKernelEntry> = {};
+            for (const kn of co.kernels) {
+              entries[kn.name] = {
+                kernarg: kn.kernargSegmentSize,
+                params: kn.params.length,
+                wave: kn.wavefrontSize,
+                sgpr: kn.sgprCount,
+                vgpr: kn.vgprCount,
+                agpr: kn.agprCount,
+                sgprSpill: kn.sgprSpillCount,
+                vgprSpill: kn.vgprSpillCount,
+                scratch: kn.privateSegmentSize,
+                lds: kn.groupSegmentSize,
+              };
+            }
+            files[f]!.objects[k] = store(k, f, 'hsaco', image, entries);
+          }
+          done++;
+          process.stderr.write(
+            `[${String(done).padStart(3)}/${jobs.length}] ${k.padEnd(7)} ${f.padEnd(14)} ${((Date.now() - t) / 1000).toFixed(1)}s\n`,
+          );
+        }),
+      ),
+    );
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
@@ -155,7 +235,9 @@ async function main(): Promise<void> {
     if (!d.isDirectory()) continue;
     for (const n of readdirSync(join(OUT, d.name))) if (!wanted.has(`${d.name}/${n}`)) rmSync(join(OUT, d.name, n));
   }
-  process.stderr.write(`kernels: ${Object.keys(manifest.files).length} files, kernels per arch ${JSON.stringify(perArch)}, ${(bytes / 1048576).toFixed(2)} MiB compressed, ${secs}s\n`);
+  process.stderr.write(
+    `kernels: ${Object.keys(manifest.files).length} files, kernels per arch ${JSON.stringify(perArch)}, ${(bytes / 1048576).toFixed(2)} MiB compressed, ${secs}s\n`,
+  );
 }
 
 main().catch((e: unknown) => {

@@ -20,10 +20,17 @@ export function opsPage(): string {
     '',
   ];
   for (const f of families) {
-    lines.push(`## ${f}`, '', '| op | names | dtypes | devices | gradient | what it does |', '|---|---|---|---|---|---|');
+    lines.push(
+      `## ${f}`,
+      '',
+      '| op | names | dtypes | devices | gradient | what it does |',
+      '|---|---|---|---|---|---|',
+    );
     for (const o of ops.filter((x) => x.family === f)) {
       const devices = o.backends.map((b) => DEVICES[b]).join(', ');
-      lines.push(`| \`${o.name}\` | ${o.variants.map((v) => `\`${v}\``).join(', ') || '(internal)'} | ${o.dtypes.join(', ')} | ${devices} | ${GRAD[o.grad]} | ${o.summary.replace(/\|/g, '\\|')} |`);
+      lines.push(
+        `| \`${o.name}\` | ${o.variants.map((v) => `\`${v}\``).join(', ') || '(internal)'} | ${o.dtypes.join(', ')} | ${devices} | ${GRAD[o.grad]} | ${o.summary.replace(/\|/g, '\\|')} |`,
+      );
     }
     lines.push('');
   }

@@ -9,7 +9,9 @@ export const HIP_SRC = new URL('../hip-src/', import.meta.url).pathname;
 
 /** every compiled source file: hip-src/*.hip (headers are .h) */
 export function kernelSources(dir = HIP_SRC): string[] {
-  return readdirSync(dir).filter((f) => f.endsWith('.hip')).sort();
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.hip'))
+    .sort();
 }
 
 /** the local headers `file` includes, transitively, sorted */
@@ -19,7 +21,10 @@ export function localIncludes(file: string, dir = HIP_SRC): string[] {
     const text = readFileSync(join(dir, f), 'utf8');
     for (const m of text.matchAll(/^\s*#\s*include\s+"([^"]+)"/gm)) {
       const h = m[1]!;
-      if (!seen.has(h)) { seen.add(h); visit(h); }
+      if (!seen.has(h)) {
+        seen.add(h);
+        visit(h);
+      }
     }
   };
   visit(file);
@@ -30,7 +35,10 @@ export function localIncludes(file: string, dir = HIP_SRC): string[] {
 export function sourceHash(file: string, dir = HIP_SRC): string {
   const h = createHash('sha256');
   for (const f of [file, ...localIncludes(file, dir)]) {
-    h.update(f).update('\0').update(readFileSync(join(dir, f))).update('\0');
+    h.update(f)
+      .update('\0')
+      .update(readFileSync(join(dir, f)))
+      .update('\0');
   }
   return h.digest('hex');
 }

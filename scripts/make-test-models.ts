@@ -4,7 +4,10 @@
 import { FOLDERS, writeModelFolder } from '../test/fixtures/model-folders.ts';
 
 const root = process.argv[2];
-if (!root) { console.error('usage: tsx scripts/make-test-models.ts OUT_DIR'); process.exit(2); }
+if (!root) {
+  console.error('usage: tsx scripts/make-test-models.ts OUT_DIR');
+  process.exit(2);
+}
 for (const spec of FOLDERS) {
   const { dir } = await writeModelFolder(root, spec);
   console.log(`${spec.name}: ${dir}`);

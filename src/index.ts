@@ -1,28 +1,61 @@
 // rocm-tensor: GPU tensors for Node.js and Bun on AMD ROCm (and NVIDIA CUDA, and the CPU).
-export { Tensor, type NestedArray, type CreateOptions, type RandomOptions, type ReadArray, type DeviceLike } from './tensor/tensor.ts';
+export {
+  Tensor,
+  type NestedArray,
+  type CreateOptions,
+  type RandomOptions,
+  type ReadArray,
+  type DeviceLike,
+} from './tensor/tensor.ts';
 export { Device, Stream, type DeviceKind } from './device/device.ts';
 export type { RawTensor } from './device/raw-tensor.ts';
 export type { Graph } from './device/graph.ts';
 export { DTYPES, DTYPE_INFO, isDType, type DType } from './core/dtype.ts';
 export { tidy, keep, liveTensors } from './core/scope.ts';
 export type { MemoryStats } from './runtime/allocator.ts';
-export type { ConvOptions, ConvTransposeOptions, PoolOptions, BatchNormOptions, Pair, AttentionOptions } from './tensor/options.ts';
+export type {
+  ConvOptions,
+  ConvTransposeOptions,
+  PoolOptions,
+  BatchNormOptions,
+  Pair,
+  AttentionOptions,
+} from './tensor/options.ts';
 export type { UnaryOp, BinaryOp, CmpOp, ReduceOp } from './core/op-types.ts';
 export { qkvToCache } from './tensor/fused.ts';
 export type { LinearOptions, RmsNormSpec, QkvToCacheArgs } from './tensor/options.ts';
 export type { TopkOptions } from './ops/sort.ts';
 export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './core/op-types.ts';
 export {
-  TensorError, ShapeError, DTypeError, IndexError, DisposedError, NotOnDeviceError,
-  LibraryNotFoundError, GpuError, OutOfMemoryError, NoKernelForArchError, SafetensorsError, GraphCaptureError,
+  TensorError,
+  ShapeError,
+  DTypeError,
+  IndexError,
+  DisposedError,
+  NotOnDeviceError,
+  LibraryNotFoundError,
+  GpuError,
+  OutOfMemoryError,
+  NoKernelForArchError,
+  SafetensorsError,
+  GraphCaptureError,
 } from './core/errors.ts';
 export {
-  TextTokenizer, type ChatMessage, type TextStreamer, type EncodeOptions, type DecodeOptions, type ChatTemplateOptions,
+  TextTokenizer,
+  type ChatMessage,
+  type TextStreamer,
+  type EncodeOptions,
+  type DecodeOptions,
+  type ChatTemplateOptions,
 } from './text/tokenizer.ts';
 export { TokenizerError } from './text/errors.ts';
 export {
-  Checkpoint, saveSafetensors, saveShardedSafetensors,
-  type TensorInfo, type LoadOptions, type ShardOptions,
+  Checkpoint,
+  saveSafetensors,
+  saveShardedSafetensors,
+  type TensorInfo,
+  type LoadOptions,
+  type ShardOptions,
 } from './io/safetensors.ts';
 export { Linear, type Projection } from './nn/linear.ts';
 export { Embedding } from './nn/embedding.ts';
@@ -39,21 +72,45 @@ export { PretrainedLlama, type GeneratedToken } from './models/pretrained.ts';
 export { generateIds, type GenerateOptions, type GenerateStep, type GenerateTimings } from './models/generate.ts';
 export { Sampler, type SamplingOptions } from './models/sampling.ts';
 export { DecodeGraph } from './models/decode-graph.ts';
-export { rendezvous, distEnvFrom, RendezvousError, type DistEnv, type RendezvousOptions } from './distributed/rendezvous.ts';
+export {
+  rendezvous,
+  distEnvFrom,
+  RendezvousError,
+  type DistEnv,
+  type RendezvousOptions,
+} from './distributed/rendezvous.ts';
 export { launch, type LaunchOptions } from './distributed/launch.ts';
 export { Communicator, type CommunicatorOptions, type WaitOptions } from './distributed/communicator.ts';
 export {
-  DeviceGroup, type DeviceGroupOptions, type Transfer,
-  type GroupReduceOptions, type GroupOutOptions, type GroupRootOptions, type GroupRootReduceOptions,
+  DeviceGroup,
+  type DeviceGroupOptions,
+  type Transfer,
+  type GroupReduceOptions,
+  type GroupOutOptions,
+  type GroupRootOptions,
+  type GroupRootReduceOptions,
 } from './distributed/group.ts';
 export { initProcessGroup, deviceForLocalRank, type InitOptions } from './distributed/init.ts';
-export type { ReduceOptions as CollectiveReduceOptions, OutOptions as CollectiveOutOptions, RootOptions as CollectiveRootOptions, RootReduceOptions as CollectiveRootReduceOptions } from './distributed/plans.ts';
-export { REDUCE_OPS as COLLECTIVE_REDUCE_OPS, type ReduceOpName as CollectiveReduceOp } from './distributed/nccl-types.ts';
+export type {
+  ReduceOptions as CollectiveReduceOptions,
+  OutOptions as CollectiveOutOptions,
+  RootOptions as CollectiveRootOptions,
+  RootReduceOptions as CollectiveRootReduceOptions,
+} from './distributed/plans.ts';
+export {
+  REDUCE_OPS as COLLECTIVE_REDUCE_OPS,
+  type ReduceOpName as CollectiveReduceOp,
+} from './distributed/nccl-types.ts';
 export { CollectiveError, CollectiveTimeoutError } from './distributed/errors.ts';
 export { rankSet, simulatedRanks, type RankSet } from './distributed/rank-set.ts';
 export { tensorParallelRank, type TensorParallelOption, type TensorParallelRank } from './distributed/tp-rank.ts';
 export { RankRowParallel } from './nn/parallel/rank-projection.ts';
 export {
-  ColumnParallelLinear, RowParallelLinear, ParallelGatedMLP, shardRows, shardCols,
-  type ColumnParallelOptions, type RowParallelOptions,
+  ColumnParallelLinear,
+  RowParallelLinear,
+  ParallelGatedMLP,
+  shardRows,
+  shardCols,
+  type ColumnParallelOptions,
+  type RowParallelOptions,
 } from './nn/parallel/tensor-parallel.ts';

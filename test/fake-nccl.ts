@@ -9,7 +9,10 @@ import { GpuError } from '../src/core/errors.ts';
 import type { Nccl, NcclFns, NcclUniqueId } from '../src/ffi/nccl.ts';
 import type { LoadedLibrary } from '../src/ffi/loader.ts';
 
-export interface Call { readonly fn: string; readonly args: readonly unknown[] }
+export interface Call {
+  readonly fn: string;
+  readonly args: readonly unknown[];
+}
 
 export interface FakeNccl {
   readonly nccl: Nccl;
@@ -33,16 +36,43 @@ export function fakeNccl(version = 22803, idByte = 7): FakeNccl {
     return r;
   };
   const fn: NcclFns = {
-    ncclGetVersion: (out) => { out[0] = version; return 0; },
-    ncclGetUniqueId: (out) => { out[0] = { internal: Array.from({ length: 128 }, (_, i) => (i + idByte) & 255) }; calls.push({ fn: 'ncclGetUniqueId', args: [] }); return 0; },
-    ncclCommInitRank: (out, n, id: NcclUniqueId, rank) => { out[0] = nextComm++; calls.push({ fn: 'ncclCommInitRank', args: [n, id.internal, rank] }); return 0; },
-    ncclCommInitAll: (out, n, devs) => { for (let i = 0; i < n; i++) out[i] = nextComm++; calls.push({ fn: 'ncclCommInitAll', args: [n, Array.from(devs)] }); return 0; },
+    ncclGetVersion: (out) => {
+      out[0] = version;
+      return 0;
+    },
+    ncclGetUniqueId: (out) => {
+      out[0] = { internal: Array.from({ length: 128 }, (_, i) => (i + idByte) & 255) };
+      calls.push({ fn: 'ncclGetUniqueId', args: [] });
+      return 0;
+    },
+    ncclCommInitRank: (out, n, id: NcclUniqueId, rank) => {
+      out[0] = nextComm++;
+      calls.push({ fn: 'ncclCommInitRank', args: [n, id.internal, rank] });
+      return 0;
+    },
+    ncclCommInitAll: (out, n, devs) => {
+      for (let i = 0; i < n; i++) out[i] = nextComm++;
+      calls.push({ fn: 'ncclCommInitAll', args: [n, Array.from(devs)] });
+      return 0;
+    },
     ncclCommDestroy: (c) => rec('ncclCommDestroy', [c]),
-    ncclCommAbort: (c) => { calls.push({ fn: 'ncclCommAbort', args: [c] }); return 0; },
+    ncclCommAbort: (c) => {
+      calls.push({ fn: 'ncclCommAbort', args: [c] });
+      return 0;
+    },
     ncclGetErrorString: (r) => `fake error ${r}`,
-    ncclCommGetAsyncError: (_c, out) => { out[0] = state.asyncError; return 0; },
-    ncclCommCount: (_c, out) => { out[0] = 1; return 0; },
-    ncclCommUserRank: (_c, out) => { out[0] = 0; return 0; },
+    ncclCommGetAsyncError: (_c, out) => {
+      out[0] = state.asyncError;
+      return 0;
+    },
+    ncclCommCount: (_c, out) => {
+      out[0] = 1;
+      return 0;
+    },
+    ncclCommUserRank: (_c, out) => {
+      out[0] = 0;
+      return 0;
+    },
     ncclAllReduce: (...a) => rec('ncclAllReduce', a),
     ncclAllGather: (...a) => rec('ncclAllGather', a),
     ncclReduceScatter: (...a) => rec('ncclReduceScatter', a),
@@ -58,13 +88,25 @@ export function fakeNccl(version = 22803, idByte = 7): FakeNccl {
     fn,
     version,
     check(result, call, args) {
-      if (result !== 0) throw new GpuError(`${call}(${args.length} args) failed: fake error ${result} (${result})`, result, call);
+      if (result !== 0)
+        throw new GpuError(`${call}(${args.length} args) failed: fake error ${result} (${result})`, result, call);
     },
   };
   return {
-    nccl, calls,
-    get asyncError() { return state.asyncError; }, set asyncError(v: number) { state.asyncError = v; },
-    get failNext() { return state.failNext; }, set failNext(v: number) { state.failNext = v; },
+    nccl,
+    calls,
+    get asyncError() {
+      return state.asyncError;
+    },
+    set asyncError(v: number) {
+      state.asyncError = v;
+    },
+    get failNext() {
+      return state.failNext;
+    },
+    set failNext(v: number) {
+      state.failNext = v;
+    },
     of: (name) => calls.filter((c) => c.fn === name),
   };
 }
@@ -87,23 +129,49 @@ export function fakeGpus(n: number): FakeGpus {
   const devices = Array.from({ length: n }, (_, i) => {
     const stream = { fake: `stream ${i}` } as unknown as GpuStream;
     const rt = {
-      vendor: 'cuda', index: i, defaultStream: stream,
-      malloc(bytes: number): DevicePtr { const p = next; next += BigInt(bytes + 256); return asDevicePtr(p); },
+      vendor: 'cuda',
+      index: i,
+      defaultStream: stream,
+      malloc(bytes: number): DevicePtr {
+        const p = next;
+        next += BigInt(bytes + 256);
+        return asDevicePtr(p);
+      },
       free(): void {},
       memGetInfo: () => ({ free: 1 << 30, total: 1 << 30 }),
       memsetAsync(): void {},
-      nativeStream: (s: GpuStream): bigint => { if (s !== stream) throw new Error('fake: foreign stream'); return fakeStreamPtr(i); },
-      callForeign<T>(fn: () => T): T { foreignCalls[i]!++; return fn(); },
+      nativeStream: (s: GpuStream): bigint => {
+        if (s !== stream) throw new Error('fake: foreign stream');
+        return fakeStreamPtr(i);
+      },
+      callForeign<T>(fn: () => T): T {
+        foreignCalls[i]!++;
+        return fn();
+      },
       eventCreate: (): GpuEvent => ({ fake: 'event' }) as unknown as GpuEvent,
       eventRecord(): void {},
       eventQuery: (): boolean => state.eventsDone,
       eventDestroy(): void {},
     } as unknown as GpuRuntime;
     const allocator = new CachingAllocator(rt, null);
-    return { kind: 'cuda', index: i, stream, runtime: rt, allocator, isCpu: false, toString: () => `cuda:${i}` } as unknown as Device;
+    return {
+      kind: 'cuda',
+      index: i,
+      stream,
+      runtime: rt,
+      allocator,
+      isCpu: false,
+      toString: () => `cuda:${i}`,
+    } as unknown as Device;
   });
   return {
-    devices, foreignCalls,
-    get eventsDone() { return state.eventsDone; }, set eventsDone(v: boolean) { state.eventsDone = v; },
+    devices,
+    foreignCalls,
+    get eventsDone() {
+      return state.eventsDone;
+    },
+    set eventsDone(v: boolean) {
+      state.eventsDone = v;
+    },
   };
 }

@@ -11,7 +11,8 @@ export function randT(shape: number[], dtype: DType = 'f32', lo = -2, hi = 2, de
   const u = Tensor.rand(shape, { seed: seed++, dtype: 'f64' });
   const v = u.affine(hi - lo, lo);
   const out = v.toDtype(dtype);
-  u.dispose(); v.dispose();
+  u.dispose();
+  v.dispose();
   return device ? moveTo(out, device) : out;
 }
 /** random integers in [0, n) */
@@ -23,10 +24,14 @@ export function randInts(shape: number[], n: number, dtype: DType = 'u32', devic
 /** fresh data of any dtype: floats in [-3, 3), integers over a wide range (adds wrap alike) */
 export function randData(shape: number[], dtype: DType): Tensor {
   switch (dtype) {
-    case 'u8': return randInts(shape, 256, 'u8');
-    case 'u32': return randInts(shape, 4e9, 'u32');
-    case 'i64': return randInts(shape, 2 ** 40, 'i64');
-    default: return randT(shape, dtype, -3, 3);
+    case 'u8':
+      return randInts(shape, 256, 'u8');
+    case 'u32':
+      return randInts(shape, 4e9, 'u32');
+    case 'i64':
+      return randInts(shape, 2 ** 40, 'i64');
+    default:
+      return randT(shape, dtype, -3, 3);
   }
 }
 
@@ -41,10 +46,15 @@ export function tiedValues(shape: number[], dtype: DType, spread: number): Tenso
   const h = randInts(shape, spread, 'f64');
   const shifted = dtype === 'i64' ? h.affine(1, -Math.floor(spread / 2)) : h.affine(4 / spread, -2);
   const out = shifted.toDtype(dtype);
-  h.dispose(); shifted.dispose();
+  h.dispose();
+  shifted.dispose();
   return out;
 }
-function moveTo(t: Tensor, d: Device): Tensor { const m = t.to(d); if (m !== t) t.dispose(); return m; }
+function moveTo(t: Tensor, d: Device): Tensor {
+  const m = t.to(d);
+  if (m !== t) t.dispose();
+  return m;
+}
 
 export type LayoutKind = 'contiguous' | 'transposed' | 'narrowed' | 'offset' | 'broadcast';
 export const LAYOUTS: readonly LayoutKind[] = ['contiguous', 'transposed', 'narrowed', 'offset', 'broadcast'];
@@ -58,7 +68,8 @@ export const LAYOUTS: readonly LayoutKind[] = ['contiguous', 'transposed', 'narr
 export function withLayout(t: Tensor, kind: LayoutKind): { x: Tensor; ref: Tensor } {
   const shape = t.shape;
   switch (kind) {
-    case 'contiguous': return { x: t, ref: t };
+    case 'contiguous':
+      return { x: t, ref: t };
     case 'transposed': {
       if (t.rank < 2) return { x: t, ref: t };
       const x = t.transpose(-2, -1).contiguous().transpose(-2, -1);
@@ -86,13 +97,19 @@ export function withLayout(t: Tensor, kind: LayoutKind): { x: Tensor; ref: Tenso
 
 /** relative error by norm, the GPU suite's measure: |a - b|_2 / max(|b|_2, tiny) */
 export function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let num = 0, den = 0;
+  let num = 0,
+    den = 0;
   for (let i = 0; i < b.length; i++) {
-    const x = Number(a[i]), y = Number(b[i]);
+    const x = Number(a[i]),
+      y = Number(b[i]);
     if (Number.isNaN(x) !== Number.isNaN(y)) return Infinity;
     if (Number.isNaN(x)) continue;
-    if (!Number.isFinite(x) || !Number.isFinite(y)) { if (x !== y) return Infinity; continue; }
-    num += (x - y) ** 2; den += y * y;
+    if (!Number.isFinite(x) || !Number.isFinite(y)) {
+      if (x !== y) return Infinity;
+      continue;
+    }
+    num += (x - y) ** 2;
+    den += y * y;
   }
   return Math.sqrt(num) / Math.max(Math.sqrt(den), 1e-30);
 }
@@ -100,27 +117,41 @@ export function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
 export const TOL: Record<DType, number> = { f64: 1e-12, f32: 1e-5, f16: 2e-3, bf16: 1.6e-2, u8: 0, u32: 0, i64: 0 };
 
 /** element-wise closeness: |a-b| <= atol + rtol*|b|; NaN fails unless `nanOk` and both NaN */
-export function assertClose(actual: ArrayLike<number>, expected: ArrayLike<number>, rtol = 1e-5, atol = 1e-6, what = '', nanOk = false): void {
+export function assertClose(
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  rtol = 1e-5,
+  atol = 1e-6,
+  what = '',
+  nanOk = false,
+): void {
   assert.is(actual.length, expected.length, `${what}: length`);
   for (let i = 0; i < expected.length; i++) {
-    const a = Number(actual[i]), e = Number(expected[i]);
+    const a = Number(actual[i]),
+      e = Number(expected[i]);
     if (Number.isNaN(a) || Number.isNaN(e)) {
       if (nanOk && Number.isNaN(a) && Number.isNaN(e)) continue;
       assert.unreachable(`${what}: element ${i}: got ${a}, expected ${e}`);
     }
     if (a === e) continue;
-    if (!(Math.abs(a - e) <= atol + rtol * Math.abs(e))) assert.unreachable(`${what}: element ${i}: got ${a}, expected ${e}`);
+    if (!(Math.abs(a - e) <= atol + rtol * Math.abs(e)))
+      assert.unreachable(`${what}: element ${i}: got ${a}, expected ${e}`);
   }
 }
 
-export function nums(t: Tensor): number[] { return Array.from(t.toArraySync(), Number); }
+export function nums(t: Tensor): number[] {
+  return Array.from(t.toArraySync(), Number);
+}
 
 /** fn throws an instance of cls whose message contains every part (string or pattern) */
 export function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error, ...parts: (string | RegExp)[]): void {
-  try { fn(); } catch (e) {
+  try {
+    fn();
+  } catch (e) {
     assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
     const m = (e as Error).message;
-    for (const p of parts) assert.ok(typeof p === 'string' ? m.includes(p) : p.test(m), `message '${m}' lacks ${String(p)}`);
+    for (const p of parts)
+      assert.ok(typeof p === 'string' ? m.includes(p) : p.test(m), `message '${m}' lacks ${String(p)}`);
     return;
   }
   assert.unreachable(`expected ${cls.name}`);

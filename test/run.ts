@@ -23,10 +23,14 @@ function parseArgs(argv: readonly string[]): { runtimes: RuntimeName[]; folders:
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const m = /^--runtimes?(?:=(.*))?$/.exec(a);
-    if (!m) { folders.push(a); continue; }
+    if (!m) {
+      folders.push(a);
+      continue;
+    }
     const list = (m[1] ?? argv[++i] ?? '').split(',').filter(Boolean);
     const bad = list.filter((r) => !isRuntimeName(r));
-    if (!list.length || bad.length) throw new Error(`test/run.ts: --runtime takes node, bun or node,bun (got '${list.join(',')}')`);
+    if (!list.length || bad.length)
+      throw new Error(`test/run.ts: --runtime takes node, bun or node,bun (got '${list.join(',')}')`);
     runtimes = [...new Set(list)] as RuntimeName[];
   }
   return { runtimes, folders: folders.length ? folders : ['cpu', 'abi', 'gpu'] };
@@ -42,8 +46,17 @@ function find(dir: string): string[] {
   return out.sort();
 }
 
-interface Job { file: string; rt: RuntimeName }
-interface Result extends Job { passed: number; failed: number; skipped: number; code: number | null; out: string }
+interface Job {
+  file: string;
+  rt: RuntimeName;
+}
+interface Result extends Job {
+  passed: number;
+  failed: number;
+  skipped: number;
+  code: number | null;
+  out: string;
+}
 
 function runFile({ file, rt }: Job): Promise<Result> {
   return new Promise((resolve) => {
@@ -57,8 +70,11 @@ function runFile({ file, rt }: Job): Promise<Result> {
       // uvu prints: Total: N / Passed: N / Skipped: N (ANSI colours stripped first)
       // eslint-disable-next-line no-control-regex
       const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
-      const num = (label: string) => [...plain.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((a, m) => a + Number(m[1]), 0);
-      const total = num('Total'), passed = num('Passed'), skipped = num('Skipped');
+      const num = (label: string) =>
+        [...plain.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((a, m) => a + Number(m[1]), 0);
+      const total = num('Total'),
+        passed = num('Passed'),
+        skipped = num('Skipped');
       let failed = Math.max(0, total - passed); // uvu counts skipped tests outside Total
       if (code !== 0 && failed === 0) failed = 1; // crashed before or after uvu's summary
       resolve({ file, rt, passed, failed, skipped, code, out });
@@ -68,15 +84,23 @@ function runFile({ file, rt }: Job): Promise<Result> {
 
 /** one line naming each runtime's executable and version, so a log says what ran */
 function describeRuntimes(list: readonly RuntimeName[]): string {
-  return list.map((rt) => {
-    const cmd = runtimePath(rt);
-    const v = spawnSync(cmd, ['--version'], { encoding: 'utf8' });
-    return `${rt} ${v.status === 0 ? v.stdout.trim() : `(not runnable: ${v.error?.message ?? v.stderr.trim()})`} (${cmd})`;
-  }).join('; ');
+  return list
+    .map((rt) => {
+      const cmd = runtimePath(rt);
+      const v = spawnSync(cmd, ['--version'], { encoding: 'utf8' });
+      return `${rt} ${v.status === 0 ? v.stdout.trim() : `(not runnable: ${v.error?.message ?? v.stderr.trim()})`} (${cmd})`;
+    })
+    .join('; ');
 }
 
 const { runtimes, folders } = parseArgs(process.argv.slice(2));
-const files = folders.flatMap((f) => { try { return find(join(root, f)); } catch { return []; } });
+const files = folders.flatMap((f) => {
+  try {
+    return find(join(root, f));
+  } catch {
+    return [];
+  }
+});
 // runtime by runtime, so that the same file under two runtimes is rarely due at once
 const queue: Job[] = runtimes.flatMap((rt) => files.map((file) => ({ file, rt })));
 const multi = runtimes.length > 1;
@@ -96,19 +120,27 @@ async function take(): Promise<Job | null> {
   }
 }
 
-await Promise.all(Array.from({ length: jobs }, async () => {
-  for (let job = await take(); job; job = await take()) {
-    running.add(job.file);
-    const r = await runFile(job);
-    running.delete(job.file);
-    for (const w of waiting.splice(0)) w();
-    results.push(r);
-    const tag = r.failed ? 'FAIL' : 'ok  ';
-    const name = (multi ? `${r.rt.padEnd(4)} ` : '') + relative(root, r.file);
-    process.stdout.write(`${tag} ${name.padEnd(40)} ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped\n`);
-    if (r.failed || process.env.TEST_VERBOSE) process.stdout.write(r.out.split('\n').map((l) => '     ' + l).join('\n') + '\n');
-  }
-}));
+await Promise.all(
+  Array.from({ length: jobs }, async () => {
+    for (let job = await take(); job; job = await take()) {
+      running.add(job.file);
+      const r = await runFile(job);
+      running.delete(job.file);
+      for (const w of waiting.splice(0)) w();
+      results.push(r);
+      const tag = r.failed ? 'FAIL' : 'ok  ';
+      const name = (multi ? `${r.rt.padEnd(4)} ` : '') + relative(root, r.file);
+      process.stdout.write(`${tag} ${name.padEnd(40)} ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped\n`);
+      if (r.failed || process.env.TEST_VERBOSE)
+        process.stdout.write(
+          r.out
+            .split('\n')
+            .map((l) => '     ' + l)
+            .join('\n') + '\n',
+        );
+    }
+  }),
+);
 
 const sum = (rs: readonly Result[], k: 'passed' | 'failed' | 'skipped') => rs.reduce((a, r) => a + r[k], 0);
 const line = (rs: readonly Result[]) => {

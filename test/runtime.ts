@@ -9,7 +9,9 @@ export type RuntimeName = 'node' | 'bun';
 export const RUNTIMES: readonly RuntimeName[] = ['node', 'bun'];
 
 /** the part of Bun's global these helpers use (the project does not depend on Bun's types) */
-interface BunGlobal { gc(force: boolean): void }
+interface BunGlobal {
+  gc(force: boolean): void;
+}
 const bunGlobal = (globalThis as { Bun?: BunGlobal }).Bun;
 
 /** the repository root: children that run TypeScript start there (tsx resolves from it) */
@@ -28,7 +30,10 @@ export function isRuntimeName(s: string): s is RuntimeName {
  * without collecting anything.
  */
 export function collectGarbage(): void {
-  if (bunGlobal) { bunGlobal.gc(true); return; }
+  if (bunGlobal) {
+    bunGlobal.gc(true);
+    return;
+  }
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('no gc(): start node with --expose-gc (test/run.ts does)');
   gc();
@@ -52,7 +57,11 @@ export function runtimePath(name: RuntimeName): string {
  * garbage through Bun.gc; Node needs tsx (resolved from the repository root, the children's
  * working directory) and --expose-gc.
  */
-export function tsCommand(name: RuntimeName, file: string, args: readonly string[] = []): { cmd: string; args: string[] } {
+export function tsCommand(
+  name: RuntimeName,
+  file: string,
+  args: readonly string[] = [],
+): { cmd: string; args: string[] } {
   const cmd = runtimePath(name);
   return name === 'bun'
     ? { cmd, args: [file, ...args] }

@@ -14,7 +14,11 @@ export const FIXTURES = join(process.env.ROCM_TENSOR_CACHE ?? join(homedir(), '.
 
 function globDirs(parent: string, prefix: string, sub: string): string[] {
   try {
-    return readdirSync(parent).filter((n) => n.startsWith(prefix)).sort().reverse().map((n) => join(parent, n, sub));
+    return readdirSync(parent)
+      .filter((n) => n.startsWith(prefix))
+      .sort()
+      .reverse()
+      .map((n) => join(parent, n, sub));
   } catch {
     return [];
   }
@@ -22,9 +26,17 @@ function globDirs(parent: string, prefix: string, sub: string): string[] {
 
 /** include folders that may hold CUDA, cuBLAS or cuDNN headers, most specific first */
 export function includeDirs(): string[] {
-  const env = [process.env.CUDA_HOME, process.env.CUDA_PATH].filter((x): x is string => !!x).map((p) => join(p, 'include'));
-  const dirs = [...env, '/usr/local/cuda/include', ...globDirs('/usr/local', 'cuda-', 'include'),
-    join(FIXTURES, 'include'), '/usr/include', '/usr/include/x86_64-linux-gnu'];
+  const env = [process.env.CUDA_HOME, process.env.CUDA_PATH]
+    .filter((x): x is string => !!x)
+    .map((p) => join(p, 'include'));
+  const dirs = [
+    ...env,
+    '/usr/local/cuda/include',
+    ...globDirs('/usr/local', 'cuda-', 'include'),
+    join(FIXTURES, 'include'),
+    '/usr/include',
+    '/usr/include/x86_64-linux-gnu',
+  ];
   return [...new Set(dirs)].filter((d) => existsSync(d));
 }
 
@@ -70,8 +82,14 @@ export function pointerType(proto: string, aliases: readonly NativeAlias[]): str
   return p.replace(new RegExp(`\\b${name}\\s*\\(`), '(*)(');
 }
 
-export interface CheckLine { readonly label: string }
-export interface CheckSource { readonly source: string; readonly lines: readonly (CheckLine | undefined)[]; readonly count: number }
+export interface CheckLine {
+  readonly label: string;
+}
+export interface CheckSource {
+  readonly source: string;
+  readonly lines: readonly (CheckLine | undefined)[];
+  readonly count: number;
+}
 
 export interface CheckSpec {
   readonly includes: readonly string[];
@@ -79,14 +97,19 @@ export interface CheckSpec {
   readonly functions: NativeTable;
   readonly constants: Readonly<Record<string, number>>;
   /** struct name -> { size, fields: { member: offset } } */
-  readonly structs?: Readonly<Record<string, { readonly size: number; readonly fields: Readonly<Record<string, number>> }>>;
+  readonly structs?: Readonly<
+    Record<string, { readonly size: number; readonly fields: Readonly<Record<string, number>> }>
+  >;
 }
 
 /** one _Static_assert per line, so a compiler error's line number names what failed */
 export function checkSource(spec: CheckSpec): CheckSource {
   const lines: (CheckLine | undefined)[] = [];
   const text: string[] = [];
-  const raw = (s: string): void => { text.push(s); lines.push(undefined); };
+  const raw = (s: string): void => {
+    text.push(s);
+    lines.push(undefined);
+  };
   const add = (label: string, expr: string): void => {
     text.push(`_Static_assert(${expr}, ${JSON.stringify(label)});`);
     lines.push({ label });
@@ -105,10 +128,12 @@ export function checkSource(spec: CheckSpec): CheckSource {
     const header = f.checkAs ?? protoName(f.proto);
     add(key, `__builtin_types_compatible_p(__typeof__(&${header}), ${pointerType(f.proto, spec.aliases)})`);
   }
-  for (const [name, value] of Object.entries(spec.constants)) add(`${name} == ${value}`, `(long long)(${name}) == ${value}LL`);
+  for (const [name, value] of Object.entries(spec.constants))
+    add(`${name} == ${value}`, `(long long)(${name}) == ${value}LL`);
   for (const [name, s] of Object.entries(spec.structs ?? {})) {
     add(`sizeof(${name}) == ${s.size}`, `sizeof(${name}) == ${s.size}`);
-    for (const [m, off] of Object.entries(s.fields)) add(`offsetof(${name}, ${m}) == ${off}`, `offsetof(${name}, ${m}) == ${off}`);
+    for (const [m, off] of Object.entries(s.fields))
+      add(`offsetof(${name}, ${m}) == ${off}`, `offsetof(${name}, ${m}) == ${off}`);
   }
   return { source: text.join('\n') + '\n', lines, count: lines.filter(Boolean).length };
 }
@@ -122,13 +147,23 @@ export interface CompileResult {
   readonly stderr: string;
 }
 
-export function compileChecks(src: CheckSource, includeDirs: readonly string[], defines: readonly string[] = []): CompileResult {
+export function compileChecks(
+  src: CheckSource,
+  includeDirs: readonly string[],
+  defines: readonly string[] = [],
+): CompileResult {
   const dir = mkdtempSync(join(tmpdir(), 'rocm-tensor-cuda-abi-'));
   try {
     const file = join(dir, 'check.c');
     writeFileSync(file, src.source);
-    const args = ['-std=gnu11', '-fsyntax-only', '-fmax-errors=0', ...defines.map((d) => `-D${d}`),
-      ...includeDirs.map((d) => `-I${d}`), file];
+    const args = [
+      '-std=gnu11',
+      '-fsyntax-only',
+      '-fmax-errors=0',
+      ...defines.map((d) => `-D${d}`),
+      ...includeDirs.map((d) => `-I${d}`),
+      file,
+    ];
     const r = spawnSync('gcc', args, { encoding: 'utf8', timeout: 120_000 });
     const failures = new Map<string, string[]>();
     const stray: string[] = [];
@@ -136,7 +171,10 @@ export function compileChecks(src: CheckSource, includeDirs: readonly string[], 
       const m = /check\.c:(\d+):\d+: error: (.*)$/.exec(line);
       if (m) {
         const l = src.lines[Number(m[1]) - 1];
-        if (!l) { stray.push(line); continue; }
+        if (!l) {
+          stray.push(line);
+          continue;
+        }
         failures.set(l.label, [...(failures.get(l.label) ?? []), m[2]!]);
       } else if (/\berror\b/.test(line)) {
         stray.push(line);
@@ -151,8 +189,11 @@ export function compileChecks(src: CheckSource, includeDirs: readonly string[], 
 /** object-like macros the headers define: name -> replacement (to spot symbols a header renames) */
 export function objectMacros(includes: readonly string[], includeDirs: readonly string[]): Map<string, string> {
   const src = includes.map((i) => `#include <${i}>`).join('\n') + '\n';
-  const r = spawnSync('gcc', ['-std=gnu11', '-E', '-dM', ...includeDirs.map((d) => `-I${d}`), '-x', 'c', '-'],
-    { input: src, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync('gcc', ['-std=gnu11', '-E', '-dM', ...includeDirs.map((d) => `-I${d}`), '-x', 'c', '-'], {
+    input: src,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   if (r.status !== 0) throw new Error(`gcc -E -dM failed: ${r.stderr}`);
   const out = new Map<string, string>();
   for (const line of r.stdout.split('\n')) {
@@ -163,6 +204,8 @@ export function objectMacros(includes: readonly string[], includeDirs: readonly 
 }
 
 export function formatFailures(r: CompileResult): string {
-  return [...r.failures].map(([k, v]) => `  ${k}: ${v.join(' | ')}`).join('\n') +
-    (r.stray.length ? `\n  other errors:\n    ${r.stray.slice(0, 20).join('\n    ')}` : '');
+  return (
+    [...r.failures].map(([k, v]) => `  ${k}: ${v.join(' | ')}`).join('\n') +
+    (r.stray.length ? `\n  other errors:\n    ${r.stray.slice(0, 20).join('\n    ')}` : '')
+  );
 }

@@ -19,12 +19,16 @@ export function parseProto(proto: string): ParsedProto {
   const ret = m[1]!.trim();
   const name = m[2]!;
   const list = m[3]!.trim();
-  const params = list === '' || list === 'void' ? [] : list.split(',').map((raw) => {
-    const p = raw.replace(/\b_(Out|In|Inout)_\b/g, '').trim();
-    const pm = /^(.*?)([A-Za-z_]\w*)\s*$/s.exec(p);
-    if (!pm || pm[1]!.trim() === '') throw new Error(`${name}: parameter "${raw.trim()}" needs a type and a name`);
-    return { type: pm[1]!.trim(), name: pm[2]! };
-  });
+  const params =
+    list === '' || list === 'void'
+      ? []
+      : list.split(',').map((raw) => {
+          const p = raw.replace(/\b_(Out|In|Inout)_\b/g, '').trim();
+          const pm = /^(.*?)([A-Za-z_]\w*)\s*$/s.exec(p);
+          if (!pm || pm[1]!.trim() === '')
+            throw new Error(`${name}: parameter "${raw.trim()}" needs a type and a name`);
+          return { type: pm[1]!.trim(), name: pm[2]! };
+        });
   return { name, ret, params };
 }
 
@@ -54,7 +58,10 @@ function typeOf(x: unknown): TypeObject {
   return o.type && typeof o.type === 'object' ? o.type : o;
 }
 
-export interface CheckLine { readonly label: string; readonly kind: 'function' | 'param' | 'alias' }
+export interface CheckLine {
+  readonly label: string;
+  readonly kind: 'function' | 'param' | 'alias';
+}
 
 export interface ProtoCheckSource {
   readonly source: string;
@@ -73,7 +80,10 @@ export function protoCheckSource(): ProtoCheckSource {
   const out: string[] = [];
   const lines: (CheckLine | null)[] = [];
   const emit = (text: string, label: CheckLine | null): void => {
-    for (const l of text.split('\n')) { out.push(l); lines.push(label); }
+    for (const l of text.split('\n')) {
+      out.push(l);
+      lines.push(label);
+    }
   };
   emit(C_PRELUDE.trimEnd(), null);
   const counts = { functions: 0, params: 0, aliases: 0 };
@@ -97,14 +107,28 @@ export function protoCheckSource(): ProtoCheckSource {
       // koffi's own parse of the same string: each parameter's size and class must match C's
       const t = koffi.proto(spec.proto.replace(/([A-Za-z_]\w*)\s*\(/, `rtabi_${++protoSerial}_$1(`));
       const info = t.proto!;
-      if (info.arguments.length !== p.params.length) throw new Error(`${p.name}: koffi sees ${info.arguments.length} parameters, we parsed ${p.params.length}`);
-      const slots = [{ c: toC(p.ret), ko: typeOf(info.result), what: 'return' },
-        ...p.params.map((q, i) => ({ c: cParams[i]!, ko: typeOf(info.arguments[i]), what: `parameter ${q.name}`, ours: q.type }))];
+      if (info.arguments.length !== p.params.length)
+        throw new Error(`${p.name}: koffi sees ${info.arguments.length} parameters, we parsed ${p.params.length}`);
+      const slots = [
+        { c: toC(p.ret), ko: typeOf(info.result), what: 'return' },
+        ...p.params.map((q, i) => ({
+          c: cParams[i]!,
+          ko: typeOf(info.arguments[i]),
+          what: `parameter ${q.name}`,
+          ours: q.type,
+        })),
+      ];
       for (const s of slots) {
         // a device-pointer alias is a 64-bit integer to koffi and a pointer to C, by design
         const alias = 'ours' in s ? aliasByName.get(s.ours) : undefined;
-        const cls = alias?.cls === 'pointer' && koffiClass(s.ko.primitive) === 'int' && s.ko.size === 8 ? 'pointer' : koffiClass(s.ko.primitive);
-        const pl: CheckLine = { label: `${p.name} ${s.what}: koffi ${s.ko.name} (${s.ko.primitive}, ${s.ko.size} bytes) vs C ${s.c}`, kind: 'param' };
+        const cls =
+          alias?.cls === 'pointer' && koffiClass(s.ko.primitive) === 'int' && s.ko.size === 8
+            ? 'pointer'
+            : koffiClass(s.ko.primitive);
+        const pl: CheckLine = {
+          label: `${p.name} ${s.what}: koffi ${s.ko.name} (${s.ko.primitive}, ${s.ko.size} bytes) vs C ${s.c}`,
+          kind: 'param',
+        };
         if (cls === 'void') {
           emit(`_Static_assert(__builtin_types_compatible_p(${s.c}, void), "${p.name} ${s.what} void");`, pl);
         } else if (cls === 'record') {
@@ -126,22 +150,30 @@ function aliasCheck(a: NativeAlias, emit: (t: string, l: CheckLine) => void, cou
   const l: CheckLine = { label: `alias ${a.name} = ${a.c} (${a.cls})`, kind: 'alias' };
   const size = a.handle || a.cls === 'pointer' ? 8 : a.cls === 'int64' || a.cls === 'uint64' ? 8 : 4;
   const ko = a.handle ? 8 : koffi.sizeof(a.koffi ?? 'int');
-  if (ko !== size) throw new Error(`alias ${a.name}: koffi type ${a.koffi} is ${ko} bytes, class ${a.cls} needs ${size}`);
+  if (ko !== size)
+    throw new Error(`alias ${a.name}: koffi type ${a.koffi} is ${ko} bytes, class ${a.cls} needs ${size}`);
   emit(`_Static_assert(sizeof(${a.c}) == ${size}, "alias ${a.name} size");`, l);
   const ks = a.cls === 'pointer' ? CLASS_OK.pointer : a.cls === 'enum' ? [1, 3] : [1];
   emit(`_Static_assert(${classIs(a.c, ks)}, "alias ${a.name} class");`, l);
-  if (a.cls === 'int32' || a.cls === 'int64') emit(`_Static_assert((${a.c})-1 < (${a.c})0, "alias ${a.name} signed");`, l);
-  if (a.cls === 'uint32' || a.cls === 'uint64') emit(`_Static_assert((${a.c})-1 > (${a.c})0, "alias ${a.name} unsigned");`, l);
+  if (a.cls === 'int32' || a.cls === 'int64')
+    emit(`_Static_assert((${a.c})-1 < (${a.c})0, "alias ${a.name} signed");`, l);
+  if (a.cls === 'uint32' || a.cls === 'uint64')
+    emit(`_Static_assert((${a.c})-1 > (${a.c})0, "alias ${a.name} unsigned");`, l);
   counts.aliases++;
 }
 
-export interface ValueItem { readonly key: string; readonly expected: number; readonly expr: string }
+export interface ValueItem {
+  readonly key: string;
+  readonly expected: number;
+  readonly expr: string;
+}
 
 /** every enum value, macro, struct offset and size the TypeScript uses */
 export function valueItems(): ValueItem[] {
   const items: ValueItem[] = [];
   for (const lib of ABI_LIBRARIES) {
-    for (const [name, v] of Object.entries(lib.consts)) items.push({ key: `const ${name}`, expected: v, expr: `(long long)(intptr_t)(${name})` });
+    for (const [name, v] of Object.entries(lib.consts))
+      items.push({ key: `const ${name}`, expected: v, expr: `(long long)(intptr_t)(${name})` });
     for (const [st, layout] of Object.entries(lib.structs)) {
       items.push({ key: `sizeof ${st}`, expected: layout.size, expr: `(long long)sizeof(${st})` });
       for (const [field, off] of Object.entries(layout.fields)) {

@@ -19,8 +19,14 @@ export function runNoDeviceProbe(root: string, timeoutMs = 60_000): RootRun {
     cpSync(join(repo, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true });
   }
   const bundle = buildSync({
-    entryPoints: [join(repo, 'scripts/abi/nodevice-probe.ts')], bundle: true, platform: 'node', format: 'esm',
-    target: 'node20', external: ['koffi'], write: false, logLevel: 'silent',
+    entryPoints: [join(repo, 'scripts/abi/nodevice-probe.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['koffi'],
+    write: false,
+    logLevel: 'silent',
   });
   writeInRoot(root, `${inner}/probe.mjs`, bundle.outputFiles[0]!.contents);
   return runInRoot(root, [`${inner}/${name}`, `${inner}/probe.mjs`], timeoutMs, { proc: name === 'bun' });

@@ -11,7 +11,11 @@ let cached: string | null = null;
 export function rocmRoot(): string {
   if (cached) return cached;
   const script = join(repo, 'scripts/rocm-root.sh');
-  const r = spawnSync('bash', [script], { env: { ...process.env, ROCM_ROOT_PARTS: 'all' }, encoding: 'utf8', timeout: 600_000 });
+  const r = spawnSync('bash', [script], {
+    env: { ...process.env, ROCM_ROOT_PARTS: 'all' },
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
   if (r.status !== 0) {
     throw new Error(`scripts/rocm-root.sh failed (status ${r.status ?? r.signal}):\n${(r.stderr ?? '').slice(-4000)}`);
   }
@@ -28,7 +32,12 @@ export function writeInRoot(root: string, inner: string, text: string | Uint8Arr
   writeFileSync(p, text);
 }
 
-export interface RootRun { readonly status: number | null; readonly stdout: string; readonly stderr: string; readonly timedOut: boolean }
+export interface RootRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+}
 
 export interface RootOptions {
   /** extra environment inside the root (it starts from an empty one) */
@@ -43,16 +52,36 @@ export interface RootOptions {
 
 /** runs argv inside the root (chroot, as root) with a hard time limit */
 export function runInRoot(root: string, argv: readonly string[], timeoutMs = 60_000, opts: RootOptions = {}): RootRun {
-  const envArgs = Object.entries({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', LANG: 'C', ...opts.env }).map(([k, v]) => `${k}=${v}`);
+  const envArgs = Object.entries({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', LANG: 'C', ...opts.env }).map(
+    ([k, v]) => `${k}=${v}`,
+  );
   const chroot = ['chroot', root, '/usr/bin/env', '-i', ...envArgs, ...argv];
   // sh execs chroot, so the time limit's SIGKILL reaches the command itself
   const [cmd, ...args] = opts.proc
-    ? ['unshare', '--mount', '--', 'sh', '-c', 'mount -t proc proc "$1/proc" && shift && exec "$@"', 'sh', root, ...chroot]
+    ? [
+        'unshare',
+        '--mount',
+        '--',
+        'sh',
+        '-c',
+        'mount -t proc proc "$1/proc" && shift && exec "$@"',
+        'sh',
+        root,
+        ...chroot,
+      ]
     : chroot;
   const r = spawnSync(cmd!, args, {
-    encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+    maxBuffer: 64 << 20,
   });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)) };
+  return {
+    status: r.status,
+    stdout: r.stdout ?? '',
+    stderr: r.stderr ?? '',
+    timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)),
+  };
 }
 
 /** the dynamic symbols a shared object defines (nm -D on the host; binutils reads any ELF) */

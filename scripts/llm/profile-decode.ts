@@ -13,17 +13,28 @@ import { PretrainedLlama } from '../../src/models/pretrained.ts';
 import { DecodeGraph } from '../../src/models/decode-graph.ts';
 import { Sampler } from '../../src/models/sampling.ts';
 
-const { values: opt } = parseArgs({ options: { model: { type: 'string' }, prompt: { type: 'string', default: '200' }, steps: { type: 'string', default: '64' } } });
+const { values: opt } = parseArgs({
+  options: {
+    model: { type: 'string' },
+    prompt: { type: 'string', default: '200' },
+    steps: { type: 'string', default: '64' },
+  },
+});
 if (!opt.model) throw new Error('usage: profile-decode.ts --model DIR [--prompt N] [--steps N]');
 const dev = Device.bestGpu();
 if (!dev || dev.kind !== 'cuda') throw new Error('profile-decode: needs a CUDA device (cuProfilerStart)');
 const cuda = koffi.load('libcuda.so.1');
-const profilerStart = cuda.func('int cuProfilerStart()'), profilerStop = cuda.func('int cuProfilerStop()');
+const profilerStart = cuda.func('int cuProfilerStart()'),
+  profilerStop = cuda.func('int cuProfilerStop()');
 
 const model = (await PretrainedLlama.load(opt.model, { device: dev, dtype: 'bf16' })).model;
-const nPrompt = Number(opt.prompt), steps = Number(opt.steps);
+const nPrompt = Number(opt.prompt),
+  steps = Number(opt.steps);
 let s = 12345;
-const prompt = Array.from({ length: nPrompt }, () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s % model.config.vocabSize; });
+const prompt = Array.from({ length: nPrompt }, () => {
+  s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+  return s % model.config.vocabSize;
+});
 const cache = model.newCache(1, nPrompt + steps + 8);
 const ids = Tensor.from(new Uint32Array(prompt), { shape: [1, nPrompt], device: dev });
 const logits = model.forward(ids, cache, { lastOnly: true });
@@ -36,7 +47,9 @@ const t0 = performance.now();
 for (let i = 0; i < steps; i++) dg.replay();
 dev.synchronize();
 const us = ((performance.now() - t0) * 1e3) / steps;
-console.log(`profile-decode: ${steps} replays after ${nPrompt} prompt tokens: ${us.toFixed(1)} us a step (${(1e6 / us).toFixed(1)} tok/s)`);
+console.log(
+  `profile-decode: ${steps} replays after ${nPrompt} prompt tokens: ${us.toFixed(1)} us a step (${(1e6 / us).toFixed(1)} tok/s)`,
+);
 profilerStart();
 dg.replay();
 dev.synchronize();

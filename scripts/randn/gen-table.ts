@@ -22,13 +22,16 @@ const zOf = (v: number): number => normalQuantileLow(v * 2 ** -33);
 
 /** segment i's range [lo, hi) of v and its middle a */
 export function segment(i: number): { lo: number; hi: number; a: number } {
-  const e = i >> 3, s = i & 7;
+  const e = i >> 3,
+    s = i & 7;
   return { lo: 2 ** e * (1 + s / 8), hi: 2 ** e * (1 + (s + 1) / 8), a: 2 ** e * (1 + (2 * s + 1) / 16) };
 }
 
 /** the values v of segment i that occur: odd integers below 2^24, f32 values above */
 function reachable(i: number, limit: number): number[] {
-  const { lo, hi } = segment(i), e = i >> 3, out: number[] = [];
+  const { lo, hi } = segment(i),
+    e = i >> 3,
+    out: number[] = [];
   if (e < 24) {
     for (let v = Math.ceil(lo) | 1; v < hi && out.length <= limit; v += 2) out.push(v);
   } else {
@@ -40,7 +43,8 @@ function reachable(i: number, limit: number): number[] {
 
 /** solves the small dense system m x = y (Gaussian elimination with partial pivoting) */
 function solve(m: number[][], y: number[]): number[] {
-  const n = y.length, a = m.map((r, i) => [...r, y[i]!]);
+  const n = y.length,
+    a = m.map((r, i) => [...r, y[i]!]);
   for (let c = 0; c < n; c++) {
     let p = c;
     for (let r = c + 1; r < n; r++) if (Math.abs(a[r]![c]!) > Math.abs(a[p]![c]!)) p = r;
@@ -66,33 +70,42 @@ export function horner(c: ArrayLike<number>, d: number): number {
 
 /** coefficients c0..c3 (f32 values) of segment i */
 function fit(i: number): number[] {
-  if (i === SEGMENTS - 1) return [0, 0, 0, 0];  // v = 2^32: z = 0
+  if (i === SEGMENTS - 1) return [0, 0, 0, 0]; // v = 2^32: z = 0
   const { lo, hi, a } = segment(i);
   const pts = reachable(i, 4);
-  if (pts.length === 0) return [0, 0, 0, 0];  // never reached
+  if (pts.length === 0) return [0, 0, 0, 0]; // never reached
   let nodes: number[];
   if (pts.length <= 4) nodes = pts;
   else {
-    const mid = (lo + hi) / 2, half = (hi - lo) / 2;
-    nodes = [0, 1, 2, 3].map((k) => mid + half * Math.cos((2 * k + 1) * Math.PI / 8));
+    const mid = (lo + hi) / 2,
+      half = (hi - lo) / 2;
+    nodes = [0, 1, 2, 3].map((k) => mid + half * Math.cos(((2 * k + 1) * Math.PI) / 8));
   }
   // in the scaled variable t = d / w, then back to powers of d
-  const w = (hi - lo) / 2, deg = nodes.length;
-  const t = solve(nodes.map((x) => Array.from({ length: deg }, (_, k) => ((x - a) / w) ** k)), nodes.map(zOf));
+  const w = (hi - lo) / 2,
+    deg = nodes.length;
+  const t = solve(
+    nodes.map((x) => Array.from({ length: deg }, (_, k) => ((x - a) / w) ** k)),
+    nodes.map(zOf),
+  );
   const c = [0, 1, 2, 3].map((k) => (k < deg ? fr(t[k]! / w ** k) : 0));
   // re-centre c0 on the error of the rounded higher coefficients over the segment
-  const sample = pts.length <= 4 ? pts : Array.from({ length: 65 }, (_, k) => lo + (hi - lo) * k / 64).filter((x) => x < hi);
-  let rmin = Infinity, rmax = -Infinity;
+  const sample =
+    pts.length <= 4 ? pts : Array.from({ length: 65 }, (_, k) => lo + ((hi - lo) * k) / 64).filter((x) => x < hi);
+  let rmin = Infinity,
+    rmax = -Infinity;
   for (const x of sample) {
-    const d = x - a, r = zOf(x) - (((c[3]! * d + c[2]!) * d + c[1]!) * d + c[0]!);
-    rmin = Math.min(rmin, r); rmax = Math.max(rmax, r);
+    const d = x - a,
+      r = zOf(x) - (((c[3]! * d + c[2]!) * d + c[1]!) * d + c[0]!);
+    rmin = Math.min(rmin, r);
+    rmax = Math.max(rmax, r);
   }
   c[0] = fr(c[0]! + (rmin + rmax) / 2);
   return c;
 }
 
 export function buildTable(): Float32Array {
-  const tab = new Float32Array(4 * SEGMENTS);  // coefficient-major: c_k of segment i at k * 257 + i
+  const tab = new Float32Array(4 * SEGMENTS); // coefficient-major: c_k of segment i at k * 257 + i
   for (let i = 0; i < SEGMENTS; i++) {
     const c = fit(i);
     for (let k = 0; k < 4; k++) tab[k * SEGMENTS + i] = c[k]!;
@@ -136,17 +149,28 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   writeFileSync(`${root}hip-src/randn-table.h`, h);
   writeFileSync(`${root}src/backends/cpu/randn-table.ts`, ts);
   // the worst error over every reachable v of each segment (sampled where there are many)
-  let worstUlp = 0, worstAbs = 0, at = '';
+  let worstUlp = 0,
+    worstAbs = 0,
+    at = '';
   for (let i = 0; i < SEGMENTS - 1; i++) {
-    const { a } = segment(i), c = [0, 1, 2, 3].map((k) => tab[k * SEGMENTS + i]!);
+    const { a } = segment(i),
+      c = [0, 1, 2, 3].map((k) => tab[k * SEGMENTS + i]!);
     const pts = reachable(i, 1 << 30);
     const step = Math.max(1, Math.floor(pts.length / 4000));
     for (let j = 0; j < pts.length; j += j < 50 || j > pts.length - 50 ? 1 : step) {
-      const v = pts[j]!, want = zOf(v), got = horner(c, fr(v - a));
-      const err = Math.abs(got - want), ulp = 2 ** (Math.floor(Math.log2(Math.abs(want))) - 23);
+      const v = pts[j]!,
+        want = zOf(v),
+        got = horner(c, fr(v - a));
+      const err = Math.abs(got - want),
+        ulp = 2 ** (Math.floor(Math.log2(Math.abs(want))) - 23);
       worstAbs = Math.max(worstAbs, err);
-      if (Math.abs(want) >= 0.01 && err / ulp > worstUlp) { worstUlp = err / ulp; at = `segment ${i}, v ${v}, z ${want}`; }
+      if (Math.abs(want) >= 0.01 && err / ulp > worstUlp) {
+        worstUlp = err / ulp;
+        at = `segment ${i}, v ${v}, z ${want}`;
+      }
     }
   }
-  console.log(`randn table: worst ${worstUlp.toFixed(2)} ulp for |z| >= 0.01 (${at}); worst absolute ${worstAbs.toExponential(2)}`);
+  console.log(
+    `randn table: worst ${worstUlp.toFixed(2)} ulp for |z| >= 0.01 (${at}); worst absolute ${worstAbs.toExponential(2)}`,
+  );
 }

@@ -3,13 +3,18 @@ import type { RawTensor } from '../device/raw-tensor.ts';
 import { DTYPES, FLOAT_DTYPES, INDEX_DTYPES as INDEX_IDS, type DType } from '../core/dtype.ts';
 import { DTypeError, NotOnDeviceError, TensorError, fmtShape } from '../core/errors.ts';
 
-export function sig(t: RawTensor): string { return `${fmtShape(t.layout.shape)} ${t.dtype}`; }
+export function sig(t: RawTensor): string {
+  return `${fmtShape(t.layout.shape)} ${t.dtype}`;
+}
 
 /** all tensors on one device */
 export function sameDevice(op: string, ...ts: RawTensor[]): void {
   const d = ts[0]!.device;
   for (const t of ts) {
-    if (t.device !== d) throw new TensorError(`${op}: tensors on different devices (${ts.map((x) => `${sig(x)} on ${x.device}`).join(', ')})`);
+    if (t.device !== d)
+      throw new TensorError(
+        `${op}: tensors on different devices (${ts.map((x) => `${sig(x)} on ${x.device}`).join(', ')})`,
+      );
   }
 }
 /** all tensors of one dtype */
@@ -19,7 +24,8 @@ export function sameDType(op: string, ...ts: RawTensor[]): void {
   }
 }
 export function dtypeIn(op: string, t: RawTensor, allowed: readonly DType[]): void {
-  if (!allowed.includes(t.dtype)) throw new DTypeError(`${op}: dtype ${t.dtype} not supported (tensor ${sig(t)}; supported: ${allowed.join(', ')})`);
+  if (!allowed.includes(t.dtype))
+    throw new DTypeError(`${op}: dtype ${t.dtype} not supported (tensor ${sig(t)}; supported: ${allowed.join(', ')})`);
 }
 export function notOnDevice(op: string, t: RawTensor): never {
   throw new NotOnDeviceError(`${op}: not on ${t.device.kind} devices yet (tensor ${sig(t)} on ${t.device})`);

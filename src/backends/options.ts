@@ -6,11 +6,16 @@ import type { CausalAlign } from '../core/op-types.ts';
 
 export type Pair = number | readonly [number, number];
 export interface ConvOptions<T extends RawTensor = RawTensor> {
-  padding?: Pair; stride?: Pair; dilation?: Pair; groups?: number;
+  padding?: Pair;
+  stride?: Pair;
+  dilation?: Pair;
+  groups?: number;
   /** [cOut], added per output channel */
   bias?: T | null;
 }
-export interface ConvTransposeOptions<T extends RawTensor = RawTensor> extends ConvOptions<T> { outputPadding?: Pair }
+export interface ConvTransposeOptions<T extends RawTensor = RawTensor> extends ConvOptions<T> {
+  outputPadding?: Pair;
+}
 export interface PoolOptions {
   kernel: Pair;
   /** defaults to the kernel size */
@@ -20,8 +25,10 @@ export interface PoolOptions {
   countIncludePad?: boolean;
 }
 export interface BatchNormOptions<T extends RawTensor = RawTensor> {
-  mean: T; variance: T;
-  weight?: T | null; bias?: T | null;
+  mean: T;
+  variance: T;
+  weight?: T | null;
+  bias?: T | null;
   eps?: number;
 }
 
@@ -36,7 +43,10 @@ export interface AttentionParams {
   readonly outShape: Shape;
 }
 
-export interface RmsNormSpec<T extends RawTensor = RawTensor> { readonly weight: T; readonly eps: number }
+export interface RmsNormSpec<T extends RawTensor = RawTensor> {
+  readonly weight: T;
+  readonly eps: number;
+}
 
 export interface LinearOptions<T extends RawTensor = RawTensor> {
   readonly bias?: T | null;
@@ -88,6 +98,7 @@ export interface AttentionOptions<T extends RawTensor = RawTensor> {
 
 export function pair(op: string, name: string, v: Pair | undefined, dflt: number, min = 0): [number, number] {
   const p: [number, number] = v === undefined ? [dflt, dflt] : typeof v === 'number' ? [v, v] : [v[0], v[1]];
-  if (!p.every((x) => Number.isInteger(x) && x >= min)) throw new RangeError(`${op}: ${name} must be integers >= ${min}, got ${JSON.stringify(v)}`);
+  if (!p.every((x) => Number.isInteger(x) && x >= min))
+    throw new RangeError(`${op}: ${name} must be integers >= ${min}, got ${JSON.stringify(v)}`);
   return p;
 }

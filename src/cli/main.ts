@@ -38,8 +38,12 @@ function printInfo(): void {
   console.log(`  ROCm devices: ${r.rocm.count}${r.rocm.error ? ` (${r.rocm.error})` : ''}`);
   console.log(`  CUDA devices: ${r.cuda.count}${r.cuda.error ? ` (${r.cuda.error})` : ''}`);
   if (r.devices.length) {
-    const t = new Table({ head: ['device', 'name', 'arch', 'memory GiB', 'CUs/SMs', 'wave', 'runtime', 'driver'], style: tableStyle() });
-    for (const d of r.devices) t.push([d.id, d.name, d.arch, d.memoryGiB, d.multiprocessors, d.warpSize, d.runtime, d.driver]);
+    const t = new Table({
+      head: ['device', 'name', 'arch', 'memory GiB', 'CUs/SMs', 'wave', 'runtime', 'driver'],
+      style: tableStyle(),
+    });
+    for (const d of r.devices)
+      t.push([d.id, d.name, d.arch, d.memoryGiB, d.multiprocessors, d.warpSize, d.runtime, d.driver]);
     console.log(t.toString());
   }
   for (const l of r.libraries) console.log(`  ${l.name}: ${l.status}`);
@@ -47,13 +51,27 @@ function printInfo(): void {
 }
 
 async function selftest(device: Device, filter?: string, all = false): Promise<Row[]> {
-  console.log(`\nself-test on ${device}${device.isCpu ? ' (reference: the same ops in f64)' : ' (reference: the CPU backend)'}`);
-  const bar = process.stdout.isTTY ? new cliProgress.SingleBar({ format: '  {bar} {value}/{total} {op}', hideCursor: true }, cliProgress.Presets.shades_classic) : null;
+  console.log(
+    `\nself-test on ${device}${device.isCpu ? ' (reference: the same ops in f64)' : ' (reference: the CPU backend)'}`,
+  );
+  const bar = process.stdout.isTTY
+    ? new cliProgress.SingleBar(
+        { format: '  {bar} {value}/{total} {op}', hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      )
+    : null;
   let started = false;
-  const rows = await runSelftest(device, (row, i, total) => {
-    if (bar && !started) { bar.start(total, 0, { op: '' }); started = true; }
-    bar?.update(i, { op: `${row.op} ${row.dtype}` });
-  }, filter ? new RegExp(filter) : undefined);
+  const rows = await runSelftest(
+    device,
+    (row, i, total) => {
+      if (bar && !started) {
+        bar.start(total, 0, { op: '' });
+        started = true;
+      }
+      bar?.update(i, { op: `${row.op} ${row.dtype}` });
+    },
+    filter ? new RegExp(filter) : undefined,
+  );
   bar?.stop();
   console.log(formatSelftest(rows, { all, colour: useColour() }));
   return rows;
@@ -61,16 +79,27 @@ async function selftest(device: Device, filter?: string, all = false): Promise<R
 
 async function model(device: Device): Promise<void> {
   const r = await runTinyCnn(device);
-  console.log(`\ntiny CNN forward (conv2d, relu, maxPool2d, matmul, softmax) on ${r.device}: ${r.ms.toFixed(2)} ms for 4 images`);
+  console.log(
+    `\ntiny CNN forward (conv2d, relu, maxPool2d, matmul, softmax) on ${r.device}: ${r.ms.toFixed(2)} ms for 4 images`,
+  );
   if (r.fellBackToCpu) console.log(`  ran on the CPU: ${device} cannot run it yet (${r.reason ?? 'unknown'})`);
   if (r.maxDiffVsCpu !== null) console.log(`  max |p - p_cpu| = ${r.maxDiffVsCpu.toExponential(2)}`);
-  r.probs.forEach((p, i) => console.log(`  image ${i}: class ${p.indexOf(Math.max(...p))} (p=${Math.max(...p).toFixed(3)})`));
+  r.probs.forEach((p, i) =>
+    console.log(`  image ${i}: class ${p.indexOf(Math.max(...p))} (p=${Math.max(...p).toFixed(3)})`),
+  );
 }
 
-const program = new Command().name('rocm-tensor').description('GPU tensors for Node.js and Bun on AMD ROCm')
+const program = new Command()
+  .name('rocm-tensor')
+  .description('GPU tensors for Node.js and Bun on AMD ROCm')
   .version(packageVersion(), '-V, --version', 'print the version');
-program.command('info').description('devices, architectures, memory and libraries found').action(() => printInfo());
-program.command('selftest').description('every op on a device against the CPU reference')
+program
+  .command('info')
+  .description('devices, architectures, memory and libraries found')
+  .action(() => printInfo());
+program
+  .command('selftest')
+  .description('every op on a device against the CPU reference')
   .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')
   .option('-f, --filter <regex>', 'only ops matching')
   .option('-a, --all', 'print every row, not only a summary and the failing ones')
@@ -78,8 +107,14 @@ program.command('selftest').description('every op on a device against the CPU re
     const rows = await selftest(pickDevice(o.device), o.filter, o.all ?? false);
     if (rows.some((r) => r.status === 'FAIL' || r.status === 'error')) process.exitCode = 1;
   });
-program.command('model').description('the tiny CNN forward pass').option('-d, --device <spec>').action(async (o: { device?: string }) => model(pickDevice(o.device)));
-program.command('all', { isDefault: true }).description('info, selftest and model on the best device (npm start)')
+program
+  .command('model')
+  .description('the tiny CNN forward pass')
+  .option('-d, --device <spec>')
+  .action(async (o: { device?: string }) => model(pickDevice(o.device)));
+program
+  .command('all', { isDefault: true })
+  .description('info, selftest and model on the best device (npm start)')
   .option('-d, --device <spec>')
   .option('-a, --all', 'print every self-test row, not only a summary and the failing ones')
   .action(async (o: { device?: string; all?: boolean }) => {
@@ -89,7 +124,9 @@ program.command('all', { isDefault: true }).description('info, selftest and mode
     await model(d);
     if (rows.some((r) => r.status === 'FAIL' || r.status === 'error')) process.exitCode = 1;
   });
-program.command('generate').description('text from a Hugging Face Llama-family model folder (llama, mistral, qwen2)')
+program
+  .command('generate')
+  .description('text from a Hugging Face Llama-family model folder (llama, mistral, qwen2)')
   .argument('<model-dir>', 'folder with config.json, *.safetensors and tokenizer.json')
   .option('--prompt <text>', 'the prompt (through the chat template when the model has one; see --no-chat)')
   .option('--ids <list>', 'the prompt as token ids: 1,2,3')
@@ -99,11 +136,13 @@ program.command('generate').description('text from a Hugging Face Llama-family m
   .option('--top-p <p>', 'sample from the smallest set of tokens with this probability mass')
   .option('--seed <s>', 'seed of the draws')
   .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')
-  .option('--dtype <dtype>', 'bf16, f16 or f32 (default: the checkpoint\'s on a GPU, f32 on the CPU)')
+  .option('--dtype <dtype>', "bf16, f16 or f32 (default: the checkpoint's on a GPU, f32 on the CPU)")
   .option('--json', 'print one JSON object at the end (ids, text, speeds) instead of streaming')
   .option('--no-chat', 'feed --prompt as raw text, without the chat template')
   .action(async (dir: string, o: GenerateCliOptions) => generateCommand(dir, o));
-program.command('launch').description('start N local processes of one job with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set')
+program
+  .command('launch')
+  .description('start N local processes of one job with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set')
   .requiredOption('--nproc <n>', 'processes (ranks) to start')
   .option('--port <p>', 'MASTER_PORT (default: a free port)', '0')
   .option('--addr <host>', 'MASTER_ADDR', '127.0.0.1')
@@ -112,12 +151,19 @@ program.command('launch').description('start N local processes of one job with R
     const { launch } = await import('../distributed/launch.ts');
     process.exitCode = await launch({ nproc: Number(o.nproc), port: Number(o.port), addr: o.addr, command });
   });
-program.command('bench').description('micro-benchmarks (from a source checkout: npm run bench)')
-  .allowUnknownOption(true).action(async () => {
+program
+  .command('bench')
+  .description('micro-benchmarks (from a source checkout: npm run bench)')
+  .allowUnknownOption(true)
+  .action(async () => {
     const { pathToFileURL } = await import('node:url');
     const { existsSync } = await import('node:fs');
     const path = new URL('../../bench/run.ts', import.meta.url);
-    if (!existsSync(path)) { console.error('bench: the benchmarks ship with the source checkout; run `npm run bench` there'); process.exitCode = 1; return; }
+    if (!existsSync(path)) {
+      console.error('bench: the benchmarks ship with the source checkout; run `npm run bench` there');
+      process.exitCode = 1;
+      return;
+    }
     await import(pathToFileURL(path.pathname).href);
   });
 try {

@@ -14,7 +14,13 @@ export function countLine(rows: readonly Row[]): string {
 
 function table(rows: readonly Row[], colour: boolean): string {
   const t = new Table({ head: ['op', 'dtype', 'max error', 'result'], style: tableStyle(colour) });
-  for (const r of rows) t.push([r.op, r.dtype, Number.isNaN(r.maxErr) ? '-' : r.maxErr.toExponential(2), r.status + (r.detail ? `: ${r.detail.slice(0, 60)}` : '')]);
+  for (const r of rows)
+    t.push([
+      r.op,
+      r.dtype,
+      Number.isNaN(r.maxErr) ? '-' : r.maxErr.toExponential(2),
+      r.status + (r.detail ? `: ${r.detail.slice(0, 60)}` : ''),
+    ]);
   return t.toString();
 }
 

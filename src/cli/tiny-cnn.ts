@@ -4,7 +4,11 @@ import { Tensor } from '../tensor/tensor.ts';
 import { Device } from '../device/device.ts';
 import { tidy } from '../core/scope.ts';
 
-export interface TinyCnn { conv1: Tensor; conv2: Tensor; fc: Tensor }
+export interface TinyCnn {
+  conv1: Tensor;
+  conv2: Tensor;
+  fc: Tensor;
+}
 
 export function tinyCnn(device: Device, seed = 7): TinyCnn {
   return {
@@ -19,12 +23,22 @@ export function forward(m: TinyCnn, images: Tensor): Tensor {
   return tidy(() => {
     const n = images.dim(0);
     let h = images.conv2d(m.conv1, { padding: 1 }).relu().maxPool2d({ kernel: 2 }); // [n, 8, 14, 14]
-    h = h.conv2d(m.conv2, { padding: 1 }).relu().maxPool2d({ kernel: 2 });          // [n, 16, 7, 7]
-    return h.reshape([n, 16 * 7 * 7]).matmul(m.fc).softmax(-1);
+    h = h.conv2d(m.conv2, { padding: 1 }).relu().maxPool2d({ kernel: 2 }); // [n, 16, 7, 7]
+    return h
+      .reshape([n, 16 * 7 * 7])
+      .matmul(m.fc)
+      .softmax(-1);
   });
 }
 
-export interface ModelRun { device: string; ms: number; probs: number[][]; maxDiffVsCpu: number | null; fellBackToCpu: boolean; reason?: string }
+export interface ModelRun {
+  device: string;
+  ms: number;
+  probs: number[][];
+  maxDiffVsCpu: number | null;
+  fellBackToCpu: boolean;
+  reason?: string;
+}
 
 export async function runTinyCnn(device: Device): Promise<ModelRun> {
   const images = Tensor.rand([4, 1, 28, 28], { seed: 99 });
@@ -43,7 +57,11 @@ export async function runTinyCnn(device: Device): Promise<ModelRun> {
       const probs = (await out.toNested()) as number[][];
       const ms = performance.now() - t0;
       let diff = 0;
-      probs.forEach((r, i) => r.forEach((p, j) => { diff = Math.max(diff, Math.abs(p - cpuProbs[i]![j]!)); }));
+      probs.forEach((r, i) =>
+        r.forEach((p, j) => {
+          diff = Math.max(diff, Math.abs(p - cpuProbs[i]![j]!));
+        }),
+      );
       run = { device: String(device), ms, probs, maxDiffVsCpu: diff, fellBackToCpu: false };
       for (const t of [m.conv1, m.conv2, m.fc, x, out]) t.dispose();
     } catch (e) {

@@ -9,8 +9,7 @@ export const FLOAT_DTYPES = ['f32', 'f64', 'f16', 'bf16'] as const satisfies rea
 /** the dtypes index ids may have */
 export const INDEX_DTYPES = ['u8', 'u32', 'i64'] as const satisfies readonly DType[];
 
-export type HostArray =
-  | Float32Array | Float64Array | Uint16Array | Uint8Array | Uint32Array | BigInt64Array;
+export type HostArray = Float32Array | Float64Array | Uint16Array | Uint8Array | Uint32Array | BigInt64Array;
 
 export interface DTypeInfo {
   readonly name: DType;
@@ -21,8 +20,13 @@ export interface DTypeInfo {
   readonly hostArray: { new (n: number): HostArray; new (b: ArrayBufferLike, off: number, n: number): HostArray };
 }
 
-const info = (name: DType, size: number, isFloat: boolean, hostArray: DTypeInfo['hostArray']): DTypeInfo =>
-  ({ name, size, isFloat, isInt: !isFloat, hostArray });
+const info = (name: DType, size: number, isFloat: boolean, hostArray: DTypeInfo['hostArray']): DTypeInfo => ({
+  name,
+  size,
+  isFloat,
+  isInt: !isFloat,
+  hostArray,
+});
 
 export const DTYPE_INFO: Record<DType, DTypeInfo> = {
   f32: info('f32', 4, true, Float32Array as DTypeInfo['hostArray']),
@@ -38,8 +42,12 @@ export function isDType(x: unknown): x is DType {
   return typeof x === 'string' && (DTYPES as readonly string[]).includes(x);
 }
 
-export function dtypeSize(d: DType): number { return DTYPE_INFO[d].size; }
-export function isFloatDType(d: DType): boolean { return DTYPE_INFO[d].isFloat; }
+export function dtypeSize(d: DType): number {
+  return DTYPE_INFO[d].size;
+}
+export function isFloatDType(d: DType): boolean {
+  return DTYPE_INFO[d].isFloat;
+}
 
 // ---- 16-bit floats -------------------------------------------------------------------------
 const f32buf = new Float32Array(1);
@@ -53,10 +61,17 @@ let f16Table: Float32Array | null = null;
 function buildF16Table(): Float32Array {
   const bits = new Uint32Array(65536);
   for (let h = 0; h < 65536; h++) {
-    const s = (h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 0x3ff;
-    if (e === 31) bits[h] = s | 0x7f800000 | (m << 13);           // infinity, NaN
-    else if (e > 0) bits[h] = s | ((e + 112) << 23) | (m << 13);  // normal: rebias 15 -> 127
-    else { f32buf[0] = m * 2 ** -24; bits[h] = s | u32buf[0]!; }   // zero, subnormal: m 2^-24
+    const s = (h & 0x8000) << 16,
+      e = (h >> 10) & 31,
+      m = h & 0x3ff;
+    if (e === 31)
+      bits[h] = s | 0x7f800000 | (m << 13); // infinity, NaN
+    else if (e > 0)
+      bits[h] = s | ((e + 112) << 23) | (m << 13); // normal: rebias 15 -> 127
+    else {
+      f32buf[0] = m * 2 ** -24;
+      bits[h] = s | u32buf[0]!;
+    } // zero, subnormal: m 2^-24
   }
   return new Float32Array(bits.buffer);
 }
@@ -91,24 +106,30 @@ export function numberToBf16Bits(x: number): number {
   const back = f32buf[0]!;
   if (back !== x && Number.isFinite(back) && (b & 1) === 0) {
     // round-to-odd: the f32 rounding was inexact, so the sticky bit must show in the last place
-    const towardX = (Math.abs(back) < Math.abs(x)) ? 1 : -1;
+    const towardX = Math.abs(back) < Math.abs(x) ? 1 : -1;
     b = (b + towardX) >>> 0;
   }
   if ((b & 0x7f800000) === 0x7f800000) return (b >>> 16) & 0xffff; // inf stays inf
   const rounded = b + 0x7fff + ((b >>> 16) & 1);
   return (rounded >>> 16) & 0xffff;
 }
-export function bf16round(x: number): number { return bf16BitsToNumber(numberToBf16Bits(x)); }
+export function bf16round(x: number): number {
+  return bf16BitsToNumber(numberToBf16Bits(x));
+}
 
 // ---- element access used by the CPU reference ---------------------------------------------
 
 /** reads element i of a host array of dtype d as a JS number (i64 above 2^53 loses bits) */
 export function getElem(d: DType, a: HostArray, i: number): number {
   switch (d) {
-    case 'f16': return f16BitsToNumber((a as Uint16Array)[i]!);
-    case 'bf16': return bf16BitsToNumber((a as Uint16Array)[i]!);
-    case 'i64': return Number((a as BigInt64Array)[i]!);
-    default: return (a as Float64Array)[i]!;
+    case 'f16':
+      return f16BitsToNumber((a as Uint16Array)[i]!);
+    case 'bf16':
+      return bf16BitsToNumber((a as Uint16Array)[i]!);
+    case 'i64':
+      return Number((a as BigInt64Array)[i]!);
+    default:
+      return (a as Float64Array)[i]!;
   }
 }
 
@@ -116,23 +137,40 @@ export function getElem(d: DType, a: HostArray, i: number): number {
  *  toward zero and wrap (NaN -> 0), the same rule the GPU cast kernels use. */
 export function roundTo(d: DType, x: number): number {
   switch (d) {
-    case 'f64': return x;
-    case 'f32': return Math.fround(x);
-    case 'f16': return f16round(x);
-    case 'bf16': return bf16round(x);
-    case 'u8': return Number.isFinite(x) ? (Math.trunc(x) & 0xff) : 0;
-    case 'u32': return Number.isFinite(x) ? (Math.trunc(x) >>> 0) : 0;
-    case 'i64': return Number.isFinite(x) ? Math.trunc(x) : 0;
+    case 'f64':
+      return x;
+    case 'f32':
+      return Math.fround(x);
+    case 'f16':
+      return f16round(x);
+    case 'bf16':
+      return bf16round(x);
+    case 'u8':
+      return Number.isFinite(x) ? Math.trunc(x) & 0xff : 0;
+    case 'u32':
+      return Number.isFinite(x) ? Math.trunc(x) >>> 0 : 0;
+    case 'i64':
+      return Number.isFinite(x) ? Math.trunc(x) : 0;
   }
 }
 
 export function setElem(d: DType, a: HostArray, i: number, x: number): void {
   switch (d) {
-    case 'f16': (a as Uint16Array)[i] = numberToF16Bits(x); break;
-    case 'bf16': (a as Uint16Array)[i] = numberToBf16Bits(x); break;
-    case 'i64': (a as BigInt64Array)[i] = BigInt(roundTo('i64', x)); break;
-    case 'u8': case 'u32': (a as Uint32Array)[i] = roundTo(d, x); break;
-    default: (a as Float64Array)[i] = x;
+    case 'f16':
+      (a as Uint16Array)[i] = numberToF16Bits(x);
+      break;
+    case 'bf16':
+      (a as Uint16Array)[i] = numberToBf16Bits(x);
+      break;
+    case 'i64':
+      (a as BigInt64Array)[i] = BigInt(roundTo('i64', x));
+      break;
+    case 'u8':
+    case 'u32':
+      (a as Uint32Array)[i] = roundTo(d, x);
+      break;
+    default:
+      (a as Float64Array)[i] = x;
   }
 }
 

@@ -5,12 +5,22 @@ import { ShapeError, fmtShape } from './errors.ts';
 export type Shape = readonly number[];
 
 export class Layout {
-  constructor(readonly shape: Shape, readonly strides: readonly number[], readonly offset = 0) {}
+  constructor(
+    readonly shape: Shape,
+    readonly strides: readonly number[],
+    readonly offset = 0,
+  ) {}
 
-  static contiguous(shape: Shape, offset = 0): Layout { return new Layout(shape, contiguousStrides(shape), offset); }
+  static contiguous(shape: Shape, offset = 0): Layout {
+    return new Layout(shape, contiguousStrides(shape), offset);
+  }
 
-  get rank(): number { return this.shape.length; }
-  get numel(): number { return numel(this.shape); }
+  get rank(): number {
+    return this.shape.length;
+  }
+  get numel(): number {
+    return numel(this.shape);
+  }
   isContiguous(): boolean {
     let expected = 1;
     for (let i = this.shape.length - 1; i >= 0; i--) {
@@ -20,16 +30,23 @@ export class Layout {
     return true;
   }
   /** true when the elements are contiguous but possibly at an offset */
-  get isDense(): boolean { return this.isContiguous(); }
+  get isDense(): boolean {
+    return this.isContiguous();
+  }
 
   transpose(a: number, b: number): Layout {
-    const s = [...this.shape], st = [...this.strides];
+    const s = [...this.shape],
+      st = [...this.strides];
     [s[a], s[b]] = [s[b]!, s[a]!];
     [st[a], st[b]] = [st[b]!, st[a]!];
     return new Layout(s, st, this.offset);
   }
   permute(dims: readonly number[]): Layout {
-    return new Layout(dims.map((d) => this.shape[d]!), dims.map((d) => this.strides[d]!), this.offset);
+    return new Layout(
+      dims.map((d) => this.shape[d]!),
+      dims.map((d) => this.strides[d]!),
+      this.offset,
+    );
   }
   narrow(dim: number, start: number, len: number): Layout {
     const s = [...this.shape];
@@ -52,12 +69,18 @@ export class Layout {
     return null;
   }
   squeeze(dim: number): Layout {
-    return new Layout(this.shape.filter((_, i) => i !== dim), this.strides.filter((_, i) => i !== dim), this.offset);
+    return new Layout(
+      this.shape.filter((_, i) => i !== dim),
+      this.strides.filter((_, i) => i !== dim),
+      this.offset,
+    );
   }
   unsqueeze(dim: number): Layout {
-    const s = [...this.shape], st = [...this.strides];
+    const s = [...this.shape],
+      st = [...this.strides];
     const stride = dim < this.shape.length ? this.strides[dim]! * this.shape[dim]! : 1;
-    s.splice(dim, 0, 1); st.splice(dim, 0, stride);
+    s.splice(dim, 0, 1);
+    st.splice(dim, 0, stride);
     return new Layout(s, st, this.offset);
   }
   /** storage index of every logical element, in row-major order */
@@ -65,7 +88,10 @@ export class Layout {
     const n = this.numel;
     const out = n < 2 ** 31 ? new Int32Array(n) : new Float64Array(n);
     const rank = this.shape.length;
-    if (rank === 0) { if (n) out[0] = this.offset; return out; }
+    if (rank === 0) {
+      if (n) out[0] = this.offset;
+      return out;
+    }
     const idx = new Array<number>(rank).fill(0);
     let pos = this.offset;
     for (let i = 0; i < n; i++) {
@@ -83,18 +109,28 @@ export class Layout {
   /** [min, max] storage element touched, for bounds checks; null for an empty view */
   span(): [number, number] | null {
     if (this.numel === 0) return null;
-    let lo = this.offset, hi = this.offset;
-    this.shape.forEach((n, i) => { const s = this.strides[i]! * (n - 1); if (s < 0) lo += s; else hi += s; });
+    let lo = this.offset,
+      hi = this.offset;
+    this.shape.forEach((n, i) => {
+      const s = this.strides[i]! * (n - 1);
+      if (s < 0) lo += s;
+      else hi += s;
+    });
     return [lo, hi];
   }
 }
 
-export function numel(shape: Shape): number { return shape.reduce((a, b) => a * b, 1); }
+export function numel(shape: Shape): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
 
 export function contiguousStrides(shape: Shape): number[] {
   const st = new Array<number>(shape.length);
   let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) { st[i] = acc; acc *= shape[i]!; }
+  for (let i = shape.length - 1; i >= 0; i--) {
+    st[i] = acc;
+    acc *= shape[i]!;
+  }
   return st;
 }
 
@@ -107,9 +143,12 @@ export function broadcastShapes(op: string, a: Shape, b: Shape): number[] {
   const r = Math.max(a.length, b.length);
   const out = new Array<number>(r);
   for (let i = 0; i < r; i++) {
-    const x = a[a.length - r + i] ?? 1, y = b[b.length - r + i] ?? 1;
+    const x = a[a.length - r + i] ?? 1,
+      y = b[b.length - r + i] ?? 1;
     if (x !== y && x !== 1 && y !== 1) {
-      throw new ShapeError(`${op}: shapes ${fmtShape(a)} and ${fmtShape(b)} cannot be broadcast together (dim ${i}: ${x} vs ${y})`);
+      throw new ShapeError(
+        `${op}: shapes ${fmtShape(a)} and ${fmtShape(b)} cannot be broadcast together (dim ${i}: ${x} vs ${y})`,
+      );
     }
     out[i] = x === 1 ? y : x;
   }

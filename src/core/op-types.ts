@@ -2,8 +2,26 @@
 // implementations (backends/cpu/*.ts, backends/gpu/*.ts), so each op is spelled out once.
 
 export const UNARY_OPS = [
-  'exp', 'log', 'sin', 'cos', 'tanh', 'neg', 'recip', 'sqr', 'sqrt', 'gelu', 'geluErf', 'erf',
-  'relu', 'silu', 'abs', 'ceil', 'floor', 'round', 'sign', 'sigmoid',
+  'exp',
+  'log',
+  'sin',
+  'cos',
+  'tanh',
+  'neg',
+  'recip',
+  'sqr',
+  'sqrt',
+  'gelu',
+  'geluErf',
+  'erf',
+  'relu',
+  'silu',
+  'abs',
+  'ceil',
+  'floor',
+  'round',
+  'sign',
+  'sigmoid',
 ] as const;
 export type UnaryOp = (typeof UNARY_OPS)[number];
 
@@ -11,7 +29,11 @@ export type UnaryOp = (typeof UNARY_OPS)[number];
 export const PARAM_UNARY_OPS = ['affine', 'powf', 'elu', 'clamp', 'leakyRelu'] as const;
 export type ParamUnaryOp = (typeof PARAM_UNARY_OPS)[number];
 /** affine: x*a + b; powf: x^a; elu: alpha a; clamp: [a, b]; leakyRelu: slope a */
-export interface ParamUnary { readonly op: ParamUnaryOp; readonly a: number; readonly b: number }
+export interface ParamUnary {
+  readonly op: ParamUnaryOp;
+  readonly a: number;
+  readonly b: number;
+}
 
 export const BINARY_OPS = ['add', 'sub', 'mul', 'div', 'maximum', 'minimum'] as const;
 export type BinaryOp = (typeof BINARY_OPS)[number];
@@ -42,4 +64,3 @@ export interface Pool2dParams {
 /** where the causal diagonal sits when tq != tk */
 export type CausalAlign = 'top-left' | 'bottom-right';
 export const CAUSAL_ALIGNS: readonly CausalAlign[] = ['top-left', 'bottom-right'];
-

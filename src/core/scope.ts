@@ -3,13 +3,20 @@
 // live tensors for leak hunting.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-export interface Disposable { dispose(): void; readonly isDisposed: boolean }
+export interface Disposable {
+  dispose(): void;
+  readonly isDisposed: boolean;
+}
 
-interface Scope { readonly tracked: Disposable[] }
+interface Scope {
+  readonly tracked: Disposable[];
+}
 const scopes = new AsyncLocalStorage<Scope>();
 
 /** called by every new tensor */
-export function track(t: Disposable): void { scopes.getStore()?.tracked.push(t); }
+export function track(t: Disposable): void {
+  scopes.getStore()?.tracked.push(t);
+}
 
 /**
  * Marks a class whose instances tidy() keeps whole without looking inside: tensors (a result
@@ -26,7 +33,7 @@ function collectKept(value: unknown, keep: Set<unknown>, depth = 0): void {
   keep.add(value);
   if ((value as Leaf)[SCOPE_LEAF] === true) return;
   if (Array.isArray(value)) for (const v of value) collectKept(v, keep, depth + 1);
-  else if (!(ArrayBuffer.isView(value))) for (const v of Object.values(value)) collectKept(v, keep, depth + 1);
+  else if (!ArrayBuffer.isView(value)) for (const v of Object.values(value)) collectKept(v, keep, depth + 1);
 }
 
 /**
@@ -45,7 +52,16 @@ export function tidy<T>(fn: () => T): T {
   };
   const out = scopes.run(scope, fn);
   if (out instanceof Promise) {
-    return out.then((v) => { finish(v); return v; }, (e) => { finish(undefined); throw e; }) as T;
+    return out.then(
+      (v) => {
+        finish(v);
+        return v;
+      },
+      (e) => {
+        finish(undefined);
+        throw e;
+      },
+    ) as T;
   }
   finish(out);
   return out;
@@ -54,7 +70,10 @@ export function tidy<T>(fn: () => T): T {
 /** keeps a tensor alive past the tidy() scope it was made in */
 export function keep<T extends Disposable>(t: T): T {
   const s = scopes.getStore();
-  if (s) { const i = s.tracked.indexOf(t); if (i >= 0) s.tracked.splice(i, 1); }
+  if (s) {
+    const i = s.tracked.indexOf(t);
+    if (i >= 0) s.tracked.splice(i, 1);
+  }
   return t;
 }
 
@@ -64,7 +83,12 @@ export function keep<T extends Disposable>(t: T): T {
 // and views (and the small tensors of a hot loop) stay cheap: no WeakRef, no registry cell.
 
 /** what the leak registry knows of a live allocation; never references the storage itself */
-export interface StorageRecord { readonly dtype: string; readonly length: number; readonly device: string; views: number }
+export interface StorageRecord {
+  readonly dtype: string;
+  readonly length: number;
+  readonly device: string;
+  views: number;
+}
 
 const live = new Map<number, StorageRecord>();
 let nextId = 1;
@@ -101,7 +125,10 @@ export function registerStorage(owner: NetOwner, rec: StorageRecord): number {
   const id = nextId++;
   live.set(id, rec);
   pending.set(owner, id);
-  if (!flushQueued) { flushQueued = true; setImmediate(flush); }
+  if (!flushQueued) {
+    flushQueued = true;
+    setImmediate(flush);
+  }
   return id;
 }
 export function unregisterStorage(owner: NetOwner, id: number): void {
@@ -111,5 +138,7 @@ export function unregisterStorage(owner: NetOwner, id: number): void {
 
 /** allocations still held by tensors that were neither disposed nor garbage-collected */
 export function liveTensors(): string[] {
-  return [...live.values()].map((r) => `${r.dtype}[${r.length}] on ${r.device} (${r.views} view${r.views === 1 ? '' : 's'})`);
+  return [...live.values()].map(
+    (r) => `${r.dtype}[${r.length}] on ${r.device} (${r.views} view${r.views === 1 ? '' : 's'})`,
+  );
 }

@@ -21,7 +21,11 @@ export type DeviceKind = 'cpu' | 'rocm' | 'cuda';
 
 /** a user stream: ops issued inside device.withStream(s, fn) run on it */
 export class Stream {
-  constructor(readonly device: Device, readonly handle: GpuStream, private readonly owned: boolean) {}
+  constructor(
+    readonly device: Device,
+    readonly handle: GpuStream,
+    private readonly owned: boolean,
+  ) {}
   synchronize(): void {
     this.device.forbidDuringCapture('stream synchronize');
     this.device.runtime.streamSynchronize(this.handle);
@@ -35,7 +39,9 @@ export class Stream {
     rt.streamWaitEvent(this.handle, e);
     rt.eventDestroy(e);
   }
-  destroy(): void { if (this.owned) this.device.runtime.streamDestroy(this.handle); }
+  destroy(): void {
+    if (this.owned) this.device.runtime.streamDestroy(this.handle);
+  }
 }
 
 export class Device {
@@ -48,19 +54,31 @@ export class Device {
   private streamStack: GpuStream[] = [];
 
   private readonly name: string;
-  private constructor(readonly kind: DeviceKind, readonly index: number) {
+  private constructor(
+    readonly kind: DeviceKind,
+    readonly index: number,
+  ) {
     this.name = kind === 'cpu' ? 'cpu' : `${kind}:${index}`;
   }
 
   private static get(kind: DeviceKind, index: number): Device {
     const key = kind === 'cpu' ? 'cpu' : `${kind}:${index}`;
     let d = Device.cache.get(key);
-    if (!d) { d = new Device(kind, index); Device.cache.set(key, d); }
+    if (!d) {
+      d = new Device(kind, index);
+      Device.cache.set(key, d);
+    }
     return d;
   }
-  static cpu(): Device { return Device.get('cpu', 0); }
-  static rocm(index = 0): Device { return Device.checked('rocm', index); }
-  static cuda(index = 0): Device { return Device.checked('cuda', index); }
+  static cpu(): Device {
+    return Device.get('cpu', 0);
+  }
+  static rocm(index = 0): Device {
+    return Device.checked('rocm', index);
+  }
+  static cuda(index = 0): Device {
+    return Device.checked('cuda', index);
+  }
 
   /** 'cpu', 'rocm', 'rocm:1', 'cuda:0', 'gpu' (best GPU) */
   static parse(spec: string): Device {
@@ -76,8 +94,12 @@ export class Device {
     return Device.checked(m[1] as 'rocm' | 'cuda', index);
   }
 
-  static rocmCount(): number { return rocmDeviceCount(); }
-  static cudaCount(): number { return cudaDeviceCount(); }
+  static rocmCount(): number {
+    return rocmDeviceCount();
+  }
+  static cudaCount(): number {
+    return cudaDeviceCount();
+  }
 
   static bestGpu(): Device | null {
     if (rocmDeviceCount() > 0) return Device.get('rocm', 0);
@@ -99,38 +121,64 @@ export class Device {
     return Device.get(kind, index);
   }
 
-  get isCpu(): boolean { return this.kind === 'cpu'; }
-  toString(): string { return this.name; }
+  get isCpu(): boolean {
+    return this.kind === 'cpu';
+  }
+  toString(): string {
+    return this.name;
+  }
 
   get runtime(): GpuRuntime {
     if (this.kind === 'cpu') throw new TensorError('the cpu device has no GPU runtime');
     this.rt ??= this.kind === 'rocm' ? openRocm(this.index) : openCuda(this.index);
     return this.rt;
   }
-  get kernels(): Kernels { this.kern ??= new Kernels(this.runtime); return this.kern; }
-  get allocator(): CachingAllocator { this.alloc_ ??= new CachingAllocator(this.runtime); return this.alloc_; }
+  get kernels(): Kernels {
+    this.kern ??= new Kernels(this.runtime);
+    return this.kern;
+  }
+  get allocator(): CachingAllocator {
+    this.alloc_ ??= new CachingAllocator(this.runtime);
+    return this.alloc_;
+  }
 
   /** the stream ops are queued on now */
-  get stream(): GpuStream { return this.streamStack.at(-1) ?? this.runtime.defaultStream; }
+  get stream(): GpuStream {
+    return this.streamStack.at(-1) ?? this.runtime.defaultStream;
+  }
   /** a new user stream */
-  createStream(): Stream { return new Stream(this, this.runtime.streamCreate(), true); }
-  get defaultStream(): Stream { return new Stream(this, this.runtime.defaultStream, false); }
+  createStream(): Stream {
+    return new Stream(this, this.runtime.streamCreate(), true);
+  }
+  get defaultStream(): Stream {
+    return new Stream(this, this.runtime.defaultStream, false);
+  }
   /** the stream ops are queued on now, as a Stream: async work that resumes after an await
    *  (outside any withStream scope) passes it to withStream to stay in order */
-  get currentStream(): Stream { return new Stream(this, this.stream, false); }
+  get currentStream(): Stream {
+    return new Stream(this, this.stream, false);
+  }
   /** runs fn with ops queued on `s` (synchronous fn: the stream is a dynamic scope) */
   withStream<T>(s: Stream, fn: () => T): T {
     this.streamStack.push(s.handle);
-    try { return fn(); } finally { this.streamStack.pop(); }
+    try {
+      return fn();
+    } finally {
+      this.streamStack.pop();
+    }
   }
 
   /** the stream a graph is being captured on, if any */
   private capturing: GpuStream | null = null;
   /** a kernel that records bad ids was captured: each replay arms the readback's check */
   private capturedIdChecks = false;
-  get isCapturing(): boolean { return this.capturing !== null; }
+  get isCapturing(): boolean {
+    return this.capturing !== null;
+  }
   /** internal (device-errors.ts) */
-  noteCapturedIdChecks(): void { this.capturedIdChecks = true; }
+  noteCapturedIdChecks(): void {
+    this.capturedIdChecks = true;
+  }
 
   /**
    * Throws when `what` cannot be recorded into the graph being captured on the current stream:
@@ -139,8 +187,10 @@ export class Device {
    */
   forbidDuringCapture(what: string): void {
     if (this.capturing !== null) {
-      throw new GraphCaptureError(`${what} cannot run during a graph capture on ${this.name}: ` +
-        'a replay would not repeat its host side (keep uploads, readbacks, synchronization and MIOpen/cuDNN calls outside captureGraph)');
+      throw new GraphCaptureError(
+        `${what} cannot run during a graph capture on ${this.name}: ` +
+          'a replay would not repeat its host side (keep uploads, readbacks, synchronization and MIOpen/cuDNN calls outside captureGraph)',
+      );
     }
   }
 
@@ -158,12 +208,21 @@ export class Device {
    * (change their contents between replays, never their storage).
    */
   captureGraph<T>(fn: () => T): Graph<T> {
-    if (this.kind === 'cpu') throw new GraphCaptureError('captureGraph: the cpu device has no graphs; capture on a GPU device');
-    if (this.capturing !== null) throw new GraphCaptureError(`captureGraph: a capture is already in progress on ${this.name}`);
+    if (this.kind === 'cpu')
+      throw new GraphCaptureError('captureGraph: the cpu device has no graphs; capture on a GPU device');
+    if (this.capturing !== null)
+      throw new GraphCaptureError(`captureGraph: a capture is already in progress on ${this.name}`);
     let checks = false;
     return captureGraph(this, fn, {
-      begin: (s) => { this.capturing = s; this.capturedIdChecks = false; },
-      end: () => { this.capturing = null; checks = this.capturedIdChecks; this.capturedIdChecks = false; },
+      begin: (s) => {
+        this.capturing = s;
+        this.capturedIdChecks = false;
+      },
+      end: () => {
+        this.capturing = null;
+        checks = this.capturedIdChecks;
+        this.capturedIdChecks = false;
+      },
       checksIds: () => checks,
     });
   }
@@ -176,10 +235,14 @@ export class Device {
     throwPendingDeviceError(this);
   }
 
-  memoryStats(): MemoryStats | null { return this.kind === 'cpu' ? null : this.allocator.stats(); }
+  memoryStats(): MemoryStats | null {
+    return this.kind === 'cpu' ? null : this.allocator.stats();
+  }
   /** sets memoryStats().peakInUse to what is in use now, so the next peak is that of the work
    *  after this call (as torch.cuda.reset_peak_memory_stats) */
-  resetPeakMemory(): void { if (this.kind !== 'cpu') this.allocator.resetPeak(); }
+  resetPeakMemory(): void {
+    if (this.kind !== 'cpu') this.allocator.resetPeak();
+  }
   /** returns cached device blocks to the device, and the streamed-upload pinned buffer to the host */
   emptyCache(): void {
     if (this.kind === 'cpu') return;
@@ -191,7 +254,8 @@ export class Device {
   /** host array -> device memory, queued on the current stream (staged through pinned memory,
    *  so the caller may reuse `data` at once and the host does not wait for the device) */
   upload(dst: DevicePtr, data: HostArray): void {
-    const rt = this.runtime, n = data.byteLength;
+    const rt = this.runtime,
+      n = data.byteLength;
     if (n === 0) return;
     this.forbidDuringCapture('a host-to-device upload');
     const buf = this.staging.acquire(n);
@@ -225,7 +289,8 @@ export class Device {
     this.forbidDuringCapture('a readback');
     const out = new Uint8Array(bytes);
     if (bytes === 0) return out;
-    const rt = this.runtime, buf = this.staging.acquire(bytes);
+    const rt = this.runtime,
+      buf = this.staging.acquire(bytes);
     try {
       rt.copyDtoHAsync(buf, 0, src, bytes, this.stream);
       rt.streamSynchronize(this.stream);
@@ -250,8 +315,12 @@ export class Device {
   }
   /** bytes per half of the streamed-upload buffer (default 32 MiB, or ROCM_TENSOR_UPLOAD_CHUNK);
    *  rounded down to a multiple of 8; a new size takes effect at the next streamed upload */
-  get uploadChunkBytes(): number { return this.uploader.chunkBytes; }
-  set uploadChunkBytes(n: number) { this.uploader.chunkBytes = n; }
+  get uploadChunkBytes(): number {
+    return this.uploader.chunkBytes;
+  }
+  set uploadChunkBytes(n: number) {
+    this.uploader.chunkBytes = n;
+  }
 
   private get uploader(): StagedUploader {
     if (this.kind === 'cpu') throw new TensorError('streamed uploads need a GPU device, not the cpu');
@@ -259,7 +328,10 @@ export class Device {
     return this.uploader_;
   }
 
-  private get staging(): StagingPool { this.staging_ ??= new StagingPool(this.runtime); return this.staging_; }
+  private get staging(): StagingPool {
+    this.staging_ ??= new StagingPool(this.runtime);
+    return this.staging_;
+  }
 }
 
 // a device inside a tidy() result (a plain object naming its device) is kept without a walk

@@ -23,7 +23,10 @@ function ensureBlasWorkspace(dev: Device): void {
 }
 
 function tensorsIn(value: unknown, out: RawTensor[], depth = 0): void {
-  if (value instanceof RawTensor) { out.push(value); return; }
+  if (value instanceof RawTensor) {
+    out.push(value);
+    return;
+  }
   if (value === null || typeof value !== 'object' || depth > 4 || ArrayBuffer.isView(value)) return;
   for (const v of Array.isArray(value) ? value : Object.values(value)) tensorsIn(v, out, depth + 1);
 }
@@ -33,16 +36,26 @@ export class Graph<T> {
   private readonly held: RawTensor[];
 
   /** internal: made by device.captureGraph */
-  constructor(readonly device: Device, exec: GpuGraphExec, readonly outputs: T, private readonly pool: GpuStream,
-    private readonly stream: GpuStream, private readonly checksIds: boolean) {
+  constructor(
+    readonly device: Device,
+    exec: GpuGraphExec,
+    readonly outputs: T,
+    private readonly pool: GpuStream,
+    private readonly stream: GpuStream,
+    private readonly checksIds: boolean,
+  ) {
     this.exec = exec;
     this.held = [];
     tensorsIn(outputs, this.held);
   }
 
   /** device memory private to this graph (outputs and the captured work's temporaries) */
-  get poolBytes(): number { return this.device.allocator.poolBytes(this.pool); }
-  get isDisposed(): boolean { return this.exec === null; }
+  get poolBytes(): number {
+    return this.device.allocator.poolBytes(this.pool);
+  }
+  get isDisposed(): boolean {
+    return this.exec === null;
+  }
 
   /** queues the recorded work again on the device's current stream */
   replay(): void {
@@ -62,12 +75,19 @@ export class Graph<T> {
     this.exec = null;
     this.device.allocator.releasePool(this.pool, this.stream);
   }
-  [Symbol.dispose](): void { this.dispose(); }
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
 }
 
 /** the capture itself; device.captureGraph checks the device and keeps its capture state */
-export function captureGraph<T>(dev: Device, fn: () => T, state: { begin(s: GpuStream): void; end(): void; checksIds(): boolean }): Graph<T> {
-  const rt = dev.runtime, stream = dev.stream;
+export function captureGraph<T>(
+  dev: Device,
+  fn: () => T,
+  state: { begin(s: GpuStream): void; end(): void; checksIds(): boolean },
+): Graph<T> {
+  const rt = dev.runtime,
+    stream = dev.stream;
   ensureBlasWorkspace(dev);
   const pool = dev.allocator.beginCapture(stream);
   state.begin(stream);
@@ -75,10 +95,17 @@ export function captureGraph<T>(dev: Device, fn: () => T, state: { begin(s: GpuS
   let out: T;
   try {
     out = tidy(fn);
-    if (out instanceof Promise) throw new GraphCaptureError('captureGraph: fn must be synchronous (work queued after an await would escape the capture)');
+    if (out instanceof Promise)
+      throw new GraphCaptureError(
+        'captureGraph: fn must be synchronous (work queued after an await would escape the capture)',
+      );
   } catch (e) {
     // leave the capture cleanly: end it, drop what was recorded, give the memory back
-    try { rt.graphExecDestroy(rt.captureEnd(stream)); } catch { /* the capture was already invalid */ }
+    try {
+      rt.graphExecDestroy(rt.captureEnd(stream));
+    } catch {
+      /* the capture was already invalid */
+    }
     state.end();
     dev.allocator.endCapture();
     rt.synchronize();

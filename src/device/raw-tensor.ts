@@ -14,8 +14,13 @@ type ViewOf<T> = new (storage: Storage, layout: Layout, dtype: DType) => T;
 export class RawTensor {
   private disposed = false;
 
-  constructor(readonly storage: Storage, readonly layout: Layout, readonly dtype: DType) {
-    if (storage.dtype !== dtype) throw new TensorError(`internal: storage dtype ${storage.dtype} != tensor dtype ${dtype}`);
+  constructor(
+    readonly storage: Storage,
+    readonly layout: Layout,
+    readonly dtype: DType,
+  ) {
+    if (storage.dtype !== dtype)
+      throw new TensorError(`internal: storage dtype ${storage.dtype} != tensor dtype ${dtype}`);
     storage.retain();
   }
 
@@ -25,20 +30,41 @@ export class RawTensor {
     return new RawTensor(Storage.alloc(device, dtype, numel(shape)), Layout.contiguous(shape), dtype);
   }
 
-  get device(): Device { return this.storage.device; }
-  get shape(): number[] { return [...this.layout.shape]; }
-  get strides(): number[] { return [...this.layout.strides]; }
-  get rank(): number { return this.layout.rank; }
-  get numel(): number { return this.layout.numel; }
-  get isDisposed(): boolean { return this.disposed; }
-  dim(d: number): number { return this.layout.shape[normDim('dim', d, this.rank)]!; }
-  isContiguous(): boolean { return this.layout.isContiguous(); }
-  describe(): string { return `Tensor(${fmtShape(this.layout.shape)}, ${this.dtype}, ${this.device})`; }
-  toString(): string { return this.describe(); }
+  get device(): Device {
+    return this.storage.device;
+  }
+  get shape(): number[] {
+    return [...this.layout.shape];
+  }
+  get strides(): number[] {
+    return [...this.layout.strides];
+  }
+  get rank(): number {
+    return this.layout.rank;
+  }
+  get numel(): number {
+    return this.layout.numel;
+  }
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+  dim(d: number): number {
+    return this.layout.shape[normDim('dim', d, this.rank)]!;
+  }
+  isContiguous(): boolean {
+    return this.layout.isContiguous();
+  }
+  describe(): string {
+    return `Tensor(${fmtShape(this.layout.shape)}, ${this.dtype}, ${this.device})`;
+  }
+  toString(): string {
+    return this.describe();
+  }
 
   /** throws DisposedError when this tensor (or its storage) is gone; ops call it first */
   check(op: string): this {
-    if (this.disposed || this.storage.isReleased) throw new DisposedError(`${op}: ${this.describe()} was used after dispose()`);
+    if (this.disposed || this.storage.isReleased)
+      throw new DisposedError(`${op}: ${this.describe()} was used after dispose()`);
     return this;
   }
 
@@ -60,12 +86,16 @@ export class RawTensor {
     return this.view(this.layout.transpose(normDim('transpose', a, this.rank), normDim('transpose', b, this.rank)));
   }
   /** transpose of the last two dims */
-  get T(): this { return this.transpose(-2, -1); }
+  get T(): this {
+    return this.transpose(-2, -1);
+  }
   permute(dims: readonly number[]): this {
     this.check('permute');
     const d = dims.map((x) => normDim('permute', x, this.rank));
     if (d.length !== this.rank || new Set(d).size !== d.length) {
-      throw new ShapeError(`permute: dims [${dims.join(', ')}] are not a permutation of ${this.rank} dims (tensor ${fmtShape(this.layout.shape)})`);
+      throw new ShapeError(
+        `permute: dims [${dims.join(', ')}] are not a permutation of ${this.rank} dims (tensor ${fmtShape(this.layout.shape)})`,
+      );
     }
     return this.view(this.layout.permute(d));
   }
@@ -74,7 +104,9 @@ export class RawTensor {
     const d = normDim('narrow', dim, this.rank);
     const n = this.layout.shape[d]!;
     if (!Number.isInteger(start) || !Number.isInteger(len) || start < 0 || len < 0 || start + len > n) {
-      throw new ShapeError(`narrow: start ${start} + len ${len} out of range for dim ${d} of size ${n} (tensor ${fmtShape(this.layout.shape)})`);
+      throw new ShapeError(
+        `narrow: start ${start} + len ${len} out of range for dim ${d} of size ${n} (tensor ${fmtShape(this.layout.shape)})`,
+      );
     }
     return this.view(this.layout.narrow(d, start, len));
   }
@@ -83,9 +115,11 @@ export class RawTensor {
     this.check('slice');
     const d = normDim('slice', dim, this.rank);
     const n = this.layout.shape[d]!;
-    if (!Number.isInteger(step) || step < 1) throw new ShapeError(`slice: step must be a positive integer, got ${step}`);
+    if (!Number.isInteger(step) || step < 1)
+      throw new ShapeError(`slice: step must be a positive integer, got ${step}`);
     const clamp = (x: number) => Math.min(Math.max(x < 0 ? x + n : x, 0), n);
-    const s = clamp(start), e = Math.max(clamp(end ?? n), s);
+    const s = clamp(start),
+      e = Math.max(clamp(end ?? n), s);
     const len = Math.ceil((e - s) / step);
     const narrowed = this.layout.narrow(d, s, len);
     const strides = [...narrowed.strides];
@@ -124,7 +158,8 @@ export class RawTensor {
   chunk(n: number, dim = 0): this[] {
     const d = normDim('chunk', dim, this.rank);
     if (!Number.isInteger(n) || n < 1) throw new ShapeError(`chunk: chunks must be a positive integer, got ${n}`);
-    const size = this.layout.shape[d]!, step = Math.ceil(size / n);
+    const size = this.layout.shape[d]!,
+      step = Math.ceil(size / n);
     const out: this[] = [];
     for (let s = 0; s < size; s += step) out.push(this.narrow(d, s, Math.min(step, size - s)));
     return out;
@@ -135,5 +170,7 @@ export class RawTensor {
     this.disposed = true;
     this.storage.release();
   }
-  [Symbol.dispose](): void { this.dispose(); }
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
 }

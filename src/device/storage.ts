@@ -45,9 +45,15 @@ export class Storage implements NetOwner {
     return s;
   }
 
-  get isReleased(): boolean { return this.released; }
-  freeFn(): (() => void) | null { return this.block ? freeLater(this.device, this.block) : null; }
-  get byteLength(): number { return this.length * DTYPE_INFO[this.dtype].size; }
+  get isReleased(): boolean {
+    return this.released;
+  }
+  freeFn(): (() => void) | null {
+    return this.block ? freeLater(this.device, this.block) : null;
+  }
+  get byteLength(): number {
+    return this.length * DTYPE_INFO[this.dtype].size;
+  }
 
   /** the host array (CPU storages only) */
   get host(): HostArray {
@@ -63,7 +69,11 @@ export class Storage implements NetOwner {
     return (this.block.ptr + BigInt(elem * DTYPE_INFO[this.dtype].size)) as DevicePtr;
   }
 
-  retain(): void { this.check(); this.refs++; this.rec.views++; }
+  retain(): void {
+    this.check();
+    this.refs++;
+    this.rec.views++;
+  }
   release(): void {
     if (this.released) return;
     this.rec.views--;
@@ -73,7 +83,8 @@ export class Storage implements NetOwner {
     if (this.block) this.device.allocator.free(this.block, this.device.stream);
   }
   private check(): void {
-    if (this.released) throw new DisposedError(`storage on ${this.device} (${this.dtype}, ${this.length} elements) was already freed`);
+    if (this.released)
+      throw new DisposedError(`storage on ${this.device} (${this.dtype}, ${this.length} elements) was already freed`);
   }
 }
 
@@ -84,12 +95,18 @@ export class Storage implements NetOwner {
 // evaluated: the harness used to set the variable from a `data:` import placed first, which Bun
 // never evaluates, and import order is no contract across runtimes.
 let poison: boolean | null = null;
-function poisonFromEnv(): boolean { return (poison = readEnv('ROCM_TENSOR_POISON') === true); }
+function poisonFromEnv(): boolean {
+  return (poison = readEnv('ROCM_TENSOR_POISON') === true);
+}
 
 /** turns poison on or off for every later device allocation, whatever the environment says */
-export function setPoison(on: boolean): void { poison = on; }
+export function setPoison(on: boolean): void {
+  poison = on;
+}
 /** whether new device memory is poisoned */
-export function poisonEnabled(): boolean { return poison ?? poisonFromEnv(); }
+export function poisonEnabled(): boolean {
+  return poison ?? poisonFromEnv();
+}
 
 /** the safety net's free: a closure over the device and block only, never the storage */
 function freeLater(device: Device, block: Block): () => void {

@@ -26,7 +26,9 @@ export function encodePlan(plan: Plan): Uint32Array {
   w[4] = plan.count % 2 ** 32;
   w[5] = Math.floor(plan.count / 2 ** 32);
   w[6] = plan.shape.length;
-  plan.shape.slice(0, MAX_DIMS).forEach((n, i) => { w[7 + i] = n; });
+  plan.shape.slice(0, MAX_DIMS).forEach((n, i) => {
+    w[7 + i] = n;
+  });
   return w;
 }
 
@@ -35,21 +37,29 @@ export function describeWords(w: Uint32Array): string {
   const ndim = w[6]!;
   const dims = Array.from(w.subarray(7, 7 + Math.min(ndim, MAX_DIMS)));
   const shape = ndim > MAX_DIMS ? `${fmtShape(dims).slice(0, -1)}, ...]` : fmtShape(dims);
-  const parts = [w[2]! > 0 ? opOfCode(w[2]! - 1) : '', w[3]! > 0 ? `${kind === 'send' || kind === 'recv' ? 'peer' : 'root'} ${w[3]! - 1}` : '']
-    .filter(Boolean).join(', ');
+  const parts = [
+    w[2]! > 0 ? opOfCode(w[2]! - 1) : '',
+    w[3]! > 0 ? `${kind === 'send' || kind === 'recv' ? 'peer' : 'root'} ${w[3]! - 1}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `${kind}${parts ? `(${parts})` : ''} ${dtypeOfCode(w[1]!)} ${shape}`;
 }
 
 /** the ranks' words side by side: null when they agree, else the message every rank throws */
 export function disagreement(all: Uint32Array, size: number): string | null {
   const row = (r: number) => all.subarray(r * WORDS, (r + 1) * WORDS);
-  const same = (r: number) => row(r).subarray(0, COMPARED).every((x, i) => x === all[i]);
+  const same = (r: number) =>
+    row(r)
+      .subarray(0, COMPARED)
+      .every((x, i) => x === all[i]);
   if (Array.from({ length: size }, (_, r) => r).every(same)) return null;
   return Array.from({ length: size }, (_, r) => `rank ${r}: ${describeWords(row(r))}`).join('; ');
 }
 
 export function agreeOnPlan(comm: RankQueue, plan: Plan): void {
-  const dev = comm.device, rt = dev.runtime;
+  const dev = comm.device,
+    rt = dev.runtime;
   const own = Tensor.from(encodePlan(plan), { device: dev });
   const ctx = comm.ctx('checkShapes');
   const gather = planAllGather(ctx, { vendor: comm.lib.vendor, version: comm.lib.version }, own);
@@ -61,12 +71,19 @@ export function agreeOnPlan(comm: RankQueue, plan: Plan): void {
     rt.copyDtoHAsync(host, 0, gather.result.storage.ptrAt(gather.result.layout.offset), bytes, dev.stream);
     const w = comm.beginWait();
     let r: PollResult;
-    try { r = pollUntilSync(() => w.poll(), Date.now() + comm.timeoutMs); } finally { w.dispose(); }
+    try {
+      r = pollUntilSync(() => w.poll(), Date.now() + comm.timeoutMs);
+    } finally {
+      w.dispose();
+    }
     comm.settle(`checkShapes before ${plan.text}`, r, comm.timeoutMs);
     settled = true;
     const all = new Uint32Array(host.bytes.slice(0, bytes).buffer);
     const bad = disagreement(all, comm.size);
-    if (bad) throw new ShapeError(`${plan.kind} on rank ${comm.rank} of ${comm.size} (${dev}): the ranks disagree (checkShapes): ${bad}`);
+    if (bad)
+      throw new ShapeError(
+        `${plan.kind} on rank ${comm.rank} of ${comm.size} (${dev}): the ranks disagree (checkShapes): ${bad}`,
+      );
   } finally {
     own.dispose();
     gather.result.dispose();

@@ -20,26 +20,34 @@ export const desc = (t: Tensor): string => `${t.dtype} ${fmtShape(t.layout.shape
 export function checkTensor(c: RankCtx, role: string, t: Tensor): void {
   t.check(c.op);
   if (t.device !== c.device) {
-    throw new TensorError(`${where(c)}: the ${role} tensor (${desc(t)}) is on ${t.device}, not on the communicator's device ${c.device}`);
+    throw new TensorError(
+      `${where(c)}: the ${role} tensor (${desc(t)}) is on ${t.device}, not on the communicator's device ${c.device}`,
+    );
   }
   if (!t.isContiguous()) {
-    throw new ShapeError(`${where(c)}: the ${role} tensor (${desc(t)}, strides [${t.layout.strides.join(', ')}]) is not contiguous; ` +
-      'call .contiguous() first (collectives read and write one flat run of elements)');
+    throw new ShapeError(
+      `${where(c)}: the ${role} tensor (${desc(t)}, strides [${t.layout.strides.join(', ')}]) is not contiguous; ` +
+        'call .contiguous() first (collectives read and write one flat run of elements)',
+    );
   }
 }
 
 export function checkSameDType(c: RankCtx, input: Tensor, out: Tensor): void {
-  if (out.dtype !== input.dtype) throw new DTypeError(`${where(c)}: out is ${desc(out)} but the input is ${desc(input)}: the dtypes must match`);
+  if (out.dtype !== input.dtype)
+    throw new DTypeError(`${where(c)}: out is ${desc(out)} but the input is ${desc(input)}: the dtypes must match`);
 }
 
 export function checkOutNumel(c: RankCtx, input: Tensor, out: Tensor, want: number, rule: string): void {
   if (out.numel !== want) {
-    throw new ShapeError(`${where(c)}: out ${desc(out)} has ${out.numel} elements, needs ${want} (${rule}; input ${desc(input)})`);
+    throw new ShapeError(
+      `${where(c)}: out ${desc(out)} has ${out.numel} elements, needs ${want} (${rule}; input ${desc(input)})`,
+    );
   }
 }
 
 export function checkSameShape(c: RankCtx, input: Tensor, out: Tensor): void {
-  const a = input.layout.shape, b = out.layout.shape;
+  const a = input.layout.shape,
+    b = out.layout.shape;
   if (a.length !== b.length || a.some((n, i) => n !== b[i])) {
     throw new ShapeError(`${where(c)}: out ${desc(out)} must have the input's shape ${fmtShape(a)}`);
   }
@@ -59,9 +67,14 @@ export function checkPeer(c: RankCtx, what: string, peer: number): void {
  */
 export function checkAliasing(c: RankCtx, input: Tensor, out: Tensor, inPlaceOffset = 0): void {
   if (input.storage !== out.storage) return;
-  const a0 = input.layout.offset, a1 = a0 + input.numel, b0 = out.layout.offset, b1 = b0 + out.numel;
+  const a0 = input.layout.offset,
+    a1 = a0 + input.numel,
+    b0 = out.layout.offset,
+    b1 = b0 + out.numel;
   if (a1 <= b0 || b1 <= a0 || input.numel === 0 || out.numel === 0) return;
   if (a0 - b0 === inPlaceOffset) return;
-  throw new TensorError(`${where(c)}: out (${desc(out)}, elements ${b0}..${b1} of its storage) overlaps the input (${desc(input)}, ` +
-    `elements ${a0}..${a1}) without being its in-place form`);
+  throw new TensorError(
+    `${where(c)}: out (${desc(out)}, elements ${b0}..${b1} of its storage) overlaps the input (${desc(input)}, ` +
+      `elements ${a0}..${a1}) without being its in-place form`,
+  );
 }

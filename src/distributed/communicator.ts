@@ -11,8 +11,18 @@ import { Tensor } from '../tensor/tensor.ts';
 import { CollectiveError, CollectiveTimeoutError } from './errors.ts';
 import { issuePlan, inGroup } from './issue.ts';
 import {
-  planAllGather, planAllReduce, planBroadcast, planRecv, planReduce, planReduceScatter, planSend,
-  type OutOptions, type Plan, type ReduceOptions, type RootOptions, type RootReduceOptions,
+  planAllGather,
+  planAllReduce,
+  planBroadcast,
+  planRecv,
+  planReduce,
+  planReduceScatter,
+  planSend,
+  type OutOptions,
+  type Plan,
+  type ReduceOptions,
+  type RootOptions,
+  type RootReduceOptions,
 } from './plans.ts';
 import type { RankCtx } from './checks.ts';
 import { DONE, PENDING, defaultTimeoutMs, pollUntil, type PollResult } from './watchdog.ts';
@@ -71,35 +81,59 @@ export class Communicator implements RankQueue {
   }
 
   /** "NCCL 2.28.3" / "RCCL 2.18.3" */
-  get library(): string { return `${this.lib.vendor === 'rocm' ? 'RCCL' : 'NCCL'} ${ncclVersionText(this.lib.version)}`; }
-  get isAborted(): boolean { return this.abortedBecause !== null; }
-  toString(): string { return `Communicator(rank ${this.rank} of ${this.size}, ${this.device}, ${this.library})`; }
+  get library(): string {
+    return `${this.lib.vendor === 'rocm' ? 'RCCL' : 'NCCL'} ${ncclVersionText(this.lib.version)}`;
+  }
+  get isAborted(): boolean {
+    return this.abortedBecause !== null;
+  }
+  toString(): string {
+    return `Communicator(rank ${this.rank} of ${this.size}, ${this.device}, ${this.library})`;
+  }
 
   // ---- collectives ---------------------------------------------------------------------------
   /** every rank's t reduced (sum unless told), into t (in place) or o.out; returns the tensor written */
-  allReduce(t: Tensor, o: ReduceOptions = {}): Tensor { return this.run(planAllReduce(this.ctx('allReduce'), this.lib, t, o)); }
+  allReduce(t: Tensor, o: ReduceOptions = {}): Tensor {
+    return this.run(planAllReduce(this.ctx('allReduce'), this.lib, t, o));
+  }
   /** every rank's t one after another in rank order, into o.out or a new [size * d0, ...] tensor.
    *  In place when t is this rank's part of o.out (o.out.narrow(0, rank * d0, d0)) */
-  allGather(t: Tensor, o: OutOptions = {}): Tensor { return this.run(planAllGather(this.ctx('allGather'), this.lib, t, o)); }
+  allGather(t: Tensor, o: OutOptions = {}): Tensor {
+    return this.run(planAllGather(this.ctx('allGather'), this.lib, t, o));
+  }
   /** t is size equal parts; this rank gets the reduction of part `rank`, into o.out or a new
    *  [d0 / size, ...] tensor. In place when o.out is this rank's part of t */
-  reduceScatter(t: Tensor, o: ReduceOptions = {}): Tensor { return this.run(planReduceScatter(this.ctx('reduceScatter'), this.lib, t, o)); }
+  reduceScatter(t: Tensor, o: ReduceOptions = {}): Tensor {
+    return this.run(planReduceScatter(this.ctx('reduceScatter'), this.lib, t, o));
+  }
   /** root's t (root 0 unless told) into every rank's t (in place) or o.out */
-  broadcast(t: Tensor, o: RootOptions = {}): Tensor { return this.run(planBroadcast(this.ctx('broadcast'), this.lib, t, o)); }
+  broadcast(t: Tensor, o: RootOptions = {}): Tensor {
+    return this.run(planBroadcast(this.ctx('broadcast'), this.lib, t, o));
+  }
   /** every rank's t reduced onto root only, into root's t (in place) or o.out */
-  reduce(t: Tensor, o: RootReduceOptions = {}): Tensor { return this.run(planReduce(this.ctx('reduce'), this.lib, t, o)); }
+  reduce(t: Tensor, o: RootReduceOptions = {}): Tensor {
+    return this.run(planReduce(this.ctx('reduce'), this.lib, t, o));
+  }
   /** t to rank `peer`, which must recv a tensor of the same dtype and element count. A send and
    *  a recv that depend on each other (an exchange) go inside one group() */
-  send(t: Tensor, peer: number): void { this.run(planSend(this.ctx('send'), this.lib, t, peer)); }
+  send(t: Tensor, peer: number): void {
+    this.run(planSend(this.ctx('send'), this.lib, t, peer));
+  }
   /** into t (in place) from rank `peer` */
-  recv(t: Tensor, peer: number): Tensor { return this.run(planRecv(this.ctx('recv'), this.lib, t, peer)); }
+  recv(t: Tensor, peer: number): Tensor {
+    return this.run(planRecv(this.ctx('recv'), this.lib, t, peer));
+  }
 
   /** runs fn with the library's group calls around it: the sends, recvs and collectives it queues
    *  are launched together (what an exchange between two ranks needs to not deadlock) */
   group<R>(fn: () => R): R {
     this.usable('group');
     this.groupDepth++;
-    try { return inGroup(this.nccl, this.device.runtime, fn); } finally { this.groupDepth--; }
+    try {
+      return inGroup(this.nccl, this.device.runtime, fn);
+    } finally {
+      this.groupDepth--;
+    }
   }
 
   /** resolves when every rank has reached it: a one-element all-reduce, then synchronize() */
@@ -118,7 +152,11 @@ export class Communicator implements RankQueue {
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
     const w = this.beginWait();
     let r: PollResult;
-    try { r = await pollUntil(() => w.poll(), Date.now() + timeoutMs); } finally { w.dispose(); }
+    try {
+      r = await pollUntil(() => w.poll(), Date.now() + timeoutMs);
+    } finally {
+      w.dispose();
+    }
     this.settle('synchronize', r, timeoutMs, w.upTo);
   }
 
@@ -137,7 +175,9 @@ export class Communicator implements RankQueue {
     this.barrierBuf?.dispose();
     this.barrierBuf = null;
     if (this.abortedBecause !== null) return;
-    this.device.runtime.callForeign(() => this.nccl.check(this.nccl.fn.ncclCommDestroy(this.handle), 'ncclCommDestroy', [this.handle]));
+    this.device.runtime.callForeign(() =>
+      this.nccl.check(this.nccl.fn.ncclCommDestroy(this.handle), 'ncclCommDestroy', [this.handle]),
+    );
   }
 
   // ---- internal: shared with DeviceGroup -----------------------------------------------------
@@ -153,7 +193,8 @@ export class Communicator implements RankQueue {
     try {
       issuePlan(this.nccl, this.handle, plan, this.device.runtime, stream);
     } catch (e) {
-      if (e instanceof GpuError) throw new CollectiveError(`${plan.text} on rank ${this.rank} of ${this.size} (${this.device}): ${e.message}`);
+      if (e instanceof GpuError)
+        throw new CollectiveError(`${plan.text} on rank ${this.rank} of ${this.size} (${this.device}): ${e.message}`);
       throw e;
     }
     this.pending.set(stream, ++this.seq);
@@ -174,15 +215,25 @@ export class Communicator implements RankQueue {
     return {
       upTo: this.seq,
       poll: (): PollResult => {
-        if (this.abortedBecause !== null) return { state: 'failed', error: `the communicator was aborted (${this.abortedBecause})` };
+        if (this.abortedBecause !== null)
+          return { state: 'failed', error: `the communicator was aborted (${this.abortedBecause})` };
         const code = this.nccl.fn.ncclCommGetAsyncError(this.handle, status);
-        if (code !== 0) return { state: 'failed', error: `ncclCommGetAsyncError failed: ${this.nccl.fn.ncclGetErrorString(code) ?? code}` };
+        if (code !== 0)
+          return {
+            state: 'failed',
+            error: `ncclCommGetAsyncError failed: ${this.nccl.fn.ncclGetErrorString(code) ?? code}`,
+          };
         if (status[0] !== 0 && status[0] !== NCCL_IN_PROGRESS) {
-          return { state: 'failed', error: `the collectives library reported: ${this.nccl.fn.ncclGetErrorString(status[0]) ?? 'error'} (${status[0]})` };
+          return {
+            state: 'failed',
+            error: `the collectives library reported: ${this.nccl.fn.ncclGetErrorString(status[0]) ?? 'error'} (${status[0]})`,
+          };
         }
         return events.every((e) => rt.eventQuery(e)) ? DONE : PENDING;
       },
-      dispose: (): void => { for (const e of events) rt.eventDestroy(e); },
+      dispose: (): void => {
+        for (const e of events) rt.eventDestroy(e);
+      },
     };
   }
 
@@ -198,8 +249,10 @@ export class Communicator implements RankQueue {
     const head = `${op} on rank ${this.rank} of ${this.size} (${this.device})`;
     if (r.state === 'pending') {
       this.abort(`a wait timed out after ${timeoutMs / 1e3} s`);
-      throw new CollectiveTimeoutError(`${head}: the collectives in flight (${inFlight}) did not finish within ${timeoutMs / 1e3} s; ` +
-        'the communicator was aborted (a rank may have died, thrown, or called a different collective)');
+      throw new CollectiveTimeoutError(
+        `${head}: the collectives in flight (${inFlight}) did not finish within ${timeoutMs / 1e3} s; ` +
+          'the communicator was aborted (a rank may have died, thrown, or called a different collective)',
+      );
     }
     this.abort(r.error);
     throw new CollectiveError(`${head}: ${r.error} while waiting for ${inFlight}; the communicator was aborted`);
@@ -210,10 +263,17 @@ export class Communicator implements RankQueue {
       // the agreement reads back and waits: nothing a graph could replay
       if (this.device.isCapturing) {
         if (plan.created) plan.result.dispose();
-        throw new GraphCaptureError(`${plan.text} on rank ${this.rank} of ${this.size} (${this.device}): checkShapes waits for the device before ` +
-          'each collective, which cannot be captured into a graph; make the communicator without checkShapes (or run this work outside captureGraph)');
+        throw new GraphCaptureError(
+          `${plan.text} on rank ${this.rank} of ${this.size} (${this.device}): checkShapes waits for the device before ` +
+            'each collective, which cannot be captured into a graph; make the communicator without checkShapes (or run this work outside captureGraph)',
+        );
       }
-      try { agreeOnPlan(this, plan); } catch (e) { if (plan.created) plan.result.dispose(); throw e; }
+      try {
+        agreeOnPlan(this, plan);
+      } catch (e) {
+        if (plan.created) plan.result.dispose();
+        throw e;
+      }
     }
     this.queue(plan);
     return plan.result;
@@ -222,9 +282,12 @@ export class Communicator implements RankQueue {
   private usable(op: string): void {
     const head = `${op} on rank ${this.rank} of ${this.size} (${this.device})`;
     if (this.destroyed) throw new TensorError(`${head}: the communicator was destroyed`);
-    if (this.abortedBecause !== null) throw new CollectiveError(`${head}: the communicator was aborted (${this.abortedBecause}); make a new one`);
+    if (this.abortedBecause !== null)
+      throw new CollectiveError(`${head}: the communicator was aborted (${this.abortedBecause}); make a new one`);
   }
 
   /** internal (DeviceGroup, tests): the wrapped library */
-  get native(): { readonly nccl: Nccl; readonly handle: bigint } { return { nccl: this.nccl, handle: this.handle }; }
+  get native(): { readonly nccl: Nccl; readonly handle: bigint } {
+    return { nccl: this.nccl, handle: this.handle };
+  }
 }

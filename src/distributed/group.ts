@@ -10,21 +10,44 @@ import { loadNccl, type Nccl } from '../ffi/nccl.ts';
 import { Communicator, type CommunicatorOptions, type WaitOptions } from './communicator.ts';
 import { inGroup } from './issue.ts';
 import {
-  planAllGather, planAllReduce, planBroadcast, planRecv, planReduce, planReduceScatter, planSend,
-  type Plan, type RootOptions, type RootReduceOptions,
+  planAllGather,
+  planAllReduce,
+  planBroadcast,
+  planRecv,
+  planReduce,
+  planReduceScatter,
+  planSend,
+  type Plan,
+  type RootOptions,
+  type RootReduceOptions,
 } from './plans.ts';
 import type { RankCtx } from './checks.ts';
 import type { LibraryLevel, ReduceOpName } from './nccl-types.ts';
 import { CollectiveError, CollectiveTimeoutError } from './errors.ts';
 import { PENDING, pollUntil, type PollResult } from './watchdog.ts';
 
-export interface GroupReduceOptions { readonly op?: ReduceOpName; readonly out?: readonly Tensor[] }
-export interface GroupOutOptions { readonly out?: readonly Tensor[] }
-export interface GroupRootOptions { readonly root?: number; readonly out?: readonly Tensor[] }
-export interface GroupRootReduceOptions extends GroupRootOptions { readonly op?: ReduceOpName }
+export interface GroupReduceOptions {
+  readonly op?: ReduceOpName;
+  readonly out?: readonly Tensor[];
+}
+export interface GroupOutOptions {
+  readonly out?: readonly Tensor[];
+}
+export interface GroupRootOptions {
+  readonly root?: number;
+  readonly out?: readonly Tensor[];
+}
+export interface GroupRootReduceOptions extends GroupRootOptions {
+  readonly op?: ReduceOpName;
+}
 
 /** one point-to-point copy between two ranks of the group: src on devices[from], dst on devices[to] */
-export interface Transfer { readonly from: number; readonly to: number; readonly src: Tensor; readonly dst: Tensor }
+export interface Transfer {
+  readonly from: number;
+  readonly to: number;
+  readonly src: Tensor;
+  readonly dst: Tensor;
+}
 
 export interface DeviceGroupOptions extends CommunicatorOptions {
   /** internal, for tests: the collectives library to use instead of loading RCCL / NCCL */
@@ -39,30 +62,57 @@ export class DeviceGroup {
     const devs = devices.map(toGpu);
     if (devs.length === 0) throw new TensorError('DeviceGroup.create: no devices given');
     const kind = devs[0]!.kind;
-    if (kind === 'cpu') throw new TensorError('DeviceGroup.create: the cpu device has no collectives library; give GPU devices');
+    if (kind === 'cpu')
+      throw new TensorError('DeviceGroup.create: the cpu device has no collectives library; give GPU devices');
     const other = devs.find((d) => d.kind !== kind);
-    if (other) throw new TensorError(`DeviceGroup.create: ${devs[0]} and ${other} are of different vendors; one group holds one vendor's GPUs`);
+    if (other)
+      throw new TensorError(
+        `DeviceGroup.create: ${devs[0]} and ${other} are of different vendors; one group holds one vendor's GPUs`,
+      );
     const seen = new Set<Device>();
     for (const d of devs) {
-      if (seen.has(d)) throw new TensorError(`DeviceGroup.create: ${d} is listed twice (the library needs distinct GPUs: [${devs.join(', ')}])`);
+      if (seen.has(d))
+        throw new TensorError(
+          `DeviceGroup.create: ${d} is listed twice (the library needs distinct GPUs: [${devs.join(', ')}])`,
+        );
       seen.add(d);
     }
     const nccl = o.nccl ?? loadNccl(kind);
     const out: (bigint | null)[] = devs.map(() => null);
     const rt0 = devs[0]!.runtime;
     for (const d of devs) void d.runtime; // opens each device (retains its context) before the library uses it
-    rt0.callForeign(() => nccl.check(nccl.fn.ncclCommInitAll(out, devs.length, Int32Array.from(devs, (d) => d.index)),
-      'ncclCommInitAll', [devs.length, `[${devs.map((d) => d.index).join(', ')}]`]));
-    return new DeviceGroup(out.map((h, i) => {
-      if (h === null || h === 0n) throw new CollectiveError(`DeviceGroup.create: ncclCommInitAll gave no communicator for ${devs[i]}`);
-      return new Communicator(nccl, h, i, devs.length, devs[i]!, o);
-    }));
+    rt0.callForeign(() =>
+      nccl.check(
+        nccl.fn.ncclCommInitAll(
+          out,
+          devs.length,
+          Int32Array.from(devs, (d) => d.index),
+        ),
+        'ncclCommInitAll',
+        [devs.length, `[${devs.map((d) => d.index).join(', ')}]`],
+      ),
+    );
+    return new DeviceGroup(
+      out.map((h, i) => {
+        if (h === null || h === 0n)
+          throw new CollectiveError(`DeviceGroup.create: ncclCommInitAll gave no communicator for ${devs[i]}`);
+        return new Communicator(nccl, h, i, devs.length, devs[i]!, o);
+      }),
+    );
   }
 
-  get size(): number { return this.comms.length; }
-  get devices(): Device[] { return this.comms.map((c) => c.device); }
-  get library(): string { return this.comms[0]!.library; }
-  toString(): string { return `DeviceGroup(${this.devices.join(', ')}, ${this.library})`; }
+  get size(): number {
+    return this.comms.length;
+  }
+  get devices(): Device[] {
+    return this.comms.map((c) => c.device);
+  }
+  get library(): string {
+    return this.comms[0]!.library;
+  }
+  toString(): string {
+    return `DeviceGroup(${this.devices.join(', ')}, ${this.library})`;
+  }
 
   // ---- collectives: one tensor per rank, index i on devices[i] ---------------------------------
   allReduce(ts: readonly Tensor[], o: GroupReduceOptions = {}): Tensor[] {
@@ -72,26 +122,50 @@ export class DeviceGroup {
     return this.each('allGather', ts, o.out, (c, lib, t, out) => planAllGather(c, lib, t, { out }), true);
   }
   reduceScatter(ts: readonly Tensor[], o: GroupReduceOptions = {}): Tensor[] {
-    return this.each('reduceScatter', ts, o.out, (c, lib, t, out) => planReduceScatter(c, lib, t, { op: o.op, out }), true);
+    return this.each(
+      'reduceScatter',
+      ts,
+      o.out,
+      (c, lib, t, out) => planReduceScatter(c, lib, t, { op: o.op, out }),
+      true,
+    );
   }
   /** devices[root]'s tensor into every rank's (in place, or o.out) */
   broadcast(ts: readonly Tensor[], o: GroupRootOptions = {}): Tensor[] {
-    return this.each('broadcast', ts, o.out, (c, lib, t, out) => planBroadcast(c, lib, t, { root: o.root, out } satisfies RootOptions), true);
+    return this.each(
+      'broadcast',
+      ts,
+      o.out,
+      (c, lib, t, out) => planBroadcast(c, lib, t, { root: o.root, out } satisfies RootOptions),
+      true,
+    );
   }
   /** the reduction onto devices[root]'s tensor (or o.out[root]) only */
   reduce(ts: readonly Tensor[], o: GroupRootReduceOptions = {}): Tensor[] {
-    return this.each('reduce', ts, o.out, (c, lib, t, out) => planReduce(c, lib, t, { op: o.op, root: o.root, out } satisfies RootReduceOptions), true);
+    return this.each(
+      'reduce',
+      ts,
+      o.out,
+      (c, lib, t, out) => planReduce(c, lib, t, { op: o.op, root: o.root, out } satisfies RootReduceOptions),
+      true,
+    );
   }
   /** point-to-point copies, all queued in one group (so exchanges and rings cannot deadlock) */
   sendRecv(transfers: readonly Transfer[]): void {
     const plans: [Communicator, Plan][] = [];
     for (const [i, x] of transfers.entries()) {
-      const from = this.comm('sendRecv', x.from, `transfer ${i}: from`), to = this.comm('sendRecv', x.to, `transfer ${i}: to`);
+      const from = this.comm('sendRecv', x.from, `transfer ${i}: from`),
+        to = this.comm('sendRecv', x.to, `transfer ${i}: to`);
       if (x.src.dtype !== x.dst.dtype || x.src.numel !== x.dst.numel) {
-        throw new ShapeError(`sendRecv: transfer ${i} (rank ${x.from} -> ${x.to}) sends ${x.src.dtype} ${fmtShape(x.src.layout.shape)} ` +
-          `into ${x.dst.dtype} ${fmtShape(x.dst.layout.shape)}: dtype and element count must match`);
+        throw new ShapeError(
+          `sendRecv: transfer ${i} (rank ${x.from} -> ${x.to}) sends ${x.src.dtype} ${fmtShape(x.src.layout.shape)} ` +
+            `into ${x.dst.dtype} ${fmtShape(x.dst.layout.shape)}: dtype and element count must match`,
+        );
       }
-      plans.push([from, planSend(from.ctx('sendRecv'), from.lib, x.src, x.to)], [to, planRecv(to.ctx('sendRecv'), to.lib, x.dst, x.from)]);
+      plans.push(
+        [from, planSend(from.ctx('sendRecv'), from.lib, x.src, x.to)],
+        [to, planRecv(to.ctx('sendRecv'), to.lib, x.dst, x.from)],
+      );
     }
     this.queueAll(plans);
   }
@@ -99,7 +173,12 @@ export class DeviceGroup {
   /** resolves when every rank has reached it */
   async barrier(o: WaitOptions = {}): Promise<void> {
     const ones = this.comms.map((c) => Tensor.empty([1], 'f32', c.device));
-    try { this.allReduce(ones); await this.synchronize(o); } finally { for (const t of ones) t.dispose(); }
+    try {
+      this.allReduce(ones);
+      await this.synchronize(o);
+    } finally {
+      for (const t of ones) t.dispose();
+    }
   }
 
   /** resolves when every rank's queued collectives have finished; past the deadline, or on a
@@ -111,23 +190,46 @@ export class DeviceGroup {
     let results: PollResult[] = [];
     const poll = (): PollResult => {
       results = waits.map((w) => w.poll());
-      return results.find((r) => r.state === 'failed') ?? (results.every((r) => r.state === 'done') ? results[0]! : PENDING);
+      return (
+        results.find((r) => r.state === 'failed') ?? (results.every((r) => r.state === 'done') ? results[0]! : PENDING)
+      );
     };
     let r: PollResult;
-    try { r = await pollUntil(poll, Date.now() + timeoutMs); } finally { for (const w of waits) w.dispose(); }
-    if (r.state === 'done') { for (const [i, c] of this.comms.entries()) c.settle('synchronize', r, timeoutMs, waits[i]!.upTo); return; }
+    try {
+      r = await pollUntil(poll, Date.now() + timeoutMs);
+    } finally {
+      for (const w of waits) w.dispose();
+    }
+    if (r.state === 'done') {
+      for (const [i, c] of this.comms.entries()) c.settle('synchronize', r, timeoutMs, waits[i]!.upTo);
+      return;
+    }
     const errors: unknown[] = [];
     for (const [i, c] of this.comms.entries()) {
       const mine = results[i] ?? PENDING;
-      if (mine.state === 'done') { c.abort(`another rank of ${this} failed or timed out`); continue; }
-      try { c.settle('synchronize', mine, timeoutMs); } catch (e) { errors.push(e); }
+      if (mine.state === 'done') {
+        c.abort(`another rank of ${this} failed or timed out`);
+        continue;
+      }
+      try {
+        c.settle('synchronize', mine, timeoutMs);
+      } catch (e) {
+        errors.push(e);
+      }
     }
-    throw errors.find((e) => !(e instanceof CollectiveTimeoutError)) ?? errors[0] ??
-      new CollectiveTimeoutError(`synchronize on ${this}: did not finish within ${timeoutMs / 1e3} s`);
+    throw (
+      errors.find((e) => !(e instanceof CollectiveTimeoutError)) ??
+      errors[0] ??
+      new CollectiveTimeoutError(`synchronize on ${this}: did not finish within ${timeoutMs / 1e3} s`)
+    );
   }
 
-  abort(reason?: string): void { for (const c of this.comms) c.abort(reason); }
-  destroy(): void { for (const c of this.comms) c.destroy(); }
+  abort(reason?: string): void {
+    for (const c of this.comms) c.abort(reason);
+  }
+  destroy(): void {
+    for (const c of this.comms) c.destroy();
+  }
 
   // ---- internal ------------------------------------------------------------------------------
   private comm(op: string, i: number, what: string): Communicator {
@@ -136,9 +238,19 @@ export class DeviceGroup {
     return c;
   }
 
-  private each(op: string, ts: readonly Tensor[], outs: readonly Tensor[] | undefined, make: PlanFn, sameShape: boolean): Tensor[] {
-    if (ts.length !== this.size) throw new TensorError(`${op}: got ${ts.length} tensors for the ${this.size} devices of ${this}; give one per device, in order`);
-    if (outs && outs.length !== this.size) throw new TensorError(`${op}: got ${outs.length} out tensors for the ${this.size} devices of ${this}`);
+  private each(
+    op: string,
+    ts: readonly Tensor[],
+    outs: readonly Tensor[] | undefined,
+    make: PlanFn,
+    sameShape: boolean,
+  ): Tensor[] {
+    if (ts.length !== this.size)
+      throw new TensorError(
+        `${op}: got ${ts.length} tensors for the ${this.size} devices of ${this}; give one per device, in order`,
+      );
+    if (outs && outs.length !== this.size)
+      throw new TensorError(`${op}: got ${outs.length} out tensors for the ${this.size} devices of ${this}`);
     if (sameShape) agreeAcrossRanks(op, ts);
     const plans: [Communicator, Plan][] = [];
     try {
@@ -154,7 +266,9 @@ export class DeviceGroup {
   private queueAll(plans: readonly [Communicator, Plan][]): void {
     const c0 = this.comms[0]!;
     const { nccl } = c0.native;
-    inGroup(nccl, c0.device.runtime, () => { for (const [c, p] of plans) c.queue(p); });
+    inGroup(nccl, c0.device.runtime, () => {
+      for (const [c, p] of plans) c.queue(p);
+    });
   }
 }
 
@@ -165,11 +279,16 @@ function agreeAcrossRanks(op: string, ts: readonly Tensor[]): void {
   const t0 = ts[0]!;
   for (const [i, t] of ts.entries()) {
     if (t.dtype !== t0.dtype) {
-      throw new DTypeError(`${op}: rank ${i}'s tensor is ${t.dtype} ${fmtShape(t.layout.shape)} but rank 0's is ${t0.dtype} ${fmtShape(t0.layout.shape)}: every rank must pass the same dtype`);
+      throw new DTypeError(
+        `${op}: rank ${i}'s tensor is ${t.dtype} ${fmtShape(t.layout.shape)} but rank 0's is ${t0.dtype} ${fmtShape(t0.layout.shape)}: every rank must pass the same dtype`,
+      );
     }
-    const a = t.layout.shape, b = t0.layout.shape;
+    const a = t.layout.shape,
+      b = t0.layout.shape;
     if (a.length !== b.length || a.some((n, k) => n !== b[k])) {
-      throw new ShapeError(`${op}: rank ${i}'s tensor is ${t.dtype} ${fmtShape(a)} but rank 0's is ${t0.dtype} ${fmtShape(b)}: every rank must pass the same shape`);
+      throw new ShapeError(
+        `${op}: rank ${i}'s tensor is ${t.dtype} ${fmtShape(a)} but rank 0's is ${t0.dtype} ${fmtShape(b)}: every rank must pass the same shape`,
+      );
     }
   }
 }

@@ -26,7 +26,8 @@ export interface InitOptions extends CommunicatorOptions {
 export async function initProcessGroup(o: InitOptions = {}): Promise<Communicator> {
   const env = o.env ?? distEnvFrom();
   const device = o.device ?? deviceForLocalRank(env.localRank);
-  if (device.kind === 'cpu') throw new TensorError('initProcessGroup: the cpu device has no collectives library; give a GPU device');
+  if (device.kind === 'cpu')
+    throw new TensorError('initProcessGroup: the cpu device has no collectives library; give a GPU device');
   // Connect every peer while the communicator is made (when all ranks are known to be alive),
   // not at the first collective: there, a peer that is alive but never calls in would block the
   // call itself, where no deadline can reach it. An explicit setting is left alone.
@@ -41,25 +42,35 @@ export async function initProcessGroup(o: InitOptions = {}): Promise<Communicato
   }
   const bytes = await rendezvous({ ...env, payload, meta, timeoutMs: o.rendezvousTimeoutMs });
   if (bytes.length !== NCCL_UNIQUE_ID_BYTES) {
-    throw new CollectiveError(`initProcessGroup on rank ${env.rank}: rank 0 sent ${bytes.length} bytes, not a ${NCCL_UNIQUE_ID_BYTES}-byte unique id`);
+    throw new CollectiveError(
+      `initProcessGroup on rank ${env.rank}: rank 0 sent ${bytes.length} bytes, not a ${NCCL_UNIQUE_ID_BYTES}-byte unique id`,
+    );
   }
   const out: [bigint | null] = [null];
-  device.runtime.callForeign(() => nccl.check(
-    nccl.fn.ncclCommInitRank(out, env.worldSize, { internal: Array.from(bytes) }, env.rank),
-    'ncclCommInitRank', [env.worldSize, `<${NCCL_UNIQUE_ID_BYTES}-byte id>`, env.rank, `${device}`]));
+  device.runtime.callForeign(() =>
+    nccl.check(
+      nccl.fn.ncclCommInitRank(out, env.worldSize, { internal: Array.from(bytes) }, env.rank),
+      'ncclCommInitRank',
+      [env.worldSize, `<${NCCL_UNIQUE_ID_BYTES}-byte id>`, env.rank, `${device}`],
+    ),
+  );
   const handle = out[0];
-  if (handle === null || handle === 0n) throw new CollectiveError(`initProcessGroup on rank ${env.rank}: ncclCommInitRank gave no communicator`);
+  if (handle === null || handle === 0n)
+    throw new CollectiveError(`initProcessGroup on rank ${env.rank}: ncclCommInitRank gave no communicator`);
   return new Communicator(nccl, handle, env.rank, env.worldSize, device, o);
 }
 
 /** the GPU of LOCAL_RANK, of the vendor present (ROCm first), with an error that says how many there are */
 export function deviceForLocalRank(localRank: number): Device {
-  const rocm = Device.rocmCount(), cuda = rocm > 0 ? 0 : Device.cudaCount();
-  const [kind, n] = rocm > 0 ? ['rocm', rocm] as const : ['cuda', cuda] as const;
+  const rocm = Device.rocmCount(),
+    cuda = rocm > 0 ? 0 : Device.cudaCount();
+  const [kind, n] = rocm > 0 ? (['rocm', rocm] as const) : (['cuda', cuda] as const);
   if (n === 0) throw new TensorError('initProcessGroup: no ROCm or CUDA device found; each rank needs a GPU');
   if (localRank >= n) {
-    throw new TensorError(`initProcessGroup: LOCAL_RANK ${localRank} needs ${kind}:${localRank}, but this host has ${n} ${kind} device${n === 1 ? '' : 's'} ` +
-      '(start at most one rank per GPU: rocm-tensor launch --nproc N)');
+    throw new TensorError(
+      `initProcessGroup: LOCAL_RANK ${localRank} needs ${kind}:${localRank}, but this host has ${n} ${kind} device${n === 1 ? '' : 's'} ` +
+        '(start at most one rank per GPU: rocm-tensor launch --nproc N)',
+    );
   }
   return kind === 'rocm' ? Device.rocm(localRank) : Device.cuda(localRank);
 }

@@ -7,7 +7,8 @@ import type { GpuRuntime, GpuStream } from '../runtime/gpu.ts';
 import type { Plan } from './plans.ts';
 
 export function issuePlan(nccl: Nccl, comm: bigint, plan: Plan, rt: GpuRuntime, stream: GpuStream): void {
-  const f = nccl.fn, s = rt.nativeStream(stream);
+  const f = nccl.fn,
+    s = rt.nativeStream(stream);
   const { send, recv, count, dtype, redOp, rank } = plan;
   const need = (p: bigint | null, what: string): bigint => {
     if (p === null) throw new Error(`internal: ${plan.kind} plan without a ${what} buffer`);
@@ -16,19 +17,53 @@ export function issuePlan(nccl: Nccl, comm: bigint, plan: Plan, rt: GpuRuntime, 
   rt.callForeign(() => {
     switch (plan.kind) {
       case 'allReduce':
-        return nccl.check(f.ncclAllReduce(need(send, 'send'), need(recv, 'recv'), count, dtype, redOp, comm, s), 'ncclAllReduce', [send, recv, count, dtype, redOp, comm, s]);
+        return nccl.check(
+          f.ncclAllReduce(need(send, 'send'), need(recv, 'recv'), count, dtype, redOp, comm, s),
+          'ncclAllReduce',
+          [send, recv, count, dtype, redOp, comm, s],
+        );
       case 'allGather':
-        return nccl.check(f.ncclAllGather(need(send, 'send'), need(recv, 'recv'), count, dtype, comm, s), 'ncclAllGather', [send, recv, count, dtype, comm, s]);
+        return nccl.check(
+          f.ncclAllGather(need(send, 'send'), need(recv, 'recv'), count, dtype, comm, s),
+          'ncclAllGather',
+          [send, recv, count, dtype, comm, s],
+        );
       case 'reduceScatter':
-        return nccl.check(f.ncclReduceScatter(need(send, 'send'), need(recv, 'recv'), count, dtype, redOp, comm, s), 'ncclReduceScatter', [send, recv, count, dtype, redOp, comm, s]);
+        return nccl.check(
+          f.ncclReduceScatter(need(send, 'send'), need(recv, 'recv'), count, dtype, redOp, comm, s),
+          'ncclReduceScatter',
+          [send, recv, count, dtype, redOp, comm, s],
+        );
       case 'broadcast':
-        return nccl.check(f.ncclBroadcast(need(send, 'send'), need(recv, 'recv'), count, dtype, rank, comm, s), 'ncclBroadcast', [send, recv, count, dtype, rank, comm, s]);
+        return nccl.check(
+          f.ncclBroadcast(need(send, 'send'), need(recv, 'recv'), count, dtype, rank, comm, s),
+          'ncclBroadcast',
+          [send, recv, count, dtype, rank, comm, s],
+        );
       case 'reduce':
-        return nccl.check(f.ncclReduce(need(send, 'send'), need(recv, 'recv'), count, dtype, redOp, rank, comm, s), 'ncclReduce', [send, recv, count, dtype, redOp, rank, comm, s]);
+        return nccl.check(
+          f.ncclReduce(need(send, 'send'), need(recv, 'recv'), count, dtype, redOp, rank, comm, s),
+          'ncclReduce',
+          [send, recv, count, dtype, redOp, rank, comm, s],
+        );
       case 'send':
-        return nccl.check(f.ncclSend(need(send, 'send'), count, dtype, rank, comm, s), 'ncclSend', [send, count, dtype, rank, comm, s]);
+        return nccl.check(f.ncclSend(need(send, 'send'), count, dtype, rank, comm, s), 'ncclSend', [
+          send,
+          count,
+          dtype,
+          rank,
+          comm,
+          s,
+        ]);
       case 'recv':
-        return nccl.check(f.ncclRecv(need(recv, 'recv'), count, dtype, rank, comm, s), 'ncclRecv', [recv, count, dtype, rank, comm, s]);
+        return nccl.check(f.ncclRecv(need(recv, 'recv'), count, dtype, rank, comm, s), 'ncclRecv', [
+          recv,
+          count,
+          dtype,
+          rank,
+          comm,
+          s,
+        ]);
     }
   });
 }
@@ -42,7 +77,11 @@ export function inGroup<T>(nccl: Nccl, rt: GpuRuntime, fn: () => T): T {
   } catch (e) {
     // close the group so the library is not left inside one; what was queued is launched and
     // the caller's error names the rank that could not queue its part
-    try { rt.callForeign(() => nccl.fn.ncclGroupEnd()); } catch { /* the first error is the one to report */ }
+    try {
+      rt.callForeign(() => nccl.fn.ncclGroupEnd());
+    } catch {
+      /* the first error is the one to report */
+    }
     throw e;
   }
   rt.callForeign(() => nccl.check(nccl.fn.ncclGroupEnd(), 'ncclGroupEnd', []));

@@ -31,35 +31,52 @@ export function freePort(addr = '127.0.0.1'): Promise<number> {
 
 /** runs the job; resolves with the exit code to report (the first failing rank's, else 0) */
 export async function launch(o: LaunchOptions): Promise<number> {
-  if (!Number.isInteger(o.nproc) || o.nproc < 1) throw new RangeError(`launch: --nproc must be a positive integer, got ${o.nproc}`);
+  if (!Number.isInteger(o.nproc) || o.nproc < 1)
+    throw new RangeError(`launch: --nproc must be a positive integer, got ${o.nproc}`);
   if (o.command.length === 0) throw new RangeError('launch: no command to run (put it after --)');
-  const port = o.port || await freePort(o.addr);
+  const port = o.port || (await freePort(o.addr));
   const children: ChildProcess[] = [];
   let failedCode: number | null = null;
   let killTimer: NodeJS.Timeout | null = null;
   const stopOthers = (): void => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
-    killTimer = setTimeout(() => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL'); }, o.graceMs ?? 5000);
+    killTimer = setTimeout(() => {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    }, o.graceMs ?? 5000);
   };
-  const exits = Array.from({ length: o.nproc }, (_, rank) => new Promise<void>((resolve) => {
-    const child = spawn(o.command[0]!, o.command.slice(1), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, RANK: String(rank), WORLD_SIZE: String(o.nproc), LOCAL_RANK: String(rank), LOCAL_WORLD_SIZE: String(o.nproc), MASTER_ADDR: o.addr, MASTER_PORT: String(port) },
-    });
-    children.push(child);
-    createInterface({ input: child.stdout! }).on('line', (l) => process.stdout.write(`[rank ${rank}] ${l}\n`));
-    createInterface({ input: child.stderr! }).on('line', (l) => process.stderr.write(`[rank ${rank}] ${l}\n`));
-    child.on('error', (e) => { process.stderr.write(`launch: rank ${rank}: ${e.message}\n`); });
-    child.on('close', (code, signal) => {
-      const c = code ?? (signal ? 128 : 1);
-      if (c !== 0 && failedCode === null) {
-        failedCode = c;
-        process.stderr.write(`launch: rank ${rank} exited with ${code ?? signal}; stopping the others\n`);
-        stopOthers();
-      }
-      resolve();
-    });
-  }));
+  const exits = Array.from(
+    { length: o.nproc },
+    (_, rank) =>
+      new Promise<void>((resolve) => {
+        const child = spawn(o.command[0]!, o.command.slice(1), {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: {
+            ...process.env,
+            RANK: String(rank),
+            WORLD_SIZE: String(o.nproc),
+            LOCAL_RANK: String(rank),
+            LOCAL_WORLD_SIZE: String(o.nproc),
+            MASTER_ADDR: o.addr,
+            MASTER_PORT: String(port),
+          },
+        });
+        children.push(child);
+        createInterface({ input: child.stdout! }).on('line', (l) => process.stdout.write(`[rank ${rank}] ${l}\n`));
+        createInterface({ input: child.stderr! }).on('line', (l) => process.stderr.write(`[rank ${rank}] ${l}\n`));
+        child.on('error', (e) => {
+          process.stderr.write(`launch: rank ${rank}: ${e.message}\n`);
+        });
+        child.on('close', (code, signal) => {
+          const c = code ?? (signal ? 128 : 1);
+          if (c !== 0 && failedCode === null) {
+            failedCode = c;
+            process.stderr.write(`launch: rank ${rank} exited with ${code ?? signal}; stopping the others\n`);
+            stopOthers();
+          }
+          resolve();
+        });
+      }),
+  );
   await Promise.all(exits);
   if (killTimer) clearTimeout(killTimer);
   return failedCode ?? 0;

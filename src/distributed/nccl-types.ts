@@ -21,7 +21,11 @@ const DTYPE_CODE: Record<DType, number> = {
 };
 
 const OP_CODE: Record<ReduceOpName, number> = {
-  sum: NCCL_CONST.ncclSum, prod: NCCL_CONST.ncclProd, min: NCCL_CONST.ncclMin, max: NCCL_CONST.ncclMax, avg: NCCL_CONST.ncclAvg,
+  sum: NCCL_CONST.ncclSum,
+  prod: NCCL_CONST.ncclProd,
+  min: NCCL_CONST.ncclMin,
+  max: NCCL_CONST.ncclMax,
+  avg: NCCL_CONST.ncclAvg,
 };
 
 /** NCCL_VERSION_CODE: major * 10000 + minor * 100 + patch since 2.9, major * 1000 + minor * 100 + patch before */
@@ -30,14 +34,19 @@ export function ncclVersionParts(code: number): [number, number, number] {
     ? [Math.floor(code / 10000), Math.floor(code / 100) % 100, code % 100]
     : [Math.floor(code / 1000), Math.floor(code / 100) % 10, code % 100];
 }
-export function ncclVersionText(code: number): string { return ncclVersionParts(code).join('.'); }
+export function ncclVersionText(code: number): string {
+  return ncclVersionParts(code).join('.');
+}
 function atLeast(code: number, major: number, minor: number): boolean {
   const [a, b] = ncclVersionParts(code);
   return a > major || (a === major && b >= minor);
 }
 
 /** what the collectives library in use can do */
-export interface LibraryLevel { readonly vendor: Vendor; readonly version: number }
+export interface LibraryLevel {
+  readonly vendor: Vendor;
+  readonly version: number;
+}
 
 export function ncclDType(op: string, dtype: DType, lib: LibraryLevel): number {
   const code = DTYPE_CODE[dtype];
@@ -50,7 +59,8 @@ export function ncclDType(op: string, dtype: DType, lib: LibraryLevel): number {
 
 export function ncclRedOp(op: string, reduce: ReduceOpName, dtype: DType, lib: LibraryLevel): number {
   const code = OP_CODE[reduce];
-  if (code === undefined) throw new TensorError(`${op}: unknown reduce op '${String(reduce)}' (expected ${REDUCE_OPS.join(', ')})`);
+  if (code === undefined)
+    throw new TensorError(`${op}: unknown reduce op '${String(reduce)}' (expected ${REDUCE_OPS.join(', ')})`);
   if (reduce === 'avg') {
     // the library's integer avg divides after an integer sum that may already have wrapped:
     // refused rather than given a meaning that differs from a float mean
@@ -58,7 +68,9 @@ export function ncclRedOp(op: string, reduce: ReduceOpName, dtype: DType, lib: L
       throw new DTypeError(`${op}: avg is for float dtypes (f32, f64, f16, bf16), got ${dtype}; use sum and divide`);
     }
     if (!atLeast(lib.version, 2, 10)) {
-      throw new TensorError(`${op}: avg needs ${lib.vendor === 'rocm' ? 'RCCL' : 'NCCL'} 2.10 or later; this is ${ncclVersionText(lib.version)}`);
+      throw new TensorError(
+        `${op}: avg needs ${lib.vendor === 'rocm' ? 'RCCL' : 'NCCL'} 2.10 or later; this is ${ncclVersionText(lib.version)}`,
+      );
     }
   }
   return code;

@@ -28,9 +28,12 @@ export function rankSet(x: Communicator | DeviceGroup): RankSet {
   if ('comms' in x) {
     const g = x;
     return {
-      size: g.size, ranks: g.comms.map((c) => c.rank), devices: g.devices,
+      size: g.size,
+      ranks: g.comms.map((c) => c.rank),
+      devices: g.devices,
       allReduceSum: (ts) => g.allReduce(ts, { op: 'sum' }),
-      allGather: (ts) => g.allGather(ts, { out: ts.map((t, i) => Tensor.empty([g.size, ...t.layout.shape], t.dtype, g.devices[i]!)) }),
+      allGather: (ts) =>
+        g.allGather(ts, { out: ts.map((t, i) => Tensor.empty([g.size, ...t.layout.shape], t.dtype, g.devices[i]!)) }),
       broadcast: (ts, root) => g.broadcast(ts, { root }),
     };
   }
@@ -40,27 +43,39 @@ export function rankSet(x: Communicator | DeviceGroup): RankSet {
     return ts[0]!;
   };
   return {
-    size: c.size, ranks: [c.rank], devices: [c.device],
+    size: c.size,
+    ranks: [c.rank],
+    devices: [c.device],
     allReduceSum: (ts) => [c.allReduce(one(ts), { op: 'sum' })],
-    allGather: (ts) => { const t = one(ts); return [c.allGather(t, { out: Tensor.empty([c.size, ...t.layout.shape], t.dtype, c.device) })]; },
+    allGather: (ts) => {
+      const t = one(ts);
+      return [c.allGather(t, { out: Tensor.empty([c.size, ...t.layout.shape], t.dtype, c.device) })];
+    },
     broadcast: (ts, root) => [c.broadcast(one(ts), { root })],
   };
 }
 
 /** every rank in this process on one device (the CPU unless told), reductions by tensor ops */
 export function simulatedRanks(size: number, device: Device = Device.cpu()): RankSet {
-  if (!Number.isInteger(size) || size < 1) throw new TensorError(`simulatedRanks: size must be a positive integer, got ${size}`);
+  if (!Number.isInteger(size) || size < 1)
+    throw new TensorError(`simulatedRanks: size must be a positive integer, got ${size}`);
   const ranks = Array.from({ length: size }, (_, i) => i);
   const all = (ts: readonly Tensor[]): readonly Tensor[] => {
     if (ts.length !== size) throw new TensorError(`simulatedRanks: got ${ts.length} tensors for ${size} ranks`);
     return ts;
   };
   return {
-    size, ranks, devices: ranks.map(() => device),
+    size,
+    ranks,
+    devices: ranks.map(() => device),
     allReduceSum: (ts) => {
       const xs = all(ts);
       let sum = xs[0]!.add(0);
-      for (const t of xs.slice(1)) { const s = sum.add(t); sum.dispose(); sum = s; }
+      for (const t of xs.slice(1)) {
+        const s = sum.add(t);
+        sum.dispose();
+        sum = s;
+      }
       return xs.map((_, i) => (i === 0 ? sum : sum.add(0)));
     },
     allGather: (ts) => {
@@ -69,7 +84,8 @@ export function simulatedRanks(size: number, device: Device = Device.cpu()): Ran
     },
     broadcast: (ts, root) => {
       const xs = all(ts);
-      if (!Number.isInteger(root) || root < 0 || root >= size) throw new TensorError(`simulatedRanks: root ${root} is not a rank (0 .. ${size - 1})`);
+      if (!Number.isInteger(root) || root < 0 || root >= size)
+        throw new TensorError(`simulatedRanks: root ${root} is not a rank (0 .. ${size - 1})`);
       for (const [i, t] of xs.entries()) if (i !== root) t.sliceSet(xs[root]!, 0, 0);
       return [...xs];
     },

@@ -23,17 +23,29 @@ export function distEnvFrom(env: EnvSource = process.env): DistEnv {
     const raw = env[name];
     if (raw === undefined || raw === '') {
       if (fallback !== undefined) return fallback;
-      throw new RendezvousError(`rendezvous: ${name} is not set (set RANK, WORLD_SIZE and MASTER_PORT, or start the job with \`rocm-tensor launch\`)`);
+      throw new RendezvousError(
+        `rendezvous: ${name} is not set (set RANK, WORLD_SIZE and MASTER_PORT, or start the job with \`rocm-tensor launch\`)`,
+      );
     }
     const v = Number(raw);
-    if (!Number.isInteger(v) || v < 0) throw new RendezvousError(`rendezvous: ${name} must be a non-negative integer, got "${raw}"`);
+    if (!Number.isInteger(v) || v < 0)
+      throw new RendezvousError(`rendezvous: ${name} must be a non-negative integer, got "${raw}"`);
     return v;
   };
-  const worldSize = int('WORLD_SIZE'), rank = int('RANK');
-  if (worldSize < 1 || rank >= worldSize) throw new RendezvousError(`rendezvous: RANK ${rank} is not below WORLD_SIZE ${worldSize}`);
+  const worldSize = int('WORLD_SIZE'),
+    rank = int('RANK');
+  if (worldSize < 1 || rank >= worldSize)
+    throw new RendezvousError(`rendezvous: RANK ${rank} is not below WORLD_SIZE ${worldSize}`);
   const masterPort = int('MASTER_PORT');
-  if (masterPort < 1 || masterPort > 65535) throw new RendezvousError(`rendezvous: MASTER_PORT ${masterPort} is not a TCP port`);
-  return { rank, worldSize, localRank: int('LOCAL_RANK', rank), masterAddr: env['MASTER_ADDR'] || '127.0.0.1', masterPort };
+  if (masterPort < 1 || masterPort > 65535)
+    throw new RendezvousError(`rendezvous: MASTER_PORT ${masterPort} is not a TCP port`);
+  return {
+    rank,
+    worldSize,
+    localRank: int('LOCAL_RANK', rank),
+    masterAddr: env['MASTER_ADDR'] || '127.0.0.1',
+    masterPort,
+  };
 }
 
 export interface RendezvousOptions extends DistEnv {
@@ -48,8 +60,16 @@ export interface RendezvousOptions extends DistEnv {
   readonly meta?: string;
 }
 
-interface Hello { rank: number; worldSize: number; meta?: string }
-interface Reply { ok: boolean; id?: string; error?: string }
+interface Hello {
+  rank: number;
+  worldSize: number;
+  meta?: string;
+}
+interface Reply {
+  ok: boolean;
+  id?: string;
+  error?: string;
+}
 
 /** one JSON object per line each way: small, and readable in a packet capture */
 function readLine(sock: Socket, onLine: (line: string) => void): void {
@@ -58,7 +78,11 @@ function readLine(sock: Socket, onLine: (line: string) => void): void {
   sock.on('data', (chunk: string) => {
     buf += chunk;
     const nl = buf.indexOf('\n');
-    if (nl >= 0) { const line = buf.slice(0, nl); buf = buf.slice(nl + 1); onLine(line); }
+    if (nl >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      onLine(line);
+    }
   });
 }
 
@@ -80,25 +104,47 @@ function serve(o: RendezvousOptions, timeoutMs: number): Promise<Uint8Array> {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      const reply: Reply = err ? { ok: false, error: err.message } : { ok: true, id: Buffer.from(payload).toString('base64') };
+      const reply: Reply = err
+        ? { ok: false, error: err.message }
+        : { ok: true, id: Buffer.from(payload).toString('base64') };
       for (const s of waiting.values()) s.end(JSON.stringify(reply) + '\n');
       server.close();
-      if (err) reject(err); else resolve(payload);
+      if (err) reject(err);
+      else resolve(payload);
     };
     const timer = setTimeout(() => {
       const missing = Array.from({ length: o.worldSize - 1 }, (_, i) => i + 1).filter((r) => !waiting.has(r));
-      finish(new RendezvousError(`rendezvous: ranks ${missing.join(', ')} of ${o.worldSize} never arrived at ${o.masterAddr}:${o.masterPort} within ${timeoutMs / 1e3} s`));
+      finish(
+        new RendezvousError(
+          `rendezvous: ranks ${missing.join(', ')} of ${o.worldSize} never arrived at ${o.masterAddr}:${o.masterPort} within ${timeoutMs / 1e3} s`,
+        ),
+      );
     }, timeoutMs);
-    server.on('error', (e) => finish(new RendezvousError(`rendezvous: rank 0 cannot listen on ${o.masterAddr}:${o.masterPort}: ${e.message}`)));
+    server.on('error', (e) =>
+      finish(new RendezvousError(`rendezvous: rank 0 cannot listen on ${o.masterAddr}:${o.masterPort}: ${e.message}`)),
+    );
     server.on('connection', (sock) => {
-      sock.on('error', () => { /* a rank that drops out is reported by the timeout */ });
+      sock.on('error', () => {
+        /* a rank that drops out is reported by the timeout */
+      });
       readLine(sock, (line) => {
         let h: Hello;
-        try { h = JSON.parse(line) as Hello; } catch { sock.destroy(); return; }
-        const bad = h.worldSize !== o.worldSize ? `rank ${h.rank} says WORLD_SIZE ${h.worldSize}, rank 0 has ${o.worldSize}`
-          : !(Number.isInteger(h.rank) && h.rank >= 1 && h.rank < o.worldSize) ? `rank ${h.rank} is out of range for WORLD_SIZE ${o.worldSize}`
-            : waiting.has(h.rank) ? `rank ${h.rank} arrived twice`
-              : (h.meta ?? '') !== (o.meta ?? '') ? `rank ${h.rank} has ${h.meta || 'nothing'}, rank 0 has ${o.meta || 'nothing'}` : null;
+        try {
+          h = JSON.parse(line) as Hello;
+        } catch {
+          sock.destroy();
+          return;
+        }
+        const bad =
+          h.worldSize !== o.worldSize
+            ? `rank ${h.rank} says WORLD_SIZE ${h.worldSize}, rank 0 has ${o.worldSize}`
+            : !(Number.isInteger(h.rank) && h.rank >= 1 && h.rank < o.worldSize)
+              ? `rank ${h.rank} is out of range for WORLD_SIZE ${o.worldSize}`
+              : waiting.has(h.rank)
+                ? `rank ${h.rank} arrived twice`
+                : (h.meta ?? '') !== (o.meta ?? '')
+                  ? `rank ${h.rank} has ${h.meta || 'nothing'}, rank 0 has ${o.meta || 'nothing'}`
+                  : null;
         if (bad) {
           waiting.set(-1 - waiting.size, sock);
           finish(new RendezvousError(`rendezvous: ${bad}`));
@@ -118,13 +164,19 @@ function join(o: RendezvousOptions, timeoutMs: number): Promise<Uint8Array> {
     let lastError = '';
     const attempt = (): void => {
       if (Date.now() >= deadline) {
-        reject(new RendezvousError(`rendezvous: rank ${o.rank} could not reach rank 0 at ${o.masterAddr}:${o.masterPort} within ${timeoutMs / 1e3} s${lastError ? ` (${lastError})` : ''}`));
+        reject(
+          new RendezvousError(
+            `rendezvous: rank ${o.rank} could not reach rank 0 at ${o.masterAddr}:${o.masterPort} within ${timeoutMs / 1e3} s${lastError ? ` (${lastError})` : ''}`,
+          ),
+        );
         return;
       }
       const sock = connect(o.masterPort, o.masterAddr);
       let answered = false;
       const guard = setTimeout(() => sock.destroy(new Error('no reply')), Math.max(1, deadline - Date.now()));
-      sock.on('connect', () => sock.write(JSON.stringify({ rank: o.rank, worldSize: o.worldSize, meta: o.meta } satisfies Hello) + '\n'));
+      sock.on('connect', () =>
+        sock.write(JSON.stringify({ rank: o.rank, worldSize: o.worldSize, meta: o.meta } satisfies Hello) + '\n'),
+      );
       readLine(sock, (line) => {
         answered = true;
         clearTimeout(guard);
@@ -133,7 +185,9 @@ function join(o: RendezvousOptions, timeoutMs: number): Promise<Uint8Array> {
         if (r.ok && r.id !== undefined) resolve(new Uint8Array(Buffer.from(r.id, 'base64')));
         else reject(new RendezvousError(`rendezvous: rank 0 refused rank ${o.rank}: ${r.error ?? 'no reason given'}`));
       });
-      sock.on('error', (e) => { lastError = e.message; });
+      sock.on('error', (e) => {
+        lastError = e.message;
+      });
       sock.on('close', () => {
         clearTimeout(guard);
         // rank 0 not listening yet (or gone before answering): try again until the deadline

@@ -19,13 +19,17 @@ export interface TensorParallelRank {
 
 export function tensorParallelRank(what: string, tp: TensorParallelOption): TensorParallelRank {
   if ('comms' in tp) {
-    throw new TensorError(`${what}: a DeviceGroup holds every rank in one process; tensor parallelism takes one rank per process ` +
-      '(the Communicator of initProcessGroup(), started with rocm-tensor launch --nproc N)');
+    throw new TensorError(
+      `${what}: a DeviceGroup holds every rank in one process; tensor parallelism takes one rank per process ` +
+        '(the Communicator of initProcessGroup(), started with rocm-tensor launch --nproc N)',
+    );
   }
   const set = tp instanceof Communicator ? rankSet(tp) : tp;
   if (set.ranks.length !== 1) {
-    throw new TensorError(`${what}: tensor parallelism takes one rank per process; this RankSet holds ${set.ranks.length} ` +
-      `(ranks ${set.ranks.join(', ')} of ${set.size}): pass the Communicator of initProcessGroup()`);
+    throw new TensorError(
+      `${what}: tensor parallelism takes one rank per process; this RankSet holds ${set.ranks.length} ` +
+        `(ranks ${set.ranks.join(', ')} of ${set.size}): pass the Communicator of initProcessGroup()`,
+    );
   }
   return { rank: set.ranks[0]!, size: set.size, device: set.devices[0]!, ranks: set };
 }

@@ -6,7 +6,10 @@
 import { readEnv, type EnvSource } from '../core/config.ts';
 
 /** what a poll finds: all done, still running, or a failure reported by the library */
-export type PollResult = { readonly state: 'done' } | { readonly state: 'pending' } | { readonly state: 'failed'; readonly error: string };
+export type PollResult =
+  | { readonly state: 'done' }
+  | { readonly state: 'pending' }
+  | { readonly state: 'failed'; readonly error: string };
 
 export const DONE: PollResult = { state: 'done' };
 export const PENDING: PollResult = { state: 'pending' };

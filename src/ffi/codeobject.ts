@@ -42,7 +42,10 @@ export interface AmdCodeObject {
 }
 
 export class CodeObjectError extends Error {
-  constructor(message: string) { super(message); this.name = 'CodeObjectError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'CodeObjectError';
+  }
 }
 
 const ELF_MAGIC = 0x464c457f;
@@ -60,11 +63,15 @@ export function isElf(image: Uint8Array): boolean {
 export function findElfNote(image: Uint8Array, owner: string, type: number): Uint8Array | null {
   const dv = new DataView(image.buffer, image.byteOffset, image.byteLength);
   if (!isElf(image)) throw new CodeObjectError('code object: not an ELF file (bad magic)');
-  if (dv.getUint8(4) !== 2 || dv.getUint8(5) !== 1) throw new CodeObjectError('code object: not a 64-bit little-endian ELF');
+  if (dv.getUint8(4) !== 2 || dv.getUint8(5) !== 1)
+    throw new CodeObjectError('code object: not a 64-bit little-endian ELF');
   const shoff = Number(dv.getBigUint64(0x28, true));
   const shentsize = dv.getUint16(0x3a, true);
   const shnum = dv.getUint16(0x3c, true);
-  if (shoff + shnum * shentsize > image.length) throw new CodeObjectError(`code object: section table (${shnum} x ${shentsize} at ${shoff}) runs past the end of the ${image.length}-byte file`);
+  if (shoff + shnum * shentsize > image.length)
+    throw new CodeObjectError(
+      `code object: section table (${shnum} x ${shentsize} at ${shoff}) runs past the end of the ${image.length}-byte file`,
+    );
   for (let s = 0; s < shnum; s++) {
     const sh = shoff + s * shentsize;
     if (dv.getUint32(sh + 4, true) !== SHT_NOTE) continue;
@@ -72,7 +79,9 @@ export function findElfNote(image: Uint8Array, owner: string, type: number): Uin
     const size = Number(dv.getBigUint64(sh + 0x20, true));
     let p = off;
     while (p + 12 <= off + size) {
-      const namesz = dv.getUint32(p, true), descsz = dv.getUint32(p + 4, true), ntype = dv.getUint32(p + 8, true);
+      const namesz = dv.getUint32(p, true),
+        descsz = dv.getUint32(p + 4, true),
+        ntype = dv.getUint32(p + 8, true);
       const name = new TextDecoder().decode(image.subarray(p + 12, p + 12 + namesz)).replace(/\0+$/, '');
       const desc = p + 12 + align4(namesz);
       if (name === owner && ntype === type) return image.subarray(desc, desc + descsz);
@@ -100,7 +109,9 @@ function explicitKind(valueKind: string, kernel: string): KernelParam['kind'] | 
   if (valueKind.startsWith('hidden_')) return null;
   if (valueKind === 'by_value') return 'value';
   if (valueKind === 'global_buffer' || valueKind === 'dynamic_shared_pointer') return 'pointer';
-  throw new CodeObjectError(`code object: kernel ${kernel} has an argument of value_kind ${valueKind}, which the launcher cannot pack`);
+  throw new CodeObjectError(
+    `code object: kernel ${kernel} has an argument of value_kind ${valueKind}, which the launcher cannot pack`,
+  );
 }
 
 /** Parses a raw AMDGPU code object (not an offload bundle) and returns its kernels. */
@@ -118,22 +129,32 @@ export function parseAmdCodeObject(image: Uint8Array): AmdCodeObject {
   const kernels = list.map((k: Record<string, unknown>): AmdKernelInfo => {
     const name = str(k, '.name');
     const rawArgs = (k['.args'] ?? []) as Record<string, unknown>[];
-    const args = rawArgs.map((a): AmdKernelArg => ({
-      offset: num(a, '.offset'), size: num(a, '.size'), valueKind: str(a, '.value_kind'),
-      ...(typeof a['.address_space'] === 'string' ? { addressSpace: a['.address_space'] } : {}),
-    }));
+    const args = rawArgs.map(
+      (a): AmdKernelArg => ({
+        offset: num(a, '.offset'),
+        size: num(a, '.size'),
+        valueKind: str(a, '.value_kind'),
+        ...(typeof a['.address_space'] === 'string' ? { addressSpace: a['.address_space'] } : {}),
+      }),
+    );
     const params: KernelParam[] = [];
     for (const a of args) {
       const kind = explicitKind(a.valueKind, name);
       if (kind) params.push({ offset: a.offset, size: a.size, kind });
     }
     return {
-      name, symbol: str(k, '.symbol'), args, params,
+      name,
+      symbol: str(k, '.symbol'),
+      args,
+      params,
       kernargSegmentSize: num(k, '.kernarg_segment_size'),
       kernargSegmentAlign: num(k, '.kernarg_segment_align', 8),
       wavefrontSize: num(k, '.wavefront_size'),
-      sgprCount: num(k, '.sgpr_count'), vgprCount: num(k, '.vgpr_count'), agprCount: num(k, '.agpr_count', 0),
-      sgprSpillCount: num(k, '.sgpr_spill_count', 0), vgprSpillCount: num(k, '.vgpr_spill_count', 0),
+      sgprCount: num(k, '.sgpr_count'),
+      vgprCount: num(k, '.vgpr_count'),
+      agprCount: num(k, '.agpr_count', 0),
+      sgprSpillCount: num(k, '.sgpr_spill_count', 0),
+      vgprSpillCount: num(k, '.vgpr_spill_count', 0),
       privateSegmentSize: num(k, '.private_segment_fixed_size', 0),
       groupSegmentSize: num(k, '.group_segment_fixed_size', 0),
       maxFlatWorkgroupSize: num(k, '.max_flat_workgroup_size', 1024),
@@ -157,8 +178,11 @@ const PTX_SCALAR_BITS = /^\.[bsuf](8|16|32|64)$/;
 /** one `.param` declaration -> size and alignment; pointer when the PTX says `.ptr` */
 function ptxParam(decl: string, kernel: string): { size: number; align: number; kind: KernelParam['kind'] } {
   const toks = decl.trim().split(/\s+/);
-  if (toks[0] !== '.param') throw new CodeObjectError(`PTX: kernel ${kernel}: unexpected parameter declaration "${decl.trim()}"`);
-  let elemBits = 0, align = 0, kind: KernelParam['kind'] = 'value';
+  if (toks[0] !== '.param')
+    throw new CodeObjectError(`PTX: kernel ${kernel}: unexpected parameter declaration "${decl.trim()}"`);
+  let elemBits = 0,
+    align = 0,
+    kind: KernelParam['kind'] = 'value';
   for (let i = 1; i < toks.length; i++) {
     const t = toks[i]!;
     const m = PTX_SCALAR_BITS.exec(t);
@@ -178,7 +202,10 @@ export function parsePtxEntries(ptx: string): PtxKernel[] {
   const re = /\.entry\s+([A-Za-z_$][\w$]*)\s*\(([^)]*)\)/g;
   for (let m = re.exec(ptx); m; m = re.exec(ptx)) {
     const name = m[1]!;
-    const decls = m[2]!.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const decls = m[2]!
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
     const params: KernelParam[] = [];
     let end = 0;
     for (const d of decls) {

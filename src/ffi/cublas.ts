@@ -11,7 +11,8 @@ export const CUBLAS_LIB: LibrarySpec = {
   envVar: 'ROCM_TENSOR_CUBLAS_LIB',
   sonames: ['libcublas.so.13', 'libcublas.so.12'],
   dirs: cudaDirs,
-  install: 'install cuBLAS (the CUDA toolkit, `apt install libcublas12` on Debian/Ubuntu, or ' +
+  install:
+    'install cuBLAS (the CUDA toolkit, `apt install libcublas12` on Debian/Ubuntu, or ' +
     '`pip install nvidia-cublas`); or set CUDA_HOME or ROCM_TENSOR_CUBLAS_LIB',
 };
 
@@ -38,7 +39,8 @@ export const CUBLAS_FUNCTIONS = {
   cublasGetStatusName: { proto: 'const char *cublasGetStatusName(cublasStatus_t status)' },
   cublasGetStatusString: { proto: 'const char *cublasGetStatusString(cublasStatus_t status)' },
   cublasGemmStridedBatchedEx: {
-    proto: 'cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, ' +
+    proto:
+      'cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, ' +
       'cublasOperation_t transb, int m, int n, int k, const void *alpha, ' +
       'const void *A, cudaDataType Atype, int lda, long long strideA, ' +
       'const void *B, cudaDataType Btype, int ldb, long long strideB, const void *beta, ' +
@@ -73,10 +75,31 @@ export interface CublasFns {
   cublasSetMathMode(h: H, mode: number): R;
   cublasGetStatusName(s: number): string | null;
   cublasGetStatusString(s: number): string | null;
-  cublasGemmStridedBatchedEx(h: H, ta: number, tb: number, m: number, n: number, k: number,
-    alpha: ArrayBufferView, a: bigint, at: number, lda: number, sa: number,
-    b: bigint, bt: number, ldb: number, sb: number, beta: ArrayBufferView,
-    c: bigint, ct: number, ldc: number, sc: number, batch: number, compute: number, algo: number): R;
+  cublasGemmStridedBatchedEx(
+    h: H,
+    ta: number,
+    tb: number,
+    m: number,
+    n: number,
+    k: number,
+    alpha: ArrayBufferView,
+    a: bigint,
+    at: number,
+    lda: number,
+    sa: number,
+    b: bigint,
+    bt: number,
+    ldb: number,
+    sb: number,
+    beta: ArrayBufferView,
+    c: bigint,
+    ct: number,
+    ldc: number,
+    sc: number,
+    batch: number,
+    compute: number,
+    algo: number,
+  ): R;
 }
 type CublasKey = keyof typeof CUBLAS_FUNCTIONS;
 const _sameKeys: [CublasKey, keyof CublasFns] extends [keyof CublasFns, CublasKey] ? true : never = true;
@@ -108,8 +131,10 @@ export function loadCublas(): Cublas {
 }
 
 const DATA_TYPE: Record<BlasDType, number> = {
-  f32: CUBLAS_CONST.CUDA_R_32F, f64: CUBLAS_CONST.CUDA_R_64F,
-  f16: CUBLAS_CONST.CUDA_R_16F, bf16: CUBLAS_CONST.CUDA_R_16BF,
+  f32: CUBLAS_CONST.CUDA_R_32F,
+  f64: CUBLAS_CONST.CUDA_R_64F,
+  f16: CUBLAS_CONST.CUDA_R_16F,
+  bf16: CUBLAS_CONST.CUDA_R_16BF,
 };
 
 /** what the BLAS layer needs from the device: make its context current, name it in errors */
@@ -138,7 +163,10 @@ export class CublasApi implements BlasApi {
   private readonly alpha64 = this.f64.subarray(0, 1);
   private readonly beta64 = this.f64.subarray(1, 2);
 
-  constructor(private readonly host: CublasHost, private readonly streamPtr: (s: unknown) => bigint | null) {
+  constructor(
+    private readonly host: CublasHost,
+    private readonly streamPtr: (s: unknown) => bigint | null,
+  ) {
     this.lib = loadCublas();
     host.enter();
     const out = new BigUint64Array(1);
@@ -148,8 +176,10 @@ export class CublasApi implements BlasApi {
     this.lib.check(this.lib.fn.cublasGetVersion_v2(this.handle, v), 'cublasGetVersion_v2', [this.handle]);
     const ver = v[0]!;
     this.version = `${Math.floor(ver / 10000)}.${Math.floor((ver % 10000) / 100)}.${ver % 100}`;
-    this.lib.check(this.lib.fn.cublasSetMathMode(this.handle, CUBLAS_CONST.CUBLAS_DEFAULT_MATH), 'cublasSetMathMode',
-      [this.handle, CUBLAS_CONST.CUBLAS_DEFAULT_MATH]);
+    this.lib.check(this.lib.fn.cublasSetMathMode(this.handle, CUBLAS_CONST.CUBLAS_DEFAULT_MATH), 'cublasSetMathMode', [
+      this.handle,
+      CUBLAS_CONST.CUBLAS_DEFAULT_MATH,
+    ]);
   }
 
   gemmStridedBatched(p: GemmParams, stream: Parameters<BlasApi['gemmStridedBatched']>[1]): void {
@@ -170,14 +200,40 @@ export class CublasApi implements BlasApi {
     const compute = wide ? CUBLAS_CONST.CUBLAS_COMPUTE_64F : CUBLAS_CONST.CUBLAS_COMPUTE_32F;
     const ta = p.transA ? CUBLAS_CONST.CUBLAS_OP_T : CUBLAS_CONST.CUBLAS_OP_N;
     const tb = p.transB ? CUBLAS_CONST.CUBLAS_OP_T : CUBLAS_CONST.CUBLAS_OP_N;
-    const status = this.lib.fn.cublasGemmStridedBatchedEx(this.handle, ta, tb, p.m, p.n, p.k,
-      alpha, p.a, type, p.lda, p.strideA, p.b, type, p.ldb, p.strideB, beta,
-      p.c, type, p.ldc, p.strideC, p.batch, compute, CUBLAS_CONST.CUBLAS_GEMM_DEFAULT);
+    const status = this.lib.fn.cublasGemmStridedBatchedEx(
+      this.handle,
+      ta,
+      tb,
+      p.m,
+      p.n,
+      p.k,
+      alpha,
+      p.a,
+      type,
+      p.lda,
+      p.strideA,
+      p.b,
+      type,
+      p.ldb,
+      p.strideB,
+      beta,
+      p.c,
+      type,
+      p.ldc,
+      p.strideC,
+      p.batch,
+      compute,
+      CUBLAS_CONST.CUBLAS_GEMM_DEFAULT,
+    );
     if (status !== CUBLAS_CONST.CUBLAS_STATUS_SUCCESS) {
-      throw new GpuError(`cublasGemmStridedBatchedEx(${p.dtype}, trans=${p.transA ? 'T' : 'N'}${p.transB ? 'T' : 'N'}, ` +
-        `m=${p.m}, n=${p.n}, k=${p.k}, alpha=${p.alpha}, beta=${p.beta}, lda=${p.lda}, ldb=${p.ldb}, ldc=${p.ldc}, ` +
-        `strides=${p.strideA}/${p.strideB}/${p.strideC}, batch=${p.batch}) on ${this.host.label} failed: ` +
-        this.lib.statusText(status), status, 'cublasGemmStridedBatchedEx');
+      throw new GpuError(
+        `cublasGemmStridedBatchedEx(${p.dtype}, trans=${p.transA ? 'T' : 'N'}${p.transB ? 'T' : 'N'}, ` +
+          `m=${p.m}, n=${p.n}, k=${p.k}, alpha=${p.alpha}, beta=${p.beta}, lda=${p.lda}, ldb=${p.ldb}, ldc=${p.ldc}, ` +
+          `strides=${p.strideA}/${p.strideB}/${p.strideC}, batch=${p.batch}) on ${this.host.label} failed: ` +
+          this.lib.statusText(status),
+        status,
+        'cublasGemmStridedBatchedEx',
+      );
     }
   }
 
@@ -192,8 +248,11 @@ export class CublasApi implements BlasApi {
   // it wants 256-byte alignment, which every device allocation has
   private applyWorkspace(): void {
     const w = this.workspace!;
-    this.lib.check(this.lib.fn.cublasSetWorkspace_v2(this.handle, w.ptr, w.bytes), 'cublasSetWorkspace_v2',
-      [this.handle, w.ptr, w.bytes]);
+    this.lib.check(this.lib.fn.cublasSetWorkspace_v2(this.handle, w.ptr, w.bytes), 'cublasSetWorkspace_v2', [
+      this.handle,
+      w.ptr,
+      w.bytes,
+    ]);
   }
 
   destroy(): void {

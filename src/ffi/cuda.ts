@@ -15,7 +15,8 @@ export const CUDA_LIB: LibrarySpec = {
   // (on toolkit-only machines that name is the link-time stub, which fails every call)
   sonames: ['libcuda.so.1'],
   dirs: cudaDirs,
-  install: 'install the NVIDIA driver (it ships libcuda.so.1; `nvidia-smi` should list the GPU), ' +
+  install:
+    'install the NVIDIA driver (it ships libcuda.so.1; `nvidia-smi` should list the GPU), ' +
     'or set ROCM_TENSOR_CUDA_LIB to its path',
 };
 
@@ -64,20 +65,28 @@ export const CUDA_FUNCTIONS = {
   cuMemFreeHost: { proto: 'CUresult cuMemFreeHost(void *p)' },
   cuMemcpyHtoD_v2: { proto: 'CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)' },
   cuMemcpyDtoH_v2: { proto: 'CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)' },
-  cuMemcpyDtoD_v2: { proto: 'CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)' },
+  cuMemcpyDtoD_v2: {
+    proto: 'CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)',
+  },
   cuMemcpyHtoDAsync_v2: {
-    proto: 'CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)',
+    proto:
+      'CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)',
   },
   cuMemcpyDtoHAsync_v2: {
     proto: 'CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)',
   },
   cuMemcpyDtoDAsync_v2: {
-    proto: 'CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)',
+    proto:
+      'CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)',
   },
   cuMemsetD8_v2: { proto: 'CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)' },
   cuMemsetD32_v2: { proto: 'CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)' },
-  cuMemsetD8Async: { proto: 'CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)' },
-  cuMemsetD32Async: { proto: 'CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)' },
+  cuMemsetD8Async: {
+    proto: 'CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)',
+  },
+  cuMemsetD32Async: {
+    proto: 'CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)',
+  },
   cuStreamCreate: { proto: 'CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)' },
   cuStreamDestroy_v2: { proto: 'CUresult cuStreamDestroy_v2(CUstream hStream)' },
   cuStreamSynchronize: { proto: 'CUresult cuStreamSynchronize(CUstream hStream)' },
@@ -88,12 +97,16 @@ export const CUDA_FUNCTIONS = {
   cuEventQuery: { proto: 'CUresult cuEventQuery(CUevent hEvent)' },
   // CUDA 12.8+ headers #define cuEventElapsedTime to _v2; older drivers (550 = CUDA 12.4) only
   // export the plain symbol, which newer drivers keep with the same signature
-  cuEventElapsedTime_v2: { proto: 'CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)', optional: true },
+  cuEventElapsedTime_v2: {
+    proto: 'CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)',
+    optional: true,
+  },
   cuEventElapsedTime: { proto: 'CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)' },
   cuEventDestroy_v2: { proto: 'CUresult cuEventDestroy_v2(CUevent hEvent)' },
   cuModuleLoadData: { proto: 'CUresult cuModuleLoadData(CUmodule *module, const void *image)' },
   cuModuleLoadDataEx: {
-    proto: 'CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, ' +
+    proto:
+      'CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, ' +
       'CUjit_option *options, void **optionValues)',
   },
   cuModuleGetFunction: { proto: 'CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)' },
@@ -104,9 +117,12 @@ export const CUDA_FUNCTIONS = {
     optional: true,
   },
   // a kernel's dynamic shared memory past 48 KiB must be allowed first (flash_fwd takes 68 KiB)
-  cuFuncSetAttribute: { proto: 'CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)' },
+  cuFuncSetAttribute: {
+    proto: 'CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)',
+  },
   cuLaunchKernel: {
-    proto: 'CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, ' +
+    proto:
+      'CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, ' +
       'unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, ' +
       'CUstream hStream, void **kernelParams, void **extra)',
   },
@@ -121,7 +137,9 @@ export const CUDA_FUNCTIONS = {
   // node and log buffer); WithFlags exists since 11.4
   cuStreamBeginCapture_v2: { proto: 'CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)' },
   cuStreamEndCapture: { proto: 'CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)' },
-  cuStreamIsCapturing: { proto: 'CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)' },
+  cuStreamIsCapturing: {
+    proto: 'CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)',
+  },
   cuGraphInstantiateWithFlags: {
     proto: 'CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)',
   },
@@ -180,7 +198,18 @@ export const CUDA_CONST = {
 export const CUDA_STRUCTS = {
   CUlaunchConfig: {
     size: 56,
-    fields: { gridDimX: 0, gridDimY: 4, gridDimZ: 8, blockDimX: 12, blockDimY: 16, blockDimZ: 20, sharedMemBytes: 24, hStream: 32, attrs: 40, numAttrs: 48 },
+    fields: {
+      gridDimX: 0,
+      gridDimY: 4,
+      gridDimZ: 8,
+      blockDimX: 12,
+      blockDimY: 16,
+      blockDimZ: 20,
+      sharedMemBytes: 24,
+      hStream: 32,
+      attrs: 40,
+      numAttrs: 48,
+    },
   },
   // id, then a 64-byte union of values; the value programmatic serialization takes is its first word
   CUlaunchAttribute: { size: 72, fields: { id: 0, value: 8 } },
@@ -238,8 +267,19 @@ export interface CudaFns {
   cuModuleUnload(m: H): R;
   cuFuncGetParamInfo(f: H, index: number, offset: BigUint64Array, size: BigUint64Array): R;
   cuFuncSetAttribute(f: H, attrib: number, value: number): R;
-  cuLaunchKernel(f: H, gx: number, gy: number, gz: number, bx: number, by: number, bz: number,
-    shared: number, s: Hn, kernelParams: null, extra: bigint): R;
+  cuLaunchKernel(
+    f: H,
+    gx: number,
+    gy: number,
+    gz: number,
+    bx: number,
+    by: number,
+    bz: number,
+    shared: number,
+    s: Hn,
+    kernelParams: null,
+    extra: bigint,
+  ): R;
   cuLaunchKernelEx(config: bigint, f: H, kernelParams: null, extra: bigint): R;
   cuStreamBeginCapture_v2(s: Hn, mode: number): R;
   cuStreamEndCapture(s: Hn, out: BigUint64Array): R;
@@ -255,8 +295,9 @@ const _sameKeys: [CudaKey, keyof CudaFns] extends [keyof CudaFns, CudaKey] ? tru
 void _sameKeys;
 
 type OptionalCuda = 'cuEventElapsedTime_v2' | 'cuFuncGetParamInfo' | 'cuLaunchKernelEx';
-export type CudaFnTable = { readonly [K in Exclude<CudaKey, OptionalCuda>]: CudaFns[K] } &
-  { readonly [K in OptionalCuda]: CudaFns[K] | undefined };
+export type CudaFnTable = { readonly [K in Exclude<CudaKey, OptionalCuda>]: CudaFns[K] } & {
+  readonly [K in OptionalCuda]: CudaFns[K] | undefined;
+};
 
 export interface CudaDriver {
   readonly loaded: LoadedLibrary;
@@ -298,7 +339,9 @@ export function loadCudaDriver(): CudaDriver {
 /** the error for a failed call; `what` is the call with its arguments, or more context */
 export function cudaError(code: number, what: string, call: string, errorText: (c: number) => string): GpuError {
   const msg = `${what} failed: ${errorText(code)}`;
-  return code === CUDA_CONST.CUDA_ERROR_OUT_OF_MEMORY ? new OutOfMemoryError(msg, code, call) : new GpuError(msg, code, call);
+  return code === CUDA_CONST.CUDA_ERROR_OUT_OF_MEMORY
+    ? new OutOfMemoryError(msg, code, call)
+    : new GpuError(msg, code, call);
 }
 
 /** a NUL-terminated C string owned by the library (error names, static strings) */
@@ -316,17 +359,25 @@ export interface CudaProbe {
  *  device, driver too old for the library) or a failed count is 0 devices with the reason */
 export function cudaProbe(): CudaProbe {
   let d: CudaDriver;
-  try { d = loadCudaDriver(); } catch (e) { return { count: 0, reason: (e as Error).message }; }
+  try {
+    d = loadCudaDriver();
+  } catch (e) {
+    return { count: 0, reason: (e as Error).message };
+  }
   const init = d.fn.cuInit(0);
-  if (init !== CUDA_CONST.CUDA_SUCCESS) return { count: 0, reason: `cuInit(0): ${d.errorText(init)} (${d.loaded.path})` };
+  if (init !== CUDA_CONST.CUDA_SUCCESS)
+    return { count: 0, reason: `cuInit(0): ${d.errorText(init)} (${d.loaded.path})` };
   const n = new Int32Array(1);
   const code = d.fn.cuDeviceGetCount(n);
-  if (code !== CUDA_CONST.CUDA_SUCCESS) return { count: 0, reason: `cuDeviceGetCount: ${d.errorText(code)} (${d.loaded.path})` };
+  if (code !== CUDA_CONST.CUDA_SUCCESS)
+    return { count: 0, reason: `cuDeviceGetCount: ${d.errorText(code)} (${d.loaded.path})` };
   return { count: n[0]!, reason: n[0]! > 0 ? '' : `no CUDA device (${d.loaded.path})` };
 }
 
 /** number of CUDA devices; 0, never an exception, where there is none (cudaProbe says why) */
-export function cudaDeviceCount(): number { return cudaProbe().count; }
+export function cudaDeviceCount(): number {
+  return cudaProbe().count;
+}
 
 /** 12040 -> '12.4' */
 export function fmtCudaVersion(v: number): string {

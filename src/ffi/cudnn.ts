@@ -3,9 +3,7 @@
 // miopen.ts. Descriptors are created per call and destroyed in `finally`; the chosen algorithm
 // and its workspace size are cached per shape; one workspace per device grows as needed.
 import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../core/errors.ts';
-import type {
-  ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams,
-} from '../runtime/gpu.ts';
+import type { ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../runtime/gpu.ts';
 import { cudaDirs, openLibrary, type LibrarySpec, type LoadedLibrary } from './loader.ts';
 import { declareTable, fmtArgs, registerAliases, type NativeAlias, type NativeTable } from './native.ts';
 
@@ -14,17 +12,29 @@ export const CUDNN_LIB: LibrarySpec = {
   envVar: 'ROCM_TENSOR_CUDNN_LIB',
   sonames: ['libcudnn.so.9'],
   dirs: cudaDirs,
-  install: 'install cuDNN 9 (`apt install cudnn9-cuda-12` / `cudnn9-cuda-13` from NVIDIA\'s repository, or ' +
+  install:
+    "install cuDNN 9 (`apt install cudnn9-cuda-12` / `cudnn9-cuda-13` from NVIDIA's repository, or " +
     '`pip install nvidia-cudnn-cu12`); or set ROCM_TENSOR_CUDNN_LIB',
 };
 
 const ENUMS = [
-  'cudnnStatus_t', 'cudnnDataType_t', 'cudnnTensorFormat_t', 'cudnnConvolutionMode_t', 'cudnnMathType_t',
-  'cudnnConvolutionFwdAlgo_t', 'cudnnConvolutionBwdDataAlgo_t', 'cudnnPoolingMode_t', 'cudnnNanPropagation_t',
-  'cudnnSoftmaxAlgorithm_t', 'cudnnSoftmaxMode_t',
+  'cudnnStatus_t',
+  'cudnnDataType_t',
+  'cudnnTensorFormat_t',
+  'cudnnConvolutionMode_t',
+  'cudnnMathType_t',
+  'cudnnConvolutionFwdAlgo_t',
+  'cudnnConvolutionBwdDataAlgo_t',
+  'cudnnPoolingMode_t',
+  'cudnnNanPropagation_t',
+  'cudnnSoftmaxAlgorithm_t',
+  'cudnnSoftmaxMode_t',
 ] as const;
 const HANDLES = [
-  'cudnnHandle_t', 'cudnnTensorDescriptor_t', 'cudnnFilterDescriptor_t', 'cudnnConvolutionDescriptor_t',
+  'cudnnHandle_t',
+  'cudnnTensorDescriptor_t',
+  'cudnnFilterDescriptor_t',
+  'cudnnConvolutionDescriptor_t',
   'cudnnPoolingDescriptor_t',
 ] as const;
 
@@ -50,64 +60,84 @@ export const CUDNN_FUNCTIONS = {
   cudnnSetStream: { proto: 'cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudnnStream_t streamId)' },
   cudnnCreateTensorDescriptor: { proto: `cudnnStatus_t cudnnCreateTensorDescriptor(${T} *tensorDesc)` },
   cudnnSetTensor4dDescriptor: {
-    proto: `cudnnStatus_t cudnnSetTensor4dDescriptor(${T} tensorDesc, cudnnTensorFormat_t format, ` +
+    proto:
+      `cudnnStatus_t cudnnSetTensor4dDescriptor(${T} tensorDesc, cudnnTensorFormat_t format, ` +
       'cudnnDataType_t dataType, int n, int c, int h, int w)',
   },
   cudnnDestroyTensorDescriptor: { proto: `cudnnStatus_t cudnnDestroyTensorDescriptor(${T} tensorDesc)` },
   cudnnCreateFilterDescriptor: { proto: `cudnnStatus_t cudnnCreateFilterDescriptor(${F} *filterDesc)` },
   cudnnSetFilterNdDescriptor: {
-    proto: `cudnnStatus_t cudnnSetFilterNdDescriptor(${F} filterDesc, cudnnDataType_t dataType, ` +
+    proto:
+      `cudnnStatus_t cudnnSetFilterNdDescriptor(${F} filterDesc, cudnnDataType_t dataType, ` +
       'cudnnTensorFormat_t format, int nbDims, const int *filterDimA)',
   },
   cudnnDestroyFilterDescriptor: { proto: `cudnnStatus_t cudnnDestroyFilterDescriptor(${F} filterDesc)` },
   cudnnCreateConvolutionDescriptor: { proto: `cudnnStatus_t cudnnCreateConvolutionDescriptor(${C} *convDesc)` },
   cudnnSetConvolution2dDescriptor: {
-    proto: `cudnnStatus_t cudnnSetConvolution2dDescriptor(${C} convDesc, int pad_h, int pad_w, int u, int v, ` +
+    proto:
+      `cudnnStatus_t cudnnSetConvolution2dDescriptor(${C} convDesc, int pad_h, int pad_w, int u, int v, ` +
       'int dilation_h, int dilation_w, cudnnConvolutionMode_t mode, cudnnDataType_t computeType)',
   },
-  cudnnSetConvolutionGroupCount: { proto: `cudnnStatus_t cudnnSetConvolutionGroupCount(${C} convDesc, int groupCount)` },
-  cudnnSetConvolutionMathType: { proto: `cudnnStatus_t cudnnSetConvolutionMathType(${C} convDesc, cudnnMathType_t mathType)` },
+  cudnnSetConvolutionGroupCount: {
+    proto: `cudnnStatus_t cudnnSetConvolutionGroupCount(${C} convDesc, int groupCount)`,
+  },
+  cudnnSetConvolutionMathType: {
+    proto: `cudnnStatus_t cudnnSetConvolutionMathType(${C} convDesc, cudnnMathType_t mathType)`,
+  },
   cudnnDestroyConvolutionDescriptor: { proto: `cudnnStatus_t cudnnDestroyConvolutionDescriptor(${C} convDesc)` },
   cudnnGetConvolutionForwardAlgorithm_v7: {
-    proto: `cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, ${T} srcDesc, ${F} filterDesc, ` +
+    proto:
+      `cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, ${T} srcDesc, ${F} filterDesc, ` +
       `${C} convDesc, ${T} destDesc, int requestedAlgoCount, int *returnedAlgoCount, cudnnFwdPerf_p perfResults)`,
   },
   cudnnGetConvolutionForwardWorkspaceSize: {
-    proto: `cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, ${T} xDesc, ${F} wDesc, ` +
+    proto:
+      `cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, ${T} xDesc, ${F} wDesc, ` +
       `${C} convDesc, ${T} yDesc, cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes)`,
   },
   cudnnConvolutionForward: {
-    proto: `cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha, ${T} xDesc, const void *x, ` +
+    proto:
+      `cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha, ${T} xDesc, const void *x, ` +
       `${F} wDesc, const void *w, ${C} convDesc, cudnnConvolutionFwdAlgo_t algo, void *workSpace, ` +
       `size_t workSpaceSizeInBytes, const void *beta, ${T} yDesc, void *y)`,
   },
   cudnnGetConvolutionBackwardDataAlgorithm_v7: {
-    proto: `cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle, ${F} filterDesc, ` +
+    proto:
+      `cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle, ${F} filterDesc, ` +
       `${T} diffDesc, ${C} convDesc, ${T} gradDesc, int requestedAlgoCount, int *returnedAlgoCount, ` +
       'cudnnBwdDataPerf_p perfResults)',
   },
   cudnnGetConvolutionBackwardDataWorkspaceSize: {
-    proto: `cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t handle, ${F} wDesc, ${T} dyDesc, ` +
+    proto:
+      `cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t handle, ${F} wDesc, ${T} dyDesc, ` +
       `${C} convDesc, ${T} dxDesc, cudnnConvolutionBwdDataAlgo_t algo, size_t *sizeInBytes)`,
   },
   cudnnConvolutionBackwardData: {
-    proto: `cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha, ${F} wDesc, ` +
+    proto:
+      `cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha, ${F} wDesc, ` +
       `const void *w, ${T} dyDesc, const void *dy, ${C} convDesc, cudnnConvolutionBwdDataAlgo_t algo, ` +
       `void *workSpace, size_t workSpaceSizeInBytes, const void *beta, ${T} dxDesc, void *dx)`,
   },
-  cudnnCreatePoolingDescriptor: { proto: 'cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t *poolingDesc)' },
+  cudnnCreatePoolingDescriptor: {
+    proto: 'cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t *poolingDesc)',
+  },
   cudnnSetPooling2dDescriptor: {
-    proto: 'cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t mode, ' +
+    proto:
+      'cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t mode, ' +
       'cudnnNanPropagation_t maxpoolingNanOpt, int windowHeight, int windowWidth, int verticalPadding, ' +
       'int horizontalPadding, int verticalStride, int horizontalStride)',
   },
-  cudnnDestroyPoolingDescriptor: { proto: 'cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t poolingDesc)' },
+  cudnnDestroyPoolingDescriptor: {
+    proto: 'cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t poolingDesc)',
+  },
   cudnnPoolingForward: {
-    proto: `cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, cudnnPoolingDescriptor_t poolingDesc, ` +
+    proto:
+      `cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, cudnnPoolingDescriptor_t poolingDesc, ` +
       `const void *alpha, ${T} xDesc, const void *x, const void *beta, ${T} yDesc, void *y)`,
   },
   cudnnSoftmaxForward: {
-    proto: 'cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, ' +
+    proto:
+      'cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, ' +
       `cudnnSoftmaxMode_t mode, const void *alpha, ${T} xDesc, const void *x, const void *beta, ${T} yDesc, void *y)`,
   },
 } as const satisfies NativeTable;
@@ -157,28 +187,97 @@ export interface CudnnFns {
   cudnnSetFilterNdDescriptor(d: H, type: number, format: number, nbDims: number, dims: Int32Array): R;
   cudnnDestroyFilterDescriptor(d: H): R;
   cudnnCreateConvolutionDescriptor(out: BigUint64Array): R;
-  cudnnSetConvolution2dDescriptor(d: H, padH: number, padW: number, u: number, v: number, dilH: number, dilW: number,
-    mode: number, compute: number): R;
+  cudnnSetConvolution2dDescriptor(
+    d: H,
+    padH: number,
+    padW: number,
+    u: number,
+    v: number,
+    dilH: number,
+    dilW: number,
+    mode: number,
+    compute: number,
+  ): R;
   cudnnSetConvolutionGroupCount(d: H, groups: number): R;
   cudnnSetConvolutionMathType(d: H, math: number): R;
   cudnnDestroyConvolutionDescriptor(d: H): R;
-  cudnnGetConvolutionForwardAlgorithm_v7(h: H, x: H, w: H, c: H, y: H, requested: number, returned: Int32Array,
-    perf: Uint8Array): R;
+  cudnnGetConvolutionForwardAlgorithm_v7(
+    h: H,
+    x: H,
+    w: H,
+    c: H,
+    y: H,
+    requested: number,
+    returned: Int32Array,
+    perf: Uint8Array,
+  ): R;
   cudnnGetConvolutionForwardWorkspaceSize(h: H, x: H, w: H, c: H, y: H, algo: number, out: BigUint64Array): R;
-  cudnnConvolutionForward(h: H, alpha: ArrayBufferView, xd: H, x: P, wd: H, w: P, cd: H, algo: number, ws: P | null,
-    wsBytes: number, beta: ArrayBufferView, yd: H, y: P): R;
-  cudnnGetConvolutionBackwardDataAlgorithm_v7(h: H, w: H, dy: H, c: H, dx: H, requested: number, returned: Int32Array,
-    perf: Uint8Array): R;
+  cudnnConvolutionForward(
+    h: H,
+    alpha: ArrayBufferView,
+    xd: H,
+    x: P,
+    wd: H,
+    w: P,
+    cd: H,
+    algo: number,
+    ws: P | null,
+    wsBytes: number,
+    beta: ArrayBufferView,
+    yd: H,
+    y: P,
+  ): R;
+  cudnnGetConvolutionBackwardDataAlgorithm_v7(
+    h: H,
+    w: H,
+    dy: H,
+    c: H,
+    dx: H,
+    requested: number,
+    returned: Int32Array,
+    perf: Uint8Array,
+  ): R;
   cudnnGetConvolutionBackwardDataWorkspaceSize(h: H, w: H, dy: H, c: H, dx: H, algo: number, out: BigUint64Array): R;
-  cudnnConvolutionBackwardData(h: H, alpha: ArrayBufferView, wd: H, w: P, dyd: H, dy: P, cd: H, algo: number,
-    ws: P | null, wsBytes: number, beta: ArrayBufferView, dxd: H, dx: P): R;
+  cudnnConvolutionBackwardData(
+    h: H,
+    alpha: ArrayBufferView,
+    wd: H,
+    w: P,
+    dyd: H,
+    dy: P,
+    cd: H,
+    algo: number,
+    ws: P | null,
+    wsBytes: number,
+    beta: ArrayBufferView,
+    dxd: H,
+    dx: P,
+  ): R;
   cudnnCreatePoolingDescriptor(out: BigUint64Array): R;
-  cudnnSetPooling2dDescriptor(d: H, mode: number, nan: number, wh: number, ww: number, ph: number, pw: number,
-    sh: number, sw: number): R;
+  cudnnSetPooling2dDescriptor(
+    d: H,
+    mode: number,
+    nan: number,
+    wh: number,
+    ww: number,
+    ph: number,
+    pw: number,
+    sh: number,
+    sw: number,
+  ): R;
   cudnnDestroyPoolingDescriptor(d: H): R;
   cudnnPoolingForward(h: H, pd: H, alpha: ArrayBufferView, xd: H, x: P, beta: ArrayBufferView, yd: H, y: P): R;
-  cudnnSoftmaxForward(h: H, algo: number, mode: number, alpha: ArrayBufferView, xd: H, x: P,
-    beta: ArrayBufferView, yd: H, y: P): R;
+  cudnnSoftmaxForward(
+    h: H,
+    algo: number,
+    mode: number,
+    alpha: ArrayBufferView,
+    xd: H,
+    x: P,
+    beta: ArrayBufferView,
+    yd: H,
+    y: P,
+  ): R;
 }
 type CudnnKey = keyof typeof CUDNN_FUNCTIONS;
 const _sameKeys: [CudnnKey, keyof CudnnFns] extends [keyof CudnnFns, CudnnKey] ? true : never = true;
@@ -186,7 +285,9 @@ void _sameKeys;
 
 export interface Cudnn {
   readonly loaded: LoadedLibrary;
-  readonly fn: Omit<CudnnFns, 'cudnnGetLastErrorString'> & { cudnnGetLastErrorString: CudnnFns['cudnnGetLastErrorString'] | undefined };
+  readonly fn: Omit<CudnnFns, 'cudnnGetLastErrorString'> & {
+    cudnnGetLastErrorString: CudnnFns['cudnnGetLastErrorString'] | undefined;
+  };
   statusText(status: number): string;
 }
 
@@ -220,8 +321,10 @@ function fmtCudnnVersion(v: number): string {
 }
 
 const DATA_TYPE: Record<DnnDType, number> = {
-  f32: CUDNN_CONST.CUDNN_DATA_FLOAT, f64: CUDNN_CONST.CUDNN_DATA_DOUBLE,
-  f16: CUDNN_CONST.CUDNN_DATA_HALF, bf16: CUDNN_CONST.CUDNN_DATA_BFLOAT16,
+  f32: CUDNN_CONST.CUDNN_DATA_FLOAT,
+  f64: CUDNN_CONST.CUDNN_DATA_DOUBLE,
+  f16: CUDNN_CONST.CUDNN_DATA_HALF,
+  bf16: CUDNN_CONST.CUDNN_DATA_BFLOAT16,
 };
 const isHalf = (d: DnnDType): boolean => d === 'f16' || d === 'bf16';
 
@@ -235,9 +338,19 @@ export interface CudnnHost {
   streamSynchronize(s: GpuStream): void;
 }
 
-interface AlgoChoice { readonly algo: number; readonly mathType: number; readonly workspace: number }
+interface AlgoChoice {
+  readonly algo: number;
+  readonly mathType: number;
+  readonly workspace: number;
+}
 /** a convolution's descriptors: input side a, filter w, output side b, convolution c */
-interface ConvPlan { readonly a: bigint; readonly w: bigint; readonly b: bigint; readonly c: bigint; readonly choice: AlgoChoice }
+interface ConvPlan {
+  readonly a: bigint;
+  readonly w: bigint;
+  readonly b: bigint;
+  readonly c: bigint;
+  readonly choice: AlgoChoice;
+}
 /** convolution shapes whose descriptors a handle keeps */
 const CONV_PLANS = 64;
 
@@ -303,17 +416,35 @@ export class CudnnApi implements DnnApi {
   private tensor(dtype: number, n: number, c: number, h: number, w: number): bigint {
     const d = this.create('cudnnCreateTensorDescriptor', (o) => this.lib.fn.cudnnCreateTensorDescriptor(o));
     try {
-      this.ok(this.lib.fn.cudnnSetTensor4dDescriptor(d, CUDNN_CONST.CUDNN_TENSOR_NCHW, dtype, n, c, h, w),
-        'cudnnSetTensor4dDescriptor', [`NCHW ${fmtShape([n, c, h, w])}`, `dtype ${dtype}`]);
-    } catch (e) { this.lib.fn.cudnnDestroyTensorDescriptor(d); throw e; }
+      this.ok(
+        this.lib.fn.cudnnSetTensor4dDescriptor(d, CUDNN_CONST.CUDNN_TENSOR_NCHW, dtype, n, c, h, w),
+        'cudnnSetTensor4dDescriptor',
+        [`NCHW ${fmtShape([n, c, h, w])}`, `dtype ${dtype}`],
+      );
+    } catch (e) {
+      this.lib.fn.cudnnDestroyTensorDescriptor(d);
+      throw e;
+    }
     return d;
   }
   private filter(dtype: number, k: number, c: number, h: number, w: number): bigint {
     const d = this.create('cudnnCreateFilterDescriptor', (o) => this.lib.fn.cudnnCreateFilterDescriptor(o));
     try {
-      this.ok(this.lib.fn.cudnnSetFilterNdDescriptor(d, dtype, CUDNN_CONST.CUDNN_TENSOR_NCHW, 4, new Int32Array([k, c, h, w])),
-        'cudnnSetFilterNdDescriptor', [`KCRS ${fmtShape([k, c, h, w])}`, `dtype ${dtype}`]);
-    } catch (e) { this.lib.fn.cudnnDestroyFilterDescriptor(d); throw e; }
+      this.ok(
+        this.lib.fn.cudnnSetFilterNdDescriptor(
+          d,
+          dtype,
+          CUDNN_CONST.CUDNN_TENSOR_NCHW,
+          4,
+          new Int32Array([k, c, h, w]),
+        ),
+        'cudnnSetFilterNdDescriptor',
+        [`KCRS ${fmtShape([k, c, h, w])}`, `dtype ${dtype}`],
+      );
+    } catch (e) {
+      this.lib.fn.cudnnDestroyFilterDescriptor(d);
+      throw e;
+    }
     return d;
   }
   private convolution(p: ConvParams): bigint {
@@ -321,13 +452,29 @@ export class CudnnApi implements DnnApi {
     try {
       // accumulate in f32 for half types (f64 for f64), as PyTorch does
       const compute = p.dtype === 'f64' ? CUDNN_CONST.CUDNN_DATA_DOUBLE : CUDNN_CONST.CUDNN_DATA_FLOAT;
-      this.ok(this.lib.fn.cudnnSetConvolution2dDescriptor(d, p.padH, p.padW, p.strideH, p.strideW, p.dilationH,
-        p.dilationW, CUDNN_CONST.CUDNN_CROSS_CORRELATION, compute), 'cudnnSetConvolution2dDescriptor',
-      [`pad ${p.padH},${p.padW}`, `stride ${p.strideH},${p.strideW}`, `dilation ${p.dilationH},${p.dilationW}`]);
+      this.ok(
+        this.lib.fn.cudnnSetConvolution2dDescriptor(
+          d,
+          p.padH,
+          p.padW,
+          p.strideH,
+          p.strideW,
+          p.dilationH,
+          p.dilationW,
+          CUDNN_CONST.CUDNN_CROSS_CORRELATION,
+          compute,
+        ),
+        'cudnnSetConvolution2dDescriptor',
+        [`pad ${p.padH},${p.padW}`, `stride ${p.strideH},${p.strideW}`, `dilation ${p.dilationH},${p.dilationW}`],
+      );
       this.ok(this.lib.fn.cudnnSetConvolutionGroupCount(d, p.groups), 'cudnnSetConvolutionGroupCount', [p.groups]);
-      this.ok(this.lib.fn.cudnnSetConvolutionMathType(d, baseMath(p.dtype)), 'cudnnSetConvolutionMathType',
-        [baseMath(p.dtype)]);
-    } catch (e) { this.lib.fn.cudnnDestroyConvolutionDescriptor(d); throw e; }
+      this.ok(this.lib.fn.cudnnSetConvolutionMathType(d, baseMath(p.dtype)), 'cudnnSetConvolutionMathType', [
+        baseMath(p.dtype),
+      ]);
+    } catch (e) {
+      this.lib.fn.cudnnDestroyConvolutionDescriptor(d);
+      throw e;
+    }
     return d;
   }
 
@@ -348,10 +495,16 @@ export class CudnnApi implements DnnApi {
 
   /** picks the first algorithm cuDNN's heuristics rank as working in our math mode (once a
    *  shape: convPlan keeps the choice with the shape's descriptors) */
-  private chooseAlgo(kind: 'fwd' | 'bwdData', p: ConvParams,
+  private chooseAlgo(
+    kind: 'fwd' | 'bwdData',
+    p: ConvParams,
     find: (requested: number, returned: Int32Array, perf: Uint8Array) => number,
-    wsSize: (algo: number, out: BigUint64Array) => number, conv: bigint, what: string): AlgoChoice {
-    const call = kind === 'fwd' ? 'cudnnGetConvolutionForwardAlgorithm_v7' : 'cudnnGetConvolutionBackwardDataAlgorithm_v7';
+    wsSize: (algo: number, out: BigUint64Array) => number,
+    conv: bigint,
+    what: string,
+  ): AlgoChoice {
+    const call =
+      kind === 'fwd' ? 'cudnnGetConvolutionForwardAlgorithm_v7' : 'cudnnGetConvolutionBackwardDataAlgorithm_v7';
     this.outInt[0] = 0;
     this.ok(find(MAX_ALGOS, this.outInt, this.perf), call, [what]);
     const count = Math.min(this.outInt[0]!, MAX_ALGOS);
@@ -372,11 +525,16 @@ export class CudnnApi implements DnnApi {
       this.ok(this.lib.fn.cudnnSetConvolutionMathType(conv, math), 'cudnnSetConvolutionMathType', [math]);
       this.out64[0] = 0n;
       const st = wsSize(algo, this.out64);
-      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) { tried.push(`(workspace query: ${st})`); continue; }
+      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
+        tried.push(`(workspace query: ${st})`);
+        continue;
+      }
       return { algo, mathType: math, workspace: Number(this.out64[0]!) };
     }
-    throw new NotOnDeviceError(`${what}: cuDNN ${this.version} on ${this.host.label} offers no usable algorithm ` +
-      `(${tried.join('; ') || 'none returned'})`);
+    throw new NotOnDeviceError(
+      `${what}: cuDNN ${this.version} on ${this.host.label} offers no usable algorithm ` +
+        `(${tried.join('; ') || 'none returned'})`,
+    );
   }
 
   /**
@@ -396,18 +554,32 @@ export class CudnnApi implements DnnApi {
     const [fk, fc] = kind === 'fwd' ? [p.cOut, p.cIn / p.groups] : [p.cIn, p.cOut / p.groups];
     const f = this.lib.fn;
     const a = this.tensor(t, p.n, p.cIn, p.inH, p.inW);
-    let w = 0n; let b = 0n; let c = 0n;
+    let w = 0n;
+    let b = 0n;
+    let c = 0n;
     try {
       w = this.filter(t, fk, fc, p.kH, p.kW);
       b = this.tensor(t, p.n, p.cOut, p.outH, p.outW);
       c = this.convolution(p);
-      const choice = kind === 'fwd'
-        ? this.chooseAlgo('fwd', p,
-          (req, ret, perf) => f.cudnnGetConvolutionForwardAlgorithm_v7(this.handle, a, w, c, b, req, ret, perf),
-          (algo, out) => f.cudnnGetConvolutionForwardWorkspaceSize(this.handle, a, w, c, b, algo, out), c, what)
-        : this.chooseAlgo('bwdData', p,
-          (req, ret, perf) => f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, w, a, c, b, req, ret, perf),
-          (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, w, a, c, b, algo, out), c, what);
+      const choice =
+        kind === 'fwd'
+          ? this.chooseAlgo(
+              'fwd',
+              p,
+              (req, ret, perf) => f.cudnnGetConvolutionForwardAlgorithm_v7(this.handle, a, w, c, b, req, ret, perf),
+              (algo, out) => f.cudnnGetConvolutionForwardWorkspaceSize(this.handle, a, w, c, b, algo, out),
+              c,
+              what,
+            )
+          : this.chooseAlgo(
+              'bwdData',
+              p,
+              (req, ret, perf) =>
+                f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, w, a, c, b, req, ret, perf),
+              (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, w, a, c, b, algo, out),
+              c,
+              what,
+            );
       // the descriptor keeps the math type the algorithm was picked for
       this.ok(f.cudnnSetConvolutionMathType(c, choice.mathType), 'cudnnSetConvolutionMathType', [choice.mathType]);
       const plan: ConvPlan = { a, w, b, c, choice };
@@ -434,13 +606,31 @@ export class CudnnApi implements DnnApi {
   // ---- ops ------------------------------------------------------------------------------------
   convForward(p: ConvParams, stream: GpuStream): void {
     this.begin(stream);
-    const pl = this.convPlan('fwd', p), ch = pl.choice;
+    const pl = this.convPlan('fwd', p),
+      ch = pl.choice;
     const ws = this.ensureWorkspace(ch.workspace, stream);
     const [one, zero] = this.scalars(p.dtype);
-    const st = this.lib.fn.cudnnConvolutionForward(this.handle, one, pl.a, p.x, pl.w, p.w, pl.c, ch.algo, ws, ch.workspace,
-      zero, pl.b, p.y);
+    const st = this.lib.fn.cudnnConvolutionForward(
+      this.handle,
+      one,
+      pl.a,
+      p.x,
+      pl.w,
+      p.w,
+      pl.c,
+      ch.algo,
+      ws,
+      ch.workspace,
+      zero,
+      pl.b,
+      p.y,
+    );
     if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
-      this.fail(st, `cudnnConvolutionForward: ${convWhat('convForward', p)}, algo ${ch.algo}`, 'cudnnConvolutionForward');
+      this.fail(
+        st,
+        `cudnnConvolutionForward: ${convWhat('convForward', p)}, algo ${ch.algo}`,
+        'cudnnConvolutionForward',
+      );
     }
   }
 
@@ -451,32 +641,68 @@ export class CudnnApi implements DnnApi {
    */
   convTransposeForward(p: ConvParams, stream: GpuStream): void {
     this.begin(stream);
-    const pl = this.convPlan('bwdData', p), ch = pl.choice;
+    const pl = this.convPlan('bwdData', p),
+      ch = pl.choice;
     const ws = this.ensureWorkspace(ch.workspace, stream);
     const [one, zero] = this.scalars(p.dtype);
-    const st = this.lib.fn.cudnnConvolutionBackwardData(this.handle, one, pl.w, p.w, pl.a, p.x, pl.c, ch.algo, ws,
-      ch.workspace, zero, pl.b, p.y);
+    const st = this.lib.fn.cudnnConvolutionBackwardData(
+      this.handle,
+      one,
+      pl.w,
+      p.w,
+      pl.a,
+      p.x,
+      pl.c,
+      ch.algo,
+      ws,
+      ch.workspace,
+      zero,
+      pl.b,
+      p.y,
+    );
     if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
-      this.fail(st, `cudnnConvolutionBackwardData: ${convWhat('convTransposeForward', p)}, algo ${ch.algo}`, 'cudnnConvolutionBackwardData');
+      this.fail(
+        st,
+        `cudnnConvolutionBackwardData: ${convWhat('convTransposeForward', p)}, algo ${ch.algo}`,
+        'cudnnConvolutionBackwardData',
+      );
     }
   }
 
   poolForward(p: PoolParams, stream: GpuStream): void {
-    const what = `poolForward(${p.mode}${p.mode === 'avg' ? (p.countIncludePad ? ' incl. pad' : ' excl. pad') : ''}, ` +
+    const what =
+      `poolForward(${p.mode}${p.mode === 'avg' ? (p.countIncludePad ? ' incl. pad' : ' excl. pad') : ''}, ` +
       `${p.dtype}, x ${fmtShape([p.n, p.c, p.inH, p.inW])}, y ${fmtShape([p.n, p.c, p.outH, p.outW])}, ` +
       `window ${p.kH}x${p.kW} pad ${p.padH},${p.padW} stride ${p.strideH},${p.strideW})`;
     const t = this.dataType(p.dtype, 'poolForward');
-    const mode = p.mode === 'max' ? CUDNN_CONST.CUDNN_POOLING_MAX
-      : p.countIncludePad ? CUDNN_CONST.CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-        : CUDNN_CONST.CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    const mode =
+      p.mode === 'max'
+        ? CUDNN_CONST.CUDNN_POOLING_MAX
+        : p.countIncludePad
+          ? CUDNN_CONST.CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+          : CUDNN_CONST.CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
     this.begin(stream);
     const f = this.lib.fn;
     const pd = this.create('cudnnCreatePoolingDescriptor', (o) => f.cudnnCreatePoolingDescriptor(o));
-    let xd = 0n; let yd = 0n;
+    let xd = 0n;
+    let yd = 0n;
     try {
       // NaN propagates through max, as in PyTorch
-      this.ok(f.cudnnSetPooling2dDescriptor(pd, mode, CUDNN_CONST.CUDNN_PROPAGATE_NAN, p.kH, p.kW, p.padH, p.padW,
-        p.strideH, p.strideW), 'cudnnSetPooling2dDescriptor', [what]);
+      this.ok(
+        f.cudnnSetPooling2dDescriptor(
+          pd,
+          mode,
+          CUDNN_CONST.CUDNN_PROPAGATE_NAN,
+          p.kH,
+          p.kW,
+          p.padH,
+          p.padW,
+          p.strideH,
+          p.strideW,
+        ),
+        'cudnnSetPooling2dDescriptor',
+        [what],
+      );
       xd = this.tensor(t, p.n, p.c, p.inH, p.inW);
       yd = this.tensor(t, p.n, p.c, p.outH, p.outW);
       const [one, zero] = this.scalars(p.dtype);
@@ -499,7 +725,17 @@ export class CudnnApi implements DnnApi {
     try {
       const [one, zero] = this.scalars(p.dtype);
       const algo = p.log ? CUDNN_CONST.CUDNN_SOFTMAX_LOG : CUDNN_CONST.CUDNN_SOFTMAX_ACCURATE;
-      const st = f.cudnnSoftmaxForward(this.handle, algo, CUDNN_CONST.CUDNN_SOFTMAX_MODE_INSTANCE, one, d, p.x, zero, d, p.y);
+      const st = f.cudnnSoftmaxForward(
+        this.handle,
+        algo,
+        CUDNN_CONST.CUDNN_SOFTMAX_MODE_INSTANCE,
+        one,
+        d,
+        p.x,
+        zero,
+        d,
+        p.y,
+      );
       if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) this.fail(st, `cudnnSoftmaxForward: ${what}`, 'cudnnSoftmaxForward');
     } finally {
       f0(f.cudnnDestroyTensorDescriptor(d));
@@ -510,13 +746,19 @@ export class CudnnApi implements DnnApi {
     this.host.enter();
     for (const pl of this.convPlans.values()) this.destroyPlan(pl);
     this.convPlans.clear();
-    if (this.workspace !== null) { this.host.free(this.workspace); this.workspace = null; this.workspaceBytes = 0; }
+    if (this.workspace !== null) {
+      this.host.free(this.workspace);
+      this.workspace = null;
+      this.workspaceBytes = 0;
+    }
     this.ok(this.lib.fn.cudnnDestroy(this.handle), 'cudnnDestroy', [this.handle]);
   }
 }
 
 /** destroy calls in `finally` must not mask the original error */
-function f0(_status: number): void { /* status of a destroy: nothing useful to do with it */ }
+function f0(_status: number): void {
+  /* status of a destroy: nothing useful to do with it */
+}
 
 /** f32/f64 stay on FMA kernels (no TF32, so results match the CPU reference); half types may use tensor cores */
 function baseMath(d: DnnDType): number {
@@ -529,12 +771,31 @@ function mathAllowed(d: DnnDType, math: number): boolean {
 
 function convWhat(op: string, p: ConvParams): string {
   const w = op === 'convForward' ? [p.cOut, p.cIn / p.groups, p.kH, p.kW] : [p.cIn, p.cOut / p.groups, p.kH, p.kW];
-  return `${op}(${p.dtype}, x ${fmtShape([p.n, p.cIn, p.inH, p.inW])}, w ${fmtShape(w)}, ` +
+  return (
+    `${op}(${p.dtype}, x ${fmtShape([p.n, p.cIn, p.inH, p.inW])}, w ${fmtShape(w)}, ` +
     `y ${fmtShape([p.n, p.cOut, p.outH, p.outW])}, pad ${p.padH},${p.padW} stride ${p.strideH},${p.strideW} ` +
-    `dilation ${p.dilationH},${p.dilationW} groups ${p.groups})`;
+    `dilation ${p.dilationH},${p.dilationW} groups ${p.groups})`
+  );
 }
 
 function convKey(p: ConvParams): string {
-  return [p.dtype, p.n, p.cIn, p.inH, p.inW, p.cOut, p.kH, p.kW, p.outH, p.outW, p.padH, p.padW, p.strideH, p.strideW,
-    p.dilationH, p.dilationW, p.groups].join(',');
+  return [
+    p.dtype,
+    p.n,
+    p.cIn,
+    p.inH,
+    p.inW,
+    p.cOut,
+    p.kH,
+    p.kW,
+    p.outH,
+    p.outW,
+    p.padH,
+    p.padW,
+    p.strideH,
+    p.strideW,
+    p.dilationH,
+    p.dilationW,
+    p.groups,
+  ].join(',');
 }

@@ -35,10 +35,15 @@ export const HIP_FUNCTIONS = {
   hipGetDeviceCount: { proto: 'hipError_t hipGetDeviceCount(_Out_ int *count)' },
   hipSetDevice: { proto: 'hipError_t hipSetDevice(int deviceId)' },
   hipGetDevice: { proto: 'hipError_t hipGetDevice(_Out_ int *deviceId)' },
-  hipDeviceGetAttribute: { proto: 'hipError_t hipDeviceGetAttribute(_Out_ int *pi, hipDeviceAttribute_t attr, int deviceId)' },
+  hipDeviceGetAttribute: {
+    proto: 'hipError_t hipDeviceGetAttribute(_Out_ int *pi, hipDeviceAttribute_t attr, int deviceId)',
+  },
   hipDeviceTotalMem: { proto: 'hipError_t hipDeviceTotalMem(_Out_ size_t *bytes, hipDevice_t device)' },
   // ROCm 6 headers #define hipGetDeviceProperties to this symbol (the 1472-byte struct)
-  hipGetDevicePropertiesR0600: { proto: 'hipError_t hipGetDevicePropertiesR0600(hipDevicePropR0600_p prop, int deviceId)', optional: true },
+  hipGetDevicePropertiesR0600: {
+    proto: 'hipError_t hipGetDevicePropertiesR0600(hipDevicePropR0600_p prop, int deviceId)',
+    optional: true,
+  },
   // the plain symbol keeps the ROCm 5 layout (792 bytes), named R0000 in ROCm 6 headers
   hipGetDeviceProperties: {
     proto: 'hipError_t hipGetDeviceProperties(hipDevicePropR0000_p prop, int deviceId)',
@@ -48,20 +53,33 @@ export const HIP_FUNCTIONS = {
   hipMemGetInfo: { proto: 'hipError_t hipMemGetInfo(_Out_ size_t *free, _Out_ size_t *total)' },
   hipMalloc: { proto: 'hipError_t hipMalloc(_Out_ void **ptr, size_t size)' },
   hipFree: { proto: 'hipError_t hipFree(devptr_t ptr)' },
-  hipMallocAsync: { proto: 'hipError_t hipMallocAsync(_Out_ void **dev_ptr, size_t size, hipStream_t stream)', optional: true },
+  hipMallocAsync: {
+    proto: 'hipError_t hipMallocAsync(_Out_ void **dev_ptr, size_t size, hipStream_t stream)',
+    optional: true,
+  },
   hipFreeAsync: { proto: 'hipError_t hipFreeAsync(devptr_t dev_ptr, hipStream_t stream)', optional: true },
   hipHostMalloc: { proto: 'hipError_t hipHostMalloc(_Out_ void **ptr, size_t size, unsigned int flags)' },
   hipHostFree: { proto: 'hipError_t hipHostFree(void *ptr)' },
   hipMemcpyHtoD: { proto: 'hipError_t hipMemcpyHtoD(devptr_t dst, void *src, size_t sizeBytes)' },
   hipMemcpyDtoH: { proto: 'hipError_t hipMemcpyDtoH(void *dst, devptr_t src, size_t sizeBytes)' },
-  hipMemcpyHtoDAsync: { proto: 'hipError_t hipMemcpyHtoDAsync(devptr_t dst, void *src, size_t sizeBytes, hipStream_t stream)' },
-  hipMemcpyDtoHAsync: { proto: 'hipError_t hipMemcpyDtoHAsync(void *dst, devptr_t src, size_t sizeBytes, hipStream_t stream)' },
-  hipMemcpyDtoDAsync: { proto: 'hipError_t hipMemcpyDtoDAsync(devptr_t dst, devptr_t src, size_t sizeBytes, hipStream_t stream)' },
-  hipMemsetD8Async: { proto: 'hipError_t hipMemsetD8Async(devptr_t dest, unsigned char value, size_t count, hipStream_t stream)' },
+  hipMemcpyHtoDAsync: {
+    proto: 'hipError_t hipMemcpyHtoDAsync(devptr_t dst, void *src, size_t sizeBytes, hipStream_t stream)',
+  },
+  hipMemcpyDtoHAsync: {
+    proto: 'hipError_t hipMemcpyDtoHAsync(void *dst, devptr_t src, size_t sizeBytes, hipStream_t stream)',
+  },
+  hipMemcpyDtoDAsync: {
+    proto: 'hipError_t hipMemcpyDtoDAsync(devptr_t dst, devptr_t src, size_t sizeBytes, hipStream_t stream)',
+  },
+  hipMemsetD8Async: {
+    proto: 'hipError_t hipMemsetD8Async(devptr_t dest, unsigned char value, size_t count, hipStream_t stream)',
+  },
   hipStreamCreate: { proto: 'hipError_t hipStreamCreate(_Out_ hipStream_t *stream)' },
   hipStreamDestroy: { proto: 'hipError_t hipStreamDestroy(hipStream_t stream)' },
   hipStreamSynchronize: { proto: 'hipError_t hipStreamSynchronize(hipStream_t stream)' },
-  hipStreamWaitEvent: { proto: 'hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags)' },
+  hipStreamWaitEvent: {
+    proto: 'hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags)',
+  },
   hipEventCreateWithFlags: { proto: 'hipError_t hipEventCreateWithFlags(_Out_ hipEvent_t *event, unsigned int flags)' },
   hipEventRecord: { proto: 'hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)' },
   hipEventSynchronize: { proto: 'hipError_t hipEventSynchronize(hipEvent_t event)' },
@@ -69,19 +87,25 @@ export const HIP_FUNCTIONS = {
   hipEventElapsedTime: { proto: 'hipError_t hipEventElapsedTime(_Out_ float *ms, hipEvent_t start, hipEvent_t stop)' },
   hipEventDestroy: { proto: 'hipError_t hipEventDestroy(hipEvent_t event)' },
   hipModuleLoadData: { proto: 'hipError_t hipModuleLoadData(_Out_ hipModule_t *module, const void *image)' },
-  hipModuleGetFunction: { proto: 'hipError_t hipModuleGetFunction(_Out_ hipFunction_t *function, hipModule_t module, const char *kname)' },
+  hipModuleGetFunction: {
+    proto: 'hipError_t hipModuleGetFunction(_Out_ hipFunction_t *function, hipModule_t module, const char *kname)',
+  },
   hipModuleUnload: { proto: 'hipError_t hipModuleUnload(hipModule_t module)' },
   hipModuleLaunchKernel: {
-    proto: 'hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY, ' +
+    proto:
+      'hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY, ' +
       'unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, ' +
       'unsigned int sharedMemBytes, hipStream_t stream, void **kernelParams, void **extra)',
   },
   // stream capture and graph replay (runtime/graph capture); marked beta in ROCm 6.4's header
   hipStreamBeginCapture: { proto: 'hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode)' },
   hipStreamEndCapture: { proto: 'hipError_t hipStreamEndCapture(hipStream_t stream, _Out_ hipGraph_t *pGraph)' },
-  hipStreamIsCapturing: { proto: 'hipError_t hipStreamIsCapturing(hipStream_t stream, _Out_ hipStreamCaptureStatus *pCaptureStatus)' },
+  hipStreamIsCapturing: {
+    proto: 'hipError_t hipStreamIsCapturing(hipStream_t stream, _Out_ hipStreamCaptureStatus *pCaptureStatus)',
+  },
   hipGraphInstantiate: {
-    proto: 'hipError_t hipGraphInstantiate(_Out_ hipGraphExec_t *pGraphExec, hipGraph_t graph, ' +
+    proto:
+      'hipError_t hipGraphInstantiate(_Out_ hipGraphExec_t *pGraphExec, hipGraph_t graph, ' +
       '_Out_ hipGraphNode_t *pErrorNode, hipCharBuf_p pLogBuffer, size_t bufferSize)',
   },
   hipGraphLaunch: { proto: 'hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream)' },
@@ -175,8 +199,19 @@ export interface HipFns {
   hipModuleLoadData(out: [Ptr | null], image: Uint8Array): Err;
   hipModuleGetFunction(out: [Ptr | null], m: Ptr, name: string): Err;
   hipModuleUnload(m: Ptr): Err;
-  hipModuleLaunchKernel(f: Ptr, gx: number, gy: number, gz: number, bx: number, by: number, bz: number,
-    shared: number, s: Ptr | null, kernelParams: null, extra: Ptr): Err;
+  hipModuleLaunchKernel(
+    f: Ptr,
+    gx: number,
+    gy: number,
+    gz: number,
+    bx: number,
+    by: number,
+    bz: number,
+    shared: number,
+    s: Ptr | null,
+    kernelParams: null,
+    extra: Ptr,
+  ): Err;
   hipStreamBeginCapture(s: Ptr | null, mode: number): Err;
   hipStreamEndCapture(s: Ptr | null, out: [Ptr | null]): Err;
   hipStreamIsCapturing(s: Ptr | null, out: [number]): Err;
@@ -236,4 +271,3 @@ export function hostScratch(bytes: number): { ptr: bigint; view: Uint8Array } {
   const ptr = koffi.alloc('uint8_t', bytes) as bigint;
   return { ptr, view: new Uint8Array(koffi.view(ptr, bytes)) };
 }
-

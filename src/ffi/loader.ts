@@ -39,14 +39,17 @@ function globDirs(parent: string, prefix: string, sub: string): string[] {
 }
 
 export function rocmDirs(): string[] {
-  const fromEnv = [readEnv('ROCM_PATH'), readEnv('HIP_PATH')].flatMap((p) => (p ? [join(p, 'lib'), join(p, 'lib64')] : []));
+  const fromEnv = [readEnv('ROCM_PATH'), readEnv('HIP_PATH')].flatMap((p) =>
+    p ? [join(p, 'lib'), join(p, 'lib64')] : [],
+  );
   return uniq([...fromEnv, '/opt/rocm/lib', ...globDirs('/opt', 'rocm-', 'lib'), ...SYSTEM_DIRS]);
 }
 
 /** site-packages/nvidia/<pkg>/lib of the python3 environments we can see without running python */
 function pythonNvidiaDirs(): string[] {
   const roots = ['/usr/local/lib', '/usr/lib', join(readEnv('HOME') ?? '/root', '.local/lib')];
-  const venv = readEnv('VIRTUAL_ENV'), conda = readEnv('CONDA_PREFIX');
+  const venv = readEnv('VIRTUAL_ENV'),
+    conda = readEnv('CONDA_PREFIX');
   if (venv) roots.unshift(join(venv, 'lib'));
   if (conda) roots.unshift(join(conda, 'lib'));
   const out: string[] = [];
@@ -63,9 +66,17 @@ function pythonNvidiaDirs(): string[] {
 }
 
 export function cudaDirs(): string[] {
-  const fromEnv = [readEnv('CUDA_HOME'), readEnv('CUDA_PATH')].flatMap((p) => (p ? [join(p, 'lib64'), join(p, 'lib')] : []));
-  return uniq([...fromEnv, '/usr/local/cuda/lib64', ...globDirs('/usr/local', 'cuda-', 'lib64'), ...SYSTEM_DIRS,
-    '/usr/lib/wsl/lib', ...pythonNvidiaDirs()]);
+  const fromEnv = [readEnv('CUDA_HOME'), readEnv('CUDA_PATH')].flatMap((p) =>
+    p ? [join(p, 'lib64'), join(p, 'lib')] : [],
+  );
+  return uniq([
+    ...fromEnv,
+    '/usr/local/cuda/lib64',
+    ...globDirs('/usr/local', 'cuda-', 'lib64'),
+    ...SYSTEM_DIRS,
+    '/usr/lib/wsl/lib',
+    ...pythonNvidiaDirs(),
+  ]);
 }
 
 export const HIP_LIB: LibrarySpec = {
@@ -73,7 +84,8 @@ export const HIP_LIB: LibrarySpec = {
   envVar: 'ROCM_TENSOR_HIP_LIB',
   sonames: ['libamdhip64.so.6', 'libamdhip64.so.5', 'libamdhip64.so'],
   dirs: rocmDirs,
-  install: 'install ROCm (https://rocm.docs.amd.com, /opt/rocm) or, on Debian/Ubuntu, `apt install libamdhip64-6`; ' +
+  install:
+    'install ROCm (https://rocm.docs.amd.com, /opt/rocm) or, on Debian/Ubuntu, `apt install libamdhip64-6`; ' +
     'or point ROCM_PATH or ROCM_TENSOR_HIP_LIB at it',
 };
 
@@ -82,7 +94,8 @@ export const ROCBLAS_LIB: LibrarySpec = {
   envVar: 'ROCM_TENSOR_ROCBLAS_LIB',
   sonames: ['librocblas.so.4', 'librocblas.so.0', 'librocblas.so'],
   dirs: rocmDirs,
-  install: 'install rocBLAS (ROCm `rocblas` package, or `apt install librocblas4` on Debian/Ubuntu); ' +
+  install:
+    'install rocBLAS (ROCm `rocblas` package, or `apt install librocblas4` on Debian/Ubuntu); ' +
     'or set ROCM_TENSOR_ROCBLAS_LIB',
 };
 
@@ -91,7 +104,8 @@ export const MIOPEN_LIB: LibrarySpec = {
   envVar: 'ROCM_TENSOR_MIOPEN_LIB',
   sonames: ['libMIOpen.so.1', 'libMIOpen.so'],
   dirs: rocmDirs,
-  install: 'install MIOpen (ROCm `miopen-hip` package, or `apt install libmiopen1` on Debian/Ubuntu); ' +
+  install:
+    'install MIOpen (ROCm `miopen-hip` package, or `apt install libmiopen1` on Debian/Ubuntu); ' +
     'or set ROCM_TENSOR_MIOPEN_LIB',
 };
 
@@ -101,7 +115,8 @@ export const RCCL_LIB: LibrarySpec = {
   envVar: 'ROCM_TENSOR_RCCL_LIB',
   sonames: ['librccl.so.1', 'librccl.so'],
   dirs: rocmDirs,
-  install: 'install RCCL (ROCm `rccl` package, or `apt install librccl1` on Debian/Ubuntu); or set ROCM_TENSOR_RCCL_LIB',
+  install:
+    'install RCCL (ROCm `rccl` package, or `apt install librccl1` on Debian/Ubuntu); or set ROCM_TENSOR_RCCL_LIB',
 };
 
 /** NCCL, the same API on NVIDIA */
@@ -110,7 +125,8 @@ export const NCCL_LIB: LibrarySpec = {
   envVar: 'ROCM_TENSOR_NCCL_LIB',
   sonames: ['libnccl.so.2', 'libnccl.so'],
   dirs: cudaDirs,
-  install: 'install NCCL (`apt install libnccl2` from NVIDIA\'s CUDA repository, or `pip install nvidia-nccl-cu12`); or set ROCM_TENSOR_NCCL_LIB',
+  install:
+    "install NCCL (`apt install libnccl2` from NVIDIA's CUDA repository, or `pip install nvidia-nccl-cu12`); or set ROCM_TENSOR_NCCL_LIB",
 };
 
 const cache = new Map<string, LoadedLibrary>();
@@ -153,14 +169,19 @@ export function openLibrary(spec: LibrarySpec): LoadedLibrary {
   throw notFound(spec, tried, `searched ${dirs.join(', ')} for ${spec.sonames.join(', ')}`);
 }
 
-function firstLine(s: string): string { return s.split('\n')[0] ?? s; }
+function firstLine(s: string): string {
+  return s.split('\n')[0] ?? s;
+}
 
 function notFound(spec: LibrarySpec, tried: string[], where: string): LibraryNotFoundError {
   return new LibraryNotFoundError(
     `openLibrary(${spec.id}): no loadable ${spec.sonames[0]}; ${where}; ` +
-    `tried: ${tried.length ? tried.join('; ') : 'nothing found on disk'}; ` +
-    `${spec.envVar} overrides the path; to install: ${spec.install}`);
+      `tried: ${tried.length ? tried.join('; ') : 'nothing found on disk'}; ` +
+      `${spec.envVar} overrides the path; to install: ${spec.install}`,
+  );
 }
 
 /** forgets cached handles (tests only; koffi keeps the library mapped) */
-export function _resetLibraryCache(): void { cache.clear(); }
+export function _resetLibraryCache(): void {
+  cache.clear();
+}

@@ -36,61 +36,92 @@ export const MIOPEN_ALIASES: readonly NativeAlias[] = [
 
 export const MIOPEN_FUNCTIONS = {
   miopenGetErrorString: { proto: 'const char *miopenGetErrorString(miopenStatus_t error)' },
-  miopenGetVersion: { proto: 'miopenStatus_t miopenGetVersion(_Out_ size_t *major, _Out_ size_t *minor, _Out_ size_t *patch)' },
-  miopenCreateWithStream: { proto: 'miopenStatus_t miopenCreateWithStream(_Out_ miopenHandle_t *handle, miopenAcceleratorQueue_t stream)' },
-  miopenSetStream: { proto: 'miopenStatus_t miopenSetStream(miopenHandle_t handle, miopenAcceleratorQueue_t streamID)' },
-  miopenDestroy: { proto: 'miopenStatus_t miopenDestroy(miopenHandle_t handle)' },
-  miopenCreateTensorDescriptor: { proto: 'miopenStatus_t miopenCreateTensorDescriptor(_Out_ miopenTensorDescriptor_t *tensorDesc)' },
-  miopenSet4dTensorDescriptor: {
-    proto: 'miopenStatus_t miopenSet4dTensorDescriptor(miopenTensorDescriptor_t tensorDesc, miopenDataType_t dataType, int n, int c, int h, int w)',
+  miopenGetVersion: {
+    proto: 'miopenStatus_t miopenGetVersion(_Out_ size_t *major, _Out_ size_t *minor, _Out_ size_t *patch)',
   },
-  miopenDestroyTensorDescriptor: { proto: 'miopenStatus_t miopenDestroyTensorDescriptor(miopenTensorDescriptor_t tensorDesc)' },
-  miopenCreateConvolutionDescriptor: { proto: 'miopenStatus_t miopenCreateConvolutionDescriptor(_Out_ miopenConvolutionDescriptor_t *convDesc)' },
+  miopenCreateWithStream: {
+    proto: 'miopenStatus_t miopenCreateWithStream(_Out_ miopenHandle_t *handle, miopenAcceleratorQueue_t stream)',
+  },
+  miopenSetStream: {
+    proto: 'miopenStatus_t miopenSetStream(miopenHandle_t handle, miopenAcceleratorQueue_t streamID)',
+  },
+  miopenDestroy: { proto: 'miopenStatus_t miopenDestroy(miopenHandle_t handle)' },
+  miopenCreateTensorDescriptor: {
+    proto: 'miopenStatus_t miopenCreateTensorDescriptor(_Out_ miopenTensorDescriptor_t *tensorDesc)',
+  },
+  miopenSet4dTensorDescriptor: {
+    proto:
+      'miopenStatus_t miopenSet4dTensorDescriptor(miopenTensorDescriptor_t tensorDesc, miopenDataType_t dataType, int n, int c, int h, int w)',
+  },
+  miopenDestroyTensorDescriptor: {
+    proto: 'miopenStatus_t miopenDestroyTensorDescriptor(miopenTensorDescriptor_t tensorDesc)',
+  },
+  miopenCreateConvolutionDescriptor: {
+    proto: 'miopenStatus_t miopenCreateConvolutionDescriptor(_Out_ miopenConvolutionDescriptor_t *convDesc)',
+  },
   miopenInitConvolutionDescriptor: {
-    proto: 'miopenStatus_t miopenInitConvolutionDescriptor(miopenConvolutionDescriptor_t convDesc, miopenConvolutionMode_t c_mode, ' +
+    proto:
+      'miopenStatus_t miopenInitConvolutionDescriptor(miopenConvolutionDescriptor_t convDesc, miopenConvolutionMode_t c_mode, ' +
       'int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w)',
   },
-  miopenSetConvolutionGroupCount: { proto: 'miopenStatus_t miopenSetConvolutionGroupCount(miopenConvolutionDescriptor_t convDesc, int groupCount)' },
+  miopenSetConvolutionGroupCount: {
+    proto: 'miopenStatus_t miopenSetConvolutionGroupCount(miopenConvolutionDescriptor_t convDesc, int groupCount)',
+  },
   miopenSetTransposeConvOutputPadding: {
-    proto: 'miopenStatus_t miopenSetTransposeConvOutputPadding(miopenConvolutionDescriptor_t convDesc, int adj_h, int adj_w)',
+    proto:
+      'miopenStatus_t miopenSetTransposeConvOutputPadding(miopenConvolutionDescriptor_t convDesc, int adj_h, int adj_w)',
   },
   miopenGetConvolutionForwardOutputDim: {
-    proto: 'miopenStatus_t miopenGetConvolutionForwardOutputDim(miopenConvolutionDescriptor_t convDesc, ' +
+    proto:
+      'miopenStatus_t miopenGetConvolutionForwardOutputDim(miopenConvolutionDescriptor_t convDesc, ' +
       'miopenTensorDescriptor_t inputTensorDesc, miopenTensorDescriptor_t filterDesc, _Out_ int *n, _Out_ int *c, _Out_ int *h, _Out_ int *w)',
   },
-  miopenDestroyConvolutionDescriptor: { proto: 'miopenStatus_t miopenDestroyConvolutionDescriptor(miopenConvolutionDescriptor_t convDesc)' },
+  miopenDestroyConvolutionDescriptor: {
+    proto: 'miopenStatus_t miopenDestroyConvolutionDescriptor(miopenConvolutionDescriptor_t convDesc)',
+  },
   miopenConvolutionForwardGetWorkSpaceSize: {
-    proto: 'miopenStatus_t miopenConvolutionForwardGetWorkSpaceSize(miopenHandle_t handle, miopenTensorDescriptor_t wDesc, ' +
+    proto:
+      'miopenStatus_t miopenConvolutionForwardGetWorkSpaceSize(miopenHandle_t handle, miopenTensorDescriptor_t wDesc, ' +
       'miopenTensorDescriptor_t xDesc, miopenConvolutionDescriptor_t convDesc, miopenTensorDescriptor_t yDesc, _Out_ size_t *workSpaceSize)',
   },
   miopenFindConvolutionForwardAlgorithm: {
-    proto: 'miopenStatus_t miopenFindConvolutionForwardAlgorithm(miopenHandle_t handle, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
+    proto:
+      'miopenStatus_t miopenFindConvolutionForwardAlgorithm(miopenHandle_t handle, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
       'miopenTensorDescriptor_t wDesc, cdevptr_t w, miopenConvolutionDescriptor_t convDesc, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
       'int requestAlgoCount, _Out_ int *returnedAlgoCount, miopenConvAlgoPerf_p perfResults, devptr_t workSpace, size_t workSpaceSize, ' +
       'bool exhaustiveSearch)',
   },
   miopenConvolutionForward: {
-    proto: 'miopenStatus_t miopenConvolutionForward(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
+    proto:
+      'miopenStatus_t miopenConvolutionForward(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
       'miopenTensorDescriptor_t wDesc, cdevptr_t w, miopenConvolutionDescriptor_t convDesc, miopenConvFwdAlgorithm_t algo, ' +
       'const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, devptr_t workSpace, size_t workSpaceSize)',
   },
-  miopenCreatePoolingDescriptor: { proto: 'miopenStatus_t miopenCreatePoolingDescriptor(_Out_ miopenPoolingDescriptor_t *poolDesc)' },
+  miopenCreatePoolingDescriptor: {
+    proto: 'miopenStatus_t miopenCreatePoolingDescriptor(_Out_ miopenPoolingDescriptor_t *poolDesc)',
+  },
   miopenSet2dPoolingDescriptor: {
-    proto: 'miopenStatus_t miopenSet2dPoolingDescriptor(miopenPoolingDescriptor_t poolDesc, miopenPoolingMode_t mode, ' +
+    proto:
+      'miopenStatus_t miopenSet2dPoolingDescriptor(miopenPoolingDescriptor_t poolDesc, miopenPoolingMode_t mode, ' +
       'int windowHeight, int windowWidth, int pad_h, int pad_w, int stride_h, int stride_w)',
   },
   miopenGetPoolingForwardOutputDim: {
-    proto: 'miopenStatus_t miopenGetPoolingForwardOutputDim(miopenPoolingDescriptor_t poolDesc, miopenTensorDescriptor_t tensorDesc, ' +
+    proto:
+      'miopenStatus_t miopenGetPoolingForwardOutputDim(miopenPoolingDescriptor_t poolDesc, miopenTensorDescriptor_t tensorDesc, ' +
       '_Out_ int *n, _Out_ int *c, _Out_ int *h, _Out_ int *w)',
   },
   miopenPoolingForward: {
-    proto: 'miopenStatus_t miopenPoolingForward(miopenHandle_t handle, miopenPoolingDescriptor_t poolDesc, const void *alpha, ' +
+    proto:
+      'miopenStatus_t miopenPoolingForward(miopenHandle_t handle, miopenPoolingDescriptor_t poolDesc, const void *alpha, ' +
       'miopenTensorDescriptor_t xDesc, cdevptr_t x, const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
       'bool do_backward, devptr_t workSpace, size_t workSpaceSize)',
   },
-  miopenDestroyPoolingDescriptor: { proto: 'miopenStatus_t miopenDestroyPoolingDescriptor(miopenPoolingDescriptor_t poolDesc)' },
+  miopenDestroyPoolingDescriptor: {
+    proto: 'miopenStatus_t miopenDestroyPoolingDescriptor(miopenPoolingDescriptor_t poolDesc)',
+  },
   miopenSoftmaxForward_V2: {
-    proto: 'miopenStatus_t miopenSoftmaxForward_V2(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
+    proto:
+      'miopenStatus_t miopenSoftmaxForward_V2(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
       'const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, miopenSoftmaxAlgorithm_t algorithm, miopenSoftmaxMode_t mode)',
   },
 } as const satisfies NativeTable;
@@ -130,25 +161,111 @@ export interface MiopenFns {
   miopenSet4dTensorDescriptor(d: Ptr, t: number, n: number, c: number, h: number, w: number): Status;
   miopenDestroyTensorDescriptor(d: Ptr): Status;
   miopenCreateConvolutionDescriptor(d: Out<Ptr | null>): Status;
-  miopenInitConvolutionDescriptor(d: Ptr, mode: number, ph: number, pw: number, sh: number, sw: number, dh: number, dw: number): Status;
+  miopenInitConvolutionDescriptor(
+    d: Ptr,
+    mode: number,
+    ph: number,
+    pw: number,
+    sh: number,
+    sw: number,
+    dh: number,
+    dw: number,
+  ): Status;
   miopenSetConvolutionGroupCount(d: Ptr, g: number): Status;
   miopenSetTransposeConvOutputPadding(d: Ptr, ah: number, aw: number): Status;
-  miopenGetConvolutionForwardOutputDim(d: Ptr, x: Ptr, w: Ptr, n: Out<number>, c: Out<number>, h: Out<number>, wd: Out<number>): Status;
+  miopenGetConvolutionForwardOutputDim(
+    d: Ptr,
+    x: Ptr,
+    w: Ptr,
+    n: Out<number>,
+    c: Out<number>,
+    h: Out<number>,
+    wd: Out<number>,
+  ): Status;
   miopenDestroyConvolutionDescriptor(d: Ptr): Status;
   miopenConvolutionForwardGetWorkSpaceSize(h: Ptr, w: Ptr, x: Ptr, conv: Ptr, y: Ptr, size: Out<number>): Status;
-  miopenFindConvolutionForwardAlgorithm(h: Ptr, xd: Ptr, x: Ptr, wd: Ptr, w: Ptr, conv: Ptr, yd: Ptr, y: Ptr,
-    request: number, returned: Out<number>, perf: Uint8Array, ws: Ptr, wsSize: number, exhaustive: boolean): Status;
-  miopenConvolutionForward(h: Ptr, alpha: Float32Array, xd: Ptr, x: Ptr, wd: Ptr, w: Ptr, conv: Ptr, algo: number,
-    beta: Float32Array, yd: Ptr, y: Ptr, ws: Ptr, wsSize: number): Status;
+  miopenFindConvolutionForwardAlgorithm(
+    h: Ptr,
+    xd: Ptr,
+    x: Ptr,
+    wd: Ptr,
+    w: Ptr,
+    conv: Ptr,
+    yd: Ptr,
+    y: Ptr,
+    request: number,
+    returned: Out<number>,
+    perf: Uint8Array,
+    ws: Ptr,
+    wsSize: number,
+    exhaustive: boolean,
+  ): Status;
+  miopenConvolutionForward(
+    h: Ptr,
+    alpha: Float32Array,
+    xd: Ptr,
+    x: Ptr,
+    wd: Ptr,
+    w: Ptr,
+    conv: Ptr,
+    algo: number,
+    beta: Float32Array,
+    yd: Ptr,
+    y: Ptr,
+    ws: Ptr,
+    wsSize: number,
+  ): Status;
   miopenCreatePoolingDescriptor(d: Out<Ptr | null>): Status;
-  miopenSet2dPoolingDescriptor(d: Ptr, mode: number, kh: number, kw: number, ph: number, pw: number, sh: number, sw: number): Status;
-  miopenGetPoolingForwardOutputDim(d: Ptr, x: Ptr, n: Out<number>, c: Out<number>, h: Out<number>, w: Out<number>): Status;
-  miopenPoolingForward(h: Ptr, d: Ptr, alpha: Float32Array, xd: Ptr, x: Ptr, beta: Float32Array, yd: Ptr, y: Ptr,
-    back: boolean, ws: Ptr, wsSize: number): Status;
+  miopenSet2dPoolingDescriptor(
+    d: Ptr,
+    mode: number,
+    kh: number,
+    kw: number,
+    ph: number,
+    pw: number,
+    sh: number,
+    sw: number,
+  ): Status;
+  miopenGetPoolingForwardOutputDim(
+    d: Ptr,
+    x: Ptr,
+    n: Out<number>,
+    c: Out<number>,
+    h: Out<number>,
+    w: Out<number>,
+  ): Status;
+  miopenPoolingForward(
+    h: Ptr,
+    d: Ptr,
+    alpha: Float32Array,
+    xd: Ptr,
+    x: Ptr,
+    beta: Float32Array,
+    yd: Ptr,
+    y: Ptr,
+    back: boolean,
+    ws: Ptr,
+    wsSize: number,
+  ): Status;
   miopenDestroyPoolingDescriptor(d: Ptr): Status;
-  miopenSoftmaxForward_V2(h: Ptr, alpha: Float32Array, xd: Ptr, x: Ptr, beta: Float32Array, yd: Ptr, y: Ptr, algo: number, mode: number): Status;
+  miopenSoftmaxForward_V2(
+    h: Ptr,
+    alpha: Float32Array,
+    xd: Ptr,
+    x: Ptr,
+    beta: Float32Array,
+    yd: Ptr,
+    y: Ptr,
+    algo: number,
+    mode: number,
+  ): Status;
 }
-const _sameKeys: [keyof typeof MIOPEN_FUNCTIONS, keyof MiopenFns] extends [keyof MiopenFns, keyof typeof MIOPEN_FUNCTIONS] ? true : never = true;
+const _sameKeys: [keyof typeof MIOPEN_FUNCTIONS, keyof MiopenFns] extends [
+  keyof MiopenFns,
+  keyof typeof MIOPEN_FUNCTIONS,
+]
+  ? true
+  : never = true;
 void _sameKeys;
 
 export interface Miopen {
@@ -188,8 +305,10 @@ export interface DnnHost {
 }
 
 const DTYPE: Record<DnnDType, number> = {
-  f32: MIOPEN_CONST.miopenFloat, f64: MIOPEN_CONST.miopenDouble,
-  f16: MIOPEN_CONST.miopenHalf, bf16: MIOPEN_CONST.miopenBFloat16,
+  f32: MIOPEN_CONST.miopenFloat,
+  f64: MIOPEN_CONST.miopenDouble,
+  f16: MIOPEN_CONST.miopenHalf,
+  bf16: MIOPEN_CONST.miopenBFloat16,
 };
 
 // MIOpen reads alpha/beta as host floats for these ops
@@ -234,7 +353,14 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     mi.check(f.miopenCreateTensorDescriptor(out), 'miopenCreateTensorDescriptor', []);
     const d = out[0] ?? 0n;
     try {
-      mi.check(f.miopenSet4dTensorDescriptor(d, dtype, n, c, h, w), 'miopenSet4dTensorDescriptor', [d, dtype, n, c, h, w]);
+      mi.check(f.miopenSet4dTensorDescriptor(d, dtype, n, c, h, w), 'miopenSet4dTensorDescriptor', [
+        d,
+        dtype,
+        n,
+        c,
+        h,
+        w,
+      ]);
     } catch (e) {
       f.miopenDestroyTensorDescriptor(d);
       throw e;
@@ -246,7 +372,10 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
   const withDescs = <T>(body: (own: (d: bigint, kind: 'tensor' | 'conv' | 'pool') => bigint) => T): T => {
     const owned: { d: bigint; kind: 'tensor' | 'conv' | 'pool' }[] = [];
     try {
-      return body((d, kind) => { owned.push({ d, kind }); return d; });
+      return body((d, kind) => {
+        owned.push({ d, kind });
+        return d;
+      });
     } finally {
       for (const { d, kind } of owned.reverse()) {
         if (kind === 'tensor') f.miopenDestroyTensorDescriptor(d);
@@ -267,7 +396,10 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     host.activate();
     withDescs((own) => {
       const xd = own(tensor(dt, p.n, p.cIn, p.inH, p.inW), 'tensor');
-      const wd = own(transpose ? tensor(dt, p.cIn, p.cOut / g, p.kH, p.kW) : tensor(dt, p.cOut, p.cIn / g, p.kH, p.kW), 'tensor');
+      const wd = own(
+        transpose ? tensor(dt, p.cIn, p.cOut / g, p.kH, p.kW) : tensor(dt, p.cOut, p.cIn / g, p.kH, p.kW),
+        'tensor',
+      );
       const yd = own(tensor(dt, p.n, p.cOut, p.outH, p.outW), 'tensor');
       const cdOut: Out<Ptr | null> = [null];
       mi.check(f.miopenCreateConvolutionDescriptor(cdOut), 'miopenCreateConvolutionDescriptor', []);
@@ -280,33 +412,82 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
         // output padding: what the requested size adds beyond the smallest transposed output
         const adjH = p.outH - ((p.inH - 1) * p.strideH - 2 * p.padH + p.dilationH * (p.kH - 1) + 1);
         const adjW = p.outW - ((p.inW - 1) * p.strideW - 2 * p.padW + p.dilationW * (p.kW - 1) + 1);
-        if (adjH < 0 || adjW < 0 || adjH >= Math.max(p.strideH, p.dilationH) || adjW >= Math.max(p.strideW, p.dilationW)) {
-          throw new ShapeError(`${op}: output [${p.outH}, ${p.outW}] is not reachable from input [${p.inH}, ${p.inW}] ` +
-            `with kernel [${p.kH}, ${p.kW}], stride [${p.strideH}, ${p.strideW}], padding [${p.padH}, ${p.padW}]`);
+        if (
+          adjH < 0 ||
+          adjW < 0 ||
+          adjH >= Math.max(p.strideH, p.dilationH) ||
+          adjW >= Math.max(p.strideW, p.dilationW)
+        ) {
+          throw new ShapeError(
+            `${op}: output [${p.outH}, ${p.outW}] is not reachable from input [${p.inH}, ${p.inW}] ` +
+              `with kernel [${p.kH}, ${p.kW}], stride [${p.strideH}, ${p.strideW}], padding [${p.padH}, ${p.padW}]`,
+          );
         }
-        if (adjH || adjW) mi.check(f.miopenSetTransposeConvOutputPadding(cd, adjH, adjW), 'miopenSetTransposeConvOutputPadding', [cd, adjH, adjW]);
+        if (adjH || adjW)
+          mi.check(f.miopenSetTransposeConvOutputPadding(cd, adjH, adjW), 'miopenSetTransposeConvOutputPadding', [
+            cd,
+            adjH,
+            adjW,
+          ]);
       }
       const dims: Out<number>[] = [[0], [0], [0], [0]];
-      mi.check(f.miopenGetConvolutionForwardOutputDim(cd, xd, wd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
-        'miopenGetConvolutionForwardOutputDim', [cd, xd, wd]);
+      mi.check(
+        f.miopenGetConvolutionForwardOutputDim(cd, xd, wd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
+        'miopenGetConvolutionForwardOutputDim',
+        [cd, xd, wd],
+      );
       const got = dims.map((d) => d[0]);
       const want = [p.n, p.cOut, p.outH, p.outW];
       if (got.some((v, i) => v !== want[i])) {
-        throw new ShapeError(`${op}: MIOpen computes output [${got.join(', ')}] but y is [${want.join(', ')}] ` +
-          `(x [${p.n}, ${p.cIn}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`);
+        throw new ShapeError(
+          `${op}: MIOpen computes output [${got.join(', ')}] but y is [${want.join(', ')}] ` +
+            `(x [${p.n}, ${p.cIn}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`,
+        );
       }
-      const key = [op, p.dtype, p.n, p.cIn, p.inH, p.inW, p.cOut, p.kH, p.kW, p.outH, p.outW, p.padH, p.padW,
-        p.strideH, p.strideW, p.dilationH, p.dilationW, g, host.device].join(',');
+      const key = [
+        op,
+        p.dtype,
+        p.n,
+        p.cIn,
+        p.inH,
+        p.inW,
+        p.cOut,
+        p.kH,
+        p.kW,
+        p.outH,
+        p.outW,
+        p.padH,
+        p.padW,
+        p.strideH,
+        p.strideW,
+        p.dilationH,
+        p.dilationW,
+        g,
+        host.device,
+      ].join(',');
       let choice = convAlgoCache.get(key);
       if (!choice) {
         const need: Out<number> = [0];
-        mi.check(f.miopenConvolutionForwardGetWorkSpaceSize(h, wd, xd, cd, yd, need), 'miopenConvolutionForwardGetWorkSpaceSize', [h]);
+        mi.check(
+          f.miopenConvolutionForwardGetWorkSpaceSize(h, wd, xd, cd, yd, need),
+          'miopenConvolutionForwardGetWorkSpaceSize',
+          [h],
+        );
         const w = need[0] > 0 ? workspace(need[0]) : { ptr: 0n, size: 0 };
         const perf = new Uint8Array(MIOPEN_STRUCTS.miopenConvAlgoPerf_t.size * 4);
         const count: Out<number> = [0];
         const findArgs = [h, xd, p.x, wd, p.w, cd, yd, p.y, 4, count, perf, w.ptr, need[0], false] as const;
-        mi.check(f.miopenFindConvolutionForwardAlgorithm(...findArgs), 'miopenFindConvolutionForwardAlgorithm', findArgs);
-        if (count[0] < 1) throw new GpuError(`miopenFindConvolutionForwardAlgorithm found no algorithm for ${key}`, -1, 'miopenFindConvolutionForwardAlgorithm');
+        mi.check(
+          f.miopenFindConvolutionForwardAlgorithm(...findArgs),
+          'miopenFindConvolutionForwardAlgorithm',
+          findArgs,
+        );
+        if (count[0] < 1)
+          throw new GpuError(
+            `miopenFindConvolutionForwardAlgorithm found no algorithm for ${key}`,
+            -1,
+            'miopenFindConvolutionForwardAlgorithm',
+          );
         const dv = new DataView(perf.buffer);
         const fields = MIOPEN_STRUCTS.miopenConvAlgoPerf_t.fields;
         choice = { algo: dv.getInt32(fields.fwd_algo, true), workspace: Number(dv.getBigUint64(fields.memory, true)) };
@@ -325,8 +506,12 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     convTransposeForward: (p, s) => conv(p, s, true),
     poolForward(p: PoolParams, stream: GpuStream): void {
       const dt = DTYPE[p.dtype];
-      const mode = p.mode === 'max' ? MIOPEN_CONST.miopenPoolingMax
-        : p.countIncludePad ? MIOPEN_CONST.miopenPoolingAverageInclusive : MIOPEN_CONST.miopenPoolingAverage;
+      const mode =
+        p.mode === 'max'
+          ? MIOPEN_CONST.miopenPoolingMax
+          : p.countIncludePad
+            ? MIOPEN_CONST.miopenPoolingAverageInclusive
+            : MIOPEN_CONST.miopenPoolingAverage;
       const h = handleFor(stream);
       host.activate();
       withDescs((own) => {
@@ -338,10 +523,16 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
         const setArgs = [pd, mode, p.kH, p.kW, p.padH, p.padW, p.strideH, p.strideW] as const;
         mi.check(f.miopenSet2dPoolingDescriptor(...setArgs), 'miopenSet2dPoolingDescriptor', setArgs);
         const dims: Out<number>[] = [[0], [0], [0], [0]];
-        mi.check(f.miopenGetPoolingForwardOutputDim(pd, xd, dims[0]!, dims[1]!, dims[2]!, dims[3]!), 'miopenGetPoolingForwardOutputDim', [pd, xd]);
+        mi.check(
+          f.miopenGetPoolingForwardOutputDim(pd, xd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
+          'miopenGetPoolingForwardOutputDim',
+          [pd, xd],
+        );
         if (dims[2]![0] !== p.outH || dims[3]![0] !== p.outW) {
-          throw new ShapeError(`poolForward: MIOpen computes output [${dims[2]![0]}, ${dims[3]![0]}] (floor mode) but y is ` +
-            `[${p.outH}, ${p.outW}] (x [${p.n}, ${p.c}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`);
+          throw new ShapeError(
+            `poolForward: MIOpen computes output [${dims[2]![0]}, ${dims[3]![0]}] (floor mode) but y is ` +
+              `[${p.outH}, ${p.outW}] (x [${p.n}, ${p.c}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`,
+          );
         }
         const args = [h, pd, ONE, xd, p.x, ZERO, yd, p.y, false, 0n, 0] as const;
         mi.check(f.miopenPoolingForward(...args), 'miopenPoolingForward', args);

@@ -52,7 +52,8 @@ export function registerAliases(list: readonly NativeAlias[]): void {
   for (const a of list) {
     const prev = registered.get(a.name);
     if (prev) {
-      if (prev.c !== a.c || prev.cls !== a.cls) throw new Error(`native alias ${a.name} registered twice with different meanings`);
+      if (prev.c !== a.c || prev.cls !== a.cls)
+        throw new Error(`native alias ${a.name} registered twice with different meanings`);
       continue;
     }
     if (a.handle) koffi.pointer(a.name, koffi.opaque());
@@ -81,7 +82,10 @@ export function declareTable(lib: LibraryHandle, table: NativeTable, libPath: st
     try {
       out.set(key, lib.func(spec.proto) as unknown as NativeFn);
     } catch (e) {
-      if (spec.optional) { out.set(key, null); continue; }
+      if (spec.optional) {
+        out.set(key, null);
+        continue;
+      }
       throw new Error(`cannot declare ${key} from ${libPath}: ${(e as Error).message}`);
     }
   }
@@ -108,10 +112,12 @@ export function readCString(ptr: bigint, offset: number, maxLen: number): string
 
 /** formats call arguments for error messages: bigints as hex addresses */
 export function fmtArgs(args: readonly unknown[]): string {
-  return args.map((a) => {
-    if (typeof a === 'bigint') return `0x${a.toString(16)}`;
-    if (a === null) return 'NULL';
-    if (ArrayBuffer.isView(a)) return `<${a.constructor.name} ${a.byteLength} bytes>`;
-    return String(a);
-  }).join(', ');
+  return args
+    .map((a) => {
+      if (typeof a === 'bigint') return `0x${a.toString(16)}`;
+      if (a === null) return 'NULL';
+      if (ArrayBuffer.isView(a)) return `<${a.constructor.name} ${a.byteLength} bytes>`;
+      return String(a);
+    })
+    .join(', ');
 }

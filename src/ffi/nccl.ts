@@ -30,36 +30,51 @@ function registerUniqueId(): void {
 export const NCCL_FUNCTIONS = {
   ncclGetVersion: { proto: 'ncclResult_t ncclGetVersion(_Out_ int *version)' },
   ncclGetUniqueId: { proto: 'ncclResult_t ncclGetUniqueId(_Out_ ncclUniqueId *uniqueId)' },
-  ncclCommInitRank: { proto: 'ncclResult_t ncclCommInitRank(_Out_ ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)' },
+  ncclCommInitRank: {
+    proto: 'ncclResult_t ncclCommInitRank(_Out_ ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)',
+  },
   ncclCommInitAll: { proto: 'ncclResult_t ncclCommInitAll(_Out_ ncclComm_t *comm, int ndev, const int *devlist)' },
   ncclCommDestroy: { proto: 'ncclResult_t ncclCommDestroy(ncclComm_t comm)' },
   ncclCommAbort: { proto: 'ncclResult_t ncclCommAbort(ncclComm_t comm)' },
   ncclGetErrorString: { proto: 'const char *ncclGetErrorString(ncclResult_t result)' },
-  ncclCommGetAsyncError: { proto: 'ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, _Out_ ncclResult_t *asyncError)' },
+  ncclCommGetAsyncError: {
+    proto: 'ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, _Out_ ncclResult_t *asyncError)',
+  },
   ncclCommCount: { proto: 'ncclResult_t ncclCommCount(const ncclComm_t comm, _Out_ int *count)' },
   ncclCommUserRank: { proto: 'ncclResult_t ncclCommUserRank(const ncclComm_t comm, _Out_ int *rank)' },
   ncclAllReduce: {
-    proto: 'ncclResult_t ncclAllReduce(cdevptr_t sendbuff, devptr_t recvbuff, size_t count, ncclDataType_t datatype, ' +
+    proto:
+      'ncclResult_t ncclAllReduce(cdevptr_t sendbuff, devptr_t recvbuff, size_t count, ncclDataType_t datatype, ' +
       'ncclRedOp_t op, ncclComm_t comm, hipStream_t stream)',
   },
   ncclAllGather: {
-    proto: 'ncclResult_t ncclAllGather(cdevptr_t sendbuff, devptr_t recvbuff, size_t sendcount, ncclDataType_t datatype, ' +
+    proto:
+      'ncclResult_t ncclAllGather(cdevptr_t sendbuff, devptr_t recvbuff, size_t sendcount, ncclDataType_t datatype, ' +
       'ncclComm_t comm, hipStream_t stream)',
   },
   ncclReduceScatter: {
-    proto: 'ncclResult_t ncclReduceScatter(cdevptr_t sendbuff, devptr_t recvbuff, size_t recvcount, ncclDataType_t datatype, ' +
+    proto:
+      'ncclResult_t ncclReduceScatter(cdevptr_t sendbuff, devptr_t recvbuff, size_t recvcount, ncclDataType_t datatype, ' +
       'ncclRedOp_t op, ncclComm_t comm, hipStream_t stream)',
   },
   ncclBroadcast: {
-    proto: 'ncclResult_t ncclBroadcast(cdevptr_t sendbuff, devptr_t recvbuff, size_t count, ncclDataType_t datatype, int root, ' +
+    proto:
+      'ncclResult_t ncclBroadcast(cdevptr_t sendbuff, devptr_t recvbuff, size_t count, ncclDataType_t datatype, int root, ' +
       'ncclComm_t comm, hipStream_t stream)',
   },
   ncclReduce: {
-    proto: 'ncclResult_t ncclReduce(cdevptr_t sendbuff, devptr_t recvbuff, size_t count, ncclDataType_t datatype, ' +
+    proto:
+      'ncclResult_t ncclReduce(cdevptr_t sendbuff, devptr_t recvbuff, size_t count, ncclDataType_t datatype, ' +
       'ncclRedOp_t op, int root, ncclComm_t comm, hipStream_t stream)',
   },
-  ncclSend: { proto: 'ncclResult_t ncclSend(cdevptr_t sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, hipStream_t stream)' },
-  ncclRecv: { proto: 'ncclResult_t ncclRecv(devptr_t recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, hipStream_t stream)' },
+  ncclSend: {
+    proto:
+      'ncclResult_t ncclSend(cdevptr_t sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, hipStream_t stream)',
+  },
+  ncclRecv: {
+    proto:
+      'ncclResult_t ncclRecv(devptr_t recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, hipStream_t stream)',
+  },
   ncclGroupStart: { proto: 'ncclResult_t ncclGroupStart(void)' },
   ncclGroupEnd: { proto: 'ncclResult_t ncclGroupEnd(void)' },
 } as const satisfies NativeTable;
@@ -68,16 +83,30 @@ export const NCCL_CONST = {
   ncclSuccess: 0,
   ncclInvalidArgument: 4,
   ncclInvalidUsage: 5,
-  ncclInt8: 0, ncclUint8: 1, ncclInt32: 2, ncclUint32: 3, ncclInt64: 4, ncclUint64: 5,
-  ncclFloat16: 6, ncclFloat32: 7, ncclFloat64: 8, ncclBfloat16: 9,
-  ncclSum: 0, ncclProd: 1, ncclMax: 2, ncclMin: 3, ncclAvg: 4,
+  ncclInt8: 0,
+  ncclUint8: 1,
+  ncclInt32: 2,
+  ncclUint32: 3,
+  ncclInt64: 4,
+  ncclUint64: 5,
+  ncclFloat16: 6,
+  ncclFloat32: 7,
+  ncclFloat64: 8,
+  ncclBfloat16: 9,
+  ncclSum: 0,
+  ncclProd: 1,
+  ncclMax: 2,
+  ncclMin: 3,
+  ncclAvg: 4,
   NCCL_UNIQUE_ID_BYTES,
 } as const;
 
 type Ptr = bigint;
 type Res = number;
 /** ncclUniqueId as koffi passes it by value */
-export interface NcclUniqueId { internal: number[] }
+export interface NcclUniqueId {
+  internal: number[];
+}
 export interface NcclFns {
   ncclGetVersion(out: [number]): Res;
   ncclGetUniqueId(out: [NcclUniqueId | null]): Res;
@@ -99,7 +128,9 @@ export interface NcclFns {
   ncclGroupStart(): Res;
   ncclGroupEnd(): Res;
 }
-const _sameKeys: [keyof typeof NCCL_FUNCTIONS, keyof NcclFns] extends [keyof NcclFns, keyof typeof NCCL_FUNCTIONS] ? true : never = true;
+const _sameKeys: [keyof typeof NCCL_FUNCTIONS, keyof NcclFns] extends [keyof NcclFns, keyof typeof NCCL_FUNCTIONS]
+  ? true
+  : never = true;
 void _sameKeys;
 
 export interface Nccl {

@@ -29,10 +29,15 @@ export const ROCBLAS_FUNCTIONS = {
   rocblas_create_handle: { proto: 'rocblas_status rocblas_create_handle(_Out_ rocblas_handle *handle)' },
   rocblas_destroy_handle: { proto: 'rocblas_status rocblas_destroy_handle(rocblas_handle handle)' },
   rocblas_set_stream: { proto: 'rocblas_status rocblas_set_stream(rocblas_handle handle, hipStream_t stream)' },
-  rocblas_set_workspace: { proto: 'rocblas_status rocblas_set_workspace(rocblas_handle handle, devptr_t addr, size_t size)' },
-  rocblas_set_pointer_mode: { proto: 'rocblas_status rocblas_set_pointer_mode(rocblas_handle handle, rocblas_pointer_mode pointer_mode)' },
+  rocblas_set_workspace: {
+    proto: 'rocblas_status rocblas_set_workspace(rocblas_handle handle, devptr_t addr, size_t size)',
+  },
+  rocblas_set_pointer_mode: {
+    proto: 'rocblas_status rocblas_set_pointer_mode(rocblas_handle handle, rocblas_pointer_mode pointer_mode)',
+  },
   rocblas_gemm_strided_batched_ex: {
-    proto: 'rocblas_status rocblas_gemm_strided_batched_ex(rocblas_handle handle, rocblas_operation transA, ' +
+    proto:
+      'rocblas_status rocblas_gemm_strided_batched_ex(rocblas_handle handle, rocblas_operation transA, ' +
       'rocblas_operation transB, rocblas_int m, rocblas_int n, rocblas_int k, const void *alpha, ' +
       'cdevptr_t a, rocblas_datatype a_type, rocblas_int lda, rocblas_stride stride_a, ' +
       'cdevptr_t b, rocblas_datatype b_type, rocblas_int ldb, rocblas_stride stride_b, const void *beta, ' +
@@ -68,13 +73,44 @@ export interface RocblasFns {
   rocblas_set_stream(h: Ptr, s: Ptr | null): Status;
   rocblas_set_workspace(h: Ptr, addr: Ptr, size: number): Status;
   rocblas_set_pointer_mode(h: Ptr, mode: number): Status;
-  rocblas_gemm_strided_batched_ex(h: Ptr, ta: number, tb: number, m: number, n: number, k: number,
-    alpha: ArrayBufferView, a: Ptr, at: number, lda: number, sa: number,
-    b: Ptr, bt: number, ldb: number, sb: number, beta: ArrayBufferView,
-    c: Ptr, ct: number, ldc: number, sc: number, d: Ptr, dt: number, ldd: number, sd: number,
-    batch: number, compute: number, algo: number, solution: number, flags: number): Status;
+  rocblas_gemm_strided_batched_ex(
+    h: Ptr,
+    ta: number,
+    tb: number,
+    m: number,
+    n: number,
+    k: number,
+    alpha: ArrayBufferView,
+    a: Ptr,
+    at: number,
+    lda: number,
+    sa: number,
+    b: Ptr,
+    bt: number,
+    ldb: number,
+    sb: number,
+    beta: ArrayBufferView,
+    c: Ptr,
+    ct: number,
+    ldc: number,
+    sc: number,
+    d: Ptr,
+    dt: number,
+    ldd: number,
+    sd: number,
+    batch: number,
+    compute: number,
+    algo: number,
+    solution: number,
+    flags: number,
+  ): Status;
 }
-const _sameKeys: [keyof typeof ROCBLAS_FUNCTIONS, keyof RocblasFns] extends [keyof RocblasFns, keyof typeof ROCBLAS_FUNCTIONS] ? true : never = true;
+const _sameKeys: [keyof typeof ROCBLAS_FUNCTIONS, keyof RocblasFns] extends [
+  keyof RocblasFns,
+  keyof typeof ROCBLAS_FUNCTIONS,
+]
+  ? true
+  : never = true;
 void _sameKeys;
 
 export interface Rocblas {
@@ -118,8 +154,10 @@ export interface BlasHost {
 }
 
 const BLAS_TYPE: Record<BlasDType, number> = {
-  f32: ROCBLAS_CONST.rocblas_datatype_f32_r, f64: ROCBLAS_CONST.rocblas_datatype_f64_r,
-  f16: ROCBLAS_CONST.rocblas_datatype_f16_r, bf16: ROCBLAS_CONST.rocblas_datatype_bf16_r,
+  f32: ROCBLAS_CONST.rocblas_datatype_f32_r,
+  f64: ROCBLAS_CONST.rocblas_datatype_f64_r,
+  f16: ROCBLAS_CONST.rocblas_datatype_f16_r,
+  bf16: ROCBLAS_CONST.rocblas_datatype_bf16_r,
 };
 
 const I32_MAX = 2 ** 31 - 1;
@@ -130,8 +168,10 @@ export function createRocblasBlas(host: BlasHost): BlasApi & { dispose(): void }
   const f = rb.fn;
   let handle: bigint | null = null;
   // host-pointer-mode scalars: f64 gemm reads doubles, every other type (f32 compute) floats
-  const alpha32 = new Float32Array(1), beta32 = new Float32Array(1);
-  const alpha64 = new Float64Array(1), beta64 = new Float64Array(1);
+  const alpha32 = new Float32Array(1),
+    beta32 = new Float32Array(1);
+  const alpha64 = new Float64Array(1),
+    beta64 = new Float64Array(1);
 
   const get = (): bigint => {
     if (handle !== null) return handle;
@@ -139,7 +179,9 @@ export function createRocblasBlas(host: BlasHost): BlasApi & { dispose(): void }
     const out: [bigint | null] = [null];
     rb.check(f.rocblas_create_handle(out), 'rocblas_create_handle', [host.device]);
     handle = out[0] ?? 0n;
-    rb.check(f.rocblas_set_pointer_mode(handle, ROCBLAS_CONST.rocblas_pointer_mode_host), 'rocblas_set_pointer_mode', [handle]);
+    rb.check(f.rocblas_set_pointer_mode(handle, ROCBLAS_CONST.rocblas_pointer_mode_host), 'rocblas_set_pointer_mode', [
+      handle,
+    ]);
     return handle;
   };
 
@@ -147,9 +189,19 @@ export function createRocblasBlas(host: BlasHost): BlasApi & { dispose(): void }
     name: 'rocBLAS',
     version: rb.version,
     gemmStridedBatched(p: GemmParams, stream: GpuStream): void {
-      for (const [k, v] of [['m', p.m], ['n', p.n], ['k', p.k], ['lda', p.lda], ['ldb', p.ldb], ['ldc', p.ldc], ['batch', p.batch]] as const) {
+      for (const [k, v] of [
+        ['m', p.m],
+        ['n', p.n],
+        ['k', p.k],
+        ['lda', p.lda],
+        ['ldb', p.ldb],
+        ['ldc', p.ldc],
+        ['batch', p.batch],
+      ] as const) {
         if (!Number.isInteger(v) || v < 0 || v > I32_MAX) {
-          throw new ShapeError(`gemmStridedBatched: ${k}=${v} does not fit rocblas_int (m=${p.m}, n=${p.n}, k=${p.k}, ${p.dtype})`);
+          throw new ShapeError(
+            `gemmStridedBatched: ${k}=${v} does not fit rocblas_int (m=${p.m}, n=${p.n}, k=${p.k}, ${p.dtype})`,
+          );
         }
       }
       const h = get();
@@ -159,14 +211,51 @@ export function createRocblasBlas(host: BlasHost): BlasApi & { dispose(): void }
       const t = BLAS_TYPE[p.dtype];
       const compute = p.dtype === 'f64' ? ROCBLAS_CONST.rocblas_datatype_f64_r : ROCBLAS_CONST.rocblas_datatype_f32_r;
       let alpha: Float32Array | Float64Array, beta: Float32Array | Float64Array;
-      if (p.dtype === 'f64') { alpha64[0] = p.alpha; beta64[0] = p.beta; alpha = alpha64; beta = beta64; }
-      else { alpha32[0] = p.alpha; beta32[0] = p.beta; alpha = alpha32; beta = beta32; }
+      if (p.dtype === 'f64') {
+        alpha64[0] = p.alpha;
+        beta64[0] = p.beta;
+        alpha = alpha64;
+        beta = beta64;
+      } else {
+        alpha32[0] = p.alpha;
+        beta32[0] = p.beta;
+        alpha = alpha32;
+        beta = beta32;
+      }
       const opA = p.transA ? ROCBLAS_CONST.rocblas_operation_transpose : ROCBLAS_CONST.rocblas_operation_none;
       const opB = p.transB ? ROCBLAS_CONST.rocblas_operation_transpose : ROCBLAS_CONST.rocblas_operation_none;
       // D aliases C: rocBLAS allows c == d when ldc == ldd and the strides match
-      const args = [h, opA, opB, p.m, p.n, p.k, alpha, p.a, t, p.lda, p.strideA, p.b, t, p.ldb, p.strideB, beta,
-        p.c, t, p.ldc, p.strideC, p.c, t, p.ldc, p.strideC, p.batch, compute,
-        ROCBLAS_CONST.rocblas_gemm_algo_standard, 0, 0] as const;
+      const args = [
+        h,
+        opA,
+        opB,
+        p.m,
+        p.n,
+        p.k,
+        alpha,
+        p.a,
+        t,
+        p.lda,
+        p.strideA,
+        p.b,
+        t,
+        p.ldb,
+        p.strideB,
+        beta,
+        p.c,
+        t,
+        p.ldc,
+        p.strideC,
+        p.c,
+        t,
+        p.ldc,
+        p.strideC,
+        p.batch,
+        compute,
+        ROCBLAS_CONST.rocblas_gemm_algo_standard,
+        0,
+        0,
+      ] as const;
       rb.check(f.rocblas_gemm_strided_batched_ex(...args), 'rocblas_gemm_strided_batched_ex', args);
     },
     setWorkspace(ptr: DevicePtr, bytes: number): void {

@@ -38,8 +38,14 @@ export interface LoadOptions {
   dtype?: DType;
 }
 
-interface OpenFile { readonly path: string; readonly fh: FileHandle }
-interface Entry { readonly info: TensorInfo; readonly src: OpenFile }
+interface OpenFile {
+  readonly path: string;
+  readonly fh: FileHandle;
+}
+interface Entry {
+  readonly info: TensorInfo;
+  readonly src: OpenFile;
+}
 
 export class Checkpoint {
   readonly files: readonly string[];
@@ -79,20 +85,28 @@ export class Checkpoint {
       const byShard = new Map<string, string[]>();
       for (const [name, shard] of index.weightMap) {
         const list = byShard.get(shard);
-        if (list) list.push(name); else byShard.set(shard, [name]);
+        if (list) list.push(name);
+        else byShard.set(shard, [name]);
       }
       const table = new Map<string, Entry>();
       let metadata: Record<string, string> = { ...index.metadata };
       for (const [shard, names] of [...byShard].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         const shardPath = resolve(dirname(source.path), shard);
-        const f = await openFile(shardPath, opened, () =>
-          `${source.path}: shard '${shard}' (holding '${names[0]}'${names.length > 1 ? ` and ${names.length - 1} more` : ''}) is missing: ${shardPath} does not exist`);
+        const f = await openFile(
+          shardPath,
+          opened,
+          () =>
+            `${source.path}: shard '${shard}' (holding '${names[0]}'${names.length > 1 ? ` and ${names.length - 1} more` : ''}) is missing: ${shardPath} does not exist`,
+        );
         const header = await readHeader(f.fh, f.path);
         metadata = { ...metadata, ...header.metadata };
         const inShard = new Map(header.entries.map((e) => [e.name, e] as const));
         for (const name of names) {
           const e = inShard.get(name);
-          if (!e) throw new SafetensorsError(`${source.path}: the index puts tensor '${name}' in '${shard}', but ${shardPath} has no such tensor`);
+          if (!e)
+            throw new SafetensorsError(
+              `${source.path}: the index puts tensor '${name}' in '${shard}', but ${shardPath} has no such tensor`,
+            );
           table.set(name, entryOf(f, header.dataStart, e));
         }
       }
@@ -104,9 +118,15 @@ export class Checkpoint {
   }
 
   /** tensor names, sorted */
-  names(): string[] { return [...this.sorted]; }
-  has(name: string): boolean { return this.table.has(name); }
-  info(name: string): TensorInfo { return this.entry(name, 'info').info; }
+  names(): string[] {
+    return [...this.sorted];
+  }
+  has(name: string): boolean {
+    return this.table.has(name);
+  }
+  info(name: string): TensorInfo {
+    return this.entry(name, 'info').info;
+  }
 
   /** reads one tensor into a new tensor on `opts.device` (the CPU by default) */
   async load(name: string, opts: LoadOptions = {}): Promise<Tensor> {
@@ -117,7 +137,9 @@ export class Checkpoint {
     }
     const spec = fileDType(info.dtype)!;
     if (spec.target === null) {
-      throw new SafetensorsError(`${info.file}: tensor '${name}' has dtype ${info.dtype}, which cannot be loaded: ${spec.why}`);
+      throw new SafetensorsError(
+        `${info.file}: tensor '${name}' has dtype ${info.dtype}, which cannot be loaded: ${spec.why}`,
+      );
     }
     const device = toDevice(opts.device);
     // the stream current at the call: the conversion after the upload's awaits must follow the
@@ -127,7 +149,8 @@ export class Checkpoint {
     const raw = Tensor.empty(info.shape, spec.target, device);
     try {
       const fill = tensorFill({ fh: src.fh, file: info.file, tensor: name }, info.byteOffset, spec.widen);
-      const size = DTYPE_INFO[spec.target].size, bytes = raw.numel * size;
+      const size = DTYPE_INFO[spec.target].size,
+        bytes = raw.numel * size;
       if (device.isCpu) {
         const host = raw.storage.host;
         await fill(new Uint8Array(host.buffer, host.byteOffset, bytes), 0);
@@ -154,14 +177,18 @@ export class Checkpoint {
     await Promise.all(this.handles.map((f) => f.fh.close()));
   }
 
-  async [Symbol.asyncDispose](): Promise<void> { await this.close(); }
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
 
   private entry(name: string, op: string): Entry {
     const e = this.table.get(name);
     if (e) return e;
     const near = closeNames(name, this.sorted);
     const hint = near.length ? `; close names: ${near.map((n) => `'${n}'`).join(', ')}` : '';
-    throw new SafetensorsError(`${this.label}: ${op}('${name}'): no tensor of that name (${this.sorted.length} tensors)${hint}`);
+    throw new SafetensorsError(
+      `${this.label}: ${op}('${name}'): no tensor of that name (${this.sorted.length} tensors)${hint}`,
+    );
   }
 }
 
@@ -177,8 +204,12 @@ async function openFile(path: string, opened: OpenFile[], missing?: () => string
 
 function entryOf(f: OpenFile, dataStart: number, e: HeaderEntry): Entry {
   const info: TensorInfo = Object.freeze({
-    name: e.name, dtype: e.dtype, shape: Object.freeze([...e.shape]), file: f.path,
-    byteOffset: dataStart + e.begin, byteLength: e.end - e.begin,
+    name: e.name,
+    dtype: e.dtype,
+    shape: Object.freeze([...e.shape]),
+    file: f.path,
+    byteOffset: dataStart + e.begin,
+    byteLength: e.end - e.begin,
     loadsAs: fileDType(e.dtype)!.target,
   });
   return { info, src: f };

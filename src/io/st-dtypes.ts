@@ -23,9 +23,18 @@ const FLOAT8 = 'float8 has no dtype here (f32 f64 f16 bf16 u8 u32 i64): convert 
 const none = (size: number, why: string): FileDType => ({ size, target: null, widen: null, why });
 
 export const FILE_DTYPES: Readonly<Record<string, FileDType>> = {
-  F64: same(8, 'f64'), F32: same(4, 'f32'), F16: same(2, 'f16'), BF16: same(2, 'bf16'),
-  I64: same(8, 'i64'), U32: same(4, 'u32'), U8: same(1, 'u8'), BOOL: same(1, 'u8'),
-  I32: wide(4, 'i64', 'i32'), I16: wide(2, 'i64', 'i16'), I8: wide(1, 'i64', 'i8'), U16: wide(2, 'u32', 'u16'),
+  F64: same(8, 'f64'),
+  F32: same(4, 'f32'),
+  F16: same(2, 'f16'),
+  BF16: same(2, 'bf16'),
+  I64: same(8, 'i64'),
+  U32: same(4, 'u32'),
+  U8: same(1, 'u8'),
+  BOOL: same(1, 'u8'),
+  I32: wide(4, 'i64', 'i32'),
+  I16: wide(2, 'i64', 'i16'),
+  I8: wide(1, 'i64', 'i8'),
+  U16: wide(2, 'u32', 'u16'),
   U64: none(8, 'u64 has no dtype here (values above 2^63 fit neither i64 nor u32)'),
   F8_E4M3: none(1, FLOAT8),
   F8_E5M2: none(1, FLOAT8),
@@ -35,7 +44,13 @@ export const FILE_DTYPES: Readonly<Record<string, FileDType>> = {
 
 /** the file's name for each of our dtypes, for saving */
 export const FILE_NAME_OF: Readonly<Record<DType, string>> = {
-  f64: 'F64', f32: 'F32', f16: 'F16', bf16: 'BF16', i64: 'I64', u32: 'U32', u8: 'U8',
+  f64: 'F64',
+  f32: 'F32',
+  f16: 'F16',
+  bf16: 'BF16',
+  i64: 'I64',
+  u32: 'U32',
+  u8: 'U8',
 };
 
 export function fileDType(name: string): FileDType | undefined {

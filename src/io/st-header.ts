@@ -36,13 +36,19 @@ const fail = (file: string, msg: string, tensor?: string): never => {
 /** reads and checks the header of an open file (nothing past it is read) */
 export async function readHeader(fh: FileHandle, file: string): Promise<Header> {
   const size = (await fh.stat()).size;
-  if (size < 8) fail(file, `only ${size} bytes long, too short for a safetensors file (it starts with an 8-byte header length)`);
+  if (size < 8)
+    fail(file, `only ${size} bytes long, too short for a safetensors file (it starts with an 8-byte header length)`);
   const head = new Uint8Array(8);
   await readFully({ fh, file }, head, 0);
   const n = new DataView(head.buffer).getBigUint64(0, true);
-  if (n > BigInt(MAX_HEADER_BYTES)) fail(file, `header length ${n} is over the ${MAX_HEADER_BYTES}-byte limit: not a safetensors file, or a corrupt one`);
+  if (n > BigInt(MAX_HEADER_BYTES))
+    fail(
+      file,
+      `header length ${n} is over the ${MAX_HEADER_BYTES}-byte limit: not a safetensors file, or a corrupt one`,
+    );
   const len = Number(n);
-  if (8 + len > size) fail(file, `header length ${len} runs past the end of the file (${size} bytes, so at most ${size - 8})`);
+  if (8 + len > size)
+    fail(file, `header length ${len} runs past the end of the file (${size} bytes, so at most ${size - 8})`);
   const json = new Uint8Array(len);
   await readFully({ fh, file }, json, 8);
   return parseHeader(json, file, size - 8 - len);
@@ -51,9 +57,17 @@ export async function readHeader(fh: FileHandle, file: string): Promise<Header> 
 /** checks the JSON header bytes of `file`, whose data section holds `dataBytes` bytes */
 export function parseHeader(json: Uint8Array, file: string, dataBytes: number): Header {
   let text = '';
-  try { text = new TextDecoder('utf-8', { fatal: true }).decode(json); } catch { fail(file, 'header is not valid UTF-8'); }
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(json);
+  } catch {
+    fail(file, 'header is not valid UTF-8');
+  }
   let parsed: unknown;
-  try { parsed = JSON.parse(text); } catch (e) { fail(file, `header is not valid JSON (${(e as Error).message})`); }
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    fail(file, `header is not valid JSON (${(e as Error).message})`);
+  }
   if (!isRecord(parsed)) fail(file, `header is JSON but not an object of tensors (got ${kindOf(parsed)})`);
   const top = parsed as Record<string, unknown>;
   const entries: HeaderEntry[] = [];
@@ -75,12 +89,14 @@ function checkMetadata(file: string, value: unknown): Record<string, string> {
 }
 
 function checkEntry(file: string, name: string, value: unknown, dataBytes: number): HeaderEntry {
-  if (!isRecord(value)) return fail(file, `entry must be an object with dtype, shape and data_offsets, got ${kindOf(value)}`, name);
+  if (!isRecord(value))
+    return fail(file, `entry must be an object with dtype, shape and data_offsets, got ${kindOf(value)}`, name);
   const { dtype, shape, data_offsets: offsets } = value;
   if (typeof dtype !== 'string') return fail(file, `dtype must be a string, got ${kindOf(dtype)}`, name);
   const spec = fileDType(dtype);
   if (!spec) return fail(file, `unknown dtype '${dtype}' (known: ${Object.keys(FILE_DTYPES).join(' ')})`, name);
-  if (!Array.isArray(shape) || !shape.every(isCount)) return fail(file, `shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`, name);
+  if (!Array.isArray(shape) || !shape.every(isCount))
+    return fail(file, `shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`, name);
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount) || offsets[0] > offsets[1]) {
     return fail(file, `data_offsets must be [begin, end] with 0 <= begin <= end, got ${JSON.stringify(offsets)}`, name);
   }
@@ -89,10 +105,18 @@ function checkEntry(file: string, name: string, value: unknown, dataBytes: numbe
   const want = dims.reduce((a, d) => a * d, spec.size);
   const got = end - begin;
   if (!Number.isSafeInteger(want) || want !== got) {
-    fail(file, `shape [${dims.join(', ')}] of ${dtype} takes ${want} bytes but data_offsets [${begin}, ${end}] hold ${got}`, name);
+    fail(
+      file,
+      `shape [${dims.join(', ')}] of ${dtype} takes ${want} bytes but data_offsets [${begin}, ${end}] hold ${got}`,
+      name,
+    );
   }
   if (end > dataBytes) {
-    fail(file, `data_offsets [${begin}, ${end}] run past the end of the data section (${dataBytes} bytes): the file is truncated or the offsets are wrong`, name);
+    fail(
+      file,
+      `data_offsets [${begin}, ${end}] run past the end of the data section (${dataBytes} bytes): the file is truncated or the offsets are wrong`,
+      name,
+    );
   }
   return { name, dtype, shape: dims, begin, end };
 }
@@ -101,9 +125,13 @@ function checkEntry(file: string, name: string, value: unknown, dataBytes: numbe
 function checkOverlaps(file: string, entries: readonly HeaderEntry[]): void {
   const byBegin = entries.filter((e) => e.end > e.begin).sort((a, b) => a.begin - b.begin);
   for (let i = 1; i < byBegin.length; i++) {
-    const prev = byBegin[i - 1]!, cur = byBegin[i]!;
+    const prev = byBegin[i - 1]!,
+      cur = byBegin[i]!;
     if (cur.begin < prev.end) {
-      fail(file, `tensors '${prev.name}' [${prev.begin}, ${prev.end}) and '${cur.name}' [${cur.begin}, ${cur.end}) overlap in the data section`);
+      fail(
+        file,
+        `tensors '${prev.name}' [${prev.begin}, ${prev.end}) and '${cur.name}' [${cur.begin}, ${cur.end}) overlap in the data section`,
+      );
     }
   }
 }
@@ -112,7 +140,10 @@ function checkOverlaps(file: string, entries: readonly HeaderEntry[]): void {
  * The header bytes (length and JSON) for tensors laid out as given, padded with spaces so the
  * data section starts on a multiple of 8.
  */
-export function buildHeader(entries: readonly HeaderEntry[], metadata: Readonly<Record<string, string>> | undefined): Uint8Array {
+export function buildHeader(
+  entries: readonly HeaderEntry[],
+  metadata: Readonly<Record<string, string>> | undefined,
+): Uint8Array {
   // fromEntries defines own properties, so even a tensor named '__proto__' is written as one
   const obj = Object.fromEntries([
     ...(metadata && Object.keys(metadata).length > 0 ? [[METADATA_KEY, metadata] as const] : []),

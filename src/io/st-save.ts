@@ -22,7 +22,11 @@ export interface ShardOptions {
 }
 
 /** one .safetensors file holding `tensors` (sorted by name) and string metadata */
-export async function saveSafetensors(path: string, tensors: Readonly<Record<string, Tensor>>, metadata?: Record<string, string>): Promise<void> {
+export async function saveSafetensors(
+  path: string,
+  tensors: Readonly<Record<string, Tensor>>,
+  metadata?: Record<string, string>,
+): Promise<void> {
   const file = resolve(path);
   const names = checkTensors(file, tensors);
   checkMetadata(file, metadata);
@@ -33,10 +37,15 @@ export async function saveSafetensors(path: string, tensors: Readonly<Record<str
  * Shards by data size into `dir` (created if missing): <prefix>-0000i-of-0000n.safetensors and
  * <prefix>.safetensors.index.json. Returns the file names written, shards in order, the index last.
  */
-export async function saveShardedSafetensors(dir: string, tensors: Readonly<Record<string, Tensor>>, opts: ShardOptions): Promise<string[]> {
+export async function saveShardedSafetensors(
+  dir: string,
+  tensors: Readonly<Record<string, Tensor>>,
+  opts: ShardOptions,
+): Promise<string[]> {
   const folder = resolve(dir);
   const prefix = opts.prefix ?? 'model';
-  if (prefix === '' || /[/\\]/.test(prefix)) throw new SafetensorsError(`${folder}: shard prefix '${prefix}' must be a non-empty file name`);
+  if (prefix === '' || /[/\\]/.test(prefix))
+    throw new SafetensorsError(`${folder}: shard prefix '${prefix}' must be a non-empty file name`);
   if (!Number.isSafeInteger(opts.maxShardBytes) || opts.maxShardBytes < 1) {
     throw new SafetensorsError(`${folder}: maxShardBytes must be a positive integer, got ${opts.maxShardBytes}`);
   }
@@ -44,10 +53,15 @@ export async function saveShardedSafetensors(dir: string, tensors: Readonly<Reco
   checkMetadata(folder, opts.metadata);
 
   const shards: string[][] = [];
-  let current: string[] = [], bytes = 0;
+  let current: string[] = [],
+    bytes = 0;
   for (const name of names) {
     const size = byteSize(tensors[name]!);
-    if (current.length > 0 && bytes + size > opts.maxShardBytes) { shards.push(current); current = []; bytes = 0; }
+    if (current.length > 0 && bytes + size > opts.maxShardBytes) {
+      shards.push(current);
+      current = [];
+      bytes = 0;
+    }
     current.push(name);
     bytes += size;
   }
@@ -65,11 +79,17 @@ export async function saveShardedSafetensors(dir: string, tensors: Readonly<Reco
   return [...files, indexName];
 }
 
-async function writeOne(file: string, names: readonly string[], tensors: Readonly<Record<string, Tensor>>, metadata: Record<string, string> | undefined): Promise<void> {
+async function writeOne(
+  file: string,
+  names: readonly string[],
+  tensors: Readonly<Record<string, Tensor>>,
+  metadata: Record<string, string> | undefined,
+): Promise<void> {
   const entries: HeaderEntry[] = [];
   let offset = 0;
   for (const name of names) {
-    const t = tensors[name]!, size = byteSize(t);
+    const t = tensors[name]!,
+      size = byteSize(t);
     entries.push({ name, dtype: FILE_NAME_OF[t.dtype], shape: t.shape, begin: offset, end: offset + size });
     offset += size;
   }
@@ -88,7 +108,7 @@ async function writeOne(file: string, names: readonly string[], tensors: Readonl
 /** writes `bytes` at `position`; returns the position after them */
 async function writeAll(fh: FileHandle, bytes: Uint8Array, position: number): Promise<number> {
   const MAX_WRITE = 1 << 30;
-  for (let done = 0; done < bytes.length;) {
+  for (let done = 0; done < bytes.length; ) {
     const { bytesWritten } = await fh.write(bytes, done, Math.min(MAX_WRITE, bytes.length - done), position + done);
     done += bytesWritten;
   }
@@ -97,7 +117,9 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array, position: number): Pr
 
 async function writeAtomically(file: string, write: (fh: FileHandle) => Promise<void>): Promise<void> {
   const tmp = `${file}.partial-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  const fh = await open(tmp, 'w').catch((e: Error) => { throw new SafetensorsError(`${file}: cannot write (${e.message})`); });
+  const fh = await open(tmp, 'w').catch((e: Error) => {
+    throw new SafetensorsError(`${file}: cannot write (${e.message})`);
+  });
   try {
     await write(fh);
     await fh.close();
@@ -109,7 +131,9 @@ async function writeAtomically(file: string, write: (fh: FileHandle) => Promise<
   }
 }
 
-function byteSize(t: Tensor): number { return t.numel * DTYPE_INFO[t.dtype].size; }
+function byteSize(t: Tensor): number {
+  return t.numel * DTYPE_INFO[t.dtype].size;
+}
 
 /** the names, sorted, after checking each is a live tensor under a name a header can hold */
 function checkTensors(where: string, tensors: Readonly<Record<string, Tensor>>): string[] {
@@ -117,7 +141,8 @@ function checkTensors(where: string, tensors: Readonly<Record<string, Tensor>>):
   for (const name of names) {
     const t: unknown = tensors[name];
     if (!(t instanceof Tensor)) throw new SafetensorsError(`${where}: '${name}' is not a Tensor`);
-    if (name === '' || name === '__metadata__') throw new SafetensorsError(`${where}: '${name}' cannot be a tensor name in a safetensors header`);
+    if (name === '' || name === '__metadata__')
+      throw new SafetensorsError(`${where}: '${name}' cannot be a tensor name in a safetensors header`);
     t.check(`saveSafetensors('${name}')`);
   }
   return names;
@@ -125,7 +150,7 @@ function checkTensors(where: string, tensors: Readonly<Record<string, Tensor>>):
 
 function checkMetadata(where: string, metadata: Record<string, string> | undefined): void {
   for (const [k, v] of Object.entries(metadata ?? {})) {
-    if (typeof v !== 'string') throw new SafetensorsError(`${where}: metadata '${k}' must be a string, got ${typeof v}`);
+    if (typeof v !== 'string')
+      throw new SafetensorsError(`${where}: metadata '${k}' must be a string, got ${typeof v}`);
   }
 }
-

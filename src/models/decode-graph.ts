@@ -28,10 +28,19 @@ export class DecodeGraph {
    * After the prefill: `first` [b] are the ids sampled from it (their position is
    * cache.length), and at most `maxSteps` replays will follow.
    */
-  constructor(readonly model: LlamaModel, readonly cache: KVCache, sampler: Sampler, first: Tensor, readonly maxSteps: number) {
-    const dev = model.device, b = cache.batch, L = cache.maxLen;
+  constructor(
+    readonly model: LlamaModel,
+    readonly cache: KVCache,
+    sampler: Sampler,
+    first: Tensor,
+    readonly maxSteps: number,
+  ) {
+    const dev = model.device,
+      b = cache.batch,
+      L = cache.maxLen;
     if (dev.isCpu) throw new TensorError('DecodeGraph: graphs need a GPU device');
-    if (cache.length + maxSteps > L) throw new TensorError(`DecodeGraph: ${maxSteps} steps after ${cache.length} tokens exceed the cache length ${L}`);
+    if (cache.length + maxSteps > L)
+      throw new TensorError(`DecodeGraph: ${maxSteps} steps after ${cache.length} tokens exceed the cache length ${L}`);
     // static inputs: made before the capture, rewritten in place by every replay
     const col = first.reshape([b, 1]);
     this.tokens = col.contiguous();
@@ -40,20 +49,24 @@ export class DecodeGraph {
     this.pos = this.counts.narrow(0, 0, 1);
     this.step = this.counts.narrow(0, 1, 1);
     this.keyIdx = Tensor.arange(0, L, 1, { dtype: 'u32', device: dev });
-    this.uniforms = sampler.greedy ? null : Tensor.from(sampler.draw(maxSteps * b), { shape: [maxSteps, b, 1], device: dev });
+    this.uniforms = sampler.greedy
+      ? null
+      : Tensor.from(sampler.draw(maxSteps * b), { shape: [maxSteps, b, 1], device: dev });
     const window = model.config.windows.find((w) => w !== null) ?? null;
     // an eager single-id write first: the scratch it keeps on the device is made outside the capture
     const k0 = cache.keys[0]!;
     const scratch = Tensor.zeros(k0.shape, { dtype: k0.dtype, device: dev });
     const row = Tensor.zeros([b, k0.dim(1), 1, k0.dim(3)], { dtype: k0.dtype, device: dev });
     scratch.indexSet(this.pos, row, 2);
-    scratch.dispose(); row.dispose();
+    scratch.dispose();
+    row.dispose();
     if (!sampler.greedy) {
       // an eager draw first: what sampling builds once (cumsum's triangles) is made outside the capture
       const probe = Tensor.zeros([b, model.config.vocabSize], { dtype: model.dtype, device: dev });
       const u = this.uniforms!.narrow(0, 0, 1).reshape([b, 1]);
       sampler.sample(probe, u).dispose();
-      probe.dispose(); u.dispose();
+      probe.dispose();
+      u.dispose();
     }
     this.graph = dev.captureGraph(() => {
       const upTo = this.keyIdx.le(this.pos);
@@ -62,7 +75,10 @@ export class DecodeGraph {
       const windowMask = window === null ? undefined : mask.minimum(this.keyIdx.add(window).gt(this.pos));
       // one sequence reads the rotary tables at the position inside its projection kernel
       const rope = b > 1 ? model.rope.gather(this.pos) : undefined;
-      const logits = model.forward(this.tokens, cache, { lastOnly: true, at: { ids: this.pos, mask, ...(rope ? { rope } : {}), ...(windowMask ? { windowMask } : {}) } });
+      const logits = model.forward(this.tokens, cache, {
+        lastOnly: true,
+        at: { ids: this.pos, mask, ...(rope ? { rope } : {}), ...(windowMask ? { windowMask } : {}) },
+      });
       const last = logits.reshape([b, logits.dim(2)]);
       const u = this.uniforms ? this.uniforms.indexSelect(this.step, 0).reshape([b, 1]) : undefined;
       const next = sampler.sample(last, u);
@@ -75,7 +91,9 @@ export class DecodeGraph {
   }
 
   /** bytes of device memory private to the graph */
-  get poolBytes(): number { return this.graph.poolBytes; }
+  get poolBytes(): number {
+    return this.graph.poolBytes;
+  }
 
   /** queues one step: the ids it samples are in the returned tensor until the next replay */
   replay(): Tensor {

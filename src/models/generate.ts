@@ -33,17 +33,25 @@ export interface GenerateStep {
 
 export interface GenerateTimings {
   /** prompt tokens (without padding) and the seconds until the first new ids were on the host */
-  prefillTokens: number; prefillSeconds: number;
+  prefillTokens: number;
+  prefillSeconds: number;
   /** new tokens after the first (summed over the batch's running sequences) and their seconds */
-  decodeTokens: number; decodeSeconds: number;
+  decodeTokens: number;
+  decodeSeconds: number;
 }
 
 /** ids of several prompts; yields each step's new ids. `timings` is filled in as it goes. */
-export async function* generateIds(model: LlamaModel, prompts: readonly (readonly number[])[], opts: GenerateOptions = {},
-  timings?: GenerateTimings): AsyncGenerator<GenerateStep> {
+export async function* generateIds(
+  model: LlamaModel,
+  prompts: readonly (readonly number[])[],
+  opts: GenerateOptions = {},
+  timings?: GenerateTimings,
+): AsyncGenerator<GenerateStep> {
   const maxTokens = opts.maxTokens ?? 128;
-  if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new TensorError(`generate: maxTokens must be a positive integer, got ${String(maxTokens)}`);
-  if (prompts.length === 0 || prompts.some((p) => p.length === 0)) throw new TensorError('generate: every prompt needs at least one token');
+  if (!Number.isInteger(maxTokens) || maxTokens < 1)
+    throw new TensorError(`generate: maxTokens must be a positive integer, got ${String(maxTokens)}`);
+  if (prompts.length === 0 || prompts.some((p) => p.length === 0))
+    throw new TensorError('generate: every prompt needs at least one token');
   const vocab = model.config.vocabSize;
   for (const p of prompts) {
     const bad = p.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
@@ -52,10 +60,14 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
   const stops = new Set(opts.stopIds ?? model.config.eosTokenIds);
   const pad = opts.padId ?? [...stops][0] ?? 0;
   const sampler = new Sampler(opts);
-  const b = prompts.length, len = Math.max(...prompts.map((p) => p.length));
+  const b = prompts.length,
+    len = Math.max(...prompts.map((p) => p.length));
   const pads = prompts.map((p) => len - p.length);
   const flat = new Uint32Array(b * len);
-  prompts.forEach((p, i) => { flat.fill(pad, i * len, i * len + pads[i]!); flat.set(p, i * len + pads[i]!); });
+  prompts.forEach((p, i) => {
+    flat.fill(pad, i * len, i * len + pads[i]!);
+    flat.set(p, i * len + pads[i]!);
+  });
 
   const cache = model.newCache(b, len + maxTokens);
   const useGraph = (opts.graph ?? true) && !model.device.isCpu;
@@ -65,14 +77,17 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
   // replay that rewrites the graph's output cannot overtake it). Waiting on the oldest while
   // AHEAD later steps run keeps the GPU busy while the host wakes and handles a token.
   const queue: { ids: Tensor; owned: boolean; host: Promise<HostArray> }[] = [];
-  const enqueue = (ids: Tensor, owned: boolean): void => { queue.push({ ids, owned, host: ids.toArray() }); };
+  const enqueue = (ids: Tensor, owned: boolean): void => {
+    queue.push({ ids, owned, host: ids.toArray() });
+  };
   try {
     cache.setPadding(pads);
     const ids = Tensor.from(flat, { shape: [b, len], device: model.device });
     enqueue(step(model, ids, cache, sampler), true);
     ids.dispose();
     const done = new Array<boolean>(b).fill(false);
-    let tFirst = 0, decoded = 0;
+    let tFirst = 0,
+      decoded = 0;
     for (let s = 0; s < maxTokens && queue.length > 0; s++) {
       // s steps are read, queue.length are queued: maxTokens in all
       while (s + queue.length < maxTokens && queue.length <= AHEAD) {
@@ -92,18 +107,25 @@ export async function* generateIds(model: LlamaModel, prompts: readonly (readonl
       const out = host.map((id, i) => (done[i] ? null : id));
       if (s === 0) {
         tFirst = performance.now();
-        if (timings) Object.assign(timings, { prefillTokens: prompts.reduce((a, p) => a + p.length, 0), prefillSeconds: (tFirst - t0) / 1e3 });
+        if (timings)
+          Object.assign(timings, {
+            prefillTokens: prompts.reduce((a, p) => a + p.length, 0),
+            prefillSeconds: (tFirst - t0) / 1e3,
+          });
       } else {
         decoded += out.filter((x) => x !== null).length;
-        if (timings) Object.assign(timings, { decodeTokens: decoded, decodeSeconds: (performance.now() - tFirst) / 1e3 });
+        if (timings)
+          Object.assign(timings, { decodeTokens: decoded, decodeSeconds: (performance.now() - tFirst) / 1e3 });
       }
-      out.forEach((id, i) => { if (id !== null && stops.has(id)) done[i] = true; });
+      out.forEach((id, i) => {
+        if (id !== null && stops.has(id)) done[i] = true;
+      });
       yield { step: s, ids: out };
       if (done.every(Boolean)) break;
     }
   } finally {
     for (const q of queue) {
-      q.host.catch(() => undefined);  // steps queued past a stop or an early exit: nobody reads them
+      q.host.catch(() => undefined); // steps queued past a stop or an early exit: nobody reads them
       if (q.owned) q.ids.dispose();
     }
     dg?.dispose();
@@ -117,6 +139,7 @@ function step(model: LlamaModel, ids: Tensor, cache: KVCache, sampler: Sampler):
   const last = logits.reshape([logits.dim(0), logits.dim(2)]);
   const out = sampler.sample(last);
   model.shareIds(out);
-  logits.dispose(); last.dispose();
+  logits.dispose();
+  last.dispose();
   return out;
 }

@@ -13,12 +13,21 @@ export interface GenerationDefaults {
 export async function readGenerationConfig(dir: string): Promise<GenerationDefaults> {
   const path = join(dir, 'generation_config.json');
   let text: string;
-  try { text = await readFile(path, 'utf8'); } catch { return { sampling: {}, eosTokenIds: null }; }
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return { sampling: {}, eosTokenIds: null };
+  }
   let g: Record<string, unknown>;
-  try { g = JSON.parse(text) as Record<string, unknown>; } catch (e) { throw new TensorError(`${path}: invalid JSON (${(e as Error).message})`); }
+  try {
+    g = JSON.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new TensorError(`${path}: invalid JSON (${(e as Error).message})`);
+  }
   const num = (k: string) => (typeof g[k] === 'number' ? (g[k] as number) : undefined);
   const eos = g.eos_token_id;
-  const eosTokenIds = typeof eos === 'number' ? [eos] : Array.isArray(eos) ? eos.filter((x): x is number => typeof x === 'number') : null;
+  const eosTokenIds =
+    typeof eos === 'number' ? [eos] : Array.isArray(eos) ? eos.filter((x): x is number => typeof x === 'number') : null;
   if (g.do_sample !== true) return { sampling: { temperature: 0 }, eosTokenIds };
   const sampling: SamplingOptions = {
     temperature: num('temperature') ?? 1,

@@ -39,17 +39,22 @@ type Json = Record<string, unknown>;
 const TORCH_DTYPES: Record<string, DType> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16', float64: 'f64' };
 
 export function parseLlamaConfig(raw: unknown, where = 'config.json'): LlamaConfig {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new TensorError(`${where}: not a JSON object`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new TensorError(`${where}: not a JSON object`);
   const c = raw as Json;
-  const fail = (msg: string): never => { throw new TensorError(`${where}: ${msg}`); };
+  const fail = (msg: string): never => {
+    throw new TensorError(`${where}: ${msg}`);
+  };
   const int = (key: string, def?: number): number => {
     const v = c[key] ?? def;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) return fail(`'${key}' must be a positive integer, got ${JSON.stringify(c[key])}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+      return fail(`'${key}' must be a positive integer, got ${JSON.stringify(c[key])}`);
     return v;
   };
   const num = (key: string, def?: number): number => {
     const v = c[key] ?? def;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return fail(`'${key}' must be a positive number, got ${JSON.stringify(c[key])}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+      return fail(`'${key}' must be a positive number, got ${JSON.stringify(c[key])}`);
     return v;
   };
   const bool = (key: string, def: boolean): boolean => {
@@ -66,11 +71,13 @@ export function parseLlamaConfig(raw: unknown, where = 'config.json'): LlamaConf
   const act = c.hidden_act ?? 'silu';
   if (act !== 'silu') fail(`hidden_act '${String(act)}' is not supported (the Llama family uses silu)`);
 
-  const hiddenSize = int('hidden_size'), heads = int('num_attention_heads');
+  const hiddenSize = int('hidden_size'),
+    heads = int('num_attention_heads');
   const kvHeads = int('num_key_value_heads', heads);
   if (heads % kvHeads !== 0) fail(`num_attention_heads ${heads} is not a multiple of num_key_value_heads ${kvHeads}`);
   const headDim = c.head_dim == null ? hiddenSize / heads : int('head_dim');
-  if (!Number.isInteger(headDim) || headDim % 2 !== 0) fail(`head dim ${headDim} (hidden_size / num_attention_heads) must be an even integer`);
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0)
+    fail(`head dim ${headDim} (hidden_size / num_attention_heads) must be an even integer`);
   const layers = int('num_hidden_layers');
 
   const rp = (c.rope_parameters ?? null) as Json | null;
@@ -83,7 +90,8 @@ export function parseLlamaConfig(raw: unknown, where = 'config.json'): LlamaConf
 
   const windows = slidingWindows(c, type, layers, fail);
   const eos = c.eos_token_id;
-  const eosTokenIds = typeof eos === 'number' ? [eos] : Array.isArray(eos) ? eos.filter((x): x is number => typeof x === 'number') : [];
+  const eosTokenIds =
+    typeof eos === 'number' ? [eos] : Array.isArray(eos) ? eos.filter((x): x is number => typeof x === 'number') : [];
   const dt = (c.torch_dtype ?? c.dtype) as unknown;
   return {
     modelType: type,
@@ -105,7 +113,7 @@ export function parseLlamaConfig(raw: unknown, where = 'config.json'): LlamaConf
     windows,
     bosTokenId: typeof c.bos_token_id === 'number' ? c.bos_token_id : null,
     eosTokenIds,
-    dtype: typeof dt === 'string' ? TORCH_DTYPES[dt] ?? null : null,
+    dtype: typeof dt === 'string' ? (TORCH_DTYPES[dt] ?? null) : null,
   };
 }
 
@@ -114,31 +122,44 @@ function parseRopeScaling(s: Json | null, fail: (m: string) => never): RopeScali
   const type = s.rope_type ?? s.type ?? 'default';
   const factor = (): number => {
     const f = s.factor;
-    if (typeof f !== 'number' || !(f > 0)) return fail(`rope scaling '${String(type)}' needs a positive factor, got ${JSON.stringify(f)}`);
+    if (typeof f !== 'number' || !(f > 0))
+      return fail(`rope scaling '${String(type)}' needs a positive factor, got ${JSON.stringify(f)}`);
     return f;
   };
   switch (type) {
-    case 'default': return { type: 'default' };
-    case 'linear': return { type: 'linear', factor: factor() };
+    case 'default':
+      return { type: 'default' };
+    case 'linear':
+      return { type: 'linear', factor: factor() };
     case 'llama3': {
       const need = (k: string): number => {
         const v = s[k];
-        if (typeof v !== 'number' || !(v > 0)) return fail(`rope scaling 'llama3' needs a positive ${k}, got ${JSON.stringify(v)}`);
+        if (typeof v !== 'number' || !(v > 0))
+          return fail(`rope scaling 'llama3' needs a positive ${k}, got ${JSON.stringify(v)}`);
         return v;
       };
       return {
-        type: 'llama3', factor: factor(), lowFreqFactor: need('low_freq_factor'), highFreqFactor: need('high_freq_factor'),
+        type: 'llama3',
+        factor: factor(),
+        lowFreqFactor: need('low_freq_factor'),
+        highFreqFactor: need('high_freq_factor'),
         originalMaxPositions: need('original_max_position_embeddings'),
       };
     }
-    default: return fail(`rope scaling type '${String(type)}' is not supported (supported: default, linear, llama3)`);
+    default:
+      return fail(`rope scaling type '${String(type)}' is not supported (supported: default, linear, llama3)`);
   }
 }
 
 function slidingWindows(c: Json, type: ModelType, layers: number, fail: (m: string) => never): (number | null)[] {
   // MistralConfig's own default when the key is absent
   const w = 'sliding_window' in c ? c.sliding_window : type === 'mistral' ? 4096 : null;
-  const win = w == null ? null : typeof w === 'number' && Number.isInteger(w) && w > 0 ? w : fail(`'sliding_window' must be a positive integer or null, got ${JSON.stringify(w)}`);
+  const win =
+    w == null
+      ? null
+      : typeof w === 'number' && Number.isInteger(w) && w > 0
+        ? w
+        : fail(`'sliding_window' must be a positive integer or null, got ${JSON.stringify(w)}`);
   const kinds = c.layer_types;
   if (Array.isArray(kinds)) {
     if (kinds.length !== layers) fail(`'layer_types' has ${kinds.length} entries for ${layers} layers`);

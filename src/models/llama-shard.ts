@@ -17,7 +17,11 @@ export interface LlamaShard {
 }
 
 /** the part of a weight [out, in] (or a bias [out], dim 0) one rank loads */
-export interface WeightSlice { readonly dim: 0 | 1; readonly start: number; readonly length: number }
+export interface WeightSlice {
+  readonly dim: 0 | 1;
+  readonly start: number;
+  readonly length: number;
+}
 
 export interface ShardSlices {
   /** rows of q_proj (and its bias) */
@@ -39,13 +43,20 @@ export function llamaShard(c: LlamaConfig, rank: number, size: number): LlamaSha
   if (!Number.isInteger(size) || size < 1 || !Number.isInteger(rank) || rank < 0 || rank >= size) {
     throw new ShapeError(`tensor parallelism: rank ${rank} of ${size} is not a rank (0 .. ${size - 1})`);
   }
-  const bad = [['num_attention_heads', c.heads], ['num_key_value_heads', c.kvHeads], ['intermediate_size', c.intermediateSize]]
-    .filter(([, n]) => (n as number) % size !== 0).map(([k, n]) => `${k} ${n}`);
+  const bad = [
+    ['num_attention_heads', c.heads],
+    ['num_key_value_heads', c.kvHeads],
+    ['intermediate_size', c.intermediateSize],
+  ]
+    .filter(([, n]) => (n as number) % size !== 0)
+    .map(([k, n]) => `${k} ${n}`);
   if (bad.length) {
     const g = gcd(gcd(c.heads, c.kvHeads), c.intermediateSize);
     const fits = Array.from({ length: Math.min(g, 64) }, (_, i) => i + 1).filter((n) => g % n === 0);
-    throw new ShapeError(`tensor parallelism over ${size} ranks: ${bad.join(', ')} ${bad.length > 1 ? 'do' : 'does'} not divide by ${size} ` +
-      `(each rank holds whole query and key/value heads and an equal part of the MLP); rank counts that fit this model: ${fits.join(', ')}`);
+    throw new ShapeError(
+      `tensor parallelism over ${size} ranks: ${bad.join(', ')} ${bad.length > 1 ? 'do' : 'does'} not divide by ${size} ` +
+        `(each rank holds whole query and key/value heads and an equal part of the MLP); rank counts that fit this model: ${fits.join(', ')}`,
+    );
   }
   return { rank, size, heads: c.heads / size, kvHeads: c.kvHeads / size, ff: c.intermediateSize / size };
 }

@@ -64,11 +64,17 @@ export class LlamaModel {
   static async readConfig(dir: string): Promise<LlamaConfig> {
     const path = join(dir, 'config.json');
     let text: string;
-    try { text = await readFile(path, 'utf8'); } catch (e) {
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (e) {
       throw new TensorError(`${path}: cannot read the model's config (${(e as Error).message})`);
     }
     let raw: unknown;
-    try { raw = JSON.parse(text); } catch (e) { throw new TensorError(`${path}: invalid JSON (${(e as Error).message})`); }
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      throw new TensorError(`${path}: invalid JSON (${(e as Error).message})`);
+    }
     return parseLlamaConfig(raw, path);
   }
 
@@ -77,10 +83,12 @@ export class LlamaModel {
     const c = config;
     const tp = opts.tp ? tensorParallelRank('LlamaModel', opts.tp) : null;
     if (tp && opts.device !== undefined && toDevice(opts.device) !== tp.device) {
-      throw new TensorError(`LlamaModel: device ${toDevice(opts.device)} was given, but tensor-parallel rank ${tp.rank} of ${tp.size} runs on ${tp.device}; leave device out`);
+      throw new TensorError(
+        `LlamaModel: device ${toDevice(opts.device)} was given, but tensor-parallel rank ${tp.rank} of ${tp.size} runs on ${tp.device}; leave device out`,
+      );
     }
     const device = tp ? tp.device : toDevice(opts.device);
-    const dtype = opts.dtype ?? (device.isCpu ? 'f32' : config.dtype ?? 'bf16');
+    const dtype = opts.dtype ?? (device.isCpu ? 'f32' : (config.dtype ?? 'bf16'));
     const shard = tp ? llamaShard(c, tp.rank, tp.size) : null;
     const cut = shard ? shardSlices(shard, c.headDim) : null;
     const at = { device, dtype };
@@ -97,15 +105,26 @@ export class LlamaModel {
       // once, so a device holds one whole weight at a time, never the whole model
       const v = t.narrow(slice.dim, slice.start, slice.length);
       const part = Tensor.cat([v], slice.dim);
-      v.dispose(); t.dispose();
+      v.dispose();
+      t.dispose();
       return part;
     };
-    const cat = (ts: Tensor[]): Tensor => { if (ts.length === 1) return ts[0]!; const t = Tensor.cat(ts, 0); for (const x of ts) x.dispose(); return t; };
+    const cat = (ts: Tensor[]): Tensor => {
+      if (ts.length === 1) return ts[0]!;
+      const t = Tensor.cat(ts, 0);
+      for (const x of ts) x.dispose();
+      return t;
+    };
     /** weights (and biases) of several projections stacked into one [sum out, in] Linear; with
      *  `rows`, each projection's rows of this rank (column-parallel) */
-    const fused = async (parts: readonly { name: string; out: number; rows?: WeightSlice }[], inF: number, bias: boolean): Promise<Linear> => {
+    const fused = async (
+      parts: readonly { name: string; out: number; rows?: WeightSlice }[],
+      inF: number,
+      bias: boolean,
+    ): Promise<Linear> => {
       // one at a time: loads share the device's staging buffer
-      const ws: Tensor[] = [], bs: Tensor[] = [];
+      const ws: Tensor[] = [],
+        bs: Tensor[] = [];
       try {
         for (const p of parts) ws.push(await get(`${p.name}.weight`, [p.out, inF], p.rows));
         if (bias) for (const p of parts) bs.push(await get(`${p.name}.bias`, [p.out], p.rows));
@@ -119,16 +138,28 @@ export class LlamaModel {
     };
     /** a projection whose input features split over the ranks (row-parallel): this rank's
      *  columns, the whole bias, and the all-reduce; a plain Linear on one device */
-    const reducing = async (name: string, out: number, inF: number, bias: boolean, cols?: WeightSlice): Promise<Projection> => {
+    const reducing = async (
+      name: string,
+      out: number,
+      inF: number,
+      bias: boolean,
+      cols?: WeightSlice,
+    ): Promise<Projection> => {
       const w = await get(`${name}.weight`, [out, inF], cols);
       let b: Tensor | null = null;
-      try { if (bias) b = await get(`${name}.bias`, [out]); } catch (e) { w.dispose(); throw e; }
+      try {
+        if (bias) b = await get(`${name}.bias`, [out]);
+      } catch (e) {
+        w.dispose();
+        throw e;
+      }
       const proj = tp ? new RankRowParallel(w, b, tp.ranks) : new Linear(w, b);
       owned.push(proj);
       return proj;
     };
     try {
-      const h = c.hiddenSize, d = c.headDim;
+      const h = c.hiddenSize,
+        d = c.headDim;
       const embed = new Embedding(await get('model.embed_tokens.weight', [c.vocabSize, h]));
       owned.push(embed);
       const blocks: Block[] = [];
@@ -136,22 +167,32 @@ export class LlamaModel {
         const p = `model.layers.${l}`;
         const inNorm = new RMSNorm(await get(`${p}.input_layernorm.weight`, [h]), c.rmsNormEps);
         owned.push(inNorm);
-        const qkv = await fused([
-          { name: `${p}.self_attn.q_proj`, out: c.heads * d, rows: cut?.q },
-          { name: `${p}.self_attn.k_proj`, out: c.kvHeads * d, rows: cut?.kv },
-          { name: `${p}.self_attn.v_proj`, out: c.kvHeads * d, rows: cut?.kv },
-        ], h, c.qkvBias);
+        const qkv = await fused(
+          [
+            { name: `${p}.self_attn.q_proj`, out: c.heads * d, rows: cut?.q },
+            { name: `${p}.self_attn.k_proj`, out: c.kvHeads * d, rows: cut?.kv },
+            { name: `${p}.self_attn.v_proj`, out: c.kvHeads * d, rows: cut?.kv },
+          ],
+          h,
+          c.qkvBias,
+        );
         const o = await reducing(`${p}.self_attn.o_proj`, h, c.heads * d, c.outBias, cut?.o);
         const postNorm = new RMSNorm(await get(`${p}.post_attention_layernorm.weight`, [h]), c.rmsNormEps);
         owned.push(postNorm);
-        const gateUp = await fused([
-          { name: `${p}.mlp.gate_proj`, out: c.intermediateSize, rows: cut?.gateUp },
-          { name: `${p}.mlp.up_proj`, out: c.intermediateSize, rows: cut?.gateUp },
-        ], h, c.mlpBias);
+        const gateUp = await fused(
+          [
+            { name: `${p}.mlp.gate_proj`, out: c.intermediateSize, rows: cut?.gateUp },
+            { name: `${p}.mlp.up_proj`, out: c.intermediateSize, rows: cut?.gateUp },
+          ],
+          h,
+          c.mlpBias,
+        );
         const down = await reducing(`${p}.mlp.down_proj`, h, c.intermediateSize, c.mlpBias, cut?.down);
-        const heads = shard?.heads ?? c.heads, kvHeads = shard?.kvHeads ?? c.kvHeads;
+        const heads = shard?.heads ?? c.heads,
+          kvHeads = shard?.kvHeads ?? c.kvHeads;
         blocks.push({
-          inNorm, postNorm,
+          inNorm,
+          postNorm,
           attn: new CausalSelfAttention(qkv, o, { heads, kvHeads, headDim: d, window: c.windows[l] ?? null }),
           mlp: new GatedMLP(gateUp, down),
         });
@@ -159,7 +200,9 @@ export class LlamaModel {
       const norm = new RMSNorm(await get('model.norm.weight', [h]), c.rmsNormEps);
       owned.push(norm);
       // a tied head is a second handle on the embedding's storage
-      const headW = c.tieEmbeddings ? embed.weight.view(embed.weight.layout) : await get('lm_head.weight', [c.vocabSize, h]);
+      const headW = c.tieEmbeddings
+        ? embed.weight.view(embed.weight.layout)
+        : await get('lm_head.weight', [c.vocabSize, h]);
       const lmHead = new Linear(headW);
       const rope = new RotaryEmbedding(ropeInverseFrequencies(d, c.ropeTheta, c.ropeScaling), device, dtype);
       return new LlamaModel(c, device, dtype, embed, blocks, norm, lmHead, rope, shard, tp);
@@ -175,7 +218,13 @@ export class LlamaModel {
     const lin = (l: Projection) => size(l.weight) + size(l.bias);
     let n = size(this.embed.weight) + size(this.norm.weight) + (this.config.tieEmbeddings ? 0 : lin(this.lmHead));
     for (const b of this.blocks) {
-      n += size(b.inNorm.weight) + size(b.postNorm.weight) + lin(b.attn.qkv) + lin(b.attn.out) + lin(b.mlp.gateUp) + lin(b.mlp.down);
+      n +=
+        size(b.inNorm.weight) +
+        size(b.postNorm.weight) +
+        lin(b.attn.qkv) +
+        lin(b.attn.out) +
+        lin(b.mlp.gateUp) +
+        lin(b.mlp.down);
     }
     return n;
   }
@@ -188,7 +237,11 @@ export class LlamaModel {
     }
     this.rope.reserve(maxLen);
     // under tensor parallelism each rank caches the key/value heads it computes
-    return new KVCache({ layers: c.layers, batch, kvHeads: this.shard?.kvHeads ?? c.kvHeads, maxLen, headDim: c.headDim }, this.device, this.dtype);
+    return new KVCache(
+      { layers: c.layers, batch, kvHeads: this.shard?.kvHeads ?? c.kvHeads, maxLen, headDim: c.headDim },
+      this.device,
+      this.dtype,
+    );
   }
 
   /**
@@ -205,13 +258,18 @@ export class LlamaModel {
    * [b, 1, vocab] for the last position only); advances the cache by t.
    */
   forward(ids: Tensor, cache: KVCache, opts: { lastOnly?: boolean; at?: DevicePositions } = {}): Tensor {
-    if (ids.rank !== 2) throw new TensorError(`LlamaModel.forward: ids must be [batch, tokens], got [${ids.shape.join(', ')}]`);
+    if (ids.rank !== 2)
+      throw new TensorError(`LlamaModel.forward: ids must be [batch, tokens], got [${ids.shape.join(', ')}]`);
     const [b, t] = ids.shape as [number, number];
     if (b !== cache.batch) throw new TensorError(`LlamaModel.forward: ids batch ${b} != cache batch ${cache.batch}`);
-    if (ids.device !== this.device) throw new TensorError(`LlamaModel.forward: ids on ${ids.device}, model on ${this.device}`);
+    if (ids.device !== this.device)
+      throw new TensorError(`LlamaModel.forward: ids on ${ids.device}, model on ${this.device}`);
     const at = opts.at;
     // with positions on the device the caller keeps the cache's count (one graph, many steps)
-    if (!at) { cache.reserve(t); this.rope.reserve(cache.length + t); }
+    if (!at) {
+      cache.reserve(t);
+      this.rope.reserve(cache.length + t);
+    }
     const logits = tidy(() => {
       let x = this.embed.forward(ids);
       for (let l = 0; l < this.blocks.length; l++) {
@@ -232,7 +290,12 @@ export class LlamaModel {
 
   dispose(): void {
     this.embed.dispose();
-    for (const b of this.blocks) { b.inNorm.dispose(); b.attn.dispose(); b.postNorm.dispose(); b.mlp.dispose(); }
+    for (const b of this.blocks) {
+      b.inNorm.dispose();
+      b.attn.dispose();
+      b.postNorm.dispose();
+      b.mlp.dispose();
+    }
     this.norm.dispose();
     this.lmHead.dispose();
     this.rope.dispose();

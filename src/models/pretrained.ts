@@ -40,7 +40,10 @@ export class PretrainedLlama {
 
   /** the ids that end generation: generation_config, else the tokenizer's, else config.json's */
   get stopIds(): readonly number[] {
-    return this.defaults.eosTokenIds ?? (this.tokenizer?.eosIds.length ? this.tokenizer.eosIds : this.model.config.eosTokenIds);
+    return (
+      this.defaults.eosTokenIds ??
+      (this.tokenizer?.eosIds.length ? this.tokenizer.eosIds : this.model.config.eosTokenIds)
+    );
   }
 
   private requireTokenizer(what: string): TextTokenizer {
@@ -63,8 +66,11 @@ export class PretrainedLlama {
    * Generates from a prompt (text, chat messages or ids), yielding each new token with its text.
    * Sampling defaults come from generation_config.json (greedy when it has none).
    */
-  async *generate(prompt: string | readonly ChatMessage[] | readonly number[], opts: GenerateOptions & { chat?: boolean } = {},
-    timings?: GenerateTimings): AsyncGenerator<GeneratedToken> {
+  async *generate(
+    prompt: string | readonly ChatMessage[] | readonly number[],
+    opts: GenerateOptions & { chat?: boolean } = {},
+    timings?: GenerateTimings,
+  ): AsyncGenerator<GeneratedToken> {
     const ids = isIds(prompt) ? [...prompt] : this.encode(prompt, opts);
     const stream = this.tokenizer?.streamer({ skipSpecialTokens: true }) ?? null;
     const merged: GenerateOptions = { ...this.defaults.sampling, stopIds: this.stopIds, ...opts };
@@ -76,7 +82,9 @@ export class PretrainedLlama {
     if (rest) yield { id: null, text: rest };
   }
 
-  dispose(): void { this.model.dispose(); }
+  dispose(): void {
+    this.model.dispose();
+  }
 }
 
 function isIds(p: unknown): p is readonly number[] {

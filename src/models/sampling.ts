@@ -38,15 +38,24 @@ export class Sampler {
   private readonly next: () => number;
 
   constructor(opts: SamplingOptions = {}) {
-    const t = opts.temperature ?? 0, k = opts.topK ?? 0, p = opts.topP ?? 1;
-    if (typeof t !== 'number' || !Number.isFinite(t) || t < 0) throw new TensorError(`sampling: temperature must be a finite number >= 0, got ${String(t)}`);
-    if (!Number.isInteger(k) || k < 0) throw new TensorError(`sampling: topK must be an integer >= 0, got ${String(k)}`);
-    if (typeof p !== 'number' || !(p > 0 && p <= 1)) throw new TensorError(`sampling: topP must be in (0, 1], got ${String(p)}`);
-    this.temperature = t; this.topK = k; this.topP = p;
+    const t = opts.temperature ?? 0,
+      k = opts.topK ?? 0,
+      p = opts.topP ?? 1;
+    if (typeof t !== 'number' || !Number.isFinite(t) || t < 0)
+      throw new TensorError(`sampling: temperature must be a finite number >= 0, got ${String(t)}`);
+    if (!Number.isInteger(k) || k < 0)
+      throw new TensorError(`sampling: topK must be an integer >= 0, got ${String(k)}`);
+    if (typeof p !== 'number' || !(p > 0 && p <= 1))
+      throw new TensorError(`sampling: topP must be in (0, 1], got ${String(p)}`);
+    this.temperature = t;
+    this.topK = k;
+    this.topP = p;
     this.next = uniformStream(opts.seed ?? Date.now());
   }
 
-  get greedy(): boolean { return this.temperature === 0; }
+  get greedy(): boolean {
+    return this.temperature === 0;
+  }
 
   /** the next n uniform numbers of the stream sample() draws from (to upload ahead, e.g. for a graph) */
   draw(n: number): Float32Array {
@@ -61,7 +70,8 @@ export class Sampler {
    * device (a replayed graph cannot upload).
    */
   sample(logits: Tensor, uniforms?: Tensor): Tensor {
-    if (logits.rank !== 2) throw new TensorError(`sampling: logits must be [batch, vocab], got [${logits.shape.join(', ')}]`);
+    if (logits.rank !== 2)
+      throw new TensorError(`sampling: logits must be [batch, vocab], got [${logits.shape.join(', ')}]`);
     const [b, vocab] = logits.shape as [number, number];
     if (this.greedy) return logits.argmax(-1);
     return tidy(() => {
@@ -69,7 +79,8 @@ export class Sampler {
       const k = this.topK > 0 ? Math.min(this.topK, vocab) : vocab;
       // the kept tokens, most likely first (ties: the lower id first): top-k selects them
       // without sorting the vocabulary; top-p alone needs the whole row in order
-      let values = x, ids: Tensor | null = null;
+      let values = x,
+        ids: Tensor | null = null;
       if (k < vocab || this.topP < 1) {
         const s = k < vocab ? x.topk(k) : x.sort(-1, { descending: true });
         values = s.values;
@@ -87,7 +98,11 @@ export class Sampler {
       const u = uniforms ?? Tensor.from(this.draw(b), { shape: [b, 1], device: logits.device });
       const threshold = u.mul(total);
       // rounding can leave every prefix sum below the threshold: clamp to the last kept token
-      const pos = cdf.lt(threshold).toDtype('u32').sum(-1).minimum(k - 1);
+      const pos = cdf
+        .lt(threshold)
+        .toDtype('u32')
+        .sum(-1)
+        .minimum(k - 1);
       return ids ? ids.gather(pos.unsqueeze(1), 1).squeeze(1) : pos;
     });
   }

@@ -13,7 +13,9 @@ import { qkvToCache } from '../tensor/fused.ts';
 import type { BlockFusion } from './mlp.ts';
 
 export interface AttentionShape {
-  readonly heads: number; readonly kvHeads: number; readonly headDim: number;
+  readonly heads: number;
+  readonly kvHeads: number;
+  readonly headDim: number;
   /** sliding window in tokens (Mistral), null for none */
   readonly window: number | null;
 }
@@ -43,7 +45,14 @@ export class CausalSelfAttention {
    * x [b, t, hidden] at cache position cache.length; writes the layer's keys and values. With
    * `fused`, x is RMS-normalised first and the residual added to the output.
    */
-  forward(x: Tensor, layer: number, rope: RotaryEmbedding, cache: KVCache, at?: DevicePositions, fused: BlockFusion = {}): Tensor {
+  forward(
+    x: Tensor,
+    layer: number,
+    rope: RotaryEmbedding,
+    cache: KVCache,
+    at?: DevicePositions,
+    fused: BlockFusion = {},
+  ): Tensor {
     const { heads, kvHeads, headDim: d, window } = this.shape;
     const [b, t] = x.shape as [number, number];
     const pos = cache.length;
@@ -53,17 +62,28 @@ export class CausalSelfAttention {
         // one token: projection, norm, rotary and the cache write are one call (one kernel on a GPU)
         const { cos, sin } = rope.tables();
         q = qkvToCache({
-          x, weight: this.qkv.weight, bias: this.qkv.bias, norm: fused.norm ?? null, cos, sin, pos: at ? at.ids : pos,
-          keys: cache.keys[layer]!, values: cache.values[layer]!, heads, kvHeads, headDim: d,
+          x,
+          weight: this.qkv.weight,
+          bias: this.qkv.bias,
+          norm: fused.norm ?? null,
+          cos,
+          sin,
+          pos: at ? at.ids : pos,
+          keys: cache.keys[layer]!,
+          values: cache.values[layer]!,
+          heads,
+          kvHeads,
+          headDim: d,
         });
       } else {
         const qkv = this.qkv.forward(x, { norm: fused.norm ?? null });
         const split = (start: number, n: number) => qkv.narrow(2, start * d, n * d).reshape([b, t, n, d]);
-        const { cos, sin } = at ? at.rope ?? rope.gather(at.ids) : rope.at(pos, t);
+        const { cos, sin } = at ? (at.rope ?? rope.gather(at.ids)) : rope.at(pos, t);
         // q and k sit side by side in the projection: one rotary pass covers both
         const qk = split(0, heads + kvHeads).ropeThd(cos, sin);
         q = qk.narrow(2, 0, heads);
-        const k = qk.narrow(2, heads, kvHeads).transpose(1, 2), v = split(heads + kvHeads, kvHeads).transpose(1, 2);
+        const k = qk.narrow(2, heads, kvHeads).transpose(1, 2),
+          v = split(heads + kvHeads, kvHeads).transpose(1, 2);
         if (at) cache.writeAt(layer, k, v, at.ids);
         else cache.write(layer, k, v);
       }
@@ -72,18 +92,28 @@ export class CausalSelfAttention {
         // the whole cache, masked on the device: no length is baked into the recorded work
         const all = cache.view(layer, cache.maxLen);
         const mask = window !== null ? at.windowMask : at.mask;
-        if (!mask) throw new TensorError(`attention: layer ${layer} has a sliding window of ${window} but no window mask was given`);
+        if (!mask)
+          throw new TensorError(
+            `attention: layer ${layer} has a sliding window of ${window} but no window mask was given`,
+          );
         o = Tensor.scaledDotProductAttention(q.transpose(1, 2), all.k, all.v, { mask });
       } else {
         const seen = cache.view(layer, pos + t);
         // one query sees every cached key unless a window or padding says otherwise
         const causal = t > 1 || window !== null ? 'bottom-right' : false;
         // the options spelled out: V8 (Node 20) builds conditional spreads on a slow path
-        o = Tensor.scaledDotProductAttention(q.transpose(1, 2), seen.k, seen.v, { causal, window: window ?? undefined, mask: seen.mask ?? undefined });
+        o = Tensor.scaledDotProductAttention(q.transpose(1, 2), seen.k, seen.v, {
+          causal,
+          window: window ?? undefined,
+          mask: seen.mask ?? undefined,
+        });
       }
       return this.out.forward(o.transpose(1, 2).reshape([b, t, heads * d]), { residual: fused.residual ?? null });
     });
   }
 
-  dispose(): void { this.qkv.dispose(); this.out.dispose(); }
+  dispose(): void {
+    this.qkv.dispose();
+    this.out.dispose();
+  }
 }

@@ -3,7 +3,13 @@ import { Tensor } from '../tensor/tensor.ts';
 
 export class Embedding {
   constructor(readonly weight: Tensor) {}
-  get vocabSize(): number { return this.weight.dim(0); }
-  forward(ids: Tensor): Tensor { return Tensor.embedding(ids, this.weight); }
-  dispose(): void { this.weight.dispose(); }
+  get vocabSize(): number {
+    return this.weight.dim(0);
+  }
+  forward(ids: Tensor): Tensor {
+    return Tensor.embedding(ids, this.weight);
+  }
+  dispose(): void {
+    this.weight.dispose();
+  }
 }

@@ -8,8 +8,11 @@ import type { DType } from '../core/dtype.ts';
 import { ShapeError } from '../core/errors.ts';
 
 export interface KVCacheShape {
-  readonly layers: number; readonly batch: number; readonly kvHeads: number;
-  readonly maxLen: number; readonly headDim: number;
+  readonly layers: number;
+  readonly batch: number;
+  readonly kvHeads: number;
+  readonly maxLen: number;
+  readonly headDim: number;
 }
 
 export class KVCache {
@@ -19,7 +22,11 @@ export class KVCache {
   length = 0;
   private keyMask: Tensor | null = null;
 
-  constructor(readonly shape: KVCacheShape, readonly device: Device, readonly dtype: DType) {
+  constructor(
+    readonly shape: KVCacheShape,
+    readonly device: Device,
+    readonly dtype: DType,
+  ) {
     const { layers, batch, kvHeads, maxLen, headDim } = shape;
     for (let l = 0; l < layers; l++) {
       // zeros, not garbage: a replayed step attends over the whole cache with masked keys at
@@ -29,15 +36,20 @@ export class KVCache {
     }
   }
 
-  get maxLen(): number { return this.shape.maxLen; }
-  get batch(): number { return this.shape.batch; }
+  get maxLen(): number {
+    return this.shape.maxLen;
+  }
+  get batch(): number {
+    return this.shape.batch;
+  }
 
   /**
    * marks the first pads[b] positions of sequence b as padding (left-padded prompts); keys there
    * are masked for every later query. All zeros (or batch 1 without padding) needs no mask.
    */
   setPadding(pads: readonly number[]): void {
-    if (pads.length !== this.batch) throw new ShapeError(`KVCache.setPadding: ${pads.length} pad counts for a batch of ${this.batch}`);
+    if (pads.length !== this.batch)
+      throw new ShapeError(`KVCache.setPadding: ${pads.length} pad counts for a batch of ${this.batch}`);
     this.keyMask?.dispose();
     this.keyMask = null;
     if (pads.every((p) => p === 0)) return;
@@ -66,7 +78,9 @@ export class KVCache {
   }
 
   /** the padding key mask over the whole cache [batch, 1, 1, maxLen], or null */
-  get paddingMask(): Tensor | null { return this.keyMask; }
+  get paddingMask(): Tensor | null {
+    return this.keyMask;
+  }
 
   /** keys and values of one layer up to `len` tokens, and the key mask (null: none) */
   view(layer: number, len: number): { k: Tensor; v: Tensor; mask: Tensor | null } {
@@ -78,7 +92,11 @@ export class KVCache {
   }
 
   /** forgets the tokens (the memory stays for the next sequence) */
-  reset(): void { this.length = 0; this.keyMask?.dispose(); this.keyMask = null; }
+  reset(): void {
+    this.length = 0;
+    this.keyMask?.dispose();
+    this.keyMask = null;
+  }
 
   dispose(): void {
     for (const t of [...this.keys, ...this.values]) t.dispose();

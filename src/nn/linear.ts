@@ -18,14 +18,29 @@ export interface Projection {
 }
 
 export class Linear implements Projection {
-  constructor(readonly weight: Tensor, readonly bias: Tensor | null = null) {}
-  get inFeatures(): number { return this.weight.dim(1); }
-  get outFeatures(): number { return this.weight.dim(0); }
+  constructor(
+    readonly weight: Tensor,
+    readonly bias: Tensor | null = null,
+  ) {}
+  get inFeatures(): number {
+    return this.weight.dim(1);
+  }
+  get outFeatures(): number {
+    return this.weight.dim(0);
+  }
 
   /** x [..., in] -> [..., out]; `fused`: the norm, activation and residual folded in */
   forward(x: Tensor, fused: ProjectionFusion = {}): Tensor {
     // fields spelled out: V8 (Node 20) builds `{ ...o, key }` on a slow path, microseconds a call
-    return x.linear(this.weight, { norm: fused.norm ?? null, act: fused.act ?? null, residual: fused.residual ?? null, bias: this.bias });
+    return x.linear(this.weight, {
+      norm: fused.norm ?? null,
+      act: fused.act ?? null,
+      residual: fused.residual ?? null,
+      bias: this.bias,
+    });
   }
-  dispose(): void { this.weight.dispose(); this.bias?.dispose(); }
+  dispose(): void {
+    this.weight.dispose();
+    this.bias?.dispose();
+  }
 }

@@ -14,8 +14,13 @@ export interface BlockFusion {
 }
 
 export class GatedMLP {
-  constructor(readonly gateUp: Projection, readonly down: Projection) {}
-  get ff(): number { return this.gateUp.outFeatures / 2; }
+  constructor(
+    readonly gateUp: Projection,
+    readonly down: Projection,
+  ) {}
+  get ff(): number {
+    return this.gateUp.outFeatures / 2;
+  }
 
   forward(x: Tensor, fused: BlockFusion = {}): Tensor {
     return tidy(() => {
@@ -23,5 +28,8 @@ export class GatedMLP {
       return this.down.forward(h, { residual: fused.residual ?? null });
     });
   }
-  dispose(): void { this.gateUp.dispose(); this.down.dispose(); }
+  dispose(): void {
+    this.gateUp.dispose();
+    this.down.dispose();
+  }
 }

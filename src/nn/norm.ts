@@ -2,7 +2,14 @@
 import type { Tensor } from '../tensor/tensor.ts';
 
 export class RMSNorm {
-  constructor(readonly weight: Tensor, readonly eps: number) {}
-  forward(x: Tensor): Tensor { return x.rmsNorm(this.weight, this.eps); }
-  dispose(): void { this.weight.dispose(); }
+  constructor(
+    readonly weight: Tensor,
+    readonly eps: number,
+  ) {}
+  forward(x: Tensor): Tensor {
+    return x.rmsNorm(this.weight, this.eps);
+  }
+  dispose(): void {
+    this.weight.dispose();
+  }
 }

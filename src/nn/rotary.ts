@@ -12,9 +12,12 @@ export type RopeScaling =
   | { readonly type: 'default' }
   | { readonly type: 'linear'; readonly factor: number }
   | {
-    readonly type: 'llama3'; readonly factor: number; readonly lowFreqFactor: number;
-    readonly highFreqFactor: number; readonly originalMaxPositions: number;
-  };
+      readonly type: 'llama3';
+      readonly factor: number;
+      readonly lowFreqFactor: number;
+      readonly highFreqFactor: number;
+      readonly originalMaxPositions: number;
+    };
 
 const f32 = Math.fround;
 
@@ -27,11 +30,16 @@ export function ropeInverseFrequencies(headDim: number, theta: number, scaling: 
   if (scaling.type === 'llama3') {
     // long wavelengths are slowed by `factor`, short ones kept, the band between blended
     const { factor, lowFreqFactor: lo, highFreqFactor: hi, originalMaxPositions: ctx } = scaling;
-    const lowWavelen = ctx / lo, highWavelen = ctx / hi;
+    const lowWavelen = ctx / lo,
+      highWavelen = ctx / hi;
     for (let i = 0; i < half; i++) {
-      const f = inv[i]!, wavelen = (2 * Math.PI) / f;
+      const f = inv[i]!,
+        wavelen = (2 * Math.PI) / f;
       if (wavelen < highWavelen) continue;
-      if (wavelen > lowWavelen) { inv[i] = f32(f / factor); continue; }
+      if (wavelen > lowWavelen) {
+        inv[i] = f32(f / factor);
+        continue;
+      }
       const smooth = (ctx / wavelen - lo) / (hi - lo);
       inv[i] = f32((1 - smooth) * (f / factor) + smooth * f);
     }
@@ -44,14 +52,21 @@ export class RotaryEmbedding {
   private sinT: Tensor | null = null;
   private length = 0;
 
-  constructor(readonly invFreq: Float32Array, readonly device: Device, readonly dtype: DType) {}
-  get headDim(): number { return this.invFreq.length * 2; }
+  constructor(
+    readonly invFreq: Float32Array,
+    readonly device: Device,
+    readonly dtype: DType,
+  ) {}
+  get headDim(): number {
+    return this.invFreq.length * 2;
+  }
 
   /** makes the tables cover positions [0, n) */
   reserve(n: number): void {
     if (n <= this.length) return;
     const half = this.invFreq.length;
-    const cos = new Float32Array(n * half), sin = new Float32Array(n * half);
+    const cos = new Float32Array(n * half),
+      sin = new Float32Array(n * half);
     for (let p = 0; p < n; p++) {
       for (let i = 0; i < half; i++) {
         const a = f32(p * this.invFreq[i]!);
@@ -75,7 +90,8 @@ export class RotaryEmbedding {
 
   /** cos and sin [len, headDim / 2] for positions [start, start + len): views of the tables */
   at(start: number, len: number): { cos: Tensor; sin: Tensor } {
-    if (start + len > this.length) throw new TensorError(`rotary: positions up to ${start + len} asked for, tables reserved for ${this.length}`);
+    if (start + len > this.length)
+      throw new TensorError(`rotary: positions up to ${start + len} asked for, tables reserved for ${this.length}`);
     return { cos: this.cosT!.narrow(0, start, len), sin: this.sinT!.narrow(0, start, len) };
   }
 
@@ -91,5 +107,10 @@ export class RotaryEmbedding {
     return { cos: this.cosT.indexSelect(positions, 0), sin: this.sinT.indexSelect(positions, 0) };
   }
 
-  dispose(): void { this.cosT?.dispose(); this.sinT?.dispose(); this.cosT = this.sinT = null; this.length = 0; }
+  dispose(): void {
+    this.cosT?.dispose();
+    this.sinT?.dispose();
+    this.cosT = this.sinT = null;
+    this.length = 0;
+  }
 }

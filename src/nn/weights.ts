@@ -6,7 +6,9 @@ import type { Device } from '../device/device.ts';
 import type { DType } from '../core/dtype.ts';
 import { TensorError } from '../core/errors.ts';
 
-export interface WeightInfo { readonly shape: readonly number[] }
+export interface WeightInfo {
+  readonly shape: readonly number[];
+}
 
 export interface WeightSource {
   /** where the weights come from, for error messages */
@@ -21,9 +23,13 @@ export class MemoryWeights implements WeightSource {
   readonly label = 'in-memory weights';
   constructor(private readonly tensors: ReadonlyMap<string, Tensor> | Readonly<Record<string, Tensor>>) {}
   private get(name: string): Tensor | undefined {
-    return this.tensors instanceof Map ? this.tensors.get(name) : (this.tensors as Readonly<Record<string, Tensor>>)[name];
+    return this.tensors instanceof Map
+      ? this.tensors.get(name)
+      : (this.tensors as Readonly<Record<string, Tensor>>)[name];
   }
-  has(name: string): boolean { return this.get(name) !== undefined; }
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
   info(name: string): WeightInfo {
     const t = this.get(name);
     if (!t) throw new TensorError(`${this.label}: no tensor named '${name}'`);
@@ -41,11 +47,19 @@ export class MemoryWeights implements WeightSource {
 }
 
 /** loads `name` and checks its shape, naming the source and tensor when it differs */
-export async function loadChecked(src: WeightSource, name: string, shape: readonly number[], opts: { device: Device; dtype: DType }): Promise<Tensor> {
-  if (!src.has(name)) throw new TensorError(`${src.label}: missing weight '${name}' (expected shape [${shape.join(', ')}])`);
+export async function loadChecked(
+  src: WeightSource,
+  name: string,
+  shape: readonly number[],
+  opts: { device: Device; dtype: DType },
+): Promise<Tensor> {
+  if (!src.has(name))
+    throw new TensorError(`${src.label}: missing weight '${name}' (expected shape [${shape.join(', ')}])`);
   const got = src.info(name).shape;
   if (got.length !== shape.length || got.some((n, i) => n !== shape[i])) {
-    throw new TensorError(`${src.label}: weight '${name}' has shape [${got.join(', ')}], the config says [${shape.join(', ')}]`);
+    throw new TensorError(
+      `${src.label}: weight '${name}' has shape [${got.join(', ')}], the config says [${shape.join(', ')}]`,
+    );
   }
   return src.load(name, opts);
 }

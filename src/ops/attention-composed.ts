@@ -13,7 +13,13 @@ import { reshape } from './copy.ts';
 
 /** each dtype's lowest finite value: a hidden key's score */
 const LOWEST: Record<DType, number> = {
-  f32: -3.4028234663852886e38, f64: -Number.MAX_VALUE, f16: -65504, bf16: -3.3895313892515355e38, u8: 0, u32: 0, i64: 0,
+  f32: -3.4028234663852886e38,
+  f64: -Number.MAX_VALUE,
+  f16: -65504,
+  bf16: -3.3895313892515355e38,
+  u8: 0,
+  u32: 0,
+  i64: 0,
 };
 
 /**
@@ -31,7 +37,10 @@ export function composedAttention(q: RawTensor, k: RawTensor, v: RawTensor, p: A
   const { diag, window, mask } = p;
   const rows = (hq / hkv) * tq;
   const temps: RawTensor[] = [];
-  const keep = (t: RawTensor): RawTensor => { temps.push(t); return t; };
+  const keep = (t: RawTensor): RawTensor => {
+    temps.push(t);
+    return t;
+  };
   const affine = (t: RawTensor, a: number, c: number): RawTensor => keep(paramUnary(t, { op: 'affine', a, b: c }));
   try {
     const qs = keep(reshape(affine(q, p.scale, 0), [b, hkv, rows, d]));
@@ -57,7 +66,10 @@ export function composedAttention(q: RawTensor, k: RawTensor, v: RawTensor, p: A
     const canEmpty = mask !== null || window !== null || (diag !== null && diag < 0);
     if (visible && canEmpty) probs = keep(where(visible, probs, 0));
     const o = keep(reshape(keep(matmul(keep(reshape(probs, [b, hkv, rows, tk])), v)), p.outShape));
-    if (!additive) { temps.pop(); return o; }
+    if (!additive) {
+      temps.pop();
+      return o;
+    }
     // an additive -Infinity can still hide a whole row: it sees something when any score is not
     // -Infinity (NaN counts: it must show)
     const seen = keep(reduce('max', keep(compare('ne', scores, -Infinity)), -1, true));

@@ -11,7 +11,9 @@ import { defineOp } from './registry.ts';
 const same = (x: RawTensor): RawTensor => x.view(x.layout);
 
 export const cast = defineOp({
-  name: 'toDtype', family: 'cast', summary: 'a copy in another dtype (the same dtype: a view); half types round to nearest even',
+  name: 'toDtype',
+  family: 'cast',
+  summary: 'a copy in another dtype (the same dtype: a view); half types round to nearest even',
   dtypes: DTYPES,
   check: (x: RawTensor, dtype: DType): [RawTensor, DType] => {
     x.check('toDtype');

@@ -13,14 +13,31 @@ import { defineOp } from './registry.ts';
 type Two = [number, number];
 
 /** 1-d ops take plain numbers; 2-d ops a number or a pair (mapped onto [h, w] = [1, l]) */
-function opt(op: string, name: string, v: Pair | undefined, spatial: 1 | 2, dflt: number, min: number, pad1d: number): Two {
+function opt(
+  op: string,
+  name: string,
+  v: Pair | undefined,
+  spatial: 1 | 2,
+  dflt: number,
+  min: number,
+  pad1d: number,
+): Two {
   if (spatial === 2) return pair(op, name, v, dflt, min);
-  if (v !== undefined && typeof v !== 'number') throw new RangeError(`${op}: ${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+  if (v !== undefined && typeof v !== 'number')
+    throw new RangeError(`${op}: ${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
   return [pad1d, pair(op, name, v, dflt, min)[0]];
 }
 
 /** what the backends' 2-d kernels take, for one checked call */
-interface ConvCall<P> { x: RawTensor; w: RawTensor; bias: RawTensor | null; params: P; outShape: number[]; spatial: 1 | 2; unbatched: boolean }
+interface ConvCall<P> {
+  x: RawTensor;
+  w: RawTensor;
+  bias: RawTensor | null;
+  params: P;
+  outShape: number[];
+  spatial: 1 | 2;
+  unbatched: boolean;
+}
 
 /** checks the operands; whether x is unbatched */
 function checkOperands(op: string, x: RawTensor, w: RawTensor, bias: RawTensor | null, spatial: 1 | 2): boolean {
@@ -30,8 +47,10 @@ function checkOperands(op: string, x: RawTensor, w: RawTensor, bias: RawTensor |
   dtypeIn(op, x, FLOATS);
   sameDType(op, ...ts);
   const dims = spatial === 1 ? '[n, c, l] or [c, l]' : '[n, c, h, w] or [c, h, w]';
-  if (x.rank !== spatial + 2 && x.rank !== spatial + 1) throw new ShapeError(`${op}: input must be ${dims}, got ${sig(x)}`);
-  if (w.rank !== spatial + 2) throw new ShapeError(`${op}: weight must have rank ${spatial + 2}, got ${sig(w)} (input ${sig(x)})`);
+  if (x.rank !== spatial + 2 && x.rank !== spatial + 1)
+    throw new ShapeError(`${op}: input must be ${dims}, got ${sig(x)}`);
+  if (w.rank !== spatial + 2)
+    throw new ShapeError(`${op}: weight must have rank ${spatial + 2}, got ${sig(w)} (input ${sig(x)})`);
   return x.rank === spatial + 1;
 }
 
@@ -43,14 +62,23 @@ function shape4(s: readonly number[], spatial: 1 | 2, unbatched: boolean): numbe
 }
 
 /** runs a 2-d kernel on 4-d views of the operands; the result in the operands' rank */
-function run2d<P>(kernel: (x4: RawTensor, w4: RawTensor, bias: RawTensor | null, p: P, outShape: number[]) => RawTensor, c: ConvCall<P>): RawTensor {
+function run2d<P>(
+  kernel: (x4: RawTensor, w4: RawTensor, bias: RawTensor | null, p: P, outShape: number[]) => RawTensor,
+  c: ConvCall<P>,
+): RawTensor {
   const { spatial, unbatched } = c;
   const owned: RawTensor[] = [];
-  let x4 = c.x, w4 = c.w;
-  if (unbatched) { x4 = x4.unsqueeze(0); owned.push(x4); }
+  let x4 = c.x,
+    w4 = c.w;
+  if (unbatched) {
+    x4 = x4.unsqueeze(0);
+    owned.push(x4);
+  }
   if (spatial === 1) {
-    x4 = x4.unsqueeze(2); owned.push(x4);
-    w4 = w4.unsqueeze(2); owned.push(w4);
+    x4 = x4.unsqueeze(2);
+    owned.push(x4);
+    w4 = w4.unsqueeze(2);
+    owned.push(w4);
   }
   try {
     const out4 = kernel(x4, w4, c.bias, c.params, c.outShape);
@@ -58,7 +86,11 @@ function run2d<P>(kernel: (x4: RawTensor, w4: RawTensor, bias: RawTensor | null,
     let l = out4.layout;
     if (spatial === 1) l = l.squeeze(2);
     if (unbatched) l = l.squeeze(0);
-    try { return out4.view(l); } finally { out4.dispose(); }
+    try {
+      return out4.view(l);
+    } finally {
+      out4.dispose();
+    }
   } finally {
     for (const t of owned) t.dispose();
   }
@@ -71,7 +103,8 @@ function checkBias(op: string, bias: RawTensor | null, cOut: number, x: RawTenso
 }
 
 function checkGroups(op: string, groups: number): void {
-  if (!Number.isInteger(groups) || groups < 1) throw new RangeError(`${op}: groups must be an integer >= 1, got ${groups}`);
+  if (!Number.isInteger(groups) || groups < 1)
+    throw new RangeError(`${op}: groups must be an integer >= 1, got ${groups}`);
 }
 
 /** the options both convolution kinds share, checked and normalized to pairs */
@@ -100,14 +133,22 @@ function checkConv(op: string, x: RawTensor, w: RawTensor, o: ConvOptions, spati
     const [n, cIn, h, wd] = shape4(x.layout.shape, spatial, unbatched) as [number, number, number, number];
     const [cOut, cPerGroup, kh, kw] = shape4(w.layout.shape, spatial, false) as [number, number, number, number];
     const what = (): string => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
-    const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
-    if (cIn % groups !== 0 || cOut % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} and output channels ${cOut} must both be divisible by groups ${what()}`);
-    if (cPerGroup * groups !== cIn) throw new ShapeError(`${op}: weight expects ${cPerGroup * groups} input channels (${cPerGroup} per group), input has ${cIn} ${what()}`);
+    const geom = () =>
+      `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
+    if (cIn % groups !== 0 || cOut % groups !== 0)
+      throw new ShapeError(
+        `${op}: input channels ${cIn} and output channels ${cOut} must both be divisible by groups ${what()}`,
+      );
+    if (cPerGroup * groups !== cIn)
+      throw new ShapeError(
+        `${op}: weight expects ${cPerGroup * groups} input channels (${cPerGroup} per group), input has ${cIn} ${what()}`,
+      );
     if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what()}`);
     checkBias(op, bias, cOut, x, w);
     const size = (i: number, k: number, d: 0 | 1) =>
       Math.floor((i + 2 * params.padding[d] - params.dilation[d] * (k - 1) - 1) / params.stride[d]) + 1;
-    const oh = size(h, kh, 0), ow = size(wd, kw, 1);
+    const oh = size(h, kh, 0),
+      ow = size(wd, kw, 1);
     if (oh < 1 || ow < 1) {
       const sp = spatial === 1 ? `${ow}` : `${oh}x${ow}`;
       throw new ShapeError(`${op}: output size ${sp} is too small ${geom()}`);
@@ -116,7 +157,13 @@ function checkConv(op: string, x: RawTensor, w: RawTensor, o: ConvOptions, spati
   }
 }
 
-function checkConvTranspose(op: string, x: RawTensor, w: RawTensor, o: ConvTransposeOptions, spatial: 1 | 2): ConvCall<ConvTranspose2dParams> {
+function checkConvTranspose(
+  op: string,
+  x: RawTensor,
+  w: RawTensor,
+  o: ConvTransposeOptions,
+  spatial: 1 | 2,
+): ConvCall<ConvTranspose2dParams> {
   checkOptions(op, o);
   const bias = o.bias ?? null;
   const unbatched = checkOperands(op, x, w, bias, spatial);
@@ -130,20 +177,25 @@ function checkConvTranspose(op: string, x: RawTensor, w: RawTensor, o: ConvTrans
     const [wIn, cOutPerGroup, kh, kw] = shape4(w.layout.shape, spatial, false) as [number, number, number, number];
     const cOut = cOutPerGroup * groups;
     const what = (): string => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups})`;
-    const geom = () => `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
+    const geom = () =>
+      `(input ${sig(x)}, weight ${sig(w)}, groups ${groups}, padding ${fmtPair(params.padding, spatial)}, stride ${fmtPair(params.stride, spatial)}, dilation ${fmtPair(params.dilation, spatial)})`;
     if (cIn % groups !== 0) throw new ShapeError(`${op}: input channels ${cIn} must be divisible by groups ${what()}`);
-    if (wIn !== cIn) throw new ShapeError(`${op}: weight dim 0 must equal the input channels ${cIn}, got ${wIn} ${what()}`);
+    if (wIn !== cIn)
+      throw new ShapeError(`${op}: weight dim 0 must equal the input channels ${cIn}, got ${wIn} ${what()}`);
     if (kh < 1 || kw < 1) throw new ShapeError(`${op}: kernel size must be >= 1 ${what()}`);
     for (const d of [0, 1] as const) {
       const op_ = params.outputPadding[d];
       if (op_ >= params.stride[d] && op_ >= params.dilation[d]) {
-        throw new ShapeError(`${op}: outputPadding ${fmtPair(params.outputPadding, spatial)} must be smaller than stride ${fmtPair(params.stride, spatial)} or dilation ${fmtPair(params.dilation, spatial)} ${what()}`);
+        throw new ShapeError(
+          `${op}: outputPadding ${fmtPair(params.outputPadding, spatial)} must be smaller than stride ${fmtPair(params.stride, spatial)} or dilation ${fmtPair(params.dilation, spatial)} ${what()}`,
+        );
       }
     }
     checkBias(op, bias, cOut, x, w);
     const size = (i: number, k: number, d: 0 | 1) =>
       (i - 1) * params.stride[d] - 2 * params.padding[d] + params.dilation[d] * (k - 1) + params.outputPadding[d] + 1;
-    const oh = size(h, kh, 0), ow = size(wd, kw, 1);
+    const oh = size(h, kh, 0),
+      ow = size(wd, kw, 1);
     if (oh < 1 || ow < 1) {
       const sp = spatial === 1 ? `${ow}` : `${oh}x${ow}`;
       throw new ShapeError(`${op}: output size ${sp} is too small ${geom()}`);
@@ -158,24 +210,52 @@ function fmtPair(v: readonly [number, number], spatial: 1 | 2): string {
 
 function convOp(name: string, spatial: 1 | 2, summary: string) {
   return defineOp({
-    name, family: 'convolution', summary, dtypes: FLOATS,
-    check: (x: RawTensor, w: RawTensor, o: ConvOptions): [ConvCall<Conv2dParams>] => [checkConv(name, x, w, o, spatial)],
+    name,
+    family: 'convolution',
+    summary,
+    dtypes: FLOATS,
+    check: (x: RawTensor, w: RawTensor, o: ConvOptions): [ConvCall<Conv2dParams>] => [
+      checkConv(name, x, w, o, spatial),
+    ],
     device: (c) => c.x.device,
-    cpu: (c) => run2d(cpu.conv2d, c), gpu: (c) => run2d(gpu.conv2d, c),
+    cpu: (c) => run2d(cpu.conv2d, c),
+    gpu: (c) => run2d(gpu.conv2d, c),
     grad: 'missing',
   });
 }
 function convTransposeOp(name: string, spatial: 1 | 2, summary: string) {
   return defineOp({
-    name, family: 'convolution', summary, dtypes: FLOATS,
-    check: (x: RawTensor, w: RawTensor, o: ConvTransposeOptions): [ConvCall<ConvTranspose2dParams>] => [checkConvTranspose(name, x, w, o, spatial)],
+    name,
+    family: 'convolution',
+    summary,
+    dtypes: FLOATS,
+    check: (x: RawTensor, w: RawTensor, o: ConvTransposeOptions): [ConvCall<ConvTranspose2dParams>] => [
+      checkConvTranspose(name, x, w, o, spatial),
+    ],
     device: (c) => c.x.device,
-    cpu: (c) => run2d(cpu.convTranspose2d, c), gpu: (c) => run2d(gpu.convTranspose2d, c),
+    cpu: (c) => run2d(cpu.convTranspose2d, c),
+    gpu: (c) => run2d(gpu.convTranspose2d, c),
     grad: 'missing',
   });
 }
 
-export const conv1d = convOp('conv1d', 1, 'x [n, cIn, l] (or unbatched) with w [cOut, cIn/groups, k]; padding, stride, dilation, groups, bias');
-export const conv2d = convOp('conv2d', 2, 'x [n, cIn, h, w] (or unbatched) with w [cOut, cIn/groups, kh, kw]; MIOpen/cuDNN on a GPU');
-export const convTranspose1d = convTransposeOp('convTranspose1d', 1, 'x [n, cIn, l] with w [cIn, cOut/groups, k]; outputPadding too');
-export const convTranspose2d = convTransposeOp('convTranspose2d', 2, 'x [n, cIn, h, w] with w [cIn, cOut/groups, kh, kw]');
+export const conv1d = convOp(
+  'conv1d',
+  1,
+  'x [n, cIn, l] (or unbatched) with w [cOut, cIn/groups, k]; padding, stride, dilation, groups, bias',
+);
+export const conv2d = convOp(
+  'conv2d',
+  2,
+  'x [n, cIn, h, w] (or unbatched) with w [cOut, cIn/groups, kh, kw]; MIOpen/cuDNN on a GPU',
+);
+export const convTranspose1d = convTransposeOp(
+  'convTranspose1d',
+  1,
+  'x [n, cIn, l] with w [cIn, cOut/groups, k]; outputPadding too',
+);
+export const convTranspose2d = convTransposeOp(
+  'convTranspose2d',
+  2,
+  'x [n, cIn, h, w] with w [cIn, cOut/groups, kh, kw]',
+);

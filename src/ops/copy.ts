@@ -16,42 +16,67 @@ import { defineOp } from './registry.ts';
 /** dst (any view) <- src (any view, same shape and dtype, the same device); the ops below check
  *  their arguments and reduce to it */
 export const copyInto = defineOp({
-  name: 'copy', family: 'copy', summary: 'dst (any view) <- src (any view of the same shape and dtype): what every copy op reduces to',
-  variants: [], dtypes: DTYPES,
+  name: 'copy',
+  family: 'copy',
+  summary: 'dst (any view) <- src (any view of the same shape and dtype): what every copy op reduces to',
+  variants: [],
+  dtypes: DTYPES,
   check: (dst: RawTensor, src: RawTensor): [RawTensor, RawTensor] => [dst, src],
-  cpu: (dst, src) => { if (dst.numel > 0) cpu.copyInto(dst, src); },
-  gpu: (dst, src) => { if (dst.numel > 0) gpu.copyInto(dst, src); },
+  cpu: (dst, src) => {
+    if (dst.numel > 0) cpu.copyInto(dst, src);
+  },
+  gpu: (dst, src) => {
+    if (dst.numel > 0) gpu.copyInto(dst, src);
+  },
   grad: 'missing',
 });
 
 function contiguousCopy(x: RawTensor): RawTensor {
   if (x.isContiguous()) return x.view(x.layout);
   const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
-  try { copyInto(out, x); } catch (e) { out.dispose(); throw e; }
+  try {
+    copyInto(out, x);
+  } catch (e) {
+    out.dispose();
+    throw e;
+  }
   return out;
 }
 export const contiguous = defineOp({
-  name: 'contiguous', family: 'copy', summary: 'a contiguous tensor with the same values (a view when already so)', dtypes: DTYPES,
+  name: 'contiguous',
+  family: 'copy',
+  summary: 'a contiguous tensor with the same values (a view when already so)',
+  dtypes: DTYPES,
   check: (x: RawTensor): [RawTensor] => [x.check('contiguous')],
-  cpu: contiguousCopy, gpu: contiguousCopy, grad: 'missing',
+  cpu: contiguousCopy,
+  gpu: contiguousCopy,
+  grad: 'missing',
 });
 
 function reshapeCopy(x: RawTensor, shape: readonly number[]): RawTensor {
   const l = x.layout.reshapeView(shape);
   if (l) return x.view(l);
   const c = contiguous(x);
-  try { return c.viewAs(shape); } finally { c.dispose(); }
+  try {
+    return c.viewAs(shape);
+  } finally {
+    c.dispose();
+  }
 }
 /** x with another shape (the same element count, no -1): a view where the layout allows, else a copy */
 export const reshape = defineOp({
-  name: 'reshape', family: 'copy', summary: 'another shape of the same elements: a view where the layout allows, else a copy',
+  name: 'reshape',
+  family: 'copy',
+  summary: 'another shape of the same elements: a view where the layout allows, else a copy',
   dtypes: DTYPES,
   check: (x: RawTensor, shape: readonly number[]): [RawTensor, readonly number[]] => {
     x.check('reshape');
     if (numel(shape) !== x.numel) throw new ShapeError(`reshape: cannot reshape ${sig(x)} to ${fmtShape(shape)}`);
     return [x, shape];
   },
-  cpu: reshapeCopy, gpu: reshapeCopy, grad: 'missing',
+  cpu: reshapeCopy,
+  gpu: reshapeCopy,
+  grad: 'missing',
 });
 
 /** the parts' shared shape checked; the output's shape */
@@ -64,7 +89,8 @@ function catShape(ts: readonly RawTensor[], dim: number): [readonly RawTensor[],
   const d = normDim('cat', dim, first.rank);
   for (const t of ts) {
     const ok = t.rank === first.rank && t.layout.shape.every((n, i) => i === d || n === first.layout.shape[i]);
-    if (!ok) throw new ShapeError(`cat: shapes ${ts.map((x) => fmtShape(x.layout.shape)).join(', ')} differ outside dim ${d}`);
+    if (!ok)
+      throw new ShapeError(`cat: shapes ${ts.map((x) => fmtShape(x.layout.shape)).join(', ')} differ outside dim ${d}`);
   }
   const shape = [...first.layout.shape];
   shape[d] = ts.reduce((a, t) => a + t.layout.shape[d]!, 0);
@@ -87,14 +113,24 @@ function catInto(ts: readonly RawTensor[], d: number, shape: number[], rows: boo
     const rest = rows ? catRows(out, parts, d) : parts;
     for (const { t, at } of rest) {
       const region = out.view(out.layout.narrow(d, at, t.layout.shape[d]!));
-      try { copyInto(region, t); } finally { region.dispose(); }
+      try {
+        copyInto(region, t);
+      } finally {
+        region.dispose();
+      }
     }
-  } catch (e) { out.dispose(); throw e; }
+  } catch (e) {
+    out.dispose();
+    throw e;
+  }
   return out;
 }
 
 export const cat = defineOp({
-  name: 'cat', family: 'copy', summary: 'tensors joined along one dim', dtypes: DTYPES,
+  name: 'cat',
+  family: 'copy',
+  summary: 'tensors joined along one dim',
+  dtypes: DTYPES,
   check: catShape,
   device: (ts) => ts[0]!.device,
   cpu: (ts, d, shape) => catInto(ts, d, shape, false),
@@ -115,33 +151,55 @@ function sliceRegion(dst: RawTensor, src: RawTensor, dim: number, start: number)
   return [dst.view(dst.layout.narrow(d, start, n)), src];
 }
 function copyToRegion(region: RawTensor, src: RawTensor): void {
-  try { copyInto(region, src); } finally { region.dispose(); }
+  try {
+    copyInto(region, src);
+  } finally {
+    region.dispose();
+  }
 }
 /** writes src into dst (in place) at start along dim */
 export const sliceSet = defineOp({
-  name: 'sliceSet', family: 'copy', summary: 'writes a tensor into a region of another, in place', dtypes: DTYPES,
-  check: sliceRegion, cpu: copyToRegion, gpu: copyToRegion, grad: 'missing',
+  name: 'sliceSet',
+  family: 'copy',
+  summary: 'writes a tensor into a region of another, in place',
+  dtypes: DTYPES,
+  check: sliceRegion,
+  cpu: copyToRegion,
+  gpu: copyToRegion,
+  grad: 'missing',
 });
 
 export interface Copy2dParams {
-  rows: number; cols: number;
+  rows: number;
+  cols: number;
   /** elements between row starts */
-  srcStride: number; dstStride: number;
+  srcStride: number;
+  dstStride: number;
   /** elements from the start of each (contiguous) tensor's data */
-  srcOffset?: number; dstOffset?: number;
+  srcOffset?: number;
+  dstOffset?: number;
 }
 
 function checkBlock(src: RawTensor, dst: RawTensor, p: Copy2dParams): [RawTensor, RawTensor, Copy2dParams] {
   sameDevice('copy2d', src, dst);
   sameDType('copy2d', src, dst);
-  if (!src.isContiguous() || !dst.isContiguous()) throw new ShapeError(`copy2d: src ${sig(src)} and dst ${sig(dst)} must be contiguous`);
-  const so = p.srcOffset ?? 0, dOff = p.dstOffset ?? 0;
+  if (!src.isContiguous() || !dst.isContiguous())
+    throw new ShapeError(`copy2d: src ${sig(src)} and dst ${sig(dst)} must be contiguous`);
+  const so = p.srcOffset ?? 0,
+    dOff = p.dstOffset ?? 0;
   const ints = [p.rows, p.cols, p.srcStride, p.dstStride, so, dOff];
-  if (!ints.every((x) => Number.isInteger(x) && x >= 0)) throw new RangeError(`copy2d: rows, cols, strides and offsets must be integers >= 0, got ${JSON.stringify(p)}`);
+  if (!ints.every((x) => Number.isInteger(x) && x >= 0))
+    throw new RangeError(`copy2d: rows, cols, strides and offsets must be integers >= 0, got ${JSON.stringify(p)}`);
   if (p.rows === 0 || p.cols === 0) return [src, dst, p];
   const need = (off: number, stride: number) => off + (p.rows - 1) * stride + p.cols;
-  if (need(so, p.srcStride) > src.numel || need(dOff, p.dstStride) > dst.numel || p.cols > Math.min(p.srcStride, p.dstStride) && p.rows > 1) {
-    throw new ShapeError(`copy2d: ${p.rows}x${p.cols} block (strides ${p.srcStride}/${p.dstStride}, offsets ${so}/${dOff}) does not fit src ${sig(src)} / dst ${sig(dst)}`);
+  if (
+    need(so, p.srcStride) > src.numel ||
+    need(dOff, p.dstStride) > dst.numel ||
+    (p.cols > Math.min(p.srcStride, p.dstStride) && p.rows > 1)
+  ) {
+    throw new ShapeError(
+      `copy2d: ${p.rows}x${p.cols} block (strides ${p.srcStride}/${p.dstStride}, offsets ${so}/${dOff}) does not fit src ${sig(src)} / dst ${sig(dst)}`,
+    );
   }
   return [src, dst, p];
 }
@@ -149,29 +207,50 @@ function copyBlock(src: RawTensor, dst: RawTensor, p: Copy2dParams): void {
   if (p.rows === 0 || p.cols === 0) return;
   const s = src.view(new Layout([p.rows, p.cols], [p.srcStride, 1], src.layout.offset + (p.srcOffset ?? 0)));
   const d = dst.view(new Layout([p.rows, p.cols], [p.dstStride, 1], dst.layout.offset + (p.dstOffset ?? 0)));
-  try { copyInto(d, s); } finally { s.dispose(); d.dispose(); }
+  try {
+    copyInto(d, s);
+  } finally {
+    s.dispose();
+    d.dispose();
+  }
 }
 /** rows x cols block between two contiguous tensors viewed as flat arrays */
 export const copy2d = defineOp({
-  name: 'copy2d', family: 'copy', summary: 'a rows x cols block between two contiguous tensors seen as flat arrays, in place',
-  dtypes: DTYPES, check: checkBlock, cpu: copyBlock, gpu: copyBlock, grad: 'missing',
+  name: 'copy2d',
+  family: 'copy',
+  summary: 'a rows x cols block between two contiguous tensors seen as flat arrays, in place',
+  dtypes: DTYPES,
+  check: checkBlock,
+  cpu: copyBlock,
+  gpu: copyBlock,
+  grad: 'missing',
 });
 
 /** every element of the view x := value (rounded to x's dtype) */
 export const constSet = defineOp({
-  name: 'constSet', family: 'copy', summary: 'every element of a view set to a number, in place', dtypes: DTYPES,
+  name: 'constSet',
+  family: 'copy',
+  summary: 'every element of a view set to a number, in place',
+  dtypes: DTYPES,
   check: (x: RawTensor, value: number): [RawTensor, number] => {
     if (typeof value !== 'number') throw new TensorError(`constSet: value must be a number, got ${typeof value}`);
     return [x, value];
   },
-  cpu: (x, value) => { if (x.numel > 0) cpu.constSet(x, roundTo(x.dtype, value)); },
-  gpu: (x, value) => { if (x.numel > 0) gpu.constSet(x, value); },
+  cpu: (x, value) => {
+    if (x.numel > 0) cpu.constSet(x, roundTo(x.dtype, value));
+  },
+  gpu: (x, value) => {
+    if (x.numel > 0) gpu.constSet(x, value);
+  },
   grad: 'none',
 });
 
 /** a copy on another device (a view when already there) */
 export const toDevice = defineOp({
-  name: 'to', family: 'copy', summary: 'a copy on another device (a view when already there)', dtypes: DTYPES,
+  name: 'to',
+  family: 'copy',
+  summary: 'a copy on another device (a view when already there)',
+  dtypes: DTYPES,
   check: (x: RawTensor, device: Device): [RawTensor, Device] => [x, device],
   cpu: (x, device) => (x.device === device ? x.view(x.layout) : upload(cpu.rawContiguous(x), x, device)),
   gpu: (x, device) => (x.device === device ? x.view(x.layout) : upload(toHostArray(x, true), x, device)),

@@ -1,5 +1,12 @@
 // Tensors from host data, constants, ranges and identities.
-import { DTYPES, DTYPE_INFO, fromNumbers as hostFromNumbers, isDType, type DType, type HostArray } from '../core/dtype.ts';
+import {
+  DTYPES,
+  DTYPE_INFO,
+  fromNumbers as hostFromNumbers,
+  isDType,
+  type DType,
+  type HostArray,
+} from '../core/dtype.ts';
 import { Layout, checkShape, numel, type Shape } from '../core/layout.ts';
 import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
 import type { Device } from '../device/device.ts';
@@ -16,17 +23,23 @@ function fromHost(host: HostArray, shape: Shape, dtype: DType, device: Device): 
 function nestedShape(data: NestedArray): number[] {
   const shape: number[] = [];
   let cur: NestedArray = data;
-  while (Array.isArray(cur)) { shape.push(cur.length); cur = cur[0] as NestedArray; if (cur === undefined) break; }
+  while (Array.isArray(cur)) {
+    shape.push(cur.length);
+    cur = cur[0] as NestedArray;
+    if (cur === undefined) break;
+  }
   return shape;
 }
 
 function flattenNested(data: NestedArray, shape: number[], out: number[], depth = 0): void {
   if (depth === shape.length) {
-    if (typeof data !== 'number') throw new ShapeError(`from: nested array is ragged or holds a non-number (expected shape ${fmtShape(shape)})`);
+    if (typeof data !== 'number')
+      throw new ShapeError(`from: nested array is ragged or holds a non-number (expected shape ${fmtShape(shape)})`);
     out.push(data);
     return;
   }
-  if (!Array.isArray(data) || data.length !== shape[depth]) throw new ShapeError(`from: nested array is ragged (expected shape ${fmtShape(shape)})`);
+  if (!Array.isArray(data) || data.length !== shape[depth])
+    throw new ShapeError(`from: nested array is ragged (expected shape ${fmtShape(shape)})`);
   for (const x of data) flattenNested(x, shape, out, depth + 1);
 }
 
@@ -42,7 +55,12 @@ function dtypeOf(a: ArrayLike<number> | BigInt64Array): DType | null {
 /** host values, their shape and dtype, and the device they go to: what the creation ops build */
 type HostValues = [HostArray, Shape, DType, Device];
 
-function valuesOf(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: Shape | undefined, dtype: DType | undefined, device: Device): HostValues {
+function valuesOf(
+  data: ArrayLike<number> | BigInt64Array | NestedArray,
+  shape: Shape | undefined,
+  dtype: DType | undefined,
+  device: Device,
+): HostValues {
   if (dtype !== undefined && !isDType(dtype)) throw new TensorError(`from: unknown dtype '${String(dtype)}'`);
   if (typeof data === 'number') {
     const d = dtype ?? 'f32';
@@ -53,18 +71,23 @@ function valuesOf(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: 
     const flat: number[] = [];
     flattenNested(data, s, flat);
     const finalShape = shape ?? s;
-    if (numel(finalShape) !== flat.length) throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${flat.length} values`);
+    if (numel(finalShape) !== flat.length)
+      throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${flat.length} values`);
     const d = dtype ?? 'f32';
     return hostValues(hostFromNumbers(d, flat), finalShape, d, device);
   }
   const arr = data as ArrayLike<number> | BigInt64Array;
   const finalShape = shape ?? [arr.length];
   checkShape('from', finalShape);
-  if (numel(finalShape) !== arr.length) throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${arr.length} values`);
+  if (numel(finalShape) !== arr.length)
+    throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${arr.length} values`);
   const natural = dtypeOf(arr);
   const d = dtype ?? natural ?? 'f32';
   // same host type: copy the bits (exact for i64 and for raw f16/bf16 bits in a Uint16Array)
-  if (arr instanceof DTYPE_INFO[d].hostArray && (natural === d || (arr instanceof Uint16Array && (d === 'f16' || d === 'bf16')))) {
+  if (
+    arr instanceof DTYPE_INFO[d].hostArray &&
+    (natural === d || (arr instanceof Uint16Array && (d === 'f16' || d === 'bf16')))
+  ) {
     return hostValues((arr as HostArray).slice() as HostArray, finalShape, d, device);
   }
   if (arr instanceof BigInt64Array) {
@@ -74,31 +97,59 @@ function valuesOf(data: ArrayLike<number> | BigInt64Array | NestedArray, shape: 
   return hostValues(hostFromNumbers(d, arr as ArrayLike<number>), finalShape, d, device);
 }
 
-function hostValues(data: HostArray, shape: Shape, dtype: DType, device: Device): HostValues { return [data, shape, dtype, device]; }
+function hostValues(data: HostArray, shape: Shape, dtype: DType, device: Device): HostValues {
+  return [data, shape, dtype, device];
+}
 
 export const fromData = defineOp({
-  name: 'from', family: 'creation', summary: 'a tensor from a typed array, nested arrays or a number', dtypes: DTYPES,
-  check: valuesOf, device: (...a) => a[3], cpu: fromHost, gpu: fromHost, grad: 'none',
+  name: 'from',
+  family: 'creation',
+  summary: 'a tensor from a typed array, nested arrays or a number',
+  dtypes: DTYPES,
+  check: valuesOf,
+  device: (...a) => a[3],
+  cpu: fromHost,
+  gpu: fromHost,
+  grad: 'none',
 });
 
 function filled(shape: Shape, value: number, dtype: DType, device: Device): RawTensor {
   const t = RawTensor.empty(shape, dtype, device);
-  try { constSet(t, value); } catch (e) { t.dispose(); throw e; }
+  try {
+    constSet(t, value);
+  } catch (e) {
+    t.dispose();
+    throw e;
+  }
   return t;
 }
 export const full = defineOp({
-  name: 'full', family: 'creation', summary: 'every element one number', variants: ['full', 'zeros', 'ones', 'zerosLike', 'onesLike'], dtypes: DTYPES,
+  name: 'full',
+  family: 'creation',
+  summary: 'every element one number',
+  variants: ['full', 'zeros', 'ones', 'zerosLike', 'onesLike'],
+  dtypes: DTYPES,
   check: (shape: Shape, value: number, dtype: DType, device: Device): [Shape, number, DType, Device] => {
     checkShape('full', shape);
     if (!isDType(dtype)) throw new TensorError(`full: unknown dtype '${String(dtype)}'`);
     return [shape, value, dtype, device];
   },
-  device: (...a) => a[3], cpu: filled, gpu: filled, grad: 'none',
+  device: (...a) => a[3],
+  cpu: filled,
+  gpu: filled,
+  grad: 'none',
 });
 
 export const arange = defineOp({
-  name: 'arange', family: 'creation', summary: '[start, end) by step', dtypes: DTYPES,
-  check: arangeValues, device: (...a) => a[3], cpu: fromHost, gpu: fromHost, grad: 'none',
+  name: 'arange',
+  family: 'creation',
+  summary: '[start, end) by step',
+  dtypes: DTYPES,
+  check: arangeValues,
+  device: (...a) => a[3],
+  cpu: fromHost,
+  gpu: fromHost,
+  grad: 'none',
 });
 
 function arangeValues(start: number, end: number, step: number, dtype: DType, device: Device): HostValues {
@@ -112,8 +163,15 @@ function arangeValues(start: number, end: number, step: number, dtype: DType, de
 }
 
 export const eye = defineOp({
-  name: 'eye', family: 'creation', summary: 'the n x n identity', dtypes: DTYPES,
-  check: eyeValues, device: (...a) => a[3], cpu: fromHost, gpu: fromHost, grad: 'none',
+  name: 'eye',
+  family: 'creation',
+  summary: 'the n x n identity',
+  dtypes: DTYPES,
+  check: eyeValues,
+  device: (...a) => a[3],
+  cpu: fromHost,
+  gpu: fromHost,
+  grad: 'none',
 });
 
 function eyeValues(n: number, dtype: DType, device: Device): HostValues {

@@ -10,70 +10,101 @@ import { defineOp } from './registry.ts';
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: RawTensor, rank = x.rank): number {
-  try { return normDim(op, dim, rank); } catch (e) {
+  try {
+    return normDim(op, dim, rank);
+  } catch (e) {
     if (e instanceof ShapeError) throw new ShapeError(`${e.message} (x ${sig(x)})`);
     throw e;
   }
 }
 
-function checkIds(op: string, ids: RawTensor): void { dtypeIn(op, ids, INDEX_DTYPES); }
+function checkIds(op: string, ids: RawTensor): void {
+  dtypeIn(op, ids, INDEX_DTYPES);
+}
 
 function oneDim(op: string, ids: RawTensor, x: RawTensor): void {
   if (ids.rank !== 1) throw new ShapeError(`${op}: ids must be 1-d, got ids ${sig(ids)} (x ${sig(x)})`);
 }
 
 export const indexSelect = defineOp({
-  name: 'indexSelect', family: 'indexing', summary: 'slices along dim picked by 1-d ids (u8/u32/i64)', dtypes: ALL_DTYPES,
+  name: 'indexSelect',
+  family: 'indexing',
+  summary: 'slices along dim picked by 1-d ids (u8/u32/i64)',
+  dtypes: ALL_DTYPES,
   check: (x: RawTensor, ids: RawTensor, dim: number): [RawTensor, RawTensor, number, number[]] => {
-  const op = 'indexSelect';
-  sameDevice(op, x, ids);
-  dtypeIn(op, x, ALL_DTYPES);
-  checkIds(op, ids);
-  oneDim(op, ids, x);
-  const d = dimOf(op, dim, x);
-  const outShape = [...x.layout.shape];
-  outShape[d] = ids.layout.shape[0]!;
-  return [x, ids, d, outShape];
+    const op = 'indexSelect';
+    sameDevice(op, x, ids);
+    dtypeIn(op, x, ALL_DTYPES);
+    checkIds(op, ids);
+    oneDim(op, ids, x);
+    const d = dimOf(op, dim, x);
+    const outShape = [...x.layout.shape];
+    outShape[d] = ids.layout.shape[0]!;
+    return [x, ids, d, outShape];
   },
-  cpu: cpu.indexSelect, gpu: gpu.indexSelect, grad: 'missing',
+  cpu: cpu.indexSelect,
+  gpu: gpu.indexSelect,
+  grad: 'missing',
 });
 
 export const gather = defineOp({
-  name: 'gather', family: 'indexing', summary: 'out[i][j] = x[ids[i][j]][j] along dim; ids the rank of x', dtypes: ALL_DTYPES,
+  name: 'gather',
+  family: 'indexing',
+  summary: 'out[i][j] = x[ids[i][j]][j] along dim; ids the rank of x',
+  dtypes: ALL_DTYPES,
   check: (x: RawTensor, ids: RawTensor, dim: number): [RawTensor, RawTensor, number] => {
-  const op = 'gather';
-  sameDevice(op, x, ids);
-  dtypeIn(op, x, ALL_DTYPES);
-  checkIds(op, ids);
-  const d = dimOf(op, dim, x);
-  const fits = ids.rank === x.rank && ids.layout.shape.every((n, i) => i === d || n <= x.layout.shape[i]!);
-  if (!fits) {
-    throw new ShapeError(`${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and no larger size outside dim ${d}`);
-  }
-  return [x, ids, d];
+    const op = 'gather';
+    sameDevice(op, x, ids);
+    dtypeIn(op, x, ALL_DTYPES);
+    checkIds(op, ids);
+    const d = dimOf(op, dim, x);
+    const fits = ids.rank === x.rank && ids.layout.shape.every((n, i) => i === d || n <= x.layout.shape[i]!);
+    if (!fits) {
+      throw new ShapeError(
+        `${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and no larger size outside dim ${d}`,
+      );
+    }
+    return [x, ids, d];
   },
-  cpu: cpu.gather, gpu: gpu.gather, grad: 'missing',
+  cpu: cpu.gather,
+  gpu: gpu.gather,
+  grad: 'missing',
 });
 
 export const scatter = defineOp({
-  name: 'scatter', family: 'indexing', summary: 'a copy of x with src written (scatterAdd: added) at ids along dim',
-  variants: ['scatter', 'scatterAdd'], dtypes: ALL_DTYPES,
-  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): [RawTensor, RawTensor, RawTensor, number, boolean] => {
-  const op = add ? 'scatterAdd' : 'scatter';
-  sameDevice(op, x, ids, src);
-  dtypeIn(op, x, ALL_DTYPES);
-  sameDType(op, x, src);
-  checkIds(op, ids);
-  const d = dimOf(op, dim, x);
-  const is = ids.layout.shape;
-  const fits = ids.rank === x.rank && src.rank === x.rank
-    && is.every((n, i) => n <= src.layout.shape[i]! && (i === d || n <= x.layout.shape[i]!));
-  if (!fits) {
-    throw new ShapeError(`${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and src ${sig(src)}, be no larger than src in any dim and no larger than x outside dim ${d}`);
-  }
-  return [x, ids, src, d, add];
+  name: 'scatter',
+  family: 'indexing',
+  summary: 'a copy of x with src written (scatterAdd: added) at ids along dim',
+  variants: ['scatter', 'scatterAdd'],
+  dtypes: ALL_DTYPES,
+  check: (
+    x: RawTensor,
+    ids: RawTensor,
+    src: RawTensor,
+    dim: number,
+    add: boolean,
+  ): [RawTensor, RawTensor, RawTensor, number, boolean] => {
+    const op = add ? 'scatterAdd' : 'scatter';
+    sameDevice(op, x, ids, src);
+    dtypeIn(op, x, ALL_DTYPES);
+    sameDType(op, x, src);
+    checkIds(op, ids);
+    const d = dimOf(op, dim, x);
+    const is = ids.layout.shape;
+    const fits =
+      ids.rank === x.rank &&
+      src.rank === x.rank &&
+      is.every((n, i) => n <= src.layout.shape[i]! && (i === d || n <= x.layout.shape[i]!));
+    if (!fits) {
+      throw new ShapeError(
+        `${op}: ids ${sig(ids)} must have the rank of x ${sig(x)} and src ${sig(src)}, be no larger than src in any dim and no larger than x outside dim ${d}`,
+      );
+    }
+    return [x, ids, src, d, add];
   },
-  cpu: cpu.scatter, gpu: gpu.scatter, grad: 'missing',
+  cpu: cpu.scatter,
+  gpu: gpu.scatter,
+  grad: 'missing',
 });
 
 /** the checks of indexAdd and indexSet: src is x with dim the length of the 1-d ids; returns dim */
@@ -87,40 +118,62 @@ function sliceWriteDim(op: string, x: RawTensor, ids: RawTensor, src: RawTensor,
   const want = [...x.layout.shape];
   want[d] = ids.layout.shape[0]!;
   if (src.rank !== x.rank || !src.layout.shape.every((n, i) => n === want[i])) {
-    throw new ShapeError(`${op}: src ${sig(src)} must have shape ${fmtShape(want)} (x ${sig(x)} with dim ${d} the length of ids ${sig(ids)})`);
+    throw new ShapeError(
+      `${op}: src ${sig(src)} must have shape ${fmtShape(want)} (x ${sig(x)} with dim ${d} the length of ids ${sig(ids)})`,
+    );
   }
   return d;
 }
 
 export const indexAdd = defineOp({
-  name: 'indexAdd', family: 'indexing', summary: 'a copy of x with src\'s slices added at 1-d ids along dim', dtypes: ALL_DTYPES,
-  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] =>
-    [x, ids, src, sliceWriteDim('indexAdd', x, ids, src, dim)],
-  cpu: cpu.indexAdd, gpu: gpu.indexAdd, grad: 'missing',
+  name: 'indexAdd',
+  family: 'indexing',
+  summary: "a copy of x with src's slices added at 1-d ids along dim",
+  dtypes: ALL_DTYPES,
+  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] => [
+    x,
+    ids,
+    src,
+    sliceWriteDim('indexAdd', x, ids, src, dim),
+  ],
+  cpu: cpu.indexAdd,
+  gpu: gpu.indexAdd,
+  grad: 'missing',
 });
 
 /** in place: x's slices at positions ids along dim become src's (PyTorch's index_copy_) */
 export const indexSet = defineOp({
-  name: 'indexSet', family: 'indexing', summary: 'in place: x\'s slices at 1-d ids (on the device) along dim become src\'s', dtypes: ALL_DTYPES,
+  name: 'indexSet',
+  family: 'indexing',
+  summary: "in place: x's slices at 1-d ids (on the device) along dim become src's",
+  dtypes: ALL_DTYPES,
   check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] => {
     const d = sliceWriteDim('indexSet', x, ids, src, dim);
     if (!x.isContiguous()) throw new ShapeError(`indexSet: x ${sig(x)} must be contiguous: it is written in place`);
     return [x, ids, src, d];
   },
-  cpu: cpu.indexSet, gpu: gpu.indexSet, grad: 'missing',
+  cpu: cpu.indexSet,
+  gpu: gpu.indexSet,
+  grad: 'missing',
 });
 
 export const embedding = defineOp({
-  name: 'embedding', family: 'indexing', summary: 'rows of table [vocab, hidden] picked by ids of any shape', dtypes: ALL_DTYPES,
+  name: 'embedding',
+  family: 'indexing',
+  summary: 'rows of table [vocab, hidden] picked by ids of any shape',
+  dtypes: ALL_DTYPES,
   check: (ids: RawTensor, table: RawTensor): [RawTensor, RawTensor, number[]] => {
-  const op = 'embedding';
-  sameDevice(op, ids, table);
-  dtypeIn(op, table, ALL_DTYPES);
-  checkIds(op, ids);
-  if (table.rank !== 2) throw new ShapeError(`${op}: table must be [vocab, hidden], got table ${sig(table)} (ids ${sig(ids)})`);
-  const outShape = [...ids.layout.shape, table.layout.shape[1]!];
-  return [ids, table, outShape];
+    const op = 'embedding';
+    sameDevice(op, ids, table);
+    dtypeIn(op, table, ALL_DTYPES);
+    checkIds(op, ids);
+    if (table.rank !== 2)
+      throw new ShapeError(`${op}: table must be [vocab, hidden], got table ${sig(table)} (ids ${sig(ids)})`);
+    const outShape = [...ids.layout.shape, table.layout.shape[1]!];
+    return [ids, table, outShape];
   },
   device: (_ids, table) => table.device,
-  cpu: cpu.embedding, gpu: gpu.embedding, grad: 'missing',
+  cpu: cpu.embedding,
+  gpu: gpu.embedding,
+  grad: 'missing',
 });

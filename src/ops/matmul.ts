@@ -22,7 +22,11 @@ function product(mm: Backend, a: RawTensor, b: RawTensor, outShape: Shape): RawT
     let l = full.layout;
     if (b.rank === 1) l = l.squeeze(l.rank - 1);
     if (a.rank === 1) l = l.squeeze(l.rank - (b.rank === 1 ? 1 : 2));
-    try { return full.view(l); } finally { full.dispose(); }
+    try {
+      return full.view(l);
+    } finally {
+      full.dispose();
+    }
   } finally {
     if (a2 !== a) a2.dispose();
     if (b2 !== b) b2.dispose();
@@ -30,21 +34,30 @@ function product(mm: Backend, a: RawTensor, b: RawTensor, outShape: Shape): RawT
 }
 
 export const matmul = defineOp({
-  name: 'matmul', family: 'linear algebra', summary: 'batched matrix product, broadcasting batch dims; 1-d operands as in PyTorch',
+  name: 'matmul',
+  family: 'linear algebra',
+  summary: 'batched matrix product, broadcasting batch dims; 1-d operands as in PyTorch',
   dtypes: FLOATS,
   check: (a: RawTensor, b: RawTensor): [RawTensor, RawTensor, Shape] => {
     const op = 'matmul';
     sameDevice(op, a, b);
     dtypeIn(op, a, FLOATS);
     sameDType(op, a, b);
-    if (a.rank === 0 || b.rank === 0) throw new ShapeError(`${op}: operands must have rank >= 1 (${sig(a)} x ${sig(b)})`);
+    if (a.rank === 0 || b.rank === 0)
+      throw new ShapeError(`${op}: operands must have rank >= 1 (${sig(a)} x ${sig(b)})`);
     const sa = a.rank === 1 ? [1, a.layout.shape[0]!] : a.layout.shape;
     const sb = b.rank === 1 ? [b.layout.shape[0]!, 1] : b.layout.shape;
-    const m = sa[sa.length - 2]!, k = sa[sa.length - 1]!, kb = sb[sb.length - 2]!, n = sb[sb.length - 1]!;
+    const m = sa[sa.length - 2]!,
+      k = sa[sa.length - 1]!,
+      kb = sb[sb.length - 2]!,
+      n = sb[sb.length - 1]!;
     if (k !== kb) throw new ShapeError(`${op}: inner dims differ (${sig(a)} x ${sig(b)}: ${k} vs ${kb})`);
     let batch: number[];
-    try { batch = broadcastShapes(op, sa.slice(0, -2), sb.slice(0, -2)); }
-    catch { throw new ShapeError(`${op}: batch dims cannot be broadcast (${sig(a)} x ${sig(b)})`); }
+    try {
+      batch = broadcastShapes(op, sa.slice(0, -2), sb.slice(0, -2));
+    } catch {
+      throw new ShapeError(`${op}: batch dims cannot be broadcast (${sig(a)} x ${sig(b)})`);
+    }
     return [a, b, [...batch, m, n]];
   },
   cpu: (a, b, s) => product(cpu.matmul, a, b, s),

@@ -20,13 +20,18 @@ export function toHostArray(t: RawTensor, sync: boolean): HostArray | Promise<Ho
       // a kernel that met a bad index reports it at the next readback, like an async CUDA error
       throwPendingDeviceError(t.device);
       return wrap(u8);
-    } finally { if (c !== t) c.dispose(); }
+    } finally {
+      if (c !== t) c.dispose();
+    }
   }
   // the copy is queued now, so disposing c right after cannot free memory it still reads:
   // the allocator only reuses a block on the same stream, after the copy in stream order
   const p = t.device.download(ptr, bytes);
   if (c !== t) c.dispose();
-  return p.then((u8) => { throwPendingDeviceError(t.device); return wrap(u8); });
+  return p.then((u8) => {
+    throwPendingDeviceError(t.device);
+    return wrap(u8);
+  });
 }
 
 export function hostToNumbers(dtype: DType, a: HostArray): Float64Array {

@@ -66,8 +66,13 @@ function firstDevice(args: readonly unknown[], name: string): Device {
 export function defineOp<A extends unknown[], B extends unknown[], R>(def: OpDef<A, B, R>): Op<A, R> {
   if (ops.has(def.name)) throw new TensorError(`op registry: '${def.name}' is declared twice`);
   const info: OpInfo = {
-    name: def.name, family: def.family, summary: def.summary, variants: def.variants ?? [def.name], dtypes: def.dtypes,
-    backends: BACKENDS.filter((b) => def[b] !== null), grad: typeof def.grad === 'function' ? 'rule' : def.grad,
+    name: def.name,
+    family: def.family,
+    summary: def.summary,
+    variants: def.variants ?? [def.name],
+    dtypes: def.dtypes,
+    backends: BACKENDS.filter((b) => def[b] !== null),
+    grad: typeof def.grad === 'function' ? 'rule' : def.grad,
   };
   ops.set(def.name, info);
   const { check, cpu, gpu, name } = def;
@@ -83,4 +88,6 @@ export function defineOp<A extends unknown[], B extends unknown[], R>(def: OpDef
 }
 
 /** every declared op, in declaration order (the op reference is generated from this) */
-export function registeredOps(): OpInfo[] { return [...ops.values()]; }
+export function registeredOps(): OpInfo[] {
+  return [...ops.values()];
+}

@@ -9,15 +9,22 @@ import * as gpu from '../backends/gpu/scan.ts';
 import { defineOp } from './registry.ts';
 
 export const cumsum = defineOp({
-  name: 'cumsum', family: 'reduce', summary: 'running sums along one dim', dtypes: FLOATS,
+  name: 'cumsum',
+  family: 'reduce',
+  summary: 'running sums along one dim',
+  dtypes: FLOATS,
   check: (x: RawTensor, dim: number): [RawTensor, number] => {
     const op = 'cumsum';
     dtypeIn(op, x, FLOATS);
     if (x.rank === 0) throw new ShapeError(`${op}: needs at least 1 dim (tensor ${sig(x)})`);
-    try { return [x, normDim(op, dim, x.rank)]; } catch (e) {
+    try {
+      return [x, normDim(op, dim, x.rank)];
+    } catch (e) {
       if (e instanceof ShapeError) throw new ShapeError(`${e.message} (tensor ${sig(x)})`);
       throw e;
     }
   },
-  cpu: cpu.cumsum, gpu: gpu.cumsum, grad: 'missing',
+  cpu: cpu.cumsum,
+  gpu: gpu.cumsum,
+  grad: 'missing',
 });

@@ -22,7 +22,9 @@ export interface TopkOptions {
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: RawTensor, rank = x.rank): number {
-  try { return normDim(op, dim, rank); } catch (e) {
+  try {
+    return normDim(op, dim, rank);
+  } catch (e) {
     if (e instanceof ShapeError) throw new ShapeError(`${e.message} (x ${sig(x)})`);
     throw e;
   }
@@ -45,21 +47,31 @@ function check(op: string, x: RawTensor, dim: number): { d: number; n: number } 
 }
 
 export const argsort = defineOp({
-  name: 'argsort', family: 'sorting', summary: 'u32 indices that sort along dim (stable; NaN largest)', dtypes: ALL_DTYPES,
+  name: 'argsort',
+  family: 'sorting',
+  summary: 'u32 indices that sort along dim (stable; NaN largest)',
+  dtypes: ALL_DTYPES,
   check: (x: RawTensor, dim: number, descending: boolean): [RawTensor, number, boolean] => {
     const { d } = check('argsort', x, dim);
     return [x, d, flag('argsort', 'descending', descending, x)];
   },
-  cpu: cpu.argsort, gpu: gpu.argsort, grad: 'none',
+  cpu: cpu.argsort,
+  gpu: gpu.argsort,
+  grad: 'none',
 });
 
 export const sort = defineOp({
-  name: 'sort', family: 'sorting', summary: 'values and u32 indices, stable, along dim', dtypes: ALL_DTYPES,
+  name: 'sort',
+  family: 'sorting',
+  summary: 'values and u32 indices, stable, along dim',
+  dtypes: ALL_DTYPES,
   check: (x: RawTensor, dim: number, descending: boolean): [RawTensor, number, boolean] => {
     const { d } = check('sort', x, dim);
     return [x, d, flag('sort', 'descending', descending, x)];
   },
-  cpu: cpu.sort, gpu: gpu.sort, grad: 'missing',
+  cpu: cpu.sort,
+  gpu: gpu.sort,
+  grad: 'missing',
 });
 
 /**
@@ -69,16 +81,25 @@ export const sort = defineOp({
  * results); a 0-d tensor takes k = 1 only.
  */
 export const topk = defineOp({
-  name: 'topk', family: 'sorting', summary: 'the k largest (or smallest) along a dim with u32 indices; ties: lower index first', dtypes: ALL_DTYPES,
+  name: 'topk',
+  family: 'sorting',
+  summary: 'the k largest (or smallest) along a dim with u32 indices; ties: lower index first',
+  dtypes: ALL_DTYPES,
   check: (x: RawTensor, k: number, opts: TopkOptions = {}): [RawTensor, number, number, boolean] => {
-  const op = 'topk';
-  const { d, n } = check(op, x, opts.dim ?? -1);
-  const largest = flag(op, 'largest', opts.largest ?? true, x);
-  flag(op, 'sorted', opts.sorted ?? true, x);
-  if (typeof k !== 'number' || !Number.isInteger(k) || k < 0) throw new TensorError(`${op}: k must be an integer >= 0, got ${String(k)} (x ${sig(x)})`);
-  if (k > n) throw new ShapeError(`${op}: k = ${k} is larger than dim ${d} of size ${n} (x ${sig(x)})`);
-  if (x.rank === 0 && k !== 1) throw new ShapeError(`${op}: a 0-d tensor has one element and its results keep its shape, so k must be 1, got ${k} (x ${sig(x)})`);
-  return [x, d, k, largest];
+    const op = 'topk';
+    const { d, n } = check(op, x, opts.dim ?? -1);
+    const largest = flag(op, 'largest', opts.largest ?? true, x);
+    flag(op, 'sorted', opts.sorted ?? true, x);
+    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0)
+      throw new TensorError(`${op}: k must be an integer >= 0, got ${String(k)} (x ${sig(x)})`);
+    if (k > n) throw new ShapeError(`${op}: k = ${k} is larger than dim ${d} of size ${n} (x ${sig(x)})`);
+    if (x.rank === 0 && k !== 1)
+      throw new ShapeError(
+        `${op}: a 0-d tensor has one element and its results keep its shape, so k must be 1, got ${k} (x ${sig(x)})`,
+      );
+    return [x, d, k, largest];
   },
-  cpu: cpu.topk, gpu: gpuTopk.topk, grad: 'missing',
+  cpu: cpu.topk,
+  gpu: gpuTopk.topk,
+  grad: 'missing',
 });

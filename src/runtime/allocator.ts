@@ -16,7 +16,12 @@ const MIN_BLOCK = 512;
 const STACK_FLUSH_AT = 64 << 10;
 
 /** `stream` keys the segment's free lists: a real stream, or a graph's private pool */
-interface Segment { readonly base: DevicePtr; readonly size: number; readonly small: boolean; stream: GpuStream }
+interface Segment {
+  readonly base: DevicePtr;
+  readonly size: number;
+  readonly small: boolean;
+  stream: GpuStream;
+}
 
 export interface Block {
   readonly ptr: DevicePtr;
@@ -29,7 +34,11 @@ class BlockImpl implements Block {
   free = false;
   /** freed into the exact-size cache, not yet merged with its neighbours */
   stacked = false;
-  constructor(readonly segment: Segment, public ptr: DevicePtr, public size: number) {}
+  constructor(
+    readonly segment: Segment,
+    public ptr: DevicePtr,
+    public size: number,
+  ) {}
 }
 
 export interface MemoryStats {
@@ -80,7 +89,10 @@ export class CachingAllocator {
   /** pools of live graphs: emptyCache() leaves them alone, replays still use their memory */
   private readonly graphPools = new Set<GpuStream>();
 
-  constructor(private readonly rt: GpuRuntime, readonly limit: number | null = readEnv('ROCM_TENSOR_MEMORY_LIMIT') ?? null) {}
+  constructor(
+    private readonly rt: GpuRuntime,
+    readonly limit: number | null = readEnv('ROCM_TENSOR_MEMORY_LIMIT') ?? null,
+  ) {}
 
   /**
    * From now until endCapture(), allocations on `stream` come from fresh segments private to a
@@ -96,7 +108,9 @@ export class CachingAllocator {
     this.graphPools.add(key);
     return key;
   }
-  endCapture(): void { this.capture = null; }
+  endCapture(): void {
+    this.capture = null;
+  }
 
   /**
    * Gives a graph's private segments back to the allocator for `stream` once no replay can run
@@ -155,7 +169,8 @@ export class CachingAllocator {
     const rest = block.size - size;
     if (rest >= (small ? MIN_BLOCK : SMALL)) {
       const tail = new BlockImpl(block.segment, (block.ptr + BigInt(size)) as DevicePtr, rest);
-      tail.prev = block; tail.next = block.next;
+      tail.prev = block;
+      tail.next = block.next;
       if (block.next) block.next.prev = tail;
       block.next = tail;
       block.size = size;
@@ -176,7 +191,10 @@ export class CachingAllocator {
     if (block.segment.small) {
       const perStream = this.stacks.get(block.segment.stream) ?? this.newStacks(block.segment.stream);
       let st = perStream.get(block.size);
-      if (!st) { st = []; perStream.set(block.size, st); }
+      if (!st) {
+        st = [];
+        perStream.set(block.size, st);
+      }
       block.stacked = true;
       st.push(block);
       return;
@@ -191,8 +209,16 @@ export class CachingAllocator {
     for (const nb of [block.prev, block.next]) {
       if (!nb || !nb.free) continue;
       this.removeFree(pool, nb);
-      if (nb === merged.prev) { nb.size += merged.size; nb.next = merged.next; if (merged.next) merged.next.prev = nb; merged = nb; }
-      else { merged.size += nb.size; merged.next = nb.next; if (nb.next) nb.next.prev = merged; }
+      if (nb === merged.prev) {
+        nb.size += merged.size;
+        nb.next = merged.next;
+        if (merged.next) merged.next.prev = nb;
+        merged = nb;
+      } else {
+        merged.size += nb.size;
+        merged.next = nb.next;
+        if (nb.next) nb.next.prev = merged;
+      }
     }
     this.insertFree(pool, merged);
   }
@@ -209,7 +235,11 @@ export class CachingAllocator {
     for (const [s, perStream] of this.stacks) {
       if (stream !== undefined && s !== stream) continue;
       for (const st of perStream.values()) {
-        for (const b of st) { b.stacked = false; this.release(b); any = true; }
+        for (const b of st) {
+          b.stacked = false;
+          this.release(b);
+          any = true;
+        }
         st.length = 0;
       }
     }
@@ -235,16 +265,28 @@ export class CachingAllocator {
 
   stats(): MemoryStats {
     return {
-      inUse: this.inUse, reserved: this.reserved, cached: this.reserved - this.inUse,
-      peakInUse: this.peak, deviceAllocations: this.deviceAllocs, allocations: this.allocs, limit: this.limit,
+      inUse: this.inUse,
+      reserved: this.reserved,
+      cached: this.reserved - this.inUse,
+      peakInUse: this.peak,
+      deviceAllocations: this.deviceAllocs,
+      allocations: this.allocs,
+      limit: this.limit,
     };
   }
-  resetPeak(): void { this.peak = this.inUse; }
+  resetPeak(): void {
+    this.peak = this.inUse;
+  }
 
   private deviceMalloc(segBytes: number, asked: number): DevicePtr {
     const tryOnce = (): DevicePtr | null => {
       if (this.limit !== null && this.reserved + segBytes > this.limit) return null;
-      try { return this.rt.malloc(segBytes); } catch (e) { if (e instanceof OutOfMemoryError) return null; throw e; }
+      try {
+        return this.rt.malloc(segBytes);
+      } catch (e) {
+        if (e instanceof OutOfMemoryError) return null;
+        throw e;
+      }
     };
     let ptr = tryOnce();
     if (ptr === null) {
@@ -259,9 +301,12 @@ export class CachingAllocator {
       const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
       throw new OutOfMemoryError(
         `out of memory on ${this.rt.vendor}:${this.rt.index}: asked for ${asked} bytes (segment ${mib(segBytes)}); ` +
-        `in use by tensors ${mib(this.inUse)}, held by the cache ${mib(this.reserved - this.inUse)}, ` +
-        `device free ${mib(free)} of ${mib(total)}` + (this.limit !== null ? `, ROCM_TENSOR_MEMORY_LIMIT ${mib(this.limit)}` : ''),
-        2, 'allocator.alloc');
+          `in use by tensors ${mib(this.inUse)}, held by the cache ${mib(this.reserved - this.inUse)}, ` +
+          `device free ${mib(free)} of ${mib(total)}` +
+          (this.limit !== null ? `, ROCM_TENSOR_MEMORY_LIMIT ${mib(this.limit)}` : ''),
+        2,
+        'allocator.alloc',
+      );
     }
     this.reserved += segBytes;
     this.deviceAllocs++;
@@ -270,15 +315,23 @@ export class CachingAllocator {
 
   private pool(stream: GpuStream) {
     let p = this.pools.get(stream);
-    if (!p) { p = { small: [], large: [] }; this.pools.set(stream, p); }
+    if (!p) {
+      p = { small: [], large: [] };
+      this.pools.set(stream, p);
+    }
     return p;
   }
   private static cmp(a: BlockImpl, size: number, ptr: bigint): number {
-    return a.size !== size ? a.size - size : (a.ptr < ptr ? -1 : a.ptr > ptr ? 1 : 0);
+    return a.size !== size ? a.size - size : a.ptr < ptr ? -1 : a.ptr > ptr ? 1 : 0;
   }
   private lowerBound(pool: BlockImpl[], size: number, ptr: bigint): number {
-    let lo = 0, hi = pool.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (CachingAllocator.cmp(pool[mid]!, size, ptr) < 0) lo = mid + 1; else hi = mid; }
+    let lo = 0,
+      hi = pool.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (CachingAllocator.cmp(pool[mid]!, size, ptr) < 0) lo = mid + 1;
+      else hi = mid;
+    }
     return lo;
   }
   private takeBestFit(pool: BlockImpl[], size: number): BlockImpl | null {

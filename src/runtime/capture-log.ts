@@ -9,15 +9,24 @@ export class CaptureLog {
   private readonly active = new Map<bigint, string | null>();
 
   /** `first`..`last`: the vendor's stream-capture error codes */
-  constructor(private readonly first: number, private readonly last: number) {}
+  constructor(
+    private readonly first: number,
+    private readonly last: number,
+  ) {}
 
-  begin(stream: bigint): void { this.active.set(stream, null); }
+  begin(stream: bigint): void {
+    this.active.set(stream, null);
+  }
 
   /** whether `stream` is capturing */
-  has(stream: bigint): boolean { return this.active.has(stream); }
+  has(stream: bigint): boolean {
+    return this.active.has(stream);
+  }
 
   /** true when any stream of this runtime is capturing (cheap: failures are rare) */
-  get capturing(): boolean { return this.active.size > 0; }
+  get capturing(): boolean {
+    return this.active.size > 0;
+  }
 
   /** records a failed call against every capture in progress, when its code is a capture error;
    *  the driver does not say which capture a failure broke, and usually it is the only one */
@@ -36,8 +45,11 @@ export class CaptureLog {
 
 /** the text of captureEnd's error when the driver reports the capture as invalidated */
 export function invalidatedText(device: string, cause: string | null, endCall: string): string {
-  const by = cause !== null ? `an earlier call that failed while it captured [${cause}]` : 'a call not permitted while a stream captures (synchronizing the stream or the device, ' +
-    'a synchronous copy, or work on the legacy NULL stream); no failing call of this runtime was seen, so it ' +
-    'came from elsewhere in the process';
+  const by =
+    cause !== null
+      ? `an earlier call that failed while it captured [${cause}]`
+      : 'a call not permitted while a stream captures (synchronizing the stream or the device, ' +
+        'a synchronous copy, or work on the legacy NULL stream); no failing call of this runtime was seen, so it ' +
+        'came from elsewhere in the process';
   return `captureEnd on ${device}: the capture was invalidated by ${by}; ${endCall}`;
 }

@@ -18,7 +18,15 @@ import type { DevicePtr, GpuEvent, GpuRuntime, GpuStream, PinnedBuffer } from '.
 export const ERROR_RECORD_BYTES = 32;
 
 /** the ops whose kernels record bad ids; the code is the index + 1 (the tag's low 4 bits) */
-export const ERROR_OPS = ['indexSelect', 'gather', 'scatter', 'scatterAdd', 'indexAdd', 'embedding', 'indexSet'] as const;
+export const ERROR_OPS = [
+  'indexSelect',
+  'gather',
+  'scatter',
+  'scatterAdd',
+  'indexAdd',
+  'embedding',
+  'indexSet',
+] as const;
 export type ErrorOp = (typeof ERROR_OPS)[number];
 
 /** what a launch's ids index, to name it in the error */
@@ -83,7 +91,10 @@ export function deviceErrorTag(device: Device, site: ErrorSite): number {
 export function deviceErrorsQueued(device: Device, stream: GpuStream = device.stream): void {
   const st = stateOf(device);
   let ev = st.events.get(stream);
-  if (!ev) { ev = st.rt.eventCreate(false); st.events.set(stream, ev); }
+  if (!ev) {
+    ev = st.rt.eventCreate(false);
+    st.events.set(stream, ev);
+  }
   st.rt.eventRecord(ev, stream);
   st.armed.add(stream);
 }
@@ -93,10 +104,16 @@ export function deviceErrorsQueued(device: Device, stream: GpuStream = device.st
  * record were queued on the device's current stream. The glue's one entry point.
  */
 export function withDeviceErrors(device: Device, site: ErrorSite, launch: (err: DevicePtr, tag: number) => void): void {
-  const ptr = deviceErrorPtr(device), tag = deviceErrorTag(device, site);
+  const ptr = deviceErrorPtr(device),
+    tag = deviceErrorTag(device, site);
   // during a capture the event is recorded after each replay instead (an event recorded into a
   // capture is not a real record a readback could query)
-  try { launch(ptr, tag); } finally { if (device.isCapturing) device.noteCapturedIdChecks(); else deviceErrorsQueued(device); }
+  try {
+    launch(ptr, tag);
+  } finally {
+    if (device.isCapturing) device.noteCapturedIdChecks();
+    else deviceErrorsQueued(device);
+  }
 }
 
 function position(shape: readonly number[], p: bigint): string {
@@ -129,13 +146,22 @@ export function throwPendingDeviceError(device: Device): void {
   const tag = dv.getUint32(0, true);
   // a record whose fields are still being written belongs to a kernel not yet finished
   if (tag === 0 || dv.getUint32(4, true) !== 1) return;
-  const idBits = dv.getBigUint64(8, true), pos = dv.getBigUint64(16, true), limit = dv.getBigUint64(24, true);
+  const idBits = dv.getBigUint64(8, true),
+    pos = dv.getBigUint64(16, true),
+    limit = dv.getBigUint64(24, true);
   rt.memsetAsync(st.ptr, 0, ERROR_RECORD_BYTES, st.stream);
   rt.streamSynchronize(st.stream);
   throw new IndexError(describe(device, st.sites.get(tag >>> 4), tag & 15, idBits, pos, limit));
 }
 
-function describe(device: Device, site: ErrorSite | undefined, code: number, idBits: bigint, pos: bigint, limit: bigint): string {
+function describe(
+  device: Device,
+  site: ErrorSite | undefined,
+  code: number,
+  idBits: bigint,
+  pos: bigint,
+  limit: bigint,
+): string {
   const later = `(found on ${device} by a kernel queued earlier, reported at this readback or sync; that op's output is incomplete)`;
   if (!site) {
     const op = ERROR_OPS[code - 1] ?? `an indexing op (code ${code})`;

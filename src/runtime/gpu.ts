@@ -50,7 +50,11 @@ export interface PinnedBuffer {
 }
 
 /** A kernel's explicit parameters as the code object (or driver) describes them. */
-export interface KernelParam { readonly offset: number; readonly size: number; readonly kind: 'pointer' | 'value' }
+export interface KernelParam {
+  readonly offset: number;
+  readonly size: number;
+  readonly kind: 'pointer' | 'value';
+}
 
 export type BlasDType = 'f32' | 'f64' | 'f16' | 'bf16';
 
@@ -63,11 +67,20 @@ export interface GemmParams {
   readonly dtype: BlasDType;
   readonly transA: boolean;
   readonly transB: boolean;
-  readonly m: number; readonly n: number; readonly k: number;
-  readonly alpha: number; readonly beta: number;
-  readonly a: DevicePtr; readonly lda: number; readonly strideA: number;
-  readonly b: DevicePtr; readonly ldb: number; readonly strideB: number;
-  readonly c: DevicePtr; readonly ldc: number; readonly strideC: number;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly alpha: number;
+  readonly beta: number;
+  readonly a: DevicePtr;
+  readonly lda: number;
+  readonly strideA: number;
+  readonly b: DevicePtr;
+  readonly ldb: number;
+  readonly strideB: number;
+  readonly c: DevicePtr;
+  readonly ldc: number;
+  readonly strideC: number;
   readonly batch: number;
 }
 
@@ -78,14 +91,25 @@ export type DnnDType = 'f32' | 'f64' | 'f16' | 'bf16';
  *  tensors contiguous. */
 export interface ConvParams {
   readonly dtype: DnnDType;
-  readonly n: number; readonly cIn: number; readonly inH: number; readonly inW: number;
-  readonly cOut: number; readonly kH: number; readonly kW: number;
-  readonly outH: number; readonly outW: number;
-  readonly padH: number; readonly padW: number;
-  readonly strideH: number; readonly strideW: number;
-  readonly dilationH: number; readonly dilationW: number;
+  readonly n: number;
+  readonly cIn: number;
+  readonly inH: number;
+  readonly inW: number;
+  readonly cOut: number;
+  readonly kH: number;
+  readonly kW: number;
+  readonly outH: number;
+  readonly outW: number;
+  readonly padH: number;
+  readonly padW: number;
+  readonly strideH: number;
+  readonly strideW: number;
+  readonly dilationH: number;
+  readonly dilationW: number;
   readonly groups: number;
-  readonly x: DevicePtr; readonly w: DevicePtr; readonly y: DevicePtr;
+  readonly x: DevicePtr;
+  readonly w: DevicePtr;
+  readonly y: DevicePtr;
 }
 
 export interface PoolParams {
@@ -93,19 +117,30 @@ export interface PoolParams {
   readonly mode: 'max' | 'avg';
   /** avg only: whether padded cells count in the divisor (PyTorch's count_include_pad) */
   readonly countIncludePad: boolean;
-  readonly n: number; readonly c: number; readonly inH: number; readonly inW: number;
-  readonly outH: number; readonly outW: number;
-  readonly kH: number; readonly kW: number;
-  readonly padH: number; readonly padW: number;
-  readonly strideH: number; readonly strideW: number;
-  readonly x: DevicePtr; readonly y: DevicePtr;
+  readonly n: number;
+  readonly c: number;
+  readonly inH: number;
+  readonly inW: number;
+  readonly outH: number;
+  readonly outW: number;
+  readonly kH: number;
+  readonly kW: number;
+  readonly padH: number;
+  readonly padW: number;
+  readonly strideH: number;
+  readonly strideW: number;
+  readonly x: DevicePtr;
+  readonly y: DevicePtr;
 }
 
 /** softmax over the last dim of a contiguous [rows, cols] tensor */
 export interface SoftmaxParams {
-  readonly dtype: DnnDType; readonly log: boolean;
-  readonly rows: number; readonly cols: number;
-  readonly x: DevicePtr; readonly y: DevicePtr;
+  readonly dtype: DnnDType;
+  readonly log: boolean;
+  readonly rows: number;
+  readonly cols: number;
+  readonly x: DevicePtr;
+  readonly y: DevicePtr;
 }
 
 /** MIOpen on ROCm, cuDNN on CUDA; loaded on first use so elementwise-only users need neither */
@@ -180,8 +215,14 @@ export interface GpuRuntime {
    *  launches keep ordinary order); false on ROCm */
   startsEarly(f: GpuFunction): boolean;
   /** launch with a packed argument buffer (the `extra` path; end marker per vendor) */
-  launch(f: GpuFunction, grid: readonly [number, number, number], block: readonly [number, number, number],
-    sharedBytes: number, stream: GpuStream, args: Uint8Array): void;
+  launch(
+    f: GpuFunction,
+    grid: readonly [number, number, number],
+    block: readonly [number, number, number],
+    sharedBytes: number,
+    stream: GpuStream,
+    args: Uint8Array,
+  ): void;
 
   /**
    * starts capturing work queued on `s` (relaxed mode: other threads' unsafe calls are not

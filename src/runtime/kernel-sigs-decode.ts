@@ -9,13 +9,35 @@ function gemvFusedSigs(): Map<string, readonly ArgSpec[]> {
   for (const d of ['f32', 'f16', 'bf16']) {
     for (const n of ['n', 'r']) {
       // y, x, w, g, bias, r; their offsets; n, k, ldw, eps, flags, split
-      const linear: ArgSpec[] = [...Array<ArgSpec>(6).fill('ptr'), ...Array<ArgSpec>(6).fill('i64'), 'u32', 'u32', 'u64', 'f32', 'u32', 'u32'];
+      const linear: ArgSpec[] = [
+        ...Array<ArgSpec>(6).fill('ptr'),
+        ...Array<ArgSpec>(6).fill('i64'),
+        'u32',
+        'u32',
+        'u64',
+        'f32',
+        'u32',
+        'u32',
+      ];
       m.set(`gemvf_${n}_${d}`, linear);
       m.set(`gemvf_swiglu_${n}_${d}`, linear);
       // q, kc, vc, x, w, g, bias, cos, sin, posPtr; offsets of all but posPtr; k, ldw, eps,
       // flags, split, heads, kvHeads, d, pos, headStride, posStride
-      m.set(`gemvf_qkv_${n}_${d}`, [...Array<ArgSpec>(10).fill('ptr'), ...Array<ArgSpec>(9).fill('i64'),
-        'u32', 'u64', 'f32', 'u32', 'u32', 'u32', 'u32', 'u32', 'u32', 'i64', 'i64']);
+      m.set(`gemvf_qkv_${n}_${d}`, [
+        ...Array<ArgSpec>(10).fill('ptr'),
+        ...Array<ArgSpec>(9).fill('i64'),
+        'u32',
+        'u64',
+        'f32',
+        'u32',
+        'u32',
+        'u32',
+        'u32',
+        'u32',
+        'u32',
+        'i64',
+        'i64',
+      ]);
     }
   }
   return m;
@@ -27,15 +49,24 @@ function gemvFusedSigs(): Map<string, readonly ArgSpec[]> {
  * (3 each), mask strides (4); maskKind, hasDiag, diag, window, scale
  */
 function attentionTail(withDv: boolean): ArgSpec[] {
-  return [...Array<ArgSpec>(5).fill('i64'), ...Array<ArgSpec>(withDv ? 6 : 5).fill('u32'), ...Array<ArgSpec>(13).fill('i64'),
-    'u32', 'u32', 'i64', 'i64', 'f32'];
+  return [
+    ...Array<ArgSpec>(5).fill('i64'),
+    ...Array<ArgSpec>(withDv ? 6 : 5).fill('u32'),
+    ...Array<ArgSpec>(13).fill('i64'),
+    'u32',
+    'u32',
+    'i64',
+    'i64',
+    'f32',
+  ];
 }
 
 function attentionSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of ['f32', 'f16', 'bf16']) {
     // o, wso, wsml, q, k, v, mask; the tail with dv; splits, perSplit
-    for (const rt of [1, 4]) m.set(`attn_decode_r${rt}_${d}`, [...Array<ArgSpec>(7).fill('ptr'), ...attentionTail(true), 'u32', 'u32']);
+    for (const rt of [1, 4])
+      m.set(`attn_decode_r${rt}_${d}`, [...Array<ArgSpec>(7).fill('ptr'), ...attentionTail(true), 'u32', 'u32']);
     // o, wso, wsml, oOff, splits, dv
     m.set(`attn_merge_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'u32', 'u32']);
   }

@@ -22,11 +22,62 @@ export const SCATTER_ADD_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'geom',
 export const ROW_UNITS = ['b1', 'b2', 'b4', 'b8', 'b16'] as const;
 export type RowUnit = (typeof ROW_UNITS)[number];
 /** y, x, ids, err, yOff, xOff, idsOff, rows, n, len, xPre, xDim, idsStride, limit, group, tag */
-export const INDEX_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
+export const INDEX_ROWS_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u64',
+  'u64',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u32',
+  'u32',
+];
 /** acc, src, ids, err, accOff, srcOff, idsOff, rows, n, len, accPre, accDim, srcPre, srcDim, idsStride, limit, group, tag */
-export const INDEX_ADD_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
+export const INDEX_ADD_ROWS_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u64',
+  'u64',
+  'i64',
+  'i64',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u32',
+  'u32',
+];
 /** y, x, ids, err, yOff, geom (x rows, ids rows), rows, cols, xCol, idsCol, xDim, limit, group, tag */
-export const GATHER_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'geom', 'u64', 'u64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'];
+export const GATHER_ROWS_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'geom',
+  'u64',
+  'u64',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u32',
+  'u32',
+];
 
 function indexRowsSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
@@ -52,7 +103,21 @@ function indexingSigs(): Map<string, readonly ArgSpec[]> {
 }
 
 /** y, x, xOff, total, c, h, w, outH, outW, sN, sC, sH, sW */
-const UPSAMPLE_COMMON: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64'];
+const UPSAMPLE_COMMON: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'i64',
+  'u64',
+  'u64',
+  'u64',
+  'u64',
+  'u64',
+  'u64',
+  'i64',
+  'i64',
+  'i64',
+  'i64',
+];
 
 /** y, x, xOff, tasks, c, h, w, strips, sN, sC, sH: the exact-2x kernels of both modes */
 const UPSAMPLE_X2: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u32', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64'];
@@ -62,7 +127,21 @@ function upsampleSigs(): Map<string, readonly ArgSpec[]> {
   for (const w of ['b2', 'b4', 'b8']) {
     m.set(`upsample_nearest_${w}`, [...UPSAMPLE_COMMON, 'f32', 'f32']);
     // y, x, xOff, rows, c, h, outH, vw, sN, sC, sH, scaleH, dup
-    m.set(`upsample_nearest_rows_${w}`, ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'f32', 'u32']);
+    m.set(`upsample_nearest_rows_${w}`, [
+      'ptr',
+      'ptr',
+      'i64',
+      'u64',
+      'u64',
+      'u64',
+      'u64',
+      'u64',
+      'i64',
+      'i64',
+      'i64',
+      'f32',
+      'u32',
+    ]);
     m.set(`upsample_nearest_x2_${w}`, UPSAMPLE_X2);
   }
   for (const d of ['f32', 'f16', 'bf16']) m.set(`upsample_bilinear_x2_${d}`, UPSAMPLE_X2);

@@ -17,20 +17,59 @@ export function reduceOpsFor(d: DType): readonly ReduceOp[] {
 }
 
 /** y, pv, pi, x, yOff, xOff, outer, inner, segLen, mode */
-export const REDUCE_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u64', 'u32'];
+export const REDUCE_ROWS_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'i64',
+  'u64',
+  'u64',
+  'u64',
+  'u32',
+];
 /** y, x, yOff, xOff, rows, inner: the lean one-warp-per-row case */
 export const REDUCE_ROWS32_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32'];
 /** the ops and dtypes that have a _rows32 kernel */
 export const ROWS32_OPS: readonly ReduceOp[] = ['sum', 'mean', 'min', 'max'];
 export const ROWS32_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 /** y, pv, pi, x, yOff, g (operand 0 = x), outer, inner, segLen, mode */
-export const REDUCE_STRIDED_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'geom', 'u64', 'u64', 'u64', 'u32'];
+export const REDUCE_STRIDED_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'geom',
+  'u64',
+  'u64',
+  'u64',
+  'u32',
+];
 /** y, pv, pi, yOff, outer, segs, count, mode */
 export const REDUCE_FINAL_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'u64', 'u64', 'u64', 'u32'];
 
 /** y, pv, pi, x, yOff, xOff, rows, cols, xBatch, xRow, segLen, batch, segs, tiles, tx, vec
  *  (hip-src/colreduce.hip: reductions down columns) */
-export const REDUCE_COLS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64', 'u64', 'u32', 'u32', 'u32', 'u32', 'u32'];
+export const REDUCE_COLS_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'i64',
+  'u64',
+  'u64',
+  'i64',
+  'i64',
+  'u64',
+  'u32',
+  'u32',
+  'u32',
+  'u32',
+  'u32',
+];
 
 function colReduceSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
@@ -71,11 +110,13 @@ function softmaxSigs(): Map<string, readonly ArgSpec[]> {
   for (const d of REG_ROW_DTYPES) {
     for (const v of REG_ROW_VECS.softmax) {
       // y, x, yOff, xOff, rows, cols, group
-      for (const op of ['softmax', 'logsoftmax']) m.set(`${op}_${d}_v${v}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32']);
+      for (const op of ['softmax', 'logsoftmax'])
+        m.set(`${op}_${d}_v${v}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32']);
     }
     m.set(`softmax_part_${d}`, PART_SIG);
     // y, x, part, yOff, xOff, rows, cols, chunkVecs, chunks
-    for (const op of ['softmax', 'logsoftmax']) m.set(`${op}_fin_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32', 'u32']);
+    for (const op of ['softmax', 'logsoftmax'])
+      m.set(`${op}_fin_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32', 'u32']);
   }
   return m;
 }
@@ -92,14 +133,44 @@ function normSigs(): Map<string, readonly ArgSpec[]> {
   for (const d of REG_ROW_DTYPES) {
     for (const v of REG_ROW_VECS.norm) {
       // y, x, w, b, yOff, xOff, wOff, bOff, rows, cols, eps, hasBias, group
-      m.set(`layernorm_${d}_v${v}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u32', 'u32', 'f32', 'u32', 'u32']);
+      m.set(`layernorm_${d}_v${v}`, [
+        'ptr',
+        'ptr',
+        'ptr',
+        'ptr',
+        'i64',
+        'i64',
+        'i64',
+        'i64',
+        'u32',
+        'u32',
+        'f32',
+        'u32',
+        'u32',
+      ]);
       // y, x, w, yOff, xOff, wOff, rows, cols, eps, group
       m.set(`rmsnorm_${d}_v${v}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'f32', 'u32']);
     }
     m.set(`layernorm_part_${d}`, PART_SIG);
     m.set(`rmsnorm_part_${d}`, PART_SIG);
     // y, x, w, b, part, yOff, xOff, wOff, bOff, rows, cols, chunkVecs, chunks, eps, hasBias
-    m.set(`layernorm_fin_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u32', 'u32', 'u32', 'u32', 'f32', 'u32']);
+    m.set(`layernorm_fin_${d}`, [
+      'ptr',
+      'ptr',
+      'ptr',
+      'ptr',
+      'ptr',
+      'i64',
+      'i64',
+      'i64',
+      'i64',
+      'u32',
+      'u32',
+      'u32',
+      'u32',
+      'f32',
+      'u32',
+    ]);
     // y, x, w, part, yOff, xOff, wOff, rows, cols, chunkVecs, chunks, eps
     m.set(`rmsnorm_fin_${d}`, ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'u32', 'u32', 'f32']);
   }
@@ -109,7 +180,10 @@ function normSigs(): Map<string, readonly ArgSpec[]> {
 function foldSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   // y, x, yOff, xOff, rows, cols, group
-  for (const d of REG_ROW_DTYPES) for (const op of REG_FOLD_OPS) for (const v of REG_ROW_VECS.fold) m.set(`reduce_${op}_${d}_v${v}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32']);
+  for (const d of REG_ROW_DTYPES)
+    for (const op of REG_FOLD_OPS)
+      for (const v of REG_ROW_VECS.fold)
+        m.set(`reduce_${op}_${d}_v${v}`, ['ptr', 'ptr', 'i64', 'i64', 'u32', 'u32', 'u32']);
   return m;
 }
 
@@ -134,13 +208,38 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
 }
 
 /** batchnorm.hip's (x dtype, per-channel dtype) pairs: the per-channel tensors in x's dtype, or f32 for half data */
-const BATCHNORM_PAIRS: readonly (readonly [DType, DType])[] = [['f32', 'f32'], ['f64', 'f64'], ['f16', 'f16'], ['f16', 'f32'], ['bf16', 'bf16'], ['bf16', 'f32']];
+const BATCHNORM_PAIRS: readonly (readonly [DType, DType])[] = [
+  ['f32', 'f32'],
+  ['f64', 'f64'],
+  ['f16', 'f16'],
+  ['f16', 'f32'],
+  ['bf16', 'bf16'],
+  ['bf16', 'f32'],
+];
 
 function batchNormSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const [d, p] of BATCHNORM_PAIRS) {
     // y, x, mean, var, w, b, yOff, xOff, mOff, vOff, wOff, bOff, planes, c, plane, eps, flags
-    m.set(`batchnorm_${d}_${p}`, ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u64', computeSpec(d), 'u32']);
+    m.set(`batchnorm_${d}_${p}`, [
+      'ptr',
+      'ptr',
+      'ptr',
+      'ptr',
+      'ptr',
+      'ptr',
+      'i64',
+      'i64',
+      'i64',
+      'i64',
+      'i64',
+      'i64',
+      'u64',
+      'u32',
+      'u64',
+      computeSpec(d),
+      'u32',
+    ]);
   }
   return m;
 }

@@ -9,15 +9,59 @@ import type { ArgSpec } from './arg-spec.ts';
 export const RADIX_ROW_ITEMS = [1, 2, 4, 8, 16] as const;
 
 /** iy, vy, x, iOff, vOff, xOff, rows, cols, cap, per, desc */
-export const SORT_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32'];
+export const SORT_ROWS_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u64',
+  'u32',
+  'u32',
+  'u32',
+];
 /** iy, vy, x, iOff, vOff, xOff, rows, cols, desc */
 export const RADIX_ROWS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32'];
 /** ws, x, xOff, rows, cols, tiles, items, passes, desc */
 export const RADIX_COUNTS_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32', 'u32'];
 /** ko, io, ki, ii, ws, koOff, ioOff, kiOff, iiOff, rows, cols, tiles, pass, passes, desc */
-export const RADIX_SWEEP_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u32', 'u32', 'u32', 'u32'];
+export const RADIX_SWEEP_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u64',
+  'u32',
+  'u32',
+  'u32',
+  'u32',
+];
 /** vo, io, x, ii, voOff, ioOff, xOff, iiOff, rows, cols, ld, slen, ostride, k, largest */
-export const TOPK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64', 'u64', 'u64', 'u32', 'u32'];
+export const TOPK_SIG: readonly ArgSpec[] = [
+  'ptr',
+  'ptr',
+  'ptr',
+  'ptr',
+  'i64',
+  'i64',
+  'i64',
+  'i64',
+  'u64',
+  'u64',
+  'u64',
+  'u64',
+  'u64',
+  'u32',
+  'u32',
+];
 
 function sortSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();

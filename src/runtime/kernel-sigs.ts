@@ -23,10 +23,16 @@ export const CAT_ARGS_BYTES = 32 + 5 * 8 * CAT_MAX;
 
 export function specSize(s: ArgSpec): number {
   switch (s) {
-    case 'u32': case 'i32': case 'f32': return 4;
-    case 'geom': return GEOM_BYTES;
-    case 'cat': return CAT_ARGS_BYTES;
-    default: return 8;
+    case 'u32':
+    case 'i32':
+    case 'f32':
+      return 4;
+    case 'geom':
+      return GEOM_BYTES;
+    case 'cat':
+      return CAT_ARGS_BYTES;
+    default:
+      return 8;
   }
 }
 
@@ -38,7 +44,10 @@ export interface StridedOperand {
 
 /** `shape` without its size-1 dims and with the dims that are contiguous for every operand
  *  merged (outermost first), and each operand's strides over the merged dims */
-export function mergeDims(shape: readonly number[], operands: readonly StridedOperand[]): { dims: number[]; strides: number[][] } {
+export function mergeDims(
+  shape: readonly number[],
+  operands: readonly StridedOperand[],
+): { dims: number[]; strides: number[][] } {
   // merge from the innermost dim outwards
   const dims: number[] = [];
   const strides: number[][] = operands.map(() => []);
@@ -68,12 +77,15 @@ export function packGeom(op: string, shape: readonly number[], operands: readonl
     throw new ShapeError(`${op}: a strided kernel takes 1 to ${GEOM_MAX_OPERANDS} operands, got ${operands.length}`);
   }
   operands.forEach((o, k) => {
-    if (o.strides.length !== shape.length) throw new ShapeError(`${op}: operand ${k} has ${o.strides.length} strides for shape ${fmtShape(shape)}`);
+    if (o.strides.length !== shape.length)
+      throw new ShapeError(`${op}: operand ${k} has ${o.strides.length} strides for shape ${fmtShape(shape)}`);
   });
   const numel = shape.reduce((a, b) => a * b, 1);
   const { dims, strides } = mergeDims(shape, operands);
   if (dims.length > GEOM_MAX_RANK) {
-    throw new ShapeError(`${op}: shape ${fmtShape(shape)} needs rank ${dims.length} after merging dims; strided kernels take at most ${GEOM_MAX_RANK}`);
+    throw new ShapeError(
+      `${op}: shape ${fmtShape(shape)} needs rank ${dims.length} after merging dims; strided kernels take at most ${GEOM_MAX_RANK}`,
+    );
   }
   const buf = new Uint8Array(GEOM_BYTES);
   const dv = new DataView(buf.buffer);
@@ -127,7 +139,24 @@ function binarySigs(): Map<string, readonly ArgSpec[]> {
       m.set(`binary_${op}_${d}`, CONTIG2);
       m.set(`binary_${op}_${d}_strided`, ['ptr', 'ptr', 'ptr', 'geom']);
       // y, a, b, offsets, nv, vpr, r0, then each input's s1, s0, inner (broadcast rows)
-      if ((FLOAT_DTYPES as readonly DType[]).includes(d)) m.set(`binary_${op}_${d}_rows`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u32', 'u32', 'u32', 'i64', 'i64', 'u32', 'i64', 'i64', 'u32']);
+      if ((FLOAT_DTYPES as readonly DType[]).includes(d))
+        m.set(`binary_${op}_${d}_rows`, [
+          'ptr',
+          'ptr',
+          'ptr',
+          'i64',
+          'i64',
+          'i64',
+          'u32',
+          'u32',
+          'u32',
+          'i64',
+          'i64',
+          'u32',
+          'i64',
+          'i64',
+          'u32',
+        ]);
     }
     for (const op of CMP_OPS) {
       m.set(`cmp_${op}_${d}`, CONTIG2);
@@ -153,7 +182,8 @@ function castSigs(): Map<string, readonly ArgSpec[]> {
 
 export const COPY_WIDTHS = ['b1', 'b2', 'b4', 'b8'] as const;
 export type CopyWidth = (typeof COPY_WIDTHS)[number];
-export const copyWidth = (d: DType): CopyWidth => (`b${d === 'u8' ? 1 : d === 'f16' || d === 'bf16' ? 2 : d === 'f64' || d === 'i64' ? 8 : 4}` as CopyWidth);
+export const copyWidth = (d: DType): CopyWidth =>
+  `b${d === 'u8' ? 1 : d === 'f16' || d === 'bf16' ? 2 : d === 'f64' || d === 'i64' ? 8 : 4}` as CopyWidth;
 
 function copySigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
@@ -164,9 +194,11 @@ function copySigs(): Map<string, readonly ArgSpec[]> {
   }
   for (const w of COPY_WIDTHS) m.set(`copy_strided_${w}`, ['ptr', 'ptr', 'geom']);
   // y, x, yOff, xOff, rows, len, yRowStride, xRowStride (in units of w), group
-  for (const w of [...COPY_WIDTHS, 'b16']) m.set(`copy_rows_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64', 'u32']);
+  for (const w of [...COPY_WIDTHS, 'b16'])
+    m.set(`copy_rows_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64', 'u32']);
   // y, x, yOff, xOff, nI, nJ, batch, yI, xJ, yB, xB (in elements)
-  for (const w of COPY_WIDTHS) m.set(`transpose_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64']);
+  for (const w of COPY_WIDTHS)
+    m.set(`transpose_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64', 'i64']);
   for (const w of [...COPY_WIDTHS, 'b16']) m.set(`cat_rows_${w}`, ['ptr', 'cat']);
   return m;
 }

@@ -37,9 +37,17 @@ export const arg = {
 
 export function argSize(a: KernelArg): number {
   switch (a.kind) {
-    case 'u32': case 'i32': case 'f32': return 4;
-    case 'ptr': case 'u64': case 'i64': case 'f64': return 8;
-    case 'bytes': return a.value.length;
+    case 'u32':
+    case 'i32':
+    case 'f32':
+      return 4;
+    case 'ptr':
+    case 'u64':
+    case 'i64':
+    case 'f64':
+      return 8;
+    case 'bytes':
+      return a.value.length;
   }
 }
 
@@ -61,16 +69,18 @@ const describeArg = (a: KernelArg): string => `${a.kind} (${argSize(a)} bytes)`;
 export function checkArgs(layout: KernelLayout, args: readonly KernelArg[]): void {
   const where = `kernel ${layout.name} (${layout.file})`;
   if (args.length !== layout.params.length) {
-    throw new TensorError(`${where} takes ${layout.params.length} arguments [${layout.params.map(describe).join(', ')}], got ${args.length} [${args.map(describeArg).join(', ')}]`);
+    throw new TensorError(
+      `${where} takes ${layout.params.length} arguments [${layout.params.map(describe).join(', ')}], got ${args.length} [${args.map(describeArg).join(', ')}]`,
+    );
   }
   layout.params.forEach((p, i) => {
     const a = args[i]!;
     const size = argSize(a);
-    const kindOk = a.kind === 'ptr'
-      ? p.kind === 'pointer' || (!layout.exactKinds && p.size === 8)
-      : p.kind === 'value';
+    const kindOk = a.kind === 'ptr' ? p.kind === 'pointer' || (!layout.exactKinds && p.size === 8) : p.kind === 'value';
     if (size !== p.size || !kindOk) {
-      throw new TensorError(`${where}: parameter ${i} at offset ${p.offset} is a ${describe(p)}, got ${describeArg(a)}`);
+      throw new TensorError(
+        `${where}: parameter ${i} at offset ${p.offset} is a ${describe(p)}, got ${describeArg(a)}`,
+      );
     }
   });
 }
@@ -81,10 +91,14 @@ const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 
 function notInteger(layout: KernelLayout, i: number, a: KernelArg): never {
-  throw new TensorError(`kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) must be an integer, got ${String(a.value)}`);
+  throw new TensorError(
+    `kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) must be an integer, got ${String(a.value)}`,
+  );
 }
 function outOfRange(layout: KernelLayout, i: number, a: KernelArg): never {
-  throw new TensorError(`kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) out of range: ${String(a.value)}`);
+  throw new TensorError(
+    `kernel ${layout.name} (${layout.file}): parameter ${i} (${a.kind}) out of range: ${String(a.value)}`,
+  );
 }
 
 /** where writeArgs puts the bytes: `dv` and `buf` view them; `big` views them as 64-bit words
@@ -102,7 +116,13 @@ function sinkFor(buf: Uint8Array): ArgSink {
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const words = buf.byteOffset % 8 === 0 && LITTLE_ENDIAN;
   const n = Math.floor(buf.byteLength / 8);
-  return { buf, dv, big: words ? { u: new BigUint64Array(buf.buffer, buf.byteOffset, n), s: new BigInt64Array(buf.buffer, buf.byteOffset, n) } : null };
+  return {
+    buf,
+    dv,
+    big: words
+      ? { u: new BigUint64Array(buf.buffer, buf.byteOffset, n), s: new BigInt64Array(buf.buffer, buf.byteOffset, n) }
+      : null,
+  };
 }
 
 // A safe integer goes in as two 32-bit halves (floor(v / 2^32) is the two's-complement high
@@ -119,7 +139,8 @@ function put64(layout: KernelLayout, i: number, a: KernelArg, out: ArgSink, o: n
   if (signed ? v < I64_MIN || v > I64_MAX : v < 0n || v > U64_MAX) outOfRange(layout, i, a);
   const big = out.big;
   if (big !== null && (o & 7) === 0) {
-    if (signed) big.s[o >> 3] = v; else big.u[o >> 3] = v;
+    if (signed) big.s[o >> 3] = v;
+    else big.u[o >> 3] = v;
   } else if (signed) {
     out.dv.setBigInt64(o, v, true);
   } else {
@@ -142,16 +163,32 @@ function put32(layout: KernelLayout, i: number, a: KernelArg, dv: DataView, o: n
 /** Writes `args` (already matched to `layout` by checkArgs) at their offsets, checking each
  *  value's range. */
 function writeArgs(layout: KernelLayout, args: readonly KernelArg[], out: ArgSink): void {
-  const params = layout.params, dv = out.dv;
+  const params = layout.params,
+    dv = out.dv;
   for (let i = 0; i < params.length; i++) {
-    const a = args[i]!, p = params[i]!, o = p.offset;
+    const a = args[i]!,
+      p = params[i]!,
+      o = p.offset;
     switch (a.kind) {
-      case 'ptr': case 'u64': put64(layout, i, a, out, o, false); break;
-      case 'i64': put64(layout, i, a, out, o, true); break;
-      case 'u32': put32(layout, i, a, dv, o, false); break;
-      case 'i32': put32(layout, i, a, dv, o, true); break;
-      case 'f32': dv.setFloat32(o, a.value, true); break;
-      case 'f64': dv.setFloat64(o, a.value, true); break;
+      case 'ptr':
+      case 'u64':
+        put64(layout, i, a, out, o, false);
+        break;
+      case 'i64':
+        put64(layout, i, a, out, o, true);
+        break;
+      case 'u32':
+        put32(layout, i, a, dv, o, false);
+        break;
+      case 'i32':
+        put32(layout, i, a, dv, o, true);
+        break;
+      case 'f32':
+        dv.setFloat32(o, a.value, true);
+        break;
+      case 'f64':
+        dv.setFloat64(o, a.value, true);
+        break;
       case 'bytes':
         // the kinds may have been checked on an earlier launch; the length is this launch's
         if (a.value.length !== p.size) checkArgs(layout, args);
@@ -164,7 +201,8 @@ function writeArgs(layout: KernelLayout, args: readonly KernelArg[], out: ArgSin
 /** Checks `args` against `layout` and writes them at their offsets into `buf` (little-endian). */
 export function packArgs(layout: KernelLayout, args: readonly KernelArg[], buf: Uint8Array): void {
   checkArgs(layout, args);
-  if (buf.length < layout.bytes) throw new TensorError(`kernel ${layout.name}: argument buffer of ${buf.length} bytes, needs ${layout.bytes}`);
+  if (buf.length < layout.bytes)
+    throw new TensorError(`kernel ${layout.name}: argument buffer of ${buf.length} bytes, needs ${layout.bytes}`);
   writeArgs(layout, args, sinkFor(buf));
 }
 
@@ -180,10 +218,15 @@ function sameKinds(kinds: readonly KernelArgKind[] | null, args: readonly Kernel
 /** The parts of kernels/manifest.json the loader reads (scripts/build-kernels.ts writes it). */
 export interface KernelManifest {
   readonly archs: readonly string[];
-  readonly files: Readonly<Record<string, {
-    /** per AMD arch (and 'ptx'): the code object's path relative to the kernels folder */
-    readonly objects: Readonly<Record<string, { readonly path: string }>>;
-  }>>;
+  readonly files: Readonly<
+    Record<
+      string,
+      {
+        /** per AMD arch (and 'ptx'): the code object's path relative to the kernels folder */
+        readonly objects: Readonly<Record<string, { readonly path: string }>>;
+      }
+    >
+  >;
 }
 
 /** kernels/ next to the package root: ROCM_TENSOR_KERNELS, else the first ancestor of this
@@ -195,7 +238,12 @@ export function findKernelsDir(): string {
   for (;;) {
     if (existsSync(join(dir, 'kernels', 'manifest.json'))) return join(dir, 'kernels');
     const up = dirname(dir);
-    if (up === dir) throw new TensorError('kernels: no kernels/manifest.json found above ' + dirname(fileURLToPath(import.meta.url)) + ' (set ROCM_TENSOR_KERNELS)');
+    if (up === dir)
+      throw new TensorError(
+        'kernels: no kernels/manifest.json found above ' +
+          dirname(fileURLToPath(import.meta.url)) +
+          ' (set ROCM_TENSOR_KERNELS)',
+      );
     dir = up;
   }
 }
@@ -224,7 +272,13 @@ export function layoutsFromImage(key: string, file: string, image: Uint8Array): 
   const layouts = new Map<string, KernelLayout>();
   if (key === 'ptx') {
     for (const k of parsePtxEntries(new TextDecoder().decode(image))) {
-      layouts.set(k.name, { name: k.name, file, params: k.params, exactKinds: k.params.some((p) => p.kind === 'pointer'), bytes: k.paramBytes });
+      layouts.set(k.name, {
+        name: k.name,
+        file,
+        params: k.params,
+        exactKinds: k.params.some((p) => p.kind === 'pointer'),
+        bytes: k.paramBytes,
+      });
     }
   } else {
     for (const k of parseAmdCodeObject(image).kernels) {
@@ -264,7 +318,10 @@ export class Kernels {
   private manifestCache: KernelManifest | null = null;
   private readonly files = new Map<string, LoadedFile>();
 
-  constructor(readonly rt: GpuRuntime, opts: KernelsOptions = {}) {
+  constructor(
+    readonly rt: GpuRuntime,
+    opts: KernelsOptions = {},
+  ) {
     this.dir = opts.dir ?? findKernelsDir();
   }
 
@@ -295,7 +352,9 @@ export class Kernels {
     const key = objectKeyFor(vendor, arch);
     const have = this.manifest.archs;
     if (!key || !have.includes(key)) {
-      throw new NoKernelForArchError(`kernels: no code object for ${vendor}:${index} "${name}" (${archFull}); kernels/ has ${have.join(', ')}${vendor === 'cuda' ? ' (PTX for compute_80 runs on sm_80 and newer)' : ''}`);
+      throw new NoKernelForArchError(
+        `kernels: no code object for ${vendor}:${index} "${name}" (${archFull}); kernels/ has ${have.join(', ')}${vendor === 'cuda' ? ' (PTX for compute_80 runs on sm_80 and newer)' : ''}`,
+      );
     }
     return key;
   }
@@ -304,10 +363,16 @@ export class Kernels {
     const have = this.files.get(file);
     if (have) return have;
     const entry = this.manifest.files[file];
-    if (!entry) throw new TensorError(`kernels: no kernel source ${file} in ${join(this.dir, 'manifest.json')} (have ${Object.keys(this.manifest.files).join(', ')})`);
+    if (!entry)
+      throw new TensorError(
+        `kernels: no kernel source ${file} in ${join(this.dir, 'manifest.json')} (have ${Object.keys(this.manifest.files).join(', ')})`,
+      );
     const key = this.objectKey;
     const obj = entry.objects[key];
-    if (!obj) throw new NoKernelForArchError(`kernels: ${file} has no code object for ${key} (has ${Object.keys(entry.objects).join(', ')})`);
+    if (!obj)
+      throw new NoKernelForArchError(
+        `kernels: ${file} has no code object for ${key} (has ${Object.keys(entry.objects).join(', ')})`,
+      );
     let image = readCodeObject(this.dir, obj.path);
     const layouts = layoutsFromImage(key, file, image);
     if (key === 'ptx' && image[image.length - 1] !== 0) {
@@ -331,10 +396,13 @@ export class Kernels {
     const fromDriver = this.rt.functionParams(fn);
     if (fromDriver) {
       // the driver's view wins, but it must agree with the image's on offsets and sizes
-      const same = fromDriver.length === layout.params.length &&
+      const same =
+        fromDriver.length === layout.params.length &&
         fromDriver.every((p, i) => p.offset === layout.params[i]!.offset && p.size === layout.params[i]!.size);
       if (!same) {
-        throw new TensorError(`kernels: ${name} (${file}): the driver's parameter layout [${fromDriver.map((p) => `${p.offset}:${p.size}`).join(', ')}] differs from the code object's [${layout.params.map((p) => `${p.offset}:${p.size}`).join(', ')}]`);
+        throw new TensorError(
+          `kernels: ${name} (${file}): the driver's parameter layout [${fromDriver.map((p) => `${p.offset}:${p.size}`).join(', ')}] differs from the code object's [${layout.params.map((p) => `${p.offset}:${p.size}`).join(', ')}]`,
+        );
       }
     }
     const buf = new Uint8Array(Math.max(8, layout.bytes));
@@ -354,7 +422,15 @@ export class Kernels {
     return this.kernel(file, name).layout;
   }
 
-  launch(file: string, name: string, grid: Dim3, block: Dim3, sharedBytes: number, stream: GpuStream, args: readonly KernelArg[]): void {
+  launch(
+    file: string,
+    name: string,
+    grid: Dim3,
+    block: Dim3,
+    sharedBytes: number,
+    stream: GpuStream,
+    args: readonly KernelArg[],
+  ): void {
     const k = this.kernel(file, name);
     // the kinds are checked once per kernel (per kind list); values on every launch
     if (!sameKinds(k.kinds, args)) {
@@ -364,9 +440,21 @@ export class Kernels {
     writeArgs(k.layout, args, k.sink);
     const { maxGridDim, maxThreadsPerBlock } = this.rt.info;
     const threads = block[0] * block[1] * block[2];
-    if (!(threads >= 1 && threads <= maxThreadsPerBlock && grid[0] >= 1 && grid[0] <= maxGridDim[0] &&
-      grid[1] >= 1 && grid[1] <= maxGridDim[1] && grid[2] >= 1 && grid[2] <= maxGridDim[2])) {
-      throw new TensorError(`kernel ${name} (${file}): launch grid [${grid.join(', ')}] block [${block.join(', ')}] is outside the device's limits (grid [${maxGridDim.join(', ')}], ${maxThreadsPerBlock} threads a block)`);
+    if (
+      !(
+        threads >= 1 &&
+        threads <= maxThreadsPerBlock &&
+        grid[0] >= 1 &&
+        grid[0] <= maxGridDim[0] &&
+        grid[1] >= 1 &&
+        grid[1] <= maxGridDim[1] &&
+        grid[2] >= 1 &&
+        grid[2] <= maxGridDim[2]
+      )
+    ) {
+      throw new TensorError(
+        `kernel ${name} (${file}): launch grid [${grid.join(', ')}] block [${block.join(', ')}] is outside the device's limits (grid [${maxGridDim.join(', ')}], ${maxThreadsPerBlock} threads a block)`,
+      );
     }
     // the driver copies the buffer during the call, so the same buffer serves the next launch
     this.rt.launch(k.fn, grid, block, sharedBytes, stream, k.packed);
@@ -408,7 +496,14 @@ export class Kernels {
    * so mid-sized tensors still spread over the whole device. The kernels loop grid-stride, so
    * the grid only sets the speed, never the result.
    */
-  launchContig(file: string, name: string, n: number, perThread: number, stream: GpuStream, args: readonly KernelArg[]): void {
+  launchContig(
+    file: string,
+    name: string,
+    n: number,
+    perThread: number,
+    stream: GpuStream,
+    args: readonly KernelArg[],
+  ): void {
     if (n <= 0) return;
     const { multiprocessors, maxGridDim, warpSize } = this.rt.info;
     const threads = Math.ceil(n / perThread);
@@ -422,7 +517,10 @@ export class Kernels {
   private readonly blockCache = new Map<number, Dim3>();
   private blockDims(threads: number): Dim3 {
     let d = this.blockCache.get(threads);
-    if (!d) { d = [threads, 1, 1]; this.blockCache.set(threads, d); }
+    if (!d) {
+      d = [threads, 1, 1];
+      this.blockCache.set(threads, d);
+    }
     return d;
   }
 
@@ -441,6 +539,9 @@ const perRuntime = new WeakMap<GpuRuntime, Kernels>();
 /** the one Kernels of a runtime, so each module loads once per device however many ops ask */
 export function kernelsFor(rt: GpuRuntime): Kernels {
   let k = perRuntime.get(rt);
-  if (!k) { k = new Kernels(rt); perRuntime.set(rt, k); }
+  if (!k) {
+    k = new Kernels(rt);
+    perRuntime.set(rt, k);
+  }
   return k;
 }

@@ -5,7 +5,11 @@
 import koffi from 'koffi';
 import { ShapeError } from '../core/errors.ts';
 
-export interface LaunchMarkers { readonly pointer: number; readonly size: number; readonly end: number }
+export interface LaunchMarkers {
+  readonly pointer: number;
+  readonly size: number;
+  readonly end: number;
+}
 
 export class LaunchBlock {
   readonly extra = koffi.alloc('uint64_t', 5) as bigint;
@@ -35,7 +39,10 @@ export class LaunchBlock {
     if (args.length > this.bufView.length) this.grow(Math.max(args.length, this.bufView.length * 2));
     this.bufView.set(args);
     // launches of one kernel repeat one size: skip the BigInt when it has not changed
-    if (args.length !== this.lastSize) { this.sizeView[0] = BigInt(args.length); this.lastSize = args.length; }
+    if (args.length !== this.lastSize) {
+      this.sizeView[0] = BigInt(args.length);
+      this.lastSize = args.length;
+    }
   }
 
   dispose(): void {
@@ -51,6 +58,9 @@ const ok = (v: number): boolean => Number.isInteger(v) && v >= 0 && v <= U32;
 
 /** grid, block and shared-memory size as the launch APIs take them: 32-bit unsigned integers */
 export function checkLaunchDims(name: string, grid: readonly number[], block: readonly number[], shared: number): void {
-  if (ok(grid[0]!) && ok(grid[1]!) && ok(grid[2]!) && ok(block[0]!) && ok(block[1]!) && ok(block[2]!) && ok(shared)) return;
-  throw new ShapeError(`launch ${name}: grid [${grid.join(', ')}], block [${block.join(', ')}], shared ${shared} must be 32-bit unsigned integers`);
+  if (ok(grid[0]!) && ok(grid[1]!) && ok(grid[2]!) && ok(block[0]!) && ok(block[1]!) && ok(block[2]!) && ok(shared))
+    return;
+  throw new ShapeError(
+    `launch ${name}: grid [${grid.join(', ')}], block [${block.join(', ')}], shared ${shared} must be 32-bit unsigned integers`,
+  );
 }

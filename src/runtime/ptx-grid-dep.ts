@@ -13,7 +13,8 @@ export const GRID_DEP_MARKER = '// rt-grid-dep';
 const REPLACEMENT = 'griddepcontrol.wait;';
 // loads, stores, atomics and asynchronous copies that may reach global memory (generic
 // addressing included); parameter, shared and local ones cannot
-const GLOBAL_ACCESS = /\b(?:ld|st|atom|red|prefetch)(?!\.(?:param|shared|local|const)\b)\.|\bcp\.async\b|\bcp\.reduce\b/;
+const GLOBAL_ACCESS =
+  /\b(?:ld|st|atom|red|prefetch)(?!\.(?:param|shared|local|const)\b)\.|\bcp\.async\b|\bcp\.reduce\b/;
 
 export interface GridDepPtx {
   /** the PTX to load: markers replaced, target raised */
@@ -23,7 +24,10 @@ export interface GridDepPtx {
 }
 
 /** sm_XY -> XY (90 for sm_90, 100 for sm_100); NaN for anything else */
-const smNumber = (arch: string): number => { const m = /^sm_(\d+)a?$/.exec(arch); return m ? Number(m[1]) : NaN; };
+const smNumber = (arch: string): number => {
+  const m = /^sm_(\d+)a?$/.exec(arch);
+  return m ? Number(m[1]) : NaN;
+};
 
 /** whether `arch` has griddepcontrol (sm_90 and later) */
 export const hasGridDep = (arch: string): boolean => smNumber(arch) >= 90;
@@ -47,6 +51,9 @@ export function gridDepPtx(ptx: string, arch: string): GridDepPtx | null {
     const access = body.slice(open).search(GLOBAL_ACCESS);
     if (mark > open && (access < 0 || open + access > mark)) entries.add(h[1]!);
   });
-  const text = ptx.replace(/^(\s*\.target\s+)sm_\d+a?/m, `$1${arch}`).split(GRID_DEP_MARKER).join(REPLACEMENT);
+  const text = ptx
+    .replace(/^(\s*\.target\s+)sm_\d+a?/m, `$1${arch}`)
+    .split(GRID_DEP_MARKER)
+    .join(REPLACEMENT);
   return { text, entries };
 }

@@ -42,26 +42,37 @@ export class StagedUploader {
   private trimWhenIdle = false;
   private chunk: number;
 
-  constructor(private readonly rt: GpuRuntime, chunkBytes: number = uploadChunkFromEnv()) {
+  constructor(
+    private readonly rt: GpuRuntime,
+    chunkBytes: number = uploadChunkFromEnv(),
+  ) {
     this.chunk = checkChunk(chunkBytes, 'upload chunk');
   }
 
   /** bytes per half of the pinned buffer; a new size takes effect at the next upload */
-  get chunkBytes(): number { return this.chunk; }
-  set chunkBytes(n: number) { this.chunk = checkChunk(n, 'upload chunk'); }
+  get chunkBytes(): number {
+    return this.chunk;
+  }
+  set chunkBytes(n: number) {
+    this.chunk = checkChunk(n, 'upload chunk');
+  }
 
   /** pinned bytes held now (two halves, or 0 before the first upload and after trim) */
-  get pinnedBytes(): number { return this.buf?.size ?? 0; }
+  get pinnedBytes(): number {
+    return this.buf?.size ?? 0;
+  }
 
   async upload(stream: GpuStream, dstAt: DeviceAddress, bytes: number, fill: FillChunk): Promise<void> {
-    if (!Number.isSafeInteger(bytes) || bytes < 0) throw new ShapeError(`staged upload: byte count ${bytes} must be a non-negative integer`);
+    if (!Number.isSafeInteger(bytes) || bytes < 0)
+      throw new ShapeError(`staged upload: byte count ${bytes} must be a non-negative integer`);
     if (bytes === 0) return;
     const done = await this.takeTurn();
     try {
       const buf = await this.buffer();
       const half = buf.size / 2;
       for (let off = 0, i = 0; off < bytes; off += half, i++) {
-        const h = i & 1, len = Math.min(half, bytes - off);
+        const h = i & 1,
+          len = Math.min(half, bytes - off);
         await this.settle(h);
         await fill(buf.bytes.subarray(h * half, h * half + len), off);
         this.rt.copyHtoDAsync(dstAt(off), buf, h * half, len, stream);
@@ -75,7 +86,10 @@ export class StagedUploader {
 
   /** frees the pinned buffer now if no upload is running, else when the running ones end */
   trim(): void {
-    if (this.users > 0) { this.trimWhenIdle = true; return; }
+    if (this.users > 0) {
+      this.trimWhenIdle = true;
+      return;
+    }
     this.freeBuffer();
   }
 
@@ -83,22 +97,28 @@ export class StagedUploader {
     this.users++;
     const before = this.turn;
     let open!: () => void;
-    this.turn = new Promise<void>((r) => { open = r; });
+    this.turn = new Promise<void>((r) => {
+      open = r;
+    });
     await before;
     return async () => {
       try {
         if (--this.users === 0 && this.trimWhenIdle) {
-          await this.settle(0); await this.settle(1);
+          await this.settle(0);
+          await this.settle(1);
           if (this.users === 0) this.freeBuffer();
         }
-      } finally { open(); }
+      } finally {
+        open();
+      }
     };
   }
 
   /** the pinned buffer at the current chunk size, waiting for the old one's copies to resize */
   private async buffer(): Promise<PinnedBuffer> {
     if (this.buf && this.buf.size !== 2 * this.chunk) {
-      await this.settle(0); await this.settle(1);
+      await this.settle(0);
+      await this.settle(1);
       this.freeBuffer();
     }
     if (this.events.length === 0) this.events = [this.rt.eventCreate(false), this.rt.eventCreate(false)];
@@ -116,8 +136,14 @@ export class StagedUploader {
   private freeBuffer(): void {
     this.trimWhenIdle = false;
     for (let h = 0; h < 2; h++) {
-      if (this.inFlight[h]) { this.rt.eventSynchronize(this.events[h]!); this.inFlight[h] = false; }
+      if (this.inFlight[h]) {
+        this.rt.eventSynchronize(this.events[h]!);
+        this.inFlight[h] = false;
+      }
     }
-    if (this.buf) { this.rt.hostFree(this.buf); this.buf = null; }
+    if (this.buf) {
+      this.rt.hostFree(this.buf);
+      this.buf = null;
+    }
   }
 }

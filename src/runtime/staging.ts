@@ -4,10 +4,13 @@
 // overwrites memory the device is still reading.
 import type { GpuEvent, GpuRuntime, GpuStream, PinnedBuffer } from './gpu.ts';
 
-const KEEP_BYTES = 64 << 20;     // pool at most this much pinned memory
+const KEEP_BYTES = 64 << 20; // pool at most this much pinned memory
 const MIN_BUFFER = 64 << 10;
 
-interface Pending { buf: PinnedBuffer; event: GpuEvent }
+interface Pending {
+  buf: PinnedBuffer;
+  event: GpuEvent;
+}
 
 export class StagingPool {
   private free: PinnedBuffer[] = [];
@@ -36,7 +39,10 @@ export class StagingPool {
 
   /** the buffer is free now (its copies have completed) */
   release(buf: PinnedBuffer): void {
-    if (buf.size > KEEP_BYTES || this.kept + buf.size > KEEP_BYTES) { this.rt.hostFree(buf); return; }
+    if (buf.size > KEEP_BYTES || this.kept + buf.size > KEEP_BYTES) {
+      this.rt.hostFree(buf);
+      return;
+    }
     this.free.push(buf);
     this.kept += buf.size;
   }
@@ -52,8 +58,10 @@ export class StagingPool {
     if (this.pending.length === 0) return;
     const still: Pending[] = [];
     for (const p of this.pending) {
-      if (this.rt.eventQuery(p.event)) { this.rt.eventDestroy(p.event); this.release(p.buf); }
-      else still.push(p);
+      if (this.rt.eventQuery(p.event)) {
+        this.rt.eventDestroy(p.event);
+        this.release(p.buf);
+      } else still.push(p);
     }
     this.pending = still;
   }

@@ -7,4 +7,6 @@ import type { QkvToCacheArgs } from './options.ts';
  * One token through the fused q/k/v projection: q [1, 1, heads, headDim] (rotated) is returned,
  * k and v are written into the layer's cache at the position (one kernel on a GPU).
  */
-export function qkvToCache(a: QkvToCacheArgs): Tensor { return Tensor.wrap(linearOps.qkvToCache(a)); }
+export function qkvToCache(a: QkvToCacheArgs): Tensor {
+  return Tensor.wrap(linearOps.qkvToCache(a));
+}

@@ -7,10 +7,16 @@ import { Template } from '@huggingface/jinja';
 import { TokenizerError } from './errors.ts';
 import { isObject, type ModelTextFiles } from './files.ts';
 
-export interface ChatMessage { role: string; content: string }
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
 
 /** Where a template came from, for error messages. */
-interface TemplateSource { text: string; where: string }
+interface TemplateSource {
+  text: string;
+  where: string;
+}
 
 /**
  * The default template: chat_template.jinja where present (newer exports), else tokenizer_config's
@@ -19,19 +25,24 @@ interface TemplateSource { text: string; where: string }
  * there is no usable template.
  */
 export function findChatTemplate(files: ModelTextFiles): TemplateSource | { missing: string } {
-  if (files.chatTemplateFile !== undefined) return { text: files.chatTemplateFile, where: join(files.dir, 'chat_template.jinja') };
+  if (files.chatTemplateFile !== undefined)
+    return { text: files.chatTemplateFile, where: join(files.dir, 'chat_template.jinja') };
   const where = join(files.dir, 'tokenizer_config.json');
   const raw = files.tokenizerConfig?.chat_template;
   if (typeof raw === 'string') return { text: raw, where };
   if (Array.isArray(raw)) {
     const named = raw.filter(isObject);
     const def = named.find((t) => t.name === 'default');
-    if (def && typeof def.template === 'string') return { text: def.template, where: `${where} (chat_template "default")` };
+    if (def && typeof def.template === 'string')
+      return { text: def.template, where: `${where} (chat_template "default")` };
     const names = named.map((t) => JSON.stringify(t.name)).join(', ');
     return { missing: `${where}: chat_template lists templates named ${names || '(none)'} but none named "default"` };
   }
-  if (raw !== undefined && raw !== null) return { missing: `${where}: chat_template must be a string or a list of {name, template}` };
-  return { missing: `${files.dir}: the model has no chat template (no chat_template in tokenizer_config.json, no chat_template.jinja)` };
+  if (raw !== undefined && raw !== null)
+    return { missing: `${where}: chat_template must be a string or a list of {name, template}` };
+  return {
+    missing: `${files.dir}: the model has no chat template (no chat_template in tokenizer_config.json, no chat_template.jinja)`,
+  };
 }
 
 export class ChatTemplate {

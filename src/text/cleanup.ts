@@ -2,8 +2,16 @@
 // punctuation and English contractions ("Hello ." -> "Hello.", "do n't" -> "don't"). Applied
 // in this order, each over the whole text, so one rule can expose a match for a later one.
 const RULES: readonly (readonly [string, string])[] = [
-  [' .', '.'], [' ?', '?'], [' !', '!'], [' ,', ','], [" ' ", "'"],
-  [" n't", "n't"], [" 'm", "'m"], [" 's", "'s"], [" 've", "'ve"], [" 're", "'re"],
+  [' .', '.'],
+  [' ?', '?'],
+  [' !', '!'],
+  [' ,', ','],
+  [" ' ", "'"],
+  [" n't", "n't"],
+  [" 'm", "'m"],
+  [" 's", "'s"],
+  [" 've", "'ve"],
+  [" 're", "'re"],
 ];
 
 export function cleanUpSpaces(text: string): string {

@@ -47,12 +47,16 @@ async function readJson(dir: string, name: string): Promise<JsonObject | undefin
 
 export async function readModelTextFiles(dir: string): Promise<ModelTextFiles> {
   const info = await stat(dir).catch(() => undefined);
-  if (!info) throw new TokenizerError(`${dir}: no such folder (expected a Hugging Face model folder with tokenizer.json)`);
-  if (!info.isDirectory()) throw new TokenizerError(`${dir}: not a folder (expected a Hugging Face model folder with tokenizer.json)`);
+  if (!info)
+    throw new TokenizerError(`${dir}: no such folder (expected a Hugging Face model folder with tokenizer.json)`);
+  if (!info.isDirectory())
+    throw new TokenizerError(`${dir}: not a folder (expected a Hugging Face model folder with tokenizer.json)`);
   const tokenizer = await readJson(dir, 'tokenizer.json');
   if (!tokenizer) {
-    throw new TokenizerError(`${join(dir, 'tokenizer.json')}: not found; only the fast-tokenizer format ` +
-      `(tokenizer.json) is supported, not tokenizer.model / vocab.json + merges.txt alone`);
+    throw new TokenizerError(
+      `${join(dir, 'tokenizer.json')}: not found; only the fast-tokenizer format ` +
+        `(tokenizer.json) is supported, not tokenizer.model / vocab.json + merges.txt alone`,
+    );
   }
   const [tokenizerConfig, specialTokensMap, generationConfig, config, chatTemplateFile] = await Promise.all([
     readJson(dir, 'tokenizer_config.json'),

@@ -31,7 +31,9 @@ function idList(obj: JsonObject | undefined, key: string, where: string): number
   const list = Array.isArray(v) ? v : [v];
   for (const id of list) {
     if (!Number.isInteger(id) || (id as number) < 0) {
-      throw new TokenizerError(`${where}: ${key} must be a non-negative integer or a list of them, got ${JSON.stringify(v)}`);
+      throw new TokenizerError(
+        `${where}: ${key} must be a non-negative integer or a list of them, got ${JSON.stringify(v)}`,
+      );
     }
   }
   return list as number[];
@@ -53,8 +55,10 @@ function idOfToken(files: ModelTextFiles, key: SpecialTokenKey, tokenToId: Token
   if (text === undefined) return undefined;
   const id = tokenToId(text);
   if (id === undefined) {
-    throw new TokenizerError(`${files.dir}: the tokenizer settings name ${key} ${JSON.stringify(text)}, ` +
-      `which tokenizer.json's vocabulary does not contain`);
+    throw new TokenizerError(
+      `${files.dir}: the tokenizer settings name ${key} ${JSON.stringify(text)}, ` +
+        `which tokenizer.json's vocabulary does not contain`,
+    );
   }
   return id;
 }

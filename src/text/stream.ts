@@ -46,7 +46,7 @@ export function createStreamer(decodeRaw: (ids: number[]) => string, cleanup: bo
       return out(piece);
     },
     flush(): string {
-      const piece = ids.length > prefixEnd ? newText(true) ?? '' : '';
+      const piece = ids.length > prefixEnd ? (newText(true) ?? '') : '';
       ids = [];
       prefixEnd = 0;
       return clean ? clean.push(piece) + clean.end() : piece;

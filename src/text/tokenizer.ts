@@ -35,8 +35,10 @@ function normalizeTokenizerJson(json: JsonObject, path: string): JsonObject {
   const model = json.model;
   if (!isObject(model)) throw new TokenizerError(`${path}: no "model" object (is this a tokenizer.json?)`);
   if (model.type !== undefined && !MODEL_TYPES.has(String(model.type))) {
-    throw new TokenizerError(`${path}: unsupported tokenizer model type ${JSON.stringify(model.type)} ` +
-      `(supported: ${[...MODEL_TYPES].join(', ')})`);
+    throw new TokenizerError(
+      `${path}: unsupported tokenizer model type ${JSON.stringify(model.type)} ` +
+        `(supported: ${[...MODEL_TYPES].join(', ')})`,
+    );
   }
   const out: JsonObject = { ...json };
   for (const key of ['normalizer', 'pre_tokenizer', 'post_processor', 'decoder']) out[key] ??= null;
@@ -49,7 +51,10 @@ function normalizeTokenizerJson(json: JsonObject, path: string): JsonObject {
 function flag(files: ModelTextFiles, key: string): boolean | undefined {
   const v = files.tokenizerConfig?.[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw new TokenizerError(`${join(files.dir, 'tokenizer_config.json')}: ${key} must be true or false, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'boolean')
+    throw new TokenizerError(
+      `${join(files.dir, 'tokenizer_config.json')}: ${key} must be true or false, got ${JSON.stringify(v)}`,
+    );
   return v;
 }
 
@@ -171,7 +176,10 @@ export class TextTokenizer {
   private decodeWith(ids: readonly number[], skipSpecialTokens: boolean, cleanup: boolean): string {
     if (ids.length === 0) return ''; // the runtime throws on an empty list
     this.checkIds(ids);
-    return this.tok.decode(ids.slice(), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: cleanup });
+    return this.tok.decode(ids.slice(), {
+      skip_special_tokens: skipSpecialTokens,
+      clean_up_tokenization_spaces: cleanup,
+    });
   }
 
   /** the runtime would turn an unknown id into "undefined" text or a crash deep inside */

@@ -10,19 +10,42 @@ test('enum values, constants, struct offsets and sizes match the headers', () =>
   const root = rocmRoot();
   const items = valueItems();
   writeInRoot(root, '/tmp/rocm-tensor-abi/values.c', valueProgram(items));
-  const cc = runInRoot(root, ['clang-21', ...C_FLAGS, '/tmp/rocm-tensor-abi/values.c', '-o', '/tmp/rocm-tensor-abi/values']);
+  const cc = runInRoot(root, [
+    'clang-21',
+    ...C_FLAGS,
+    '/tmp/rocm-tensor-abi/values.c',
+    '-o',
+    '/tmp/rocm-tensor-abi/values',
+  ]);
   // an unknown name is a compile error naming it: show the compiler's words
-  assert.is(cc.status, 0, `values.c did not compile:\n${cc.stderr.split('\n').filter((l) => /error/.test(l)).join('\n')}`);
+  assert.is(
+    cc.status,
+    0,
+    `values.c did not compile:\n${cc.stderr
+      .split('\n')
+      .filter((l) => /error/.test(l))
+      .join('\n')}`,
+  );
   const run = runInRoot(root, ['/tmp/rocm-tensor-abi/values'], 30_000);
   assert.is(run.status, 0, run.stderr);
-  const got = new Map(run.stdout.trim().split('\n').map((l) => { const [k, v] = l.split('\t'); return [k!, Number(v)] as const; }));
+  const got = new Map(
+    run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => {
+        const [k, v] = l.split('\t');
+        return [k!, Number(v)] as const;
+      }),
+  );
   const bad: string[] = [];
   for (const it of items) {
     const v = got.get(it.key);
     if (v !== it.expected) bad.push(`${it.key}: TypeScript ${it.expected}, header ${v}`);
   }
   const n = (p: string) => items.filter((i) => i.key.startsWith(p)).length;
-  console.log(`values: ${n('const ')} enum values/constants, ${n('offsetof ')} struct offsets, ${n('sizeof ')} struct sizes; ${bad.length} mismatches`);
+  console.log(
+    `values: ${n('const ')} enum values/constants, ${n('offsetof ')} struct offsets, ${n('sizeof ')} struct sizes; ${bad.length} mismatches`,
+  );
   assert.equal(bad, []);
 });
 

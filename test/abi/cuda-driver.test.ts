@@ -6,14 +6,26 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  checkSource, compileChecks, dynamicSymbols, findHeader, findLibrary, formatFailures, haveGcc, includeDirs, objectMacros,
+  checkSource,
+  compileChecks,
+  dynamicSymbols,
+  findHeader,
+  findLibrary,
+  formatFailures,
+  haveGcc,
+  includeDirs,
+  objectMacros,
 } from '../../scripts/abi-cuda/check.ts';
 import { CUDA_ALIASES, CUDA_CONST, CUDA_FUNCTIONS, CUDA_STRUCTS } from '../../src/ffi/cuda.ts';
 import { protoName } from '../../src/ffi/native.ts';
 
 const cudaInclude = findHeader('cuda.h');
 const gcc = haveGcc();
-const headerWhy = !gcc ? 'gcc not found' : !cudaInclude ? `cuda.h not found in ${includeDirs().join(', ') || 'any include folder'} (install the CUDA toolkit or set CUDA_HOME)` : '';
+const headerWhy = !gcc
+  ? 'gcc not found'
+  : !cudaInclude
+    ? `cuda.h not found in ${includeDirs().join(', ') || 'any include folder'} (install the CUDA toolkit or set CUDA_HOME)`
+    : '';
 
 // a plain name we bind on purpose although cuda.h (12.8+) #defines it to _v2: drivers before
 // 12.8 (550 = CUDA 12.4) export only the plain symbol; the signature is the same
@@ -25,10 +37,18 @@ if (headerWhy) {
   test.skip('no bound driver symbol is renamed by a cuda.h macro', () => {});
 } else {
   test('driver prototypes, aliases and constants match cuda.h', () => {
-    const src = checkSource({ includes: ['cuda.h'], aliases: CUDA_ALIASES, functions: CUDA_FUNCTIONS, constants: CUDA_CONST, structs: CUDA_STRUCTS });
+    const src = checkSource({
+      includes: ['cuda.h'],
+      aliases: CUDA_ALIASES,
+      functions: CUDA_FUNCTIONS,
+      constants: CUDA_CONST,
+      structs: CUDA_STRUCTS,
+    });
     const r = compileChecks(src, [cudaInclude!]);
-    console.log(`cuda.h (${cudaInclude}): ${Object.keys(CUDA_FUNCTIONS).length} functions, ${CUDA_ALIASES.length} aliases, ` +
-      `${Object.keys(CUDA_CONST).length} constants, ${src.count} checks; ${r.failures.size} mismatches`);
+    console.log(
+      `cuda.h (${cudaInclude}): ${Object.keys(CUDA_FUNCTIONS).length} functions, ${CUDA_ALIASES.length} aliases, ` +
+        `${Object.keys(CUDA_CONST).length} constants, ${src.count} checks; ${r.failures.size} mismatches`,
+    );
     assert.ok(r.ok, `mismatches against cuda.h:\n${formatFailures(r)}\n${r.stderr.slice(-1500)}`);
   });
 
@@ -39,7 +59,8 @@ if (headerWhy) {
     for (const { proto } of Object.values(CUDA_FUNCTIONS)) {
       const name = protoName(proto);
       const target = macros.get(name);
-      if (target !== undefined && !DELIBERATE_PLAIN.has(name)) problems.push(`${name} is #defined to ${target}: bind that symbol`);
+      if (target !== undefined && !DELIBERATE_PLAIN.has(name))
+        problems.push(`${name} is #defined to ${target}: bind that symbol`);
     }
     assert.equal(problems, []);
   });
@@ -47,7 +68,9 @@ if (headerWhy) {
 
 const libcuda = findLibrary(['libcuda.so.1', 'libcuda.so'], 'ROCM_TENSOR_CUDA_LIB');
 if (!libcuda) {
-  console.log('SKIP cuda-driver symbol check: no libcuda.so.1 (or stubs/libcuda.so) found; scripts/abi-cuda/fetch.sh caches the real one');
+  console.log(
+    'SKIP cuda-driver symbol check: no libcuda.so.1 (or stubs/libcuda.so) found; scripts/abi-cuda/fetch.sh caches the real one',
+  );
   test.skip('libcuda exports every bound symbol', () => {});
 } else {
   test('libcuda exports every bound symbol', () => {
@@ -58,8 +81,10 @@ if (!libcuda) {
       if (syms.has(protoName(spec.proto))) continue;
       ('optional' in spec && spec.optional ? optionalMissing : missing).push(key);
     }
-    console.log(`${libcuda}: ${syms.size} symbols; ${Object.keys(CUDA_FUNCTIONS).length} bound, required missing: ` +
-      `${missing.length}, optional absent: ${optionalMissing.join(', ') || 'none'}`);
+    console.log(
+      `${libcuda}: ${syms.size} symbols; ${Object.keys(CUDA_FUNCTIONS).length} bound, required missing: ` +
+        `${missing.length}, optional absent: ${optionalMissing.join(', ') || 'none'}`,
+    );
     assert.equal(missing, []);
   });
 }

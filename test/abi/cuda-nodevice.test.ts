@@ -46,8 +46,11 @@ if (hasGpu) {
 }
 
 if (!useFixture) {
-  console.log(hasGpu ? 'SKIP real-libcuda no-device check: a GPU is present'
-    : `SKIP real-libcuda no-device check: ${process.env.ROCM_TENSOR_CUDA_LIB ? 'ROCM_TENSOR_CUDA_LIB is set' : `no cached driver at ${fixture} (scripts/abi-cuda/fetch.sh)`}`);
+  console.log(
+    hasGpu
+      ? 'SKIP real-libcuda no-device check: a GPU is present'
+      : `SKIP real-libcuda no-device check: ${process.env.ROCM_TENSOR_CUDA_LIB ? 'ROCM_TENSOR_CUDA_LIB is set' : `no cached driver at ${fixture} (scripts/abi-cuda/fetch.sh)`}`,
+  );
   test.skip('the real libcuda binds every declaration and reports CUDA_ERROR_NO_DEVICE', () => {});
 } else {
   test('the real libcuda binds every declaration and reports CUDA_ERROR_NO_DEVICE', async () => {
@@ -55,8 +58,10 @@ if (!useFixture) {
     const d = loadCudaDriver();
     assert.is(d.loaded.path, fixture);
     const init = d.fn.cuInit(0);
-    console.log(`${d.loaded.path}: cuInit(0) -> ${d.errorText(init)}; cuFuncGetParamInfo ${d.fn.cuFuncGetParamInfo ? 'bound' : 'absent'}, ` +
-      `cuEventElapsedTime_v2 ${d.fn.cuEventElapsedTime_v2 ? 'bound' : 'absent'}`);
+    console.log(
+      `${d.loaded.path}: cuInit(0) -> ${d.errorText(init)}; cuFuncGetParamInfo ${d.fn.cuFuncGetParamInfo ? 'bound' : 'absent'}, ` +
+        `cuEventElapsedTime_v2 ${d.fn.cuEventElapsedTime_v2 ? 'bound' : 'absent'}`,
+    );
     assert.is(init, 100, `expected CUDA_ERROR_NO_DEVICE (100), got ${d.errorText(init)}`);
     assert.match(d.errorText(2), /^CUDA_ERROR_OUT_OF_MEMORY \(2\): out of memory$/);
     assert.match(cudaProbe().reason, /CUDA_ERROR_NO_DEVICE/);

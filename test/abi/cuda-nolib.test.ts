@@ -11,7 +11,10 @@ test('a missing libcuda is 0 devices with the reason, and openCuda names it', ()
   assert.is(cudaDeviceCount(), 0);
   const { reason } = cudaProbe();
   assert.match(reason, /ROCM_TENSOR_CUDA_LIB=\/nonexistent\/rocm-tensor\/libcuda\.so\.1 could not be loaded/);
-  assert.throws(() => openCuda(0), /openCuda\(0\): device index out of range, 0 CUDA device\(s\) visible.*could not be loaded/);
+  assert.throws(
+    () => openCuda(0),
+    /openCuda\(0\): device index out of range, 0 CUDA device\(s\) visible.*could not be loaded/,
+  );
 });
 
 test.run();

@@ -16,8 +16,11 @@ test('gfx942 unary: target, explicit args, hidden args after them, wave64', () =
   assert.ok(k);
   assert.is(k.symbol, 'unary_exp_f32.kd');
   assert.equal(k.params, [
-    { offset: 0, size: 8, kind: 'pointer' }, { offset: 8, size: 8, kind: 'pointer' },
-    { offset: 16, size: 8, kind: 'value' }, { offset: 24, size: 8, kind: 'value' }, { offset: 32, size: 8, kind: 'value' },
+    { offset: 0, size: 8, kind: 'pointer' },
+    { offset: 8, size: 8, kind: 'pointer' },
+    { offset: 16, size: 8, kind: 'value' },
+    { offset: 24, size: 8, kind: 'value' },
+    { offset: 32, size: 8, kind: 'value' },
   ]);
   const hidden = k.args.filter((a) => a.valueKind.startsWith('hidden_'));
   assert.ok(hidden.length > 0);
@@ -34,8 +37,11 @@ test('gfx1100 is wave32; a strided kernel takes the 368-byte Geom by value', () 
   const k = co.kernels.find((x) => x.name === 'unary_clamp_f16_strided')!;
   assert.is(k.wavefrontSize, 32);
   assert.equal(k.params, [
-    { offset: 0, size: 8, kind: 'pointer' }, { offset: 8, size: 8, kind: 'pointer' },
-    { offset: 16, size: 368, kind: 'value' }, { offset: 384, size: 4, kind: 'value' }, { offset: 388, size: 4, kind: 'value' },
+    { offset: 0, size: 8, kind: 'pointer' },
+    { offset: 8, size: 8, kind: 'pointer' },
+    { offset: 16, size: 368, kind: 'value' },
+    { offset: 384, size: 4, kind: 'value' },
+    { offset: 388, size: 4, kind: 'value' },
   ]);
 });
 
@@ -47,7 +53,10 @@ test('every AMD object names its own arch', () => {
 
 test('non-ELF input and a missing note are clear errors', () => {
   assert.not.ok(isElf(new Uint8Array([1, 2, 3, 4])));
-  assert.throws(() => parseAmdCodeObject(new Uint8Array(64)), (e: unknown) => e instanceof CodeObjectError && /not an ELF/.test((e as Error).message));
+  assert.throws(
+    () => parseAmdCodeObject(new Uint8Array(64)),
+    (e: unknown) => e instanceof CodeObjectError && /not an ELF/.test((e as Error).message),
+  );
   assert.is(findElfNote(image('copy.hip', 'gfx90a'), 'NoSuchOwner', 32), null);
   const truncated = image('copy.hip', 'gfx90a').slice(0, 100);
   assert.throws(() => parseAmdCodeObject(truncated), /section table/);
@@ -70,13 +79,21 @@ test('PTX .entry signatures: scalars, .ptr, aligned byte arrays, no tail padding
 .visible .entry k3()
 { ret; }`;
   const es = parsePtxEntries(ptx);
-  assert.equal(es.map((e) => e.name), ['k1', 'k2', 'k3']);
+  assert.equal(
+    es.map((e) => e.name),
+    ['k1', 'k2', 'k3'],
+  );
   assert.equal(es[0]!.params, [
-    { offset: 0, size: 8, kind: 'value' }, { offset: 8, size: 4, kind: 'value' },
-    { offset: 16, size: 368, kind: 'value' }, { offset: 384, size: 4, kind: 'value' },
+    { offset: 0, size: 8, kind: 'value' },
+    { offset: 8, size: 4, kind: 'value' },
+    { offset: 16, size: 368, kind: 'value' },
+    { offset: 384, size: 4, kind: 'value' },
   ]);
   assert.is(es[0]!.paramBytes, 388);
-  assert.equal(es[1]!.params, [{ offset: 0, size: 8, kind: 'pointer' }, { offset: 8, size: 2, kind: 'value' }]);
+  assert.equal(es[1]!.params, [
+    { offset: 0, size: 8, kind: 'pointer' },
+    { offset: 8, size: 2, kind: 'value' },
+  ]);
   assert.is(es[1]!.paramBytes, 10);
   assert.equal(es[2]!.params, []);
 });
@@ -89,7 +106,11 @@ test('the committed PTX parses with the same layout as gfx942 for every kernel',
     for (const k of amd.kernels) {
       const p = ptx.get(k.name);
       assert.ok(p, `${file}: ${k.name} missing from the PTX`);
-      assert.equal(p!.params.map((x) => [x.offset, x.size]), k.params.map((x) => [x.offset, x.size]), `${file} ${k.name}`);
+      assert.equal(
+        p!.params.map((x) => [x.offset, x.size]),
+        k.params.map((x) => [x.offset, x.size]),
+        `${file} ${k.name}`,
+      );
     }
   }
 });

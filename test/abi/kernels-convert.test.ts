@@ -64,11 +64,61 @@ int main(int argc, char** argv) {
 `;
 
 function doubles(): Float64Array {
-  const xs: number[] = [0, -0, NaN, Infinity, -Infinity, 1, -1, 0.5, 1.5, 2.5, -2.5, -2.7, 3.9, 255.9, 256, 257, -1.5,
-    65504, 65519.99, 65520, 65536, 2 ** -14, 2 ** -24, 2 ** -25, 3 * 2 ** -26, 2 ** -25 + 2 ** -60, 1e-8, 5.960464477539063e-8,
-    2 ** 31, 2 ** 32, 2 ** 32 + 0.5, -(2 ** 31), 2 ** 53 + 2, 2 ** 63, -(2 ** 63), 2 ** 64, 2 ** 64 + 2 ** 12, 1e19, -1e19, 1e20, 1e300, -1e300,
-    3.4028234663852886e38, 3.4028235677973366e38, 3.4e38 * 1.01, 1.401298464324817e-45, 1e-310, Number.MIN_VALUE,
-    1 + 2 ** -8, 1 + 2 ** -8 + 2 ** -40, 1 + 2 ** -11, 1 + 2 ** -11 + 2 ** -45, 1 + 3 * 2 ** -11];
+  const xs: number[] = [
+    0,
+    -0,
+    NaN,
+    Infinity,
+    -Infinity,
+    1,
+    -1,
+    0.5,
+    1.5,
+    2.5,
+    -2.5,
+    -2.7,
+    3.9,
+    255.9,
+    256,
+    257,
+    -1.5,
+    65504,
+    65519.99,
+    65520,
+    65536,
+    2 ** -14,
+    2 ** -24,
+    2 ** -25,
+    3 * 2 ** -26,
+    2 ** -25 + 2 ** -60,
+    1e-8,
+    5.960464477539063e-8,
+    2 ** 31,
+    2 ** 32,
+    2 ** 32 + 0.5,
+    -(2 ** 31),
+    2 ** 53 + 2,
+    2 ** 63,
+    -(2 ** 63),
+    2 ** 64,
+    2 ** 64 + 2 ** 12,
+    1e19,
+    -1e19,
+    1e20,
+    1e300,
+    -1e300,
+    3.4028234663852886e38,
+    3.4028235677973366e38,
+    3.4e38 * 1.01,
+    1.401298464324817e-45,
+    1e-310,
+    Number.MIN_VALUE,
+    1 + 2 ** -8,
+    1 + 2 ** -8 + 2 ** -40,
+    1 + 2 ** -11,
+    1 + 2 ** -11 + 2 ** -45,
+    1 + 3 * 2 ** -11,
+  ];
   // halfway points of f16 and bf16 and their neighbours, across the exponent range
   for (let e = -26; e <= 16; e++) {
     for (const m of [1, 1.5, 1.25, 1.75]) {
@@ -81,7 +131,10 @@ function doubles(): Float64Array {
   }
   // random doubles across exponents, and random f32 values
   let s = 12345;
-  const rnd = (): number => { s = (s * 1103515245 + 12345) >>> 0; return s / 2 ** 32; };
+  const rnd = (): number => {
+    s = (s * 1103515245 + 12345) >>> 0;
+    return s / 2 ** 32;
+  };
   for (let i = 0; i < 20000; i++) {
     const e = Math.floor(rnd() * 200) - 100;
     xs.push((rnd() < 0.5 ? -1 : 1) * (1 + rnd()) * 2 ** e);
@@ -91,8 +144,22 @@ function doubles(): Float64Array {
 }
 
 function int64s(): BigInt64Array {
-  const vs: bigint[] = [0n, 1n, -1n, 255n, 256n, 65504n, 65519n, 65520n, 2n ** 24n + 1n, 2n ** 53n + 1n, 2n ** 62n + 2n ** 30n + 1n,
-    2n ** 63n - 1n, -(2n ** 63n), -(2n ** 53n) - 3n];
+  const vs: bigint[] = [
+    0n,
+    1n,
+    -1n,
+    255n,
+    256n,
+    65504n,
+    65519n,
+    65520n,
+    2n ** 24n + 1n,
+    2n ** 53n + 1n,
+    2n ** 62n + 2n ** 30n + 1n,
+    2n ** 63n - 1n,
+    -(2n ** 63n),
+    -(2n ** 53n) - 3n,
+  ];
   let s = 777n;
   for (let i = 0; i < 5000; i++) {
     s = (s * 6364136223846793005n + 1442695040888963407n) & (2n ** 64n - 1n);
@@ -106,18 +173,31 @@ if (!cxx) {
   test.skip('kernel conversions match src/core/dtype.ts (no host C++ compiler)', () => {});
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'rt-convert-'));
-  const ds = doubles(), is = int64s();
+  const ds = doubles(),
+    is = int64s();
   writeFileSync(join(dir, 'h.cpp'), HARNESS);
   writeFileSync(join(dir, 'd.bin'), new Uint8Array(ds.buffer));
   writeFileSync(join(dir, 'i.bin'), new Uint8Array(is.buffer));
   // -ffp-contract=off and no fast-math: the host must round like the device code does
-  execFileSync(cxx, ['-std=c++17', '-O1', '-ffp-contract=off', '-I', HIP_SRC, join(dir, 'h.cpp'), '-o', join(dir, 'h')]);
+  execFileSync(cxx, [
+    '-std=c++17',
+    '-O1',
+    '-ffp-contract=off',
+    '-I',
+    HIP_SRC,
+    join(dir, 'h.cpp'),
+    '-o',
+    join(dir, 'h'),
+  ]);
   execFileSync(join(dir, 'h'), [join(dir, 'd.bin'), join(dir, 'i.bin'), join(dir, 'out.bin')]);
   const raw = readFileSync(join(dir, 'out.bin'));
   const out = new BigUint64Array(raw.buffer, raw.byteOffset, raw.byteLength / 8);
   rmSync(dir, { recursive: true, force: true });
   const f32bits = (x: number): number => new Uint32Array(Float32Array.of(x).buffer)[0]!;
-  const sameF32 = (bits: bigint, want: number): boolean => (Number.isNaN(want) ? Number.isNaN(new Float32Array(Uint32Array.of(Number(bits)).buffer)[0]) : Number(bits) === f32bits(want));
+  const sameF32 = (bits: bigint, want: number): boolean =>
+    Number.isNaN(want)
+      ? Number.isNaN(new Float32Array(Uint32Array.of(Number(bits)).buffer)[0])
+      : Number(bits) === f32bits(want);
 
   test(`float -> f16, bf16, f32, u8, u32, i64 on ${ds.length} values, as roundTo / the encoders do`, () => {
     assert.is(out.length, ds.length * 12 + is.length * 6 + 65536 * 2, 'harness output size');
@@ -127,10 +207,16 @@ if (!cxx) {
       const f = Math.fround(d);
       const i64 = (x: number): bigint => BigInt.asUintN(64, BigInt(roundTo('i64', x)));
       const checks: [string, bigint, bigint][] = [
-        ['f64->f16', r[0]!, BigInt(numberToF16Bits(d))], ['f32->f16', r[1]!, BigInt(numberToF16Bits(f))],
-        ['f64->bf16', r[2]!, BigInt(numberToBf16Bits(d))], ['f32->bf16', r[3]!, BigInt(numberToBf16Bits(f))],
-        ['f64->u8', r[4]!, BigInt(roundTo('u8', d))], ['f64->u32', r[5]!, BigInt(roundTo('u32', d))], ['f64->i64', r[6]!, i64(d)],
-        ['f32->u8', r[7]!, BigInt(roundTo('u8', f))], ['f32->u32', r[8]!, BigInt(roundTo('u32', f))], ['f32->i64', r[9]!, i64(f)],
+        ['f64->f16', r[0]!, BigInt(numberToF16Bits(d))],
+        ['f32->f16', r[1]!, BigInt(numberToF16Bits(f))],
+        ['f64->bf16', r[2]!, BigInt(numberToBf16Bits(d))],
+        ['f32->bf16', r[3]!, BigInt(numberToBf16Bits(f))],
+        ['f64->u8', r[4]!, BigInt(roundTo('u8', d))],
+        ['f64->u32', r[5]!, BigInt(roundTo('u32', d))],
+        ['f64->i64', r[6]!, i64(d)],
+        ['f32->u8', r[7]!, BigInt(roundTo('u8', f))],
+        ['f32->u32', r[8]!, BigInt(roundTo('u32', f))],
+        ['f32->i64', r[9]!, i64(f)],
       ];
       for (const [what, got, want] of checks) if (got !== want) bad.push(`${what} of ${d}: got ${got}, want ${want}`);
       if (!sameF32(r[10]!, f)) bad.push(`f64->f32 of ${d}`);
@@ -141,7 +227,8 @@ if (!cxx) {
   test(`i64 -> f16, bf16, f32, f64, u8, u32 on ${is.length} values, through the exact double like Number()`, () => {
     const base = ds.length * 12;
     const bad: string[] = [];
-    const dv = new Float64Array(1), dvBits = new BigUint64Array(dv.buffer);
+    const dv = new Float64Array(1),
+      dvBits = new BigUint64Array(dv.buffer);
     is.forEach((v, i) => {
       const r = out.subarray(base + i * 6, base + i * 6 + 6);
       const n = Number(v);

@@ -8,7 +8,12 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { asDevicePtr, type KernelParam } from '../../src/runtime/gpu.ts';
 import {
-  layoutsFromImage, packArgs, readCodeObject, readManifest, type KernelArg, type KernelLayout,
+  layoutsFromImage,
+  packArgs,
+  readCodeObject,
+  readManifest,
+  type KernelArg,
+  type KernelLayout,
 } from '../../src/runtime/kernels.ts';
 import { CAT_ARGS_BYTES, KERNEL_SIGNATURES, packGeom, specSize, type ArgSpec } from '../../src/runtime/kernel-sigs.ts';
 import { kernelSources, sourceHash } from '../../scripts/kernel-sources.ts';
@@ -16,14 +21,21 @@ import { kernelSources, sourceHash } from '../../scripts/kernel-sources.ts';
 const DIR = new URL('../../kernels/', import.meta.url).pathname;
 const AMD_ARCHS = ['gfx90a', 'gfx942', 'gfx950', 'gfx1030', 'gfx1100', 'gfx1101', 'gfx1102', 'gfx1200', 'gfx1201'];
 const manifest = readManifest(DIR) as ReturnType<typeof readManifest> & {
-  files: Record<string, { hash: string; objects: Record<string, { path: string; sha256: string; kernels: Record<string, Record<string, number>> }> }>;
+  files: Record<
+    string,
+    {
+      hash: string;
+      objects: Record<string, { path: string; sha256: string; kernels: Record<string, Record<string, number>> }>;
+    }
+  >;
 };
 
 /** where each parameter of a signature lands with natural alignment (the C ABI both use) */
 function expectedParams(sig: readonly ArgSpec[]): KernelParam[] {
   let end = 0;
   return sig.map((s) => {
-    const size = specSize(s), align = Math.min(size, 8);
+    const size = specSize(s),
+      align = Math.min(size, 8);
     const offset = Math.ceil(end / align) * align;
     end = offset + size;
     return { offset, size, kind: s === 'ptr' ? 'pointer' : 'value' };
@@ -34,12 +46,31 @@ function expectedParams(sig: readonly ArgSpec[]): KernelParam[] {
 function sampleArgs(sig: readonly ArgSpec[]): KernelArg[] {
   return sig.map((s): KernelArg => {
     switch (s) {
-      case 'ptr': return { kind: 'ptr', value: asDevicePtr(0x7f0000001000n) };
-      case 'geom': return { kind: 'bytes', value: packGeom('test', [2, 3], [{ strides: [3, 1], offset: 0 }, { strides: [1, 2], offset: 5 }]) };
-      case 'cat': return { kind: 'bytes', value: new Uint8Array(CAT_ARGS_BYTES) };
-      case 'u32': case 'i32': return { kind: s, value: 7 };
-      case 'u64': case 'i64': return { kind: s, value: 1n << 40n };
-      case 'f32': case 'f64': return { kind: s, value: 0.5 };
+      case 'ptr':
+        return { kind: 'ptr', value: asDevicePtr(0x7f0000001000n) };
+      case 'geom':
+        return {
+          kind: 'bytes',
+          value: packGeom(
+            'test',
+            [2, 3],
+            [
+              { strides: [3, 1], offset: 0 },
+              { strides: [1, 2], offset: 5 },
+            ],
+          ),
+        };
+      case 'cat':
+        return { kind: 'bytes', value: new Uint8Array(CAT_ARGS_BYTES) };
+      case 'u32':
+      case 'i32':
+        return { kind: s, value: 7 };
+      case 'u64':
+      case 'i64':
+        return { kind: s, value: 1n << 40n };
+      case 'f32':
+      case 'f64':
+        return { kind: s, value: 0.5 };
     }
   });
 }
@@ -54,7 +85,8 @@ test('every hip-src/*.hip is in the manifest with the hash of its current source
     assert.ok(e, `${f} is not in kernels/manifest.json: run scripts/build-hsaco.sh`);
     assert.is(e!.hash, sourceHash(f), `${f} changed since kernels/ was built: run scripts/build-hsaco.sh`);
   }
-  for (const f of Object.keys(manifest.files)) assert.ok(sources.includes(f), `manifest lists ${f}, which hip-src/ no longer has`);
+  for (const f of Object.keys(manifest.files))
+    assert.ok(sources.includes(f), `manifest lists ${f}, which hip-src/ no longer has`);
 });
 
 test('every source has a code object for every AMD arch and PTX, matching its recorded hash', () => {
@@ -84,8 +116,13 @@ test('every kernel on every arch has exactly the parameters the ops pass, and pa
       for (const [name, sig] of sigs) {
         const got: KernelLayout = layouts.get(name)!;
         const want = expectedParams(sig);
-        const strip = (ps: readonly KernelParam[]) => ps.map((p) => ({ offset: p.offset, size: p.size, kind: got.exactKinds ? p.kind : 'any' }));
-        assert.equal(strip(got.params), strip(want), `${f} ${key} ${name}: metadata ${fmt(got.params)} vs ops ${fmt(want)}`);
+        const strip = (ps: readonly KernelParam[]) =>
+          ps.map((p) => ({ offset: p.offset, size: p.size, kind: got.exactKinds ? p.kind : 'any' }));
+        assert.equal(
+          strip(got.params),
+          strip(want),
+          `${f} ${key} ${name}: metadata ${fmt(got.params)} vs ops ${fmt(want)}`,
+        );
         const buf = new Uint8Array(Math.max(8, got.bytes));
         packArgs(got, sampleArgs(sig), buf);
         checked++;
@@ -104,7 +141,10 @@ test('a wrong argument list is refused, naming the kernel and the parameter', ()
   assert.throws(() => packArgs(l, ok.slice(0, 4), buf), /unary_exp_f32 \(unary\.hip\) takes 5 arguments/);
   const swapped = [...ok];
   swapped[4] = { kind: 'u32', value: 3 };
-  assert.throws(() => packArgs(l, swapped, buf), /unary_exp_f32 \(unary\.hip\): parameter 4 at offset 32 is a 8-byte value, got u32/);
+  assert.throws(
+    () => packArgs(l, swapped, buf),
+    /unary_exp_f32 \(unary\.hip\): parameter 4 at offset 32 is a 8-byte value, got u32/,
+  );
   const ptrForValue = [...ok];
   ptrForValue[2] = ok[0]!;
   assert.throws(() => packArgs(l, ptrForValue, buf), /parameter 2 .* is a 8-byte value, got ptr/);
@@ -117,7 +157,8 @@ test('manifest register stats match the code objects; no spills or scratch, LDS 
   for (const [f, e] of Object.entries(manifest.files)) {
     for (const arch of AMD_ARCHS) {
       for (const [name, k] of Object.entries(e.objects[arch]!.kernels)) {
-        if (k['sgprSpill'] !== 0 || k['vgprSpill'] !== 0 || k['scratch'] !== 0 || !(k['lds']! <= 65536)) spilled.push(`${arch} ${f} ${name} ${JSON.stringify(k)}`);
+        if (k['sgprSpill'] !== 0 || k['vgprSpill'] !== 0 || k['scratch'] !== 0 || !(k['lds']! <= 65536))
+          spilled.push(`${arch} ${f} ${name} ${JSON.stringify(k)}`);
       }
     }
   }
@@ -134,7 +175,8 @@ test('the committed kernels/ stays under 16 MiB', () => {
   const walk = (d: string): void => {
     for (const n of readdirSync(d)) {
       const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p); else bytes += statSync(p).size;
+      if (statSync(p).isDirectory()) walk(p);
+      else bytes += statSync(p).size;
     }
   };
   assert.ok(existsSync(DIR));

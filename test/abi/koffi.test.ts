@@ -12,7 +12,15 @@ import { mkdtempSync, openSync, readSync, closeSync, rmSync, writeFileSync } fro
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { declareTable, ptrOf, readCString, registerAliases, type NativeFn, type NativeTable, type OutCell } from '../../src/ffi/native.ts';
+import {
+  declareTable,
+  ptrOf,
+  readCString,
+  registerAliases,
+  type NativeFn,
+  type NativeTable,
+  type OutCell,
+} from '../../src/ffi/native.ts';
 
 registerAliases([{ name: 'test_file_t', c: 'FILE *', cls: 'pointer', handle: true }]);
 
@@ -54,17 +62,27 @@ test('koffi.view over koffi.alloc memory aliases it both ways', () => {
     assert.is(typeof p, 'bigint');
     const v = new Uint8Array(koffi.view(p, 256));
     memset(p, 0x5a, 256);
-    assert.ok(v.every((b) => b === 0x5a), 'native writes show in the view');
+    assert.ok(
+      v.every((b) => b === 0x5a),
+      'native writes show in the view',
+    );
     for (let i = 0; i < 256; i++) v[i] = i;
     const q = koffi.alloc('uint8_t', 256) as bigint;
     try {
       memcpy(q, p, 256); // native reads what the view wrote
       const w = new Uint8Array(koffi.view(q, 256));
-      assert.ok(w.every((b, i) => b === i), 'view writes reach native memory');
+      assert.ok(
+        w.every((b, i) => b === i),
+        'view writes reach native memory',
+      );
       // a view at an offset (readCString does this) sees the same bytes
       assert.is(new Uint8Array(koffi.view(q + 17n, 1))[0], 17);
-    } finally { koffi.free(q); }
-  } finally { koffi.free(p); }
+    } finally {
+      koffi.free(q);
+    }
+  } finally {
+    koffi.free(p);
+  }
 });
 
 test('file reads into a view over koffi memory land in that memory (staged uploads read files into pinned views)', async () => {
@@ -80,14 +98,26 @@ test('file reads into a view over koffi memory land in that memory (staged uploa
       // async read into the second half of the view, from an offset in the file
       const { bytesRead } = await fh.read(view.subarray(1 << 16), 0, 1000, 5000);
       assert.is(bytesRead, 1000);
-    } finally { await fh.close(); }
+    } finally {
+      await fh.close();
+    }
     const fd = openSync(file, 'r');
-    try { assert.is(readSync(fd, view.subarray(0, 1 << 16), 0, 1 << 16, 0), 1 << 16); } finally { closeSync(fd); }
+    try {
+      assert.is(readSync(fd, view.subarray(0, 1 << 16), 0, 1 << 16, 0), 1 << 16);
+    } finally {
+      closeSync(fd);
+    }
     // read the native memory back through libc, not through the view
     const back = new Uint8Array(1 << 17);
     fn<[Uint8Array, bigint, number], unknown>('memcpy_ta')(back, p, 1 << 17);
-    assert.ok(back.subarray(0, 1 << 16).every((b, i) => b === data[i]), 'sync read');
-    assert.ok(back.subarray(1 << 16, (1 << 16) + 1000).every((b, i) => b === data[5000 + i]), 'async read at an offset');
+    assert.ok(
+      back.subarray(0, 1 << 16).every((b, i) => b === data[i]),
+      'sync read',
+    );
+    assert.ok(
+      back.subarray(1 << 16, (1 << 16) + 1000).every((b, i) => b === data[5000 + i]),
+      'async read at an offset',
+    );
   } finally {
     koffi.free(p);
     rmSync(dir, { recursive: true, force: true });
@@ -116,8 +146,14 @@ test('typed arrays as pointer arguments: native writes land in them, at their by
   const dst = new Float32Array(backing, 32, 16); // a view that does not start at its buffer's start
   fn<[Float32Array, Float32Array, number], unknown>('memcpy_ta')(dst, src, 64);
   assert.equal(Array.from(dst), Array.from(src), 'copied into the view');
-  assert.ok(new Uint8Array(backing, 0, 32).every((b) => b === 0), 'nothing written before the view');
-  assert.ok(new Uint8Array(backing, 96).every((b) => b === 0), 'nothing written after the view');
+  assert.ok(
+    new Uint8Array(backing, 0, 32).every((b) => b === 0),
+    'nothing written before the view',
+  );
+  assert.ok(
+    new Uint8Array(backing, 96).every((b) => b === 0),
+    'nothing written after the view',
+  );
 
   const name = new Uint8Array(4096);
   fn<[Uint8Array, number], unknown>('getcwd_ta')(name, name.length);
@@ -132,7 +168,9 @@ test('C strings: const char * results, and reading a buffer native code filled',
     assert.is(ptrOf(fn<[bigint, number], unknown>('getcwd')(buf, 4096)), buf);
     assert.is(readCString(buf, 0, 4096), process.cwd());
     assert.is(koffi.decode(buf, 'char', -1), process.cwd());
-  } finally { koffi.free(buf); }
+  } finally {
+    koffi.free(buf);
+  }
 });
 
 test('opaque handles come back as bigint and round-trip into calls', () => {

@@ -23,8 +23,14 @@ function checkBlock(lb: LaunchBlock, args: Uint8Array): void {
 
 test('extra = {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END} with the packed arguments', () => {
   const lb = new LaunchBlock(HIP_LAUNCH_MARKERS);
-  checkBlock(lb, Uint8Array.from({ length: 24 }, (_, i) => i + 1));
-  checkBlock(lb, Uint8Array.from({ length: 1000 }, (_, i) => (i * 7) & 0xff)); // grows past 256
+  checkBlock(
+    lb,
+    Uint8Array.from({ length: 24 }, (_, i) => i + 1),
+  );
+  checkBlock(
+    lb,
+    Uint8Array.from({ length: 1000 }, (_, i) => (i * 7) & 0xff),
+  ); // grows past 256
   checkBlock(lb, new Uint8Array([9, 9, 9, 9]));
 });
 

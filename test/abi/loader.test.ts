@@ -12,12 +12,17 @@ const dir = mkdtempSync(join(tmpdir(), 'rt-loader-'));
 writeFileSync(join(dir, 'libnotreal-rt.so.7'), 'not an ELF file');
 
 const spec: LibrarySpec = {
-  id: 'notreal-test', envVar: 'ROCM_TENSOR_NOTREAL_LIB', sonames: ['libnotreal-rt.so.7', 'libnotreal-rt.so'],
-  dirs: () => [dir, '/nonexistent/rocm/lib'], install: 'apt install libnotreal7',
+  id: 'notreal-test',
+  envVar: 'ROCM_TENSOR_NOTREAL_LIB',
+  sonames: ['libnotreal-rt.so.7', 'libnotreal-rt.so'],
+  dirs: () => [dir, '/nonexistent/rocm/lib'],
+  install: 'apt install libnotreal7',
 };
 
 function missError(s: LibrarySpec): string {
-  try { openLibrary(s); } catch (e) {
+  try {
+    openLibrary(s);
+  } catch (e) {
     assert.instance(e, LibraryNotFoundError);
     return (e as Error).message;
   }

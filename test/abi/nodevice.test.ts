@@ -10,8 +10,17 @@ import { rocmRoot } from '../../scripts/abi/root.ts';
 import { runtime } from '../runtime.ts';
 
 interface ProbeOut {
-  runtime: string; path: string; init: number; initName: string; code: number; name: string; text: string; count: number;
-  probe: { count: number; reason: string; code: number | null }; deviceCount: number; openError: string;
+  runtime: string;
+  path: string;
+  init: number;
+  initName: string;
+  code: number;
+  name: string;
+  text: string;
+  count: number;
+  probe: { count: number; reason: string; code: number | null };
+  deviceCount: number;
+  openError: string;
 }
 
 test('real libamdhip64 reports no device, cleanly', () => {
@@ -23,8 +32,10 @@ test('real libamdhip64 reports no device, cleanly', () => {
   const out = JSON.parse(line) as ProbeOut;
   // the probe ran under the runtime running this test (Bun: koffi's N-API module in Bun)
   assert.ok(out.runtime.startsWith(`${runtime} `), `probe ran under ${out.runtime}, this test under ${runtime}`);
-  console.log(`no-device (${out.runtime}): ${out.path}: hipInit -> ${out.initName} (${out.init}); hipGetDeviceCount -> ${out.name} (${out.code}) "${out.text}"; ` +
-    `rocmDeviceCount() = ${out.deviceCount}; reason: ${out.probe.reason}`);
+  console.log(
+    `no-device (${out.runtime}): ${out.path}: hipInit -> ${out.initName} (${out.init}); hipGetDeviceCount -> ${out.name} (${out.code}) "${out.text}"; ` +
+      `rocmDeviceCount() = ${out.deviceCount}; reason: ${out.probe.reason}`,
+  );
   assert.match(out.path, /libamdhip64\.so\.6$/);
   assert.is(out.code, 100, `expected hipErrorNoDevice (100), got ${out.name} (${out.code})`);
   assert.is(out.name, 'hipErrorNoDevice');

@@ -20,7 +20,10 @@ test('declared prototypes match the ROCm 6.4 headers', () => {
     const m = /protos\.c:(\d+):\d+: error: (.*)$/.exec(line);
     if (m) {
       const label = gen.lines[Number(m[1]) - 1];
-      if (!label) { stray.push(line); continue; }
+      if (!label) {
+        stray.push(line);
+        continue;
+      }
       const list = failures.get(label.label) ?? [];
       list.push(m[2]!);
       failures.set(label.label, list);
@@ -28,8 +31,10 @@ test('declared prototypes match the ROCm 6.4 headers', () => {
   }
   const report = [...failures].map(([k, v]) => `  ${k}: ${v.join(' | ')}`).join('\n');
   const fnFail = [...failures.keys()].filter((k) => !k.includes(':') && !k.startsWith('alias ')).length;
-  console.log(`prototypes: ${gen.counts.functions} functions, ${gen.counts.params} parameter/return types, ` +
-    `${gen.counts.aliases} aliases checked against the ROCm 6.4 headers; ${failures.size} mismatches (${fnFail} functions)`);
+  console.log(
+    `prototypes: ${gen.counts.functions} functions, ${gen.counts.params} parameter/return types, ` +
+      `${gen.counts.aliases} aliases checked against the ROCm 6.4 headers; ${failures.size} mismatches (${fnFail} functions)`,
+  );
   assert.is(stray.length, 0, `errors outside the generated checks (header trouble?):\n${stray.join('\n')}`);
   assert.is(failures.size, 0, `mismatches:\n${report}`);
   assert.is(r.status, 0, r.stderr.slice(-2000));
@@ -49,10 +54,14 @@ test('no bound symbol is silently renamed by a header macro', () => {
     const target = macros.get(b.symbol);
     // a plain name bound on purpose (checkAs) must really be remapped by the header, else the
     // note is stale; any other macro'd name means koffi would bind a different ABI than C code
-    if (target !== undefined && !b.checkAs) problems.push(`${b.symbol} is #defined to ${target}: bind that symbol instead`);
-    if (b.checkAs && target === undefined) problems.push(`${b.symbol} is marked checkAs ${b.checkAs} but the header does not remap it`);
+    if (target !== undefined && !b.checkAs)
+      problems.push(`${b.symbol} is #defined to ${target}: bind that symbol instead`);
+    if (b.checkAs && target === undefined)
+      problems.push(`${b.symbol} is marked checkAs ${b.checkAs} but the header does not remap it`);
   }
-  console.log(`macro renames: ${gen.bound.length} bound symbols checked, ${gen.bound.filter((b) => b.checkAs).length} deliberate legacy binding(s)`);
+  console.log(
+    `macro renames: ${gen.bound.length} bound symbols checked, ${gen.bound.filter((b) => b.checkAs).length} deliberate legacy binding(s)`,
+  );
   assert.equal(problems, []);
 });
 

@@ -33,17 +33,35 @@ const ptx = (version: string, body: string) =>
   `.version ${version}\n.target sm_80\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n${body}\n}\n`;
 
 test('the placement rule and the rewrite', () => {
-  const first = gridDepPtx(ptx('9.0', `\tld.param.u64 %rd1, [k_param_0];\n\t${GRID_DEP_MARKER}\n\tld.global.f32 %f1, [%rd1];`), 'sm_90');
+  const first = gridDepPtx(
+    ptx('9.0', `\tld.param.u64 %rd1, [k_param_0];\n\t${GRID_DEP_MARKER}\n\tld.global.f32 %f1, [%rd1];`),
+    'sm_90',
+  );
   assert.equal([...first!.entries], ['k']);
-  assert.ok(first!.text.includes('.target sm_90\n') && first!.text.includes(`griddepcontrol.wait;\n\tld.global`), first!.text);
+  assert.ok(
+    first!.text.includes('.target sm_90\n') && first!.text.includes(`griddepcontrol.wait;\n\tld.global`),
+    first!.text,
+  );
   assert.not.ok(first!.text.includes('launch_dependents'), 'the kernels never let their successor start early');
   // a global load (or a generic one, or an async copy) before the marker: no early launch
-  for (const access of ['ld.global.f32 %f1, [%rd1];', 'ld.u32 %r1, [%rd1];', 'cp.async.cg.shared.global [%r1], [%rd1], 16;']) {
+  for (const access of [
+    'ld.global.f32 %f1, [%rd1];',
+    'ld.u32 %r1, [%rd1];',
+    'cp.async.cg.shared.global [%r1], [%rd1], 16;',
+  ]) {
     const r = gridDepPtx(ptx('9.0', `\t${access}\n\t${GRID_DEP_MARKER}`), 'sm_90');
     assert.equal([...r!.entries], [], access);
   }
   // shared and parameter accesses before it are fine
-  assert.equal([...gridDepPtx(ptx('9.0', `\tld.shared.u32 %r1, [%r2];\n\t${GRID_DEP_MARKER}\n\tst.global.u32 [%rd1], %r1;`), 'sm_100')!.entries], ['k']);
+  assert.equal(
+    [
+      ...gridDepPtx(
+        ptx('9.0', `\tld.shared.u32 %r1, [%r2];\n\t${GRID_DEP_MARKER}\n\tst.global.u32 [%rd1], %r1;`),
+        'sm_100',
+      )!.entries,
+    ],
+    ['k'],
+  );
   assert.is(gridDepPtx(ptx('7.7', `\t${GRID_DEP_MARKER}`), 'sm_90'), null, 'PTX before 7.8 has no griddepcontrol');
   assert.is(gridDepPtx(ptx('9.0', `\t${GRID_DEP_MARKER}`), 'sm_89'), null, 'Ada has none either');
   assert.is(gridDepPtx(ptx('9.0', '\tret;'), 'sm_90'), null, 'no marker');

@@ -8,23 +8,33 @@ import { asDevicePtr, type DevicePtr, type GpuRuntime, type GpuStream } from '..
 
 /** a device with `capacity` bytes that hands out addresses from a bump pointer */
 function fakeDevice(capacity: number) {
-  let next = 0x10000n, used = 0;
+  let next = 0x10000n,
+    used = 0;
   const sizes = new Map<bigint, number>();
   const calls = { malloc: 0, free: 0 };
   const rt = {
-    vendor: 'cuda', index: 0,
+    vendor: 'cuda',
+    index: 0,
     malloc(bytes: number): DevicePtr {
       calls.malloc++;
       if (used + bytes > capacity) throw new OutOfMemoryError(`fake malloc(${bytes})`, 2, 'malloc');
-      const p = next; next += BigInt(bytes); used += bytes; sizes.set(p, bytes);
+      const p = next;
+      next += BigInt(bytes);
+      used += bytes;
+      sizes.set(p, bytes);
       return asDevicePtr(p);
     },
-    free(p: DevicePtr): void { calls.free++; used -= sizes.get(p)!; sizes.delete(p); },
+    free(p: DevicePtr): void {
+      calls.free++;
+      used -= sizes.get(p)!;
+      sizes.delete(p);
+    },
     memGetInfo: () => ({ free: capacity - used, total: capacity }),
   } as unknown as GpuRuntime;
   return { rt, calls, used: () => used };
 }
-const S1 = {} as GpuStream, S2 = {} as GpuStream;
+const S1 = {} as GpuStream,
+  S2 = {} as GpuStream;
 const MiB = 1 << 20;
 
 test('a freed block is reused by the next same-size request without a device malloc', () => {
@@ -51,13 +61,18 @@ test('small requests share a 2 MiB segment; blocks are 512-byte aligned and do n
 test('freed neighbours merge: a larger request fits where two small blocks were', () => {
   const { rt, calls } = fakeDevice(64 * MiB);
   const a = new CachingAllocator(rt, null);
-  const x = a.alloc(512 * 1024, S1), y = a.alloc(512 * 1024, S1), z = a.alloc(512 * 1024, S1);
+  const x = a.alloc(512 * 1024, S1),
+    y = a.alloc(512 * 1024, S1),
+    z = a.alloc(512 * 1024, S1);
   const w = a.alloc(512 * 1024, S1); // the segment (2 MiB) is now full
-  a.free(x, S1); a.free(y, S1);
+  a.free(x, S1);
+  a.free(y, S1);
   const big = a.alloc(1024 * 1024, S1); // needs x and y merged
   assert.is(big.ptr, x.ptr);
   assert.is(calls.malloc, 1);
-  a.free(big, S1); a.free(z, S1); a.free(w, S1);
+  a.free(big, S1);
+  a.free(z, S1);
+  a.free(w, S1);
   assert.is(a.stats().inUse, 0);
 });
 
@@ -74,8 +89,10 @@ test('blocks freed on one stream are not handed to another', () => {
 test('emptyCache returns wholly free segments, also those held in the exact-size cache', () => {
   const { rt, calls, used } = fakeDevice(64 * MiB);
   const a = new CachingAllocator(rt, null);
-  const small = a.alloc(256, S1), large = a.alloc(8 * MiB, S1);
-  a.free(small, S1); a.free(large, S1);
+  const small = a.alloc(256, S1),
+    large = a.alloc(8 * MiB, S1);
+  a.free(small, S1);
+  a.free(large, S1);
   assert.ok(a.stats().reserved > 0);
   a.emptyCache();
   assert.is(a.stats().reserved, 0);
@@ -90,8 +107,13 @@ test('out of memory: the cache is emptied and the request retried, then a clear 
   a.free(big, S1); // cached: 30 MiB held
   const other = a.alloc(36 * MiB, S1); // fits only once the cache is returned
   assert.is(other.size, 36 * MiB);
-  assert.throws(() => a.alloc(20 * MiB, S1), (e: unknown) => e instanceof OutOfMemoryError
-    && /asked for 20971520 bytes/.test((e as Error).message) && /in use by tensors 36\.0 MiB/.test((e as Error).message));
+  assert.throws(
+    () => a.alloc(20 * MiB, S1),
+    (e: unknown) =>
+      e instanceof OutOfMemoryError &&
+      /asked for 20971520 bytes/.test((e as Error).message) &&
+      /in use by tensors 36\.0 MiB/.test((e as Error).message),
+  );
   a.free(other, S1);
   assert.ok(a.alloc(20 * MiB, S1), 'the next allocation works');
 });
@@ -119,9 +141,14 @@ test('double free is an error, not silent corruption', () => {
 test('freed small blocks merge before a bigger small request: two 1 MiB fit one 2 MiB segment', () => {
   const { rt, calls } = fakeDevice(64 * MiB);
   const a = new CachingAllocator(rt, null);
-  const x = a.alloc(1000, S1), y = a.alloc(3000, S1), z = a.alloc(100_000, S1);
-  a.free(y, S1); a.free(x, S1); a.free(z, S1);
-  const big = a.alloc(MiB, S1), tail = a.alloc(MiB, S1);
+  const x = a.alloc(1000, S1),
+    y = a.alloc(3000, S1),
+    z = a.alloc(100_000, S1);
+  a.free(y, S1);
+  a.free(x, S1);
+  a.free(z, S1);
+  const big = a.alloc(MiB, S1),
+    tail = a.alloc(MiB, S1);
   assert.is(calls.malloc, 1);
   assert.is(tail.ptr - big.ptr, BigInt(MiB));
 });

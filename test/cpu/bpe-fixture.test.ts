@@ -6,7 +6,13 @@ import { byteToChar, makeBpeTokenizer, LLAMA3_SPECIAL_TOKENS, SAMPLE_CORPUS } fr
 
 interface Json {
   added_tokens: { id: number; content: string; special: boolean }[];
-  model: { type: string; vocab: Record<string, number>; merges: string[]; ignore_merges: boolean; byte_fallback: boolean };
+  model: {
+    type: string;
+    vocab: Record<string, number>;
+    merges: string[];
+    ignore_merges: boolean;
+    byte_fallback: boolean;
+  };
 }
 const json = (vocabSize: number, specialTokens?: string[]) =>
   makeBpeTokenizer({ corpus: SAMPLE_CORPUS, vocabSize, specialTokens }).tokenizerJson as unknown as Json;
@@ -25,15 +31,25 @@ test('ids 0..255 are the bytes; merges are "a b" over known tokens; specials com
   const m = byteToChar();
   for (let b = 0; b < 256; b++) assert.is(j.model.vocab[m[b]!], b);
   const ids = Object.values(j.model.vocab).sort((a, b) => a - b);
-  assert.equal(ids, Array.from({ length: 600 - LLAMA3_SPECIAL_TOKENS.length }, (_, i) => i), 'model ids are 0..n-1 without gaps');
+  assert.equal(
+    ids,
+    Array.from({ length: 600 - LLAMA3_SPECIAL_TOKENS.length }, (_, i) => i),
+    'model ids are 0..n-1 without gaps',
+  );
   assert.ok(j.model.merges.length >= ids.length - 256);
   for (const mg of j.model.merges) {
     const parts = mg.split(' ');
     assert.is(parts.length, 2, mg);
     assert.ok(parts[0]! in j.model.vocab && parts[1]! in j.model.vocab && parts.join('') in j.model.vocab, mg);
   }
-  assert.equal(j.added_tokens.map((t) => t.content), [...LLAMA3_SPECIAL_TOKENS]);
-  assert.equal(j.added_tokens.map((t) => t.id), [595, 596, 597, 598, 599]);
+  assert.equal(
+    j.added_tokens.map((t) => t.content),
+    [...LLAMA3_SPECIAL_TOKENS],
+  );
+  assert.equal(
+    j.added_tokens.map((t) => t.id),
+    [595, 596, 597, 598, 599],
+  );
   assert.ok(j.added_tokens.every((t) => t.special));
   assert.is(j.model.type, 'BPE');
   assert.is(j.model.ignore_merges, false);
@@ -47,11 +63,15 @@ test('the most frequent pair is merged first', () => {
 });
 
 test('deterministic: the same corpus gives the same files', () => {
-  assert.equal(makeBpeTokenizer({ corpus: SAMPLE_CORPUS, vocabSize: 700 }), makeBpeTokenizer({ corpus: SAMPLE_CORPUS, vocabSize: 700 }));
+  assert.equal(
+    makeBpeTokenizer({ corpus: SAMPLE_CORPUS, vocabSize: 700 }),
+    makeBpeTokenizer({ corpus: SAMPLE_CORPUS, vocabSize: 700 }),
+  );
 });
 
 test('a vocabSize beyond what the corpus teaches is filled with two-letter tokens', () => {
-  const small = json(300), big = json(3000);
+  const small = json(300),
+    big = json(3000);
   assert.is(Object.keys(big.model.vocab).length + big.added_tokens.length, 3000);
   // the filled vocabulary keeps the learned merges as its first, in the same order
   assert.equal(big.model.merges.slice(0, small.model.merges.length), small.model.merges);
@@ -63,14 +83,23 @@ test('custom special tokens: the first is BOS, the second EOS', () => {
   const cfg = made.tokenizerConfig as { bos_token: string; eos_token: string };
   assert.is(cfg.bos_token, '<s>');
   assert.is(cfg.eos_token, '</s>');
-  assert.equal((made.tokenizerJson as unknown as Json).added_tokens.map((t) => t.id), [297, 298, 299]);
+  assert.equal(
+    (made.tokenizerJson as unknown as Json).added_tokens.map((t) => t.id),
+    [297, 298, 299],
+  );
 });
 
 test('errors: too small a vocabulary, too few or repeated special tokens, too large a vocabulary', () => {
   assert.throws(() => makeBpeTokenizer({ corpus: 'abc', vocabSize: 200 }), /no room for 256 bytes/);
-  assert.throws(() => makeBpeTokenizer({ corpus: 'abc', vocabSize: 300, specialTokens: ['<s>'] }), /at least BOS and EOS/);
+  assert.throws(
+    () => makeBpeTokenizer({ corpus: 'abc', vocabSize: 300, specialTokens: ['<s>'] }),
+    /at least BOS and EOS/,
+  );
   assert.throws(() => makeBpeTokenizer({ corpus: 'abc', vocabSize: 300, specialTokens: ['<s>', '<s>'] }), /duplicates/);
-  assert.throws(() => makeBpeTokenizer({ corpus: 'abc', vocabSize: 100000 }), /too large; this corpus allows at most \d+/);
+  assert.throws(
+    () => makeBpeTokenizer({ corpus: 'abc', vocabSize: 100000 }),
+    /too large; this corpus allows at most \d+/,
+  );
 });
 
 test.run();

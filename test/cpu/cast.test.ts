@@ -33,11 +33,24 @@ test('floats to integers truncate toward zero, wrap, NaN and inf -> 0', () => {
 
 test('narrowing float casts round to nearest even', () => {
   // f64 -> f32: 1 + 2^-24 is a tie -> 1; 1 + 3 * 2^-24 -> 1 + 2^-22
-  assert.equal(nums(Tensor.from([1 + 2 ** -24, 1 + 3 * 2 ** -24, 1e39], { dtype: 'f64' }).toDtype('f32')), [1, 1 + 2 ** -22, Infinity]);
+  assert.equal(nums(Tensor.from([1 + 2 ** -24, 1 + 3 * 2 ** -24, 1e39], { dtype: 'f64' }).toDtype('f32')), [
+    1,
+    1 + 2 ** -22,
+    Infinity,
+  ]);
   // f32 -> f16: 65519 -> 65504, 65520 is the tie with 65536 (inf) -> inf; 2^-25 ties to 0
-  assert.equal(nums(Tensor.from([65519, 65520, 2 ** -25, 3 * 2 ** -25, 0.1], { dtype: 'f32' }).toDtype('f16')), [65504, Infinity, 0, 2 ** -23, 0.0999755859375]);
+  assert.equal(nums(Tensor.from([65519, 65520, 2 ** -25, 3 * 2 ** -25, 0.1], { dtype: 'f32' }).toDtype('f16')), [
+    65504,
+    Infinity,
+    0,
+    2 ** -23,
+    0.0999755859375,
+  ]);
   // f64 -> bf16 straight, not via a double rounding: 1 + 2^-8 + 2^-30 rounds up
-  assert.equal(nums(Tensor.from([1 + 2 ** -8, 1 + 2 ** -8 + 2 ** -30, 1 + 3 * 2 ** -8], { dtype: 'f64' }).toDtype('bf16')), [1, 1 + 2 ** -7, 1 + 2 ** -6]);
+  assert.equal(
+    nums(Tensor.from([1 + 2 ** -8, 1 + 2 ** -8 + 2 ** -30, 1 + 3 * 2 ** -8], { dtype: 'f64' }).toDtype('bf16')),
+    [1, 1 + 2 ** -7, 1 + 2 ** -6],
+  );
   // f16 -> bf16 loses mantissa bits; bf16 -> f16 can overflow
   assert.equal(nums(Tensor.from([1 + 2 ** -10, 1 + 3 * 2 ** -9], { dtype: 'f16' }).toDtype('bf16')), [1, 1 + 2 ** -7]);
   assert.equal(nums(Tensor.from([1e5, 1e-10], { dtype: 'bf16' }).toDtype('f16')), [Infinity, 0]);
@@ -97,9 +110,15 @@ test('non-contiguous and empty inputs', () => {
 
 test('errors: unknown dtype, disposed tensor', () => {
   const x = Tensor.from([1, 2]);
-  assert.throws(() => x.toDtype('f8' as DType), (e: unknown) => e instanceof TensorError && /toDtype: unknown dtype 'f8'/.test((e as Error).message));
+  assert.throws(
+    () => x.toDtype('f8' as DType),
+    (e: unknown) => e instanceof TensorError && /toDtype: unknown dtype 'f8'/.test((e as Error).message),
+  );
   x.dispose();
-  assert.throws(() => x.toDtype('f64'), (e: unknown) => e instanceof TensorError && /toDtype: .* after dispose/.test((e as Error).message));
+  assert.throws(
+    () => x.toDtype('f64'),
+    (e: unknown) => e instanceof TensorError && /toDtype: .* after dispose/.test((e as Error).message),
+  );
 });
 
 test.run();

@@ -50,7 +50,9 @@ test('selftest summary: a clean run is one count line; --all prints every row; n
   assert.not.ok(full.includes('failing and erroring rows'));
   // with colour on, cli-table3's colour library still decides for itself (it stays off under CI),
   // so only the plain text is checked
-  assert.ok(formatSelftest(rows, { all: true, colour: true }).replace(new RegExp(ANSI.source, 'g'), '').includes(' matmul '));
+  assert.ok(
+    formatSelftest(rows, { all: true, colour: true }).replace(new RegExp(ANSI.source, 'g'), '').includes(' matmul '),
+  );
 });
 
 test.run();

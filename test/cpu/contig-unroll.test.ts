@@ -21,15 +21,20 @@ function kernelUnroll(): { cuda: number; rocm: number } {
   return { cuda: Number(m[1]), rocm: Number(m[2]) };
 }
 
-test('contiguous launches: the host takes the kernels\' vectors a thread on each vendor', () => {
+test("contiguous launches: the host takes the kernels' vectors a thread on each vendor", () => {
   const k = kernelUnroll();
-  for (const v of ['cuda', 'rocm'] as const) assert.is(mapUnroll(device(v)), k[v], `${v}: host ${mapUnroll(device(v))}, kernel ${k[v]}`);
+  for (const v of ['cuda', 'rocm'] as const)
+    assert.is(mapUnroll(device(v)), k[v], `${v}: host ${mapUnroll(device(v))}, kernel ${k[v]}`);
 });
 
-test('contiguous launches: unary.hip\'s exceptions (f64 1, sin/cos 2 at most, half gelu 4)', () => {
+test("contiguous launches: unary.hip's exceptions (f64 1, sin/cos 2 at most, half gelu 4)", () => {
   const src = readFileSync(join(REPO_ROOT, 'hip-src/unary.hip'), 'utf8');
-  assert.ok(src.includes('struct UnaryUnroll<T, Op_gelu> { static constexpr int value = sizeof(T) == 8 ? 1 : sizeof(T) == 2 ? 4 : RT_UNROLL; };'),
-    'hip-src/unary.hip: the gelu UnaryUnroll line is not where this test looks for it');
+  assert.ok(
+    src.includes(
+      'struct UnaryUnroll<T, Op_gelu> { static constexpr int value = sizeof(T) == 8 ? 1 : sizeof(T) == 2 ? 4 : RT_UNROLL; };',
+    ),
+    'hip-src/unary.hip: the gelu UnaryUnroll line is not where this test looks for it',
+  );
   const k = kernelUnroll();
   for (const v of ['cuda', 'rocm'] as const) {
     const dev = device(v);

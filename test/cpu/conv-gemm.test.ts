@@ -14,8 +14,13 @@ import { contiguous } from '../../src/ops/copy.ts';
 import { randT, withLayout, LAYOUTS, relErr, TOL } from '../helpers.ts';
 
 const FLOATS: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
-const geo = (o: Partial<Conv2dParams> = {}): Conv2dParams =>
-  ({ padding: [0, 0], stride: [1, 1], dilation: [1, 1], groups: 1, ...o });
+const geo = (o: Partial<Conv2dParams> = {}): Conv2dParams => ({
+  padding: [0, 0],
+  stride: [1, 1],
+  dilation: [1, 1],
+  groups: 1,
+  ...o,
+});
 const L = (shape: number[], strides: number[], offset = 0) => new Layout(shape, strides, offset);
 const W = (cOut: number, cIn: number, k: [number, number] = [1, 1]) => Layout.contiguous([cOut, cIn, ...k]);
 
@@ -114,15 +119,26 @@ test('route: sampled views satisfy the GEMM layer without a copy', () => {
   for (const [x, p] of cases) {
     const r = gemmConvRoute('f32', x, W(4, 8), p);
     assert.ok(r && !r.copy, `route for [${x.shape}] [${x.strides}]`);
-    const v = r.view.x, rk = v.rank;
-    assert.ok(matrixView(v.shape[rk - 2]!, v.shape[rk - 1]!, v.strides[rk - 2]!, v.strides[rk - 1]!), `[${v.shape}] [${v.strides}]`);
+    const v = r.view.x,
+      rk = v.rank;
+    assert.ok(
+      matrixView(v.shape[rk - 2]!, v.shape[rk - 1]!, v.strides[rk - 2]!, v.strides[rk - 1]!),
+      `[${v.shape}] [${v.strides}]`,
+    );
   }
 });
 
 // ---- the views through the CPU reference matmul ------------------------------------------
 
 /** expect: the route of the contiguous input (other layouts may copy or batch instead) */
-interface Case { name: string; x: number[]; w: number[]; p: Conv2dParams; bias: boolean; expect: 'batched' | 'folded' }
+interface Case {
+  name: string;
+  x: number[];
+  w: number[];
+  p: Conv2dParams;
+  bias: boolean;
+  expect: 'batched' | 'folded';
+}
 
 const CASES: readonly Case[] = [
   { name: 'odd channels, bias', x: [2, 7, 5, 3], w: [5, 7, 1, 1], p: geo(), bias: true, expect: 'batched' },
@@ -130,7 +146,14 @@ const CASES: readonly Case[] = [
   { name: 'one pixel (folded)', x: [5, 6, 1, 1], w: [3, 6, 1, 1], p: geo(), bias: true, expect: 'folded' },
   { name: 'one pixel, batch 1', x: [1, 6, 1, 1], w: [3, 6, 1, 1], p: geo(), bias: false, expect: 'folded' },
   { name: 'dilation 2', x: [2, 4, 5, 5], w: [3, 4, 1, 1], p: geo({ dilation: [2, 2] }), bias: true, expect: 'batched' },
-  { name: 'stride 2 to one pixel', x: [3, 5, 2, 2], w: [4, 5, 1, 1], p: geo({ stride: [2, 2] }), bias: true, expect: 'batched' },
+  {
+    name: 'stride 2 to one pixel',
+    x: [3, 5, 2, 2],
+    w: [4, 5, 1, 1],
+    p: geo({ stride: [2, 2] }),
+    bias: true,
+    expect: 'batched',
+  },
   { name: 'width 1', x: [2, 5, 6, 1], w: [3, 5, 1, 1], p: geo(), bias: false, expect: 'batched' },
   { name: 'no input channels', x: [2, 0, 3, 4], w: [5, 0, 1, 1], p: geo(), bias: true, expect: 'batched' },
 ];
@@ -138,7 +161,13 @@ const CASES: readonly Case[] = [
 /** the CPU reference matmul, recording the operands it was handed */
 function recording(): { mm: typeof cpuMatmul; seen: RawTensor[] } {
   const seen: RawTensor[] = [];
-  return { seen, mm: (a, b, out) => { seen.push(a, b); return cpuMatmul(a, b, out); } };
+  return {
+    seen,
+    mm: (a, b, out) => {
+      seen.push(a, b);
+      return cpuMatmul(a, b, out);
+    },
+  };
 }
 
 function outShape(x: number[], w: number[], p: Conv2dParams): number[] {
@@ -149,43 +178,51 @@ function outShape(x: number[], w: number[], p: Conv2dParams): number[] {
 test('conv1x1Gemm through the CPU matmul equals the CPU convolution: every float dtype and layout', () => {
   for (const c of CASES) {
     for (const d of FLOATS) {
-      for (const kind of LAYOUTS) tidy(() => {
-        const b = c.bias ? randT([c.w[0]!], d) : null;
-        const { x, ref } = withLayout(randT(c.x, d, -1, 1), kind);
-        const wl = withLayout(randT(c.w, d, -1, 1), kind);
-        const label = `${c.name} ${d} ${kind}`;
-        const r = gemmConvRoute(d, x.layout, wl.x.layout, c.p);
-        assert.ok(r, `${label}: no GEMM route`);
-        if (kind === 'contiguous') assert.is(describe(r).split(' ')[0], c.expect, label);
-        const { mm, seen } = recording();
-        const live = liveTensors().length;
-        const y = Tensor.wrap(conv1x1Gemm(x, wl.x, c.p, r, outShape(c.x, c.w, c.p), { matmul: mm, contiguous }));
-        assert.is(liveTensors().length, live + 1, `${label}: the route's temporaries are disposed`);
-        const got = b ? y.add(b.reshape([1, -1, 1, 1])) : y;
-        // the input reaches the matmul as a view of its own storage unless a copy was planned
-        const xOperand = r.copy || r.view.kind === 'batched' ? seen[1]! : seen[0]!;
-        assert.is(xOperand.storage === x.storage, !r.copy, `${label}: x read in place`);
-        const want = ref.conv2d(wl.ref, { ...c.p, bias: b });
-        assert.equal(got.shape, want.shape, label);
-        const err = relErr(got.toArraySync() as ArrayLike<number>, want.toArraySync() as ArrayLike<number>);
-        assert.ok(err <= TOL[d], `${label}: relative error ${err} > ${TOL[d]}`);
-      });
+      for (const kind of LAYOUTS)
+        tidy(() => {
+          const b = c.bias ? randT([c.w[0]!], d) : null;
+          const { x, ref } = withLayout(randT(c.x, d, -1, 1), kind);
+          const wl = withLayout(randT(c.w, d, -1, 1), kind);
+          const label = `${c.name} ${d} ${kind}`;
+          const r = gemmConvRoute(d, x.layout, wl.x.layout, c.p);
+          assert.ok(r, `${label}: no GEMM route`);
+          if (kind === 'contiguous') assert.is(describe(r).split(' ')[0], c.expect, label);
+          const { mm, seen } = recording();
+          const live = liveTensors().length;
+          const y = Tensor.wrap(conv1x1Gemm(x, wl.x, c.p, r, outShape(c.x, c.w, c.p), { matmul: mm, contiguous }));
+          assert.is(liveTensors().length, live + 1, `${label}: the route's temporaries are disposed`);
+          const got = b ? y.add(b.reshape([1, -1, 1, 1])) : y;
+          // the input reaches the matmul as a view of its own storage unless a copy was planned
+          const xOperand = r.copy || r.view.kind === 'batched' ? seen[1]! : seen[0]!;
+          assert.is(xOperand.storage === x.storage, !r.copy, `${label}: x read in place`);
+          const want = ref.conv2d(wl.ref, { ...c.p, bias: b });
+          assert.equal(got.shape, want.shape, label);
+          const err = relErr(got.toArraySync() as ArrayLike<number>, want.toArraySync() as ArrayLike<number>);
+          assert.ok(err <= TOL[d], `${label}: relative error ${err} > ${TOL[d]}`);
+        });
     }
   }
 });
 
 test('conv1x1Gemm hands BLAS the input storage itself where the route plans no copy', () => {
   const x = randT([2, 8, 9], 'f32').transpose(1, 2).contiguous().transpose(1, 2); // conv1d input, channels-last
-  const x4 = x.unsqueeze(2), w = randT([4, 8, 1, 1], 'f32');
+  const x4 = x.unsqueeze(2),
+    w = randT([4, 8, 1, 1], 'f32');
   const p = geo({ stride: [1, 2] });
   const r = gemmConvRoute('f32', x4.layout, w.layout, p);
   assert.ok(r && !r.copy && r.view.kind === 'batched');
   let sawInput = false;
-  const mm: typeof cpuMatmul = (a, b, out) => { sawInput ||= b.storage === x.storage; return cpuMatmul(a, b, out); };
+  const mm: typeof cpuMatmul = (a, b, out) => {
+    sawInput ||= b.storage === x.storage;
+    return cpuMatmul(a, b, out);
+  };
   const got = Tensor.wrap(conv1x1Gemm(x4, w, p, r, [2, 4, 1, 5], { matmul: mm, contiguous }));
   assert.ok(sawInput, 'the matmul read x in place');
   const want = x.conv1d(w.squeeze(3), { stride: 2 });
-  const err = relErr(got.reshape([2, 4, 5]).toArraySync() as ArrayLike<number>, want.toArraySync() as ArrayLike<number>);
+  const err = relErr(
+    got.reshape([2, 4, 5]).toArraySync() as ArrayLike<number>,
+    want.toArraySync() as ArrayLike<number>,
+  );
   assert.ok(err <= TOL.f32, `relative error ${err}`);
 });
 
@@ -195,7 +232,10 @@ test('conv1x1Gemm with a copy: the matmul reads a contiguous copy, the result is
   const r = gemmConvRoute('f32', x.layout, w.layout, geo());
   assert.equal(r, { copy: true });
   let sawInput = false;
-  const mm: typeof cpuMatmul = (a, b, out) => { sawInput ||= b.storage === x.storage; return cpuMatmul(a, b, out); };
+  const mm: typeof cpuMatmul = (a, b, out) => {
+    sawInput ||= b.storage === x.storage;
+    return cpuMatmul(a, b, out);
+  };
   const got = Tensor.wrap(conv1x1Gemm(x, w, geo(), r!, [2, 3, 5, 7], { matmul: mm, contiguous }));
   assert.not.ok(sawInput, 'x was copied first');
   const want = x.conv2d(w, {});

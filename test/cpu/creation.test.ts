@@ -10,8 +10,12 @@ const throwsWith = (fn: () => unknown, cls: Function, re: RegExp) =>
 
 test('from typed arrays: the dtype follows the array, data is copied', () => {
   const cases: [ArrayLike<number> | BigInt64Array, string][] = [
-    [new Float32Array([1, 2]), 'f32'], [new Float64Array([1, 2]), 'f64'], [new Uint8Array([1, 2]), 'u8'],
-    [new Uint32Array([1, 2]), 'u32'], [BigInt64Array.from([1n, 2n]), 'i64'], [new Int32Array([1, 2]), 'i64'],
+    [new Float32Array([1, 2]), 'f32'],
+    [new Float64Array([1, 2]), 'f64'],
+    [new Uint8Array([1, 2]), 'u8'],
+    [new Uint32Array([1, 2]), 'u32'],
+    [BigInt64Array.from([1n, 2n]), 'i64'],
+    [new Int32Array([1, 2]), 'i64'],
   ];
   for (const [arr, dtype] of cases) {
     const t = Tensor.from(arr);
@@ -22,9 +26,18 @@ test('from typed arrays: the dtype follows the array, data is copied', () => {
   const src = new Float32Array([1, 2, 3, 4]);
   const t = Tensor.from(src, { shape: [2, 2] });
   src[0] = 99;
-  assert.equal(t.toNestedSync(), [[1, 2], [3, 4]], 'a copy, not a view of the caller\'s array');
+  assert.equal(
+    t.toNestedSync(),
+    [
+      [1, 2],
+      [3, 4],
+    ],
+    "a copy, not a view of the caller's array",
+  );
   assert.equal(nums(Tensor.from(new Int32Array([-5, 7]))), [-5, 7]);
-  assert.equal(Array.from(Tensor.from(BigInt64Array.from([2n ** 62n + 1n])).toArraySync() as BigInt64Array), [2n ** 62n + 1n]);
+  assert.equal(Array.from(Tensor.from(BigInt64Array.from([2n ** 62n + 1n])).toArraySync() as BigInt64Array), [
+    2n ** 62n + 1n,
+  ]);
   // raw f16 bits in a Uint16Array are taken as bits
   assert.equal(nums(Tensor.from(new Uint16Array([0x3c00, 0xc000]), { dtype: 'f16' })), [1, -2]);
   assert.equal(nums(Tensor.from(new Uint16Array([0x3f80]), { dtype: 'bf16' })), [1]);
@@ -32,7 +45,11 @@ test('from typed arrays: the dtype follows the array, data is copied', () => {
   assert.equal(nums(Tensor.from(new Float64Array([0.1, -1.5]), { dtype: 'f16' })), [0.0999755859375, -1.5]);
   assert.equal(nums(Tensor.from(new Float32Array([-1, 256]), { dtype: 'u8' })), [255, 0]);
   assert.equal(nums(Tensor.from(BigInt64Array.from([258n]), { dtype: 'u8' })), [2]);
-  throwsWith(() => Tensor.from(new Float32Array(5), { shape: [2, 2] }), ShapeError, /^from: shape \[2, 2\] does not hold 5 values/);
+  throwsWith(
+    () => Tensor.from(new Float32Array(5), { shape: [2, 2] }),
+    ShapeError,
+    /^from: shape \[2, 2\] does not hold 5 values/,
+  );
   throwsWith(() => Tensor.from(new Float32Array(4), { shape: [-2, -2] }), ShapeError, /^from: invalid shape/);
 });
 
@@ -40,7 +57,16 @@ test('from nested arrays and numbers', () => {
   const t = Tensor.from([[[1, 2]], [[3, 4]]]);
   assert.equal(t.shape, [2, 1, 2]);
   assert.is(t.dtype, 'f32');
-  assert.equal(Tensor.from([[1, 2], [3, 4]], { shape: [4] }).shape, [4]);
+  assert.equal(
+    Tensor.from(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      { shape: [4] },
+    ).shape,
+    [4],
+  );
   assert.equal(Tensor.from([]).shape, [0]);
   const s = Tensor.from(2.5);
   assert.equal(s.shape, []);
@@ -50,7 +76,11 @@ test('from nested arrays and numbers', () => {
   for (const dtype of DTYPES) assert.equal(nums(Tensor.from([[0, 3]], { dtype })), [0, 3], dtype);
   throwsWith(() => Tensor.from([[1, 2], [3]]), ShapeError, /^from: nested array is ragged/);
   throwsWith(() => Tensor.from([[1, 2], 3] as unknown as number[][]), ShapeError, /^from: nested array is ragged/);
-  throwsWith(() => Tensor.from([1, 2, 3], { shape: [2, 2] }), ShapeError, /^from: shape \[2, 2\] does not hold 3 values/);
+  throwsWith(
+    () => Tensor.from([1, 2, 3], { shape: [2, 2] }),
+    ShapeError,
+    /^from: shape \[2, 2\] does not hold 3 values/,
+  );
   throwsWith(() => Tensor.from([1], { dtype: 'f8' as 'f32' }), TensorError, /^from: unknown dtype 'f8'/);
 });
 
@@ -83,9 +113,17 @@ test('arange and eye', () => {
   assert.equal(Tensor.arange(3, 0).shape, [0]);
   assert.equal(nums(Tensor.arange(0, 1, 0.3, { dtype: 'f64' })).length, 4); // ceil(1 / 0.3)
   assert.is(Tensor.arange(3, undefined, 1, { dtype: 'i64' }).dtype, 'i64');
-  throwsWith(() => Tensor.arange(0, 5, 0), RangeError, /^arange: need finite start\/end and a nonzero step, got \(0, 5, 0\)/);
+  throwsWith(
+    () => Tensor.arange(0, 5, 0),
+    RangeError,
+    /^arange: need finite start\/end and a nonzero step, got \(0, 5, 0\)/,
+  );
   throwsWith(() => Tensor.arange(0, Infinity), RangeError, /^arange:/);
-  assert.equal(Tensor.eye(3).toNestedSync(), [[1, 0, 0], [0, 1, 0], [0, 0, 1]]);
+  assert.equal(Tensor.eye(3).toNestedSync(), [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+  ]);
   assert.equal(Tensor.eye(0).shape, [0, 0]);
   assert.is(Tensor.eye(2, { dtype: 'u8' }).dtype, 'u8');
   throwsWith(() => Tensor.eye(-1), ShapeError, /^eye: invalid shape \[-1, -1\]/);
@@ -98,13 +136,20 @@ test('rand: seeded, in [0, 1), differs across seeds', () => {
   assert.equal(nums(Tensor.rand([10, 100], { seed: 42 })), a, 'element i depends on (seed, i) only');
   for (const dtype of ['f32', 'f64', 'f16', 'bf16'] as const) {
     const v = nums(Tensor.rand([20000], { seed: 7, dtype }));
-    assert.ok(v.every((x) => x >= 0 && x < 1), `${dtype} in [0, 1)`);
+    assert.ok(
+      v.every((x) => x >= 0 && x < 1),
+      `${dtype} in [0, 1)`,
+    );
     const mean = v.reduce((s, x) => s + x, 0) / v.length;
     assert.ok(Math.abs(mean - 0.5) < 0.01, `${dtype} mean ${mean}`);
     assert.ok(new Set(v).size > (dtype === 'bf16' ? 100 : 1000), `${dtype} not constant`);
   }
   assert.not.equal(nums(Tensor.rand([16])), nums(Tensor.rand([16])), 'no seed: fresh values');
-  throwsWith(() => Tensor.rand([2], { dtype: 'u8' }), DTypeError, /^rand: dtype u8 is not a float dtype \(shape \[2\]\)/);
+  throwsWith(
+    () => Tensor.rand([2], { dtype: 'u8' }),
+    DTypeError,
+    /^rand: dtype u8 is not a float dtype \(shape \[2\]\)/,
+  );
   throwsWith(() => Tensor.rand([-1]), ShapeError, /^rand: invalid shape/);
 });
 

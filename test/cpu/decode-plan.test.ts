@@ -8,9 +8,20 @@ import type { DeviceInfo } from '../../src/runtime/gpu.ts';
 import { decodePlan } from '../../src/backends/gpu/flash.ts';
 
 const info = (vendor: 'cuda' | 'rocm', multiprocessors: number, warpSize: number, optin: number): DeviceInfo => ({
-  vendor, index: 0, name: 'plan', arch: vendor === 'cuda' ? 'sm_90' : 'gfx942', archFull: '', totalMemory: 0,
-  multiprocessors, warpSize, maxThreadsPerBlock: 1024, maxSharedMemoryPerBlock: vendor === 'cuda' ? 49152 : 65536,
-  maxSharedMemoryPerBlockOptin: optin, maxGridDim: [2147483647, 65535, 65535], runtimeVersion: '', driverVersion: '',
+  vendor,
+  index: 0,
+  name: 'plan',
+  arch: vendor === 'cuda' ? 'sm_90' : 'gfx942',
+  archFull: '',
+  totalMemory: 0,
+  multiprocessors,
+  warpSize,
+  maxThreadsPerBlock: 1024,
+  maxSharedMemoryPerBlock: vendor === 'cuda' ? 49152 : 65536,
+  maxSharedMemoryPerBlockOptin: optin,
+  maxGridDim: [2147483647, 65535, 65535],
+  runtimeVersion: '',
+  driverVersion: '',
 });
 const H200 = info('cuda', 132, 32, 232448);
 // an sm_86-like part: 99 KiB a block at most
@@ -28,9 +39,16 @@ test('decode plan: short key ranges are the warps of one block (H200)', () => {
 });
 
 test('decode plan: long key ranges stay a block a split, merged (H200)', () => {
-  for (const [tk, splits, perSplit] of [[4096, 64, 64], [32768, 64, 512]] as const) {
+  for (const [tk, splits, perSplit] of [
+    [4096, 64, 64],
+    [32768, 64, 512],
+  ] as const) {
     const p = decodePlan(H200, 1, 32, 8, 1, tk, 128);
-    assert.equal([p.groups, p.blocksY, p.splits, p.perSplit, p.threads], [1, splits, splits, perSplit, 32], `${tk} keys`);
+    assert.equal(
+      [p.groups, p.blocksY, p.splits, p.perSplit, p.threads],
+      [1, splits, splits, perSplit, 32],
+      `${tk} keys`,
+    );
     assert.ok(p.splits * p.perSplit >= tk, `${tk} keys: the splits cover the keys`);
   }
 });

@@ -3,8 +3,22 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  DTYPES, DTYPE_INFO, isDType, dtypeSize, isFloatDType, f16BitsToNumber, numberToF16Bits,
-  bf16BitsToNumber, numberToBf16Bits, bf16round, f16round, roundTo, getElem, setElem, fromNumbers, toNumbers,
+  DTYPES,
+  DTYPE_INFO,
+  isDType,
+  dtypeSize,
+  isFloatDType,
+  f16BitsToNumber,
+  numberToF16Bits,
+  bf16BitsToNumber,
+  numberToBf16Bits,
+  bf16round,
+  f16round,
+  roundTo,
+  getElem,
+  setElem,
+  fromNumbers,
+  toNumbers,
 } from '../../src/core/dtype.ts';
 import { getFloat16 } from '@petamoriken/float16';
 
@@ -24,9 +38,19 @@ test('the table', () => {
 
 test('f16: exact values', () => {
   const cases: [number, number][] = [
-    [1, 0x3c00], [-2, 0xc000], [0.5, 0x3800], [65504, 0x7bff], [2 ** -14, 0x0400], // min normal
-    [2 ** -24, 0x0001], [1023 * 2 ** -24, 0x03ff], [0, 0x0000], [-0, 0x8000],
-    [Infinity, 0x7c00], [-Infinity, 0xfc00], [1 + 2 ** -10, 0x3c01], [3, 0x4200],
+    [1, 0x3c00],
+    [-2, 0xc000],
+    [0.5, 0x3800],
+    [65504, 0x7bff],
+    [2 ** -14, 0x0400], // min normal
+    [2 ** -24, 0x0001],
+    [1023 * 2 ** -24, 0x03ff],
+    [0, 0x0000],
+    [-0, 0x8000],
+    [Infinity, 0x7c00],
+    [-Infinity, 0xfc00],
+    [1 + 2 ** -10, 0x3c01],
+    [3, 0x4200],
   ];
   for (const [x, bits] of cases) {
     assert.is(hex(numberToF16Bits(x)), hex(bits), `${x}`);
@@ -46,8 +70,10 @@ test('f16: round to nearest even, ties, subnormals, overflow, NaN', () => {
     [2 ** -25 + 2 ** -40, 0x0001],
     [65519, 0x7bff], // below the tie with 65536
     [65520, 0x7c00], // the tie: even is the inf pattern
-    [1e6, 0x7c00], [-1e6, 0xfc00],
-    [2049, 0x6800], [2051, 0x6802], // 2048 = 0x6800, steps of 2 there
+    [1e6, 0x7c00],
+    [-1e6, 0xfc00],
+    [2049, 0x6800],
+    [2051, 0x6802], // 2048 = 0x6800, steps of 2 there
   ];
   for (const [x, bits] of cases) assert.is(hex(numberToF16Bits(x)), hex(bits), `${x}`);
   assert.is(hex(numberToF16Bits(NaN)), '0x7e00');
@@ -61,8 +87,17 @@ test('f16: round to nearest even, ties, subnormals, overflow, NaN', () => {
 
 test('bf16: exact values and round to nearest even', () => {
   const exact: [number, number][] = [
-    [1, 0x3f80], [-2, 0xc000], [0.5, 0x3f00], [3, 0x4040], [2 ** -126, 0x0080], [2 ** -133, 0x0001],
-    [(2 - 2 ** -7) * 2 ** 127, 0x7f7f], [Infinity, 0x7f80], [-Infinity, 0xff80], [0, 0x0000], [-0, 0x8000],
+    [1, 0x3f80],
+    [-2, 0xc000],
+    [0.5, 0x3f00],
+    [3, 0x4040],
+    [2 ** -126, 0x0080],
+    [2 ** -133, 0x0001],
+    [(2 - 2 ** -7) * 2 ** 127, 0x7f7f],
+    [Infinity, 0x7f80],
+    [-Infinity, 0xff80],
+    [0, 0x0000],
+    [-0, 0x8000],
   ];
   for (const [x, bits] of exact) {
     assert.is(hex(numberToBf16Bits(x)), hex(bits), `${x}`);
@@ -74,10 +109,13 @@ test('bf16: exact values and round to nearest even', () => {
     [1 + 2 ** -8 + 2 ** -30, 0x3f81], // above the tie by less than an f32 ulp: no double rounding
     [1 + 2 ** -8 - 2 ** -30, 0x3f80],
     [0.1, 0x3dcd], // 0.1 = 1.6 * 2^-4; 0.6 * 128 = 76.8 -> 77 = 0x4d
-    [2 ** -134, 0x0000], [3 * 2 ** -134, 0x0002], // subnormal ties
+    [2 ** -134, 0x0000],
+    [3 * 2 ** -134, 0x0002], // subnormal ties
     [3.4028234663852886e38, 0x7f80], // f32 max rounds up past bf16 max to inf
-    [1e39, 0x7f80], [-1e39, 0xff80],
-    [257, 0x4380], [259, 0x4382],
+    [1e39, 0x7f80],
+    [-1e39, 0xff80],
+    [257, 0x4380],
+    [259, 0x4382],
   ];
   for (const [x, bits] of rounded) assert.is(hex(numberToBf16Bits(x)), hex(bits), `${x}`);
   assert.is(hex(numberToBf16Bits(NaN)), '0x7fc0');
@@ -87,7 +125,8 @@ test('bf16: exact values and round to nearest even', () => {
 
 test('every f16 and bf16 bit pattern survives a round trip through a number', () => {
   for (let b = 0; b < 0x10000; b++) {
-    const f = f16BitsToNumber(b), g = bf16BitsToNumber(b);
+    const f = f16BitsToNumber(b),
+      g = bf16BitsToNumber(b);
     if (!Number.isNaN(f)) assert.is(numberToF16Bits(f), b);
     if (!Number.isNaN(g) && numberToBf16Bits(g) !== b) assert.unreachable(`bf16 ${hex(b)}`);
   }
@@ -98,7 +137,8 @@ test('f16BitsToNumber (a table built from bits) equals the float16 library on ev
   for (let h = 0; h < 65536; h++) {
     dv.setUint16(0, h, true);
     const want = getFloat16(dv, 0, true);
-    if (!Object.is(f16BitsToNumber(h), want)) assert.unreachable(`${hex(h)}: ${f16BitsToNumber(h)}, the library ${want}`);
+    if (!Object.is(f16BitsToNumber(h), want))
+      assert.unreachable(`${hex(h)}: ${f16BitsToNumber(h)}, the library ${want}`);
   }
 });
 
@@ -107,9 +147,18 @@ test('roundTo: floats, and integers truncate toward zero then wrap; NaN -> 0', (
   assert.is(roundTo('f32', 0.1), Math.fround(0.1));
   assert.is(roundTo('f16', 0.1), 0.0999755859375);
   assert.is(roundTo('bf16', 0.1), 0.10009765625);
-  assert.equal([256, -1, 3.9, -3.9, NaN, Infinity, 511.5].map((x) => roundTo('u8', x)), [0, 255, 3, 253, 0, 0, 255]);
-  assert.equal([2 ** 32 + 5, -1, 7.99, NaN].map((x) => roundTo('u32', x)), [5, 4294967295, 7, 0]);
-  assert.equal([-2.5, 2 ** 60, NaN, -Infinity].map((x) => roundTo('i64', x)), [-2, 2 ** 60, 0, 0]);
+  assert.equal(
+    [256, -1, 3.9, -3.9, NaN, Infinity, 511.5].map((x) => roundTo('u8', x)),
+    [0, 255, 3, 253, 0, 0, 255],
+  );
+  assert.equal(
+    [2 ** 32 + 5, -1, 7.99, NaN].map((x) => roundTo('u32', x)),
+    [5, 4294967295, 7, 0],
+  );
+  assert.equal(
+    [-2.5, 2 ** 60, NaN, -Infinity].map((x) => roundTo('i64', x)),
+    [-2, 2 ** 60, 0, 0],
+  );
 });
 
 test('getElem / setElem / fromNumbers / toNumbers', () => {

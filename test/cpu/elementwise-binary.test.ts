@@ -15,12 +15,54 @@ test('known values and broadcasting in every dtype', () => {
   for (const dtype of ALL) {
     const a = Tensor.from([[6], [12]], { dtype }); // [2, 1]
     const b = Tensor.from([1, 2, 3], { dtype }); // [3]
-    assert.equal(a.add(b).toNestedSync(), [[7, 8, 9], [13, 14, 15]], `add ${dtype}`);
-    assert.equal(a.mul(b).toNestedSync(), [[6, 12, 18], [12, 24, 36]], `mul ${dtype}`);
-    assert.equal(a.div(b).toNestedSync(), [[6, 3, 2], [12, 6, 4]], `div ${dtype}`);
-    assert.equal(a.sub(b).toNestedSync(), [[5, 4, 3], [11, 10, 9]], `sub ${dtype}`);
-    assert.equal(a.maximum(Tensor.from([7, 13, 1], { dtype })).toNestedSync(), [[7, 13, 6], [12, 13, 12]], `maximum ${dtype}`);
-    assert.equal(a.minimum(Tensor.from([7, 13, 1], { dtype })).toNestedSync(), [[6, 6, 1], [7, 12, 1]], `minimum ${dtype}`);
+    assert.equal(
+      a.add(b).toNestedSync(),
+      [
+        [7, 8, 9],
+        [13, 14, 15],
+      ],
+      `add ${dtype}`,
+    );
+    assert.equal(
+      a.mul(b).toNestedSync(),
+      [
+        [6, 12, 18],
+        [12, 24, 36],
+      ],
+      `mul ${dtype}`,
+    );
+    assert.equal(
+      a.div(b).toNestedSync(),
+      [
+        [6, 3, 2],
+        [12, 6, 4],
+      ],
+      `div ${dtype}`,
+    );
+    assert.equal(
+      a.sub(b).toNestedSync(),
+      [
+        [5, 4, 3],
+        [11, 10, 9],
+      ],
+      `sub ${dtype}`,
+    );
+    assert.equal(
+      a.maximum(Tensor.from([7, 13, 1], { dtype })).toNestedSync(),
+      [
+        [7, 13, 6],
+        [12, 13, 12],
+      ],
+      `maximum ${dtype}`,
+    );
+    assert.equal(
+      a.minimum(Tensor.from([7, 13, 1], { dtype })).toNestedSync(),
+      [
+        [6, 6, 1],
+        [7, 12, 1],
+      ],
+      `minimum ${dtype}`,
+    );
     assert.equal(a.add(b).dtype, dtype);
     assert.equal(b.add(4).toNestedSync(), [5, 6, 7], `scalar ${dtype}`);
     assert.equal(b.mul(a).shape, [2, 3], 'broadcast is symmetric');
@@ -54,7 +96,9 @@ test('u8 and u32 wrap; integer division truncates and x/0 is 0', () => {
 });
 
 test('i64 is exact beyond 2^53, wraps at 64 bits, divides toward zero', () => {
-  const p = 2n ** 53n, max = 2n ** 63n - 1n, min = -(2n ** 63n);
+  const p = 2n ** 53n,
+    max = 2n ** 63n - 1n,
+    min = -(2n ** 63n);
   assert.equal(big(i64([p, p + 1n]).add(i64([1n, 1n]))), [p + 1n, p + 2n]);
   assert.equal(big(i64([max, min]).add(i64([1n, -1n]))), [min, max]);
   assert.equal(big(i64([p + 1n]).mul(i64([3n]))), [3n * p + 3n]);
@@ -67,9 +111,15 @@ test('i64 is exact beyond 2^53, wraps at 64 bits, divides toward zero', () => {
 
 test('half types round the exact result once, to nearest even', () => {
   // f16 integers above 2048 step by 2: 2049 is a tie (-> 2048), 2051 a tie (-> 2052)
-  assert.equal(nums(Tensor.from([2048, 2048], { dtype: 'f16' }).add(Tensor.from([1, 3], { dtype: 'f16' }))), [2048, 2052]);
+  assert.equal(
+    nums(Tensor.from([2048, 2048], { dtype: 'f16' }).add(Tensor.from([1, 3], { dtype: 'f16' }))),
+    [2048, 2052],
+  );
   // bf16 integers above 256 step by 2
-  assert.equal(nums(Tensor.from([256, 256], { dtype: 'bf16' }).add(Tensor.from([1, 3], { dtype: 'bf16' }))), [256, 260]);
+  assert.equal(
+    nums(Tensor.from([256, 256], { dtype: 'bf16' }).add(Tensor.from([1, 3], { dtype: 'bf16' }))),
+    [256, 260],
+  );
   assert.equal(nums(Tensor.from([60000], { dtype: 'f16' }).mul(2)), [Infinity]);
   // the scalar is rounded to the dtype first: 0.1 in f16 is 0.0999755859375
   assert.equal(nums(Tensor.from([0], { dtype: 'f16' }).add(0.1)), [0.0999755859375]);
@@ -81,15 +131,18 @@ test('non-contiguous layouts give the contiguous answer', () => {
       const t = dtype === 'u8' || dtype === 'i64' ? randInts([4, 5], 100, dtype) : randT([4, 5], dtype);
       const u = dtype === 'u8' || dtype === 'i64' ? randInts([4, 5], 100, dtype) : randT([4, 5], dtype);
       const { x, ref } = withLayout(t, kind);
-      for (const op of BINARY_OPS) assert.equal(x.binary(op, u).toNestedSync(), ref.binary(op, u).toNestedSync(), `${op} ${dtype} ${kind}`);
-      for (const op of CMP_OPS) assert.equal(u.compare(op, x).toNestedSync(), u.compare(op, ref).toNestedSync(), `${op} ${dtype} ${kind}`);
+      for (const op of BINARY_OPS)
+        assert.equal(x.binary(op, u).toNestedSync(), ref.binary(op, u).toNestedSync(), `${op} ${dtype} ${kind}`);
+      for (const op of CMP_OPS)
+        assert.equal(u.compare(op, x).toNestedSync(), u.compare(op, ref).toNestedSync(), `${op} ${dtype} ${kind}`);
       assert.equal(x.add(u.narrow(0, 0, 1)).toNestedSync(), ref.add(u.narrow(0, 0, 1)).toNestedSync());
     }
   }
 });
 
 test('identities on random data', () => {
-  const a = randT([3, 4], 'f64'), b = randT([3, 4], 'f64', 0.5, 2);
+  const a = randT([3, 4], 'f64'),
+    b = randT([3, 4], 'f64', 0.5, 2);
   assertClose(nums(a.sub(b).add(b)), nums(a), 1e-14, 1e-15, 'a - b + b');
   assertClose(nums(a.div(b).mul(b)), nums(a), 1e-14, 1e-15, 'a / b * b');
   assert.equal(nums(a.maximum(b).add(a.minimum(b))), nums(a.add(b)));
@@ -106,7 +159,8 @@ test('empty and 0-d operands', () => {
 
 test('comparisons give u8, NaN is unequal to everything', () => {
   for (const dtype of ALL) {
-    const a = Tensor.from([1, 2, 3], { dtype }), b = Tensor.from([3, 2, 1], { dtype });
+    const a = Tensor.from([1, 2, 3], { dtype }),
+      b = Tensor.from([3, 2, 1], { dtype });
     const r = (op: (typeof CMP_OPS)[number]) => nums(a.compare(op, b));
     assert.equal(r('eq'), [0, 1, 0], `eq ${dtype}`);
     assert.equal(r('ne'), [1, 0, 1], `ne ${dtype}`);
@@ -125,7 +179,15 @@ test('comparisons give u8, NaN is unequal to everything', () => {
   const p = 2n ** 53n;
   assert.equal(nums(i64([p, p + 1n]).eq(i64([p + 1n, p + 1n]))), [0, 1]); // doubles would say equal
   assert.equal(nums(i64([-1n]).lt(i64([0n]))), [1]);
-  assert.equal(Tensor.from([[1], [2]]).lt(Tensor.from([1, 2, 3])).toNestedSync(), [[0, 1, 1], [0, 0, 1]]);
+  assert.equal(
+    Tensor.from([[1], [2]])
+      .lt(Tensor.from([1, 2, 3]))
+      .toNestedSync(),
+    [
+      [0, 1, 1],
+      [0, 0, 1],
+    ],
+  );
   // the number is rounded to the tensor's dtype: f16(0.1) == f16(0.1)
   assert.equal(nums(Tensor.from([0.1], { dtype: 'f16' }).eq(0.1)), [1]);
   assert.equal(nums(Tensor.from([0.1], { dtype: 'f64' }).eq(Math.fround(0.1))), [0]);
@@ -140,7 +202,10 @@ test('where: values, cond dtypes, scalars, broadcasting', () => {
   const w = Tensor.where(c, Tensor.from([1, 2, 3], { dtype: 'f64' }), -1);
   assert.equal(w.shape, [2, 3]);
   assert.is(w.dtype, 'f64');
-  assert.equal(w.toNestedSync(), [[1, 2, 3], [-1, -1, -1]]);
+  assert.equal(w.toNestedSync(), [
+    [1, 2, 3],
+    [-1, -1, -1],
+  ]);
   const both = Tensor.where(Tensor.from([1, 0], { dtype: 'u8' }), 0.1, 2);
   assert.is(both.dtype, 'f32');
   assert.equal(nums(both), [Math.fround(0.1), 2]);
@@ -152,26 +217,78 @@ test('where: values, cond dtypes, scalars, broadcasting', () => {
   assert.is(wh.dtype, 'bf16');
   assert.equal(nums(wh), [0.10009765625, 0.10009765625]);
   // all three broadcast: [2,1,1] x [1,3,1] x [1,1,2]
-  const wb = Tensor.where(Tensor.from([1, 0], { dtype: 'u8', shape: [2, 1, 1] }), Tensor.from([1, 2, 3], { shape: [1, 3, 1] }), Tensor.from([8, 9], { shape: [1, 1, 2] }));
-  assert.equal(wb.toNestedSync(), [[[1, 1], [2, 2], [3, 3]], [[8, 9], [8, 9], [8, 9]]]);
+  const wb = Tensor.where(
+    Tensor.from([1, 0], { dtype: 'u8', shape: [2, 1, 1] }),
+    Tensor.from([1, 2, 3], { shape: [1, 3, 1] }),
+    Tensor.from([8, 9], { shape: [1, 1, 2] }),
+  );
+  assert.equal(wb.toNestedSync(), [
+    [
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ],
+    [
+      [8, 9],
+      [8, 9],
+      [8, 9],
+    ],
+  ]);
   // a transposed cond and an offset source
-  const ct = Tensor.from([[1, 0], [0, 1], [1, 1]], { dtype: 'u8' }).T; // [2, 3]
-  const { x } = withLayout(Tensor.from([[1, 2, 3], [4, 5, 6]]), 'offset');
-  assert.equal(Tensor.where(ct, x, 0).toNestedSync(), [[1, 0, 3], [0, 5, 6]]);
+  const ct = Tensor.from(
+    [
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ],
+    { dtype: 'u8' },
+  ).T; // [2, 3]
+  const { x } = withLayout(
+    Tensor.from([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]),
+    'offset',
+  );
+  assert.equal(Tensor.where(ct, x, 0).toNestedSync(), [
+    [1, 0, 3],
+    [0, 5, 6],
+  ]);
   assert.equal(Tensor.where(Tensor.zeros([0], { dtype: 'u8' }), 1, 2).shape, [0]);
 });
 
 test('errors name the op, the shapes and the dtypes', () => {
-  const a = Tensor.from([1, 2, 3]), b = Tensor.from([1, 2, 3, 4]);
+  const a = Tensor.from([1, 2, 3]),
+    b = Tensor.from([1, 2, 3, 4]);
   throwsWith(() => a.add(b), ShapeError, /^add: shapes \[3\] and \[4\] cannot be broadcast/);
   throwsWith(() => a.lt(b), ShapeError, /^lt: shapes \[3\] and \[4\]/);
-  throwsWith(() => a.mul(Tensor.from([1, 2, 3], { dtype: 'f16' })), DTypeError, /^mul: dtype mismatch \(\[3\] f32 vs \[3\] f16\)/);
-  throwsWith(() => a.eq(Tensor.from([1, 2, 3], { dtype: 'i64' })), DTypeError, /^eq: dtype mismatch \(\[3\] f32 vs \[3\] i64\)/);
-  throwsWith(() => a.add('1' as unknown as number), TypeError, /add: the other operand must be a Tensor or a number.*\[3\] f32/);
+  throwsWith(
+    () => a.mul(Tensor.from([1, 2, 3], { dtype: 'f16' })),
+    DTypeError,
+    /^mul: dtype mismatch \(\[3\] f32 vs \[3\] f16\)/,
+  );
+  throwsWith(
+    () => a.eq(Tensor.from([1, 2, 3], { dtype: 'i64' })),
+    DTypeError,
+    /^eq: dtype mismatch \(\[3\] f32 vs \[3\] i64\)/,
+  );
+  throwsWith(
+    () => a.add('1' as unknown as number),
+    TypeError,
+    /add: the other operand must be a Tensor or a number.*\[3\] f32/,
+  );
   throwsWith(() => a.binary('pow' as 'add', 2), Error, /binary: unknown op 'pow'/);
   const c = Tensor.from([1, 0, 1], { dtype: 'u8' });
-  throwsWith(() => Tensor.where(Tensor.from([1, 0, 1]), 1, 2), DTypeError, /^where: cond dtype f32 not supported \(cond \[3\] f32/);
-  throwsWith(() => Tensor.where(c, a, Tensor.from([1, 2, 3], { dtype: 'f64' })), DTypeError, /^where: dtype mismatch \(\[3\] f32 vs \[3\] f64\)/);
+  throwsWith(
+    () => Tensor.where(Tensor.from([1, 0, 1]), 1, 2),
+    DTypeError,
+    /^where: cond dtype f32 not supported \(cond \[3\] f32/,
+  );
+  throwsWith(
+    () => Tensor.where(c, a, Tensor.from([1, 2, 3], { dtype: 'f64' })),
+    DTypeError,
+    /^where: dtype mismatch \(\[3\] f32 vs \[3\] f64\)/,
+  );
   throwsWith(() => Tensor.where(c, b, 0), ShapeError, /^where: shapes \[3\] and \[4\]/);
   const gone = Tensor.from([1, 2, 3]);
   gone.dispose();

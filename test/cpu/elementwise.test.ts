@@ -23,7 +23,14 @@ const KNOWN: [UnaryOp, number[], number[]][] = [
   ['sqrt', [9, 2.25, 0, -1], [3, 1.5, 0, NaN]],
   ['gelu', [0, 1, -1, 10], [0, 0.8411919906082768, -0.15880800939172324, 10]],
   ['geluErf', [0, 1, -1, -10], [0, 0.8413447460685429, -0.15865525393145707, -0]],
-  ['erf', [0, 0.1, 0.5, 1, 2, 3, -1, 10], [0, 0.1124629160182849, 0.5204998778130465, 0.8427007929497149, 0.9953222650189527, 0.9999779095030014, -0.8427007929497149, 1]],
+  [
+    'erf',
+    [0, 0.1, 0.5, 1, 2, 3, -1, 10],
+    [
+      0, 0.1124629160182849, 0.5204998778130465, 0.8427007929497149, 0.9953222650189527, 0.9999779095030014,
+      -0.8427007929497149, 1,
+    ],
+  ],
   ['relu', [-1, 0, 2.5, NaN], [0, 0, 2.5, NaN]],
   ['silu', [0, 1, -1], [0, 0.7310585786300049, -0.2689414213699951]],
   ['abs', [-2, 3, -0], [2, 3, 0]],
@@ -47,7 +54,10 @@ test('known values in f64', () => {
 test('erf to about 1e-15 against tabulated values', () => {
   // erf(x) to 17+ digits (Abramowitz & Stegun 7.1 / high-precision tables)
   const xs = [0.25, 0.75, 1.5, 2.5, 3.5, 4.5];
-  const want = [0.27632639016823696, 0.7111556336535151, 0.9661051464753108, 0.9995930479825550, 0.9999992569016276, 0.9999999998033839];
+  const want = [
+    0.27632639016823696, 0.7111556336535151, 0.9661051464753108, 0.999593047982555, 0.9999992569016276,
+    0.9999999998033839,
+  ];
   assertClose(nums(f64(xs).erf()), want, 2e-15, 0, 'erf');
   // odd function, exactly
   const x = randT([64], 'f64', -5, 5);
@@ -57,36 +67,93 @@ test('erf to about 1e-15 against tabulated values', () => {
 test('identities on random data', () => {
   const x = randT([200], 'f64', -6, 6);
   const X = nums(x);
-  const s = nums(x.sigmoid()), sn = nums(x.neg().sigmoid());
-  assertClose(s.map((v, i) => v + sn[i]!), X.map(() => 1), 1e-15, 1e-15, 'sigmoid(x) + sigmoid(-x) = 1');
-  assertClose(nums(x.silu()), X.map((v, i) => v * s[i]!), 1e-14, 1e-15, 'silu = x sigmoid(x)');
-  const sin = nums(x.sin()), cos = nums(x.cos());
-  assertClose(sin.map((v, i) => v * v + cos[i]! ** 2), X.map(() => 1), 1e-14, 0, 'sin^2 + cos^2');
+  const s = nums(x.sigmoid()),
+    sn = nums(x.neg().sigmoid());
+  assertClose(
+    s.map((v, i) => v + sn[i]!),
+    X.map(() => 1),
+    1e-15,
+    1e-15,
+    'sigmoid(x) + sigmoid(-x) = 1',
+  );
+  assertClose(
+    nums(x.silu()),
+    X.map((v, i) => v * s[i]!),
+    1e-14,
+    1e-15,
+    'silu = x sigmoid(x)',
+  );
+  const sin = nums(x.sin()),
+    cos = nums(x.cos());
+  assertClose(
+    sin.map((v, i) => v * v + cos[i]! ** 2),
+    X.map(() => 1),
+    1e-14,
+    0,
+    'sin^2 + cos^2',
+  );
   const pos = randT([100], 'f64', 0.01, 50);
   assertClose(nums(pos.log().exp()), nums(pos), 1e-14, 0, 'exp(log x)');
   assertClose(nums(pos.sqrt().sqr()), nums(pos), 1e-14, 0, 'sqrt(x)^2');
   assertClose(nums(pos.recip().recip()), nums(pos), 1e-15, 0, 'recip twice');
   const erf = nums(x.affine(Math.SQRT1_2, 0).erf());
   // atol 2e-15: in the left tail 1 + erf cancels, so the identity itself loses a few ulp
-  assertClose(nums(x.geluErf()), X.map((v, i) => 0.5 * v * (1 + erf[i]!)), 1e-14, 2e-15, 'geluErf via erf');
+  assertClose(
+    nums(x.geluErf()),
+    X.map((v, i) => 0.5 * v * (1 + erf[i]!)),
+    1e-14,
+    2e-15,
+    'geluErf via erf',
+  );
   const t2 = nums(x.affine(2, 0).sigmoid());
-  assertClose(nums(x.tanh()), t2.map((v) => 2 * v - 1), 1e-13, 1e-15, 'tanh = 2 sigmoid(2x) - 1');
+  assertClose(
+    nums(x.tanh()),
+    t2.map((v) => 2 * v - 1),
+    1e-13,
+    1e-15,
+    'tanh = 2 sigmoid(2x) - 1',
+  );
   // relu + (-relu(-x)) = x; abs = relu(x) + relu(-x)
-  const r = nums(x.relu()), rn = nums(x.neg().relu());
-  assert.equal(r.map((v, i) => v - rn[i]!), X);
-  assert.equal(nums(x.abs()), r.map((v, i) => v + rn[i]!));
-  const fl = nums(x.floor()), ce = nums(x.ceil());
-  X.forEach((v, i) => { assert.ok(fl[i]! <= v && v < fl[i]! + 1); assert.ok(ce[i]! >= v && v > ce[i]! - 1); });
+  const r = nums(x.relu()),
+    rn = nums(x.neg().relu());
+  assert.equal(
+    r.map((v, i) => v - rn[i]!),
+    X,
+  );
+  assert.equal(
+    nums(x.abs()),
+    r.map((v, i) => v + rn[i]!),
+  );
+  const fl = nums(x.floor()),
+    ce = nums(x.ceil());
+  X.forEach((v, i) => {
+    assert.ok(fl[i]! <= v && v < fl[i]! + 1);
+    assert.ok(ce[i]! >= v && v > ce[i]! - 1);
+  });
 });
 
 test('every float dtype: the f64 answer rounded once to the dtype', () => {
   const ref: Record<UnaryOp, (x: number) => number> = {
-    exp: Math.exp, log: (x) => Math.log(Math.abs(x)), sin: Math.sin, cos: Math.cos, tanh: Math.tanh,
-    neg: (x) => -x, recip: (x) => 1 / x, sqr: (x) => x * x, sqrt: (x) => Math.sqrt(Math.abs(x)),
+    exp: Math.exp,
+    log: (x) => Math.log(Math.abs(x)),
+    sin: Math.sin,
+    cos: Math.cos,
+    tanh: Math.tanh,
+    neg: (x) => -x,
+    recip: (x) => 1 / x,
+    sqr: (x) => x * x,
+    sqrt: (x) => Math.sqrt(Math.abs(x)),
     gelu: (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3))),
-    geluErf: () => NaN, erf: () => NaN, relu: (x) => Math.max(x, 0), silu: (x) => x / (1 + Math.exp(-x)),
-    abs: Math.abs, ceil: Math.ceil, floor: Math.floor, round: () => NaN,
-    sign: Math.sign, sigmoid: (x) => 1 / (1 + Math.exp(-x)),
+    geluErf: () => NaN,
+    erf: () => NaN,
+    relu: (x) => Math.max(x, 0),
+    silu: (x) => x / (1 + Math.exp(-x)),
+    abs: Math.abs,
+    ceil: Math.ceil,
+    floor: Math.floor,
+    round: () => NaN,
+    sign: Math.sign,
+    sigmoid: (x) => 1 / (1 + Math.exp(-x)),
   };
   for (const dtype of FLOATS) {
     for (const op of UNARY_OPS) {
@@ -167,7 +234,10 @@ test('param unary: affine, powf, elu, clamp, leakyRelu', () => {
   for (const dtype of FLOATS) {
     const x = randT([3, 4], dtype, -5, 5);
     const X = nums(x);
-    const want = Tensor.from(X.map((v) => v * 0.3 - 2), { dtype: 'f64' }).toDtype(dtype);
+    const want = Tensor.from(
+      X.map((v) => v * 0.3 - 2),
+      { dtype: 'f64' },
+    ).toDtype(dtype);
     assert.equal(nums(x.affine(0.3, -2)), nums(want), `affine ${dtype}`);
     assert.is(x.clamp(-1, 1).dtype, dtype);
     for (const v of nums(x.clamp(-1, 1))) assert.ok(v >= -1 && v <= 1);

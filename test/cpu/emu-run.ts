@@ -23,18 +23,35 @@ export interface EmuBuild {
 
 /** `name` is the emulator's file under test/emu without `.cpp` */
 export function runEmulator(name: string, build: EmuBuild): string {
-  const src = `test/emu/${name}.cpp`, timeout = build.timeoutMs ?? 300_000;
+  const src = `test/emu/${name}.cpp`,
+    timeout = build.timeoutMs ?? 300_000;
   const probe = spawnSync(CXX, ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
-    throw new Error(`${src} needs a ${build.std.toUpperCase()} compiler: '${CXX}' could not run (${probe.error?.message ?? probe.stderr.trim()}); install g++ (or set CXX)`);
+    throw new Error(
+      `${src} needs a ${build.std.toUpperCase()} compiler: '${CXX}' could not run (${probe.error?.message ?? probe.stderr.trim()}); install g++ (or set CXX)`,
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), `${name}-`));
   try {
     const exe = join(dir, name);
     // -Wno-unknown-pragmas: the kernels' #pragma unroll means nothing to g++
-    const hip = build.hipHost ?? true ? ['-Wno-unknown-pragmas', '-D__HIP__', `-I${join(REPO_ROOT, 'test/emu/hip-host')}`] : [];
-    const cc = spawnSync(CXX, [`-std=${build.std}`, `-O${build.opt ?? 1}`, '-Wall', '-Wextra', '-Werror', ...hip, join(REPO_ROOT, src), '-o', exe],
-      { encoding: 'utf8', timeout });
+    const hip =
+      (build.hipHost ?? true) ? ['-Wno-unknown-pragmas', '-D__HIP__', `-I${join(REPO_ROOT, 'test/emu/hip-host')}`] : [];
+    const cc = spawnSync(
+      CXX,
+      [
+        `-std=${build.std}`,
+        `-O${build.opt ?? 1}`,
+        '-Wall',
+        '-Wextra',
+        '-Werror',
+        ...hip,
+        join(REPO_ROOT, src),
+        '-o',
+        exe,
+      ],
+      { encoding: 'utf8', timeout },
+    );
     assert.is(cc.status, 0, `compiling ${src} failed:\n${cc.stderr}${cc.error?.message ?? ''}`);
     const run = spawnSync(exe, [], { encoding: 'utf8', timeout });
     const out = `${run.stdout}${run.stderr}`;

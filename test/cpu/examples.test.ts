@@ -10,13 +10,16 @@ import { join } from 'node:path';
 import { REPO_ROOT, runtime, tsCommand } from '../runtime.ts';
 
 const dir = join(REPO_ROOT, 'examples');
-const examples = readdirSync(dir).filter((f) => f.endsWith('.ts')).sort();
+const examples = readdirSync(dir)
+  .filter((f) => f.endsWith('.ts'))
+  .sort();
 
 /** the numbers of the first bracketed list after `label` (Node and Bun wrap long arrays differently) */
 function listAfter(out: string, label: string): number[] {
   const i = out.indexOf(label);
   if (i < 0) return [];
-  const open = out.indexOf('[', i), close = out.indexOf(']', open);
+  const open = out.indexOf('[', i),
+    close = out.indexOf(']', open);
   return (out.slice(open, close).match(/-?\d+(\.\d+)?(e-?\d+)?/g) ?? []).map(Number);
 }
 
@@ -42,14 +45,22 @@ const CHECKS: Record<string, (out: string) => void> = {
   'tiny-cnn.ts': (out) => {
     assert.match(out, /^ran on (cpu|rocm:\d+|cuda:\d+) in [\d.]+ ms/m);
     const rows = [0, 1, 2, 3].map((i) => listAfter(out, `\nimage ${i}:`));
-    assert.ok(rows.every((r) => r.length === 10), 'ten class probabilities for each of four images');
-    for (const r of rows) assert.ok(Math.abs(r.reduce((a, b) => a + b, 0) - 1) < 0.01, `class probabilities sum to 1: ${r}`);
+    assert.ok(
+      rows.every((r) => r.length === 10),
+      'ten class probabilities for each of four images',
+    );
+    for (const r of rows)
+      assert.ok(Math.abs(r.reduce((a, b) => a + b, 0) - 1) < 0.01, `class probabilities sum to 1: ${r}`);
   },
 };
 
 test('every example has a check here', () => {
   assert.ok(examples.length > 0);
-  assert.equal(examples.filter((e) => !CHECKS[e]), [], 'examples without an entry in CHECKS');
+  assert.equal(
+    examples.filter((e) => !CHECKS[e]),
+    [],
+    'examples without an entry in CHECKS',
+  );
 });
 
 /** command-line arguments an example needs: generate.ts takes a small random model folder */

@@ -15,20 +15,43 @@ function anyRand(shape: number[], dtype: DType): Tensor {
   if (dtype === 'u32') return randT(shape, 'u32', 0, 2 ** 32);
   if (dtype === 'i64') {
     const r = randT(shape, 'f64', -1, 1).toArraySync() as Float64Array;
-    return Tensor.from(BigInt64Array.from(r, (v) => BigInt(Math.round(v * 2 ** 40)) * 4099n + 1n), { shape });
+    return Tensor.from(
+      BigInt64Array.from(r, (v) => BigInt(Math.round(v * 2 ** 40)) * 4099n + 1n),
+      { shape },
+    );
   }
   return randT(shape, dtype);
 }
 /** bit-exact element list: strings so bigints and raw half bits compare alike */
-async function bits(t: Tensor): Promise<string[]> { return Array.from(await t.toRawArray() as ArrayLike<number | bigint>, (v) => String(v)); }
+async function bits(t: Tensor): Promise<string[]> {
+  return Array.from((await t.toRawArray()) as ArrayLike<number | bigint>, (v) => String(v));
+}
 const ids = (v: number[], dtype: DType = 'u32', shape?: number[]) => Tensor.from(v, { dtype, shape });
 
 // ---- indexSelect ------------------------------------------------------------------------------
 test('indexSelect: known values along each dim, every ids dtype', () => {
-  const x = Tensor.from([[1, 2, 3], [4, 5, 6]]);
+  const x = Tensor.from([
+    [1, 2, 3],
+    [4, 5, 6],
+  ]);
   for (const d of IDS) {
-    assert.equal(x.indexSelect(ids([2, 0, 2], d), 1).toNestedSync(), [[3, 1, 3], [6, 4, 6]], d);
-    assert.equal(x.indexSelect(ids([1, 1, 0], d), 0).toNestedSync(), [[4, 5, 6], [4, 5, 6], [1, 2, 3]], d);
+    assert.equal(
+      x.indexSelect(ids([2, 0, 2], d), 1).toNestedSync(),
+      [
+        [3, 1, 3],
+        [6, 4, 6],
+      ],
+      d,
+    );
+    assert.equal(
+      x.indexSelect(ids([1, 1, 0], d), 0).toNestedSync(),
+      [
+        [4, 5, 6],
+        [4, 5, 6],
+        [1, 2, 3],
+      ],
+      d,
+    );
     assert.equal(x.indexSelect(ids([1], d), -1).toNestedSync(), [[2], [5]], d);
   }
 });
@@ -54,12 +77,20 @@ test('indexSelect: non-contiguous x and ids give the contiguous result', async (
       for (const dim of [0, 1]) {
         const s = dim === 0 ? sel : randInts([6], 5, 'u32');
         const { x: sx } = withLayout(s, kind === 'broadcast' ? 'offset' : kind);
-        assert.equal(await bits(x.indexSelect(sx, dim)), await bits(ref.indexSelect(s, dim)), `${dt} ${kind} dim ${dim}`);
+        assert.equal(
+          await bits(x.indexSelect(sx, dim)),
+          await bits(ref.indexSelect(s, dim)),
+          `${dt} ${kind} dim ${dim}`,
+        );
       }
     }
     // ids broadcast from one element: every pick the same row
     const one = ids([2]).broadcastAs([3]);
-    assert.equal(await bits(t.indexSelect(one, 0)), await bits(t.indexSelect(ids([2, 2, 2]), 0)), `${dt} broadcast ids`);
+    assert.equal(
+      await bits(t.indexSelect(one, 0)),
+      await bits(t.indexSelect(ids([2, 2, 2]), 0)),
+      `${dt} broadcast ids`,
+    );
   }
 });
 
@@ -74,14 +105,52 @@ test('indexSelect: empty ids, empty dims, size-1 dims', () => {
 });
 
 test('indexSelect: errors name the op, the id, its position, the range, shapes and dtypes', () => {
-  const x = Tensor.from([[1, 2, 3], [4, 5, 6]]);
-  throwsWith(() => x.indexSelect(ids([0, 3]), 1), IndexError, 'indexSelect', 'id 3', 'position [1]', '[0, 3)', '[2, 3] f32', '[2] u32');
+  const x = Tensor.from([
+    [1, 2, 3],
+    [4, 5, 6],
+  ]);
+  throwsWith(
+    () => x.indexSelect(ids([0, 3]), 1),
+    IndexError,
+    'indexSelect',
+    'id 3',
+    'position [1]',
+    '[0, 3)',
+    '[2, 3] f32',
+    '[2] u32',
+  );
   throwsWith(() => x.indexSelect(ids([2], 'u8'), 0), IndexError, 'indexSelect', 'id 2', '[0, 2)');
-  throwsWith(() => x.indexSelect(Tensor.from(new BigInt64Array([0n, 1n, -1n])), 1), IndexError, 'indexSelect', 'id -1', 'position [2]', 'i64');
-  throwsWith(() => x.indexSelect(Tensor.from(new BigInt64Array([2n, 3n])), 1), IndexError, 'indexSelect', 'id 3', 'position [1]', '[0, 3)');
-  throwsWith(() => x.indexSelect(Tensor.from(new BigInt64Array([2n ** 60n])), 1), IndexError, 'indexSelect', `id ${2n ** 60n}`);
+  throwsWith(
+    () => x.indexSelect(Tensor.from(new BigInt64Array([0n, 1n, -1n])), 1),
+    IndexError,
+    'indexSelect',
+    'id -1',
+    'position [2]',
+    'i64',
+  );
+  throwsWith(
+    () => x.indexSelect(Tensor.from(new BigInt64Array([2n, 3n])), 1),
+    IndexError,
+    'indexSelect',
+    'id 3',
+    'position [1]',
+    '[0, 3)',
+  );
+  throwsWith(
+    () => x.indexSelect(Tensor.from(new BigInt64Array([2n ** 60n])), 1),
+    IndexError,
+    'indexSelect',
+    `id ${2n ** 60n}`,
+  );
   throwsWith(() => x.indexSelect(ids([0], 'f32'), 1), DTypeError, 'indexSelect', 'f32', 'u8, u32, i64');
-  throwsWith(() => x.indexSelect(ids([0, 1], 'u32', [1, 2]), 1), ShapeError, 'indexSelect', '1-d', '[1, 2] u32', '[2, 3] f32');
+  throwsWith(
+    () => x.indexSelect(ids([0, 1], 'u32', [1, 2]), 1),
+    ShapeError,
+    'indexSelect',
+    '1-d',
+    '[1, 2] u32',
+    '[2, 3] f32',
+  );
   throwsWith(() => x.indexSelect(ids([0]), 2), ShapeError, 'indexSelect', 'dim 2', 'rank 2', '[2, 3] f32');
   throwsWith(() => x.indexSelect(ids([0]), -3), ShapeError, 'indexSelect', 'dim -3');
   throwsWith(() => Tensor.zeros([0, 2]).indexSelect(ids([0]), 0), IndexError, 'indexSelect', '[0, 0)');
@@ -89,11 +158,24 @@ test('indexSelect: errors name the op, the id, its position, the range, shapes a
 
 // ---- gather -----------------------------------------------------------------------------------
 test('gather: known values (PyTorch docs example and dim 0)', () => {
-  const t = Tensor.from([[1, 2], [3, 4]]);
+  const t = Tensor.from([
+    [1, 2],
+    [3, 4],
+  ]);
   for (const d of IDS) {
-    assert.equal(t.gather(ids([0, 0, 1, 0], d, [2, 2]), 1).toNestedSync(), [[1, 1], [4, 3]], d);
+    assert.equal(
+      t.gather(ids([0, 0, 1, 0], d, [2, 2]), 1).toNestedSync(),
+      [
+        [1, 1],
+        [4, 3],
+      ],
+      d,
+    );
   }
-  const x = Tensor.from([[1, 2, 3], [4, 5, 6]]);
+  const x = Tensor.from([
+    [1, 2, 3],
+    [4, 5, 6],
+  ]);
   assert.equal(x.gather(ids([1, 0, 1], 'i64', [1, 3]), 0).toNestedSync(), [[4, 2, 6]]);
   // ids smaller than x outside dim, larger along dim
   assert.equal(x.gather(ids([2, 2, 0, 1], 'u8', [1, 4]), -1).toNestedSync(), [[3, 3, 1, 2]]);
@@ -103,11 +185,20 @@ test('gather: every dtype exact; equals indexSelect when ids repeat along the ot
   for (const dt of ALL) {
     const x = anyRand([5, 3], dt);
     const sel = [4, 0, 2, 2];
-    const rows = ids(sel.flatMap((s) => [s, s, s]), 'u32', [4, 3]);
+    const rows = ids(
+      sel.flatMap((s) => [s, s, s]),
+      'u32',
+      [4, 3],
+    );
     assert.equal(await bits(x.gather(rows, 0)), await bits(x.indexSelect(ids(sel), 0)), dt);
     const g = randInts([5, 2], 3, 'u32');
-    const gi = Array.from(g.toArraySync(), Number), xs = await bits(x);
-    assert.equal(await bits(x.gather(g, 1)), gi.map((c, p) => xs[Math.floor(p / 2) * 3 + c]!), `${dt} dim 1`);
+    const gi = Array.from(g.toArraySync(), Number),
+      xs = await bits(x);
+    assert.equal(
+      await bits(x.gather(g, 1)),
+      gi.map((c, p) => xs[Math.floor(p / 2) * 3 + c]!),
+      `${dt} dim 1`,
+    );
   }
 });
 
@@ -127,12 +218,28 @@ test('gather: 3-d, empty and size-1', () => {
   const g = ids([2, 0, 1, 1, 0, 0, 0, 2], 'u32', [2, 1, 4]);
   assert.equal(x.gather(g, 1).toNestedSync(), [[[8, 1, 6, 7]], [[12, 13, 14, 23]]]);
   assert.equal(x.gather(ids([], 'u32', [2, 0, 4]), 1).shape, [2, 0, 4]);
-  assert.equal(Tensor.from([[5]]).gather(ids([0, 0], 'u8', [2, 1]), 0).toNestedSync(), [[5], [5]]);
+  assert.equal(
+    Tensor.from([[5]])
+      .gather(ids([0, 0], 'u8', [2, 1]), 0)
+      .toNestedSync(),
+    [[5], [5]],
+  );
 });
 
 test('gather: errors', () => {
-  const x = Tensor.from([[1, 2, 3], [4, 5, 6]]);
-  throwsWith(() => x.gather(ids([0, 1, 3], 'u32', [1, 3]), 1), IndexError, 'gather', 'id 3', 'position [0, 2]', '[0, 3)', '[2, 3] f32');
+  const x = Tensor.from([
+    [1, 2, 3],
+    [4, 5, 6],
+  ]);
+  throwsWith(
+    () => x.gather(ids([0, 1, 3], 'u32', [1, 3]), 1),
+    IndexError,
+    'gather',
+    'id 3',
+    'position [0, 2]',
+    '[0, 3)',
+    '[2, 3] f32',
+  );
   throwsWith(() => x.gather(ids([0, 1, 2], 'u32', [3]), 1), ShapeError, 'gather', '[3] u32', '[2, 3] f32');
   throwsWith(() => x.gather(ids([0, 0, 0], 'u32', [3, 1]), 1), ShapeError, 'gather', '[3, 1] u32');
   throwsWith(() => x.gather(ids([0], 'f64', [1, 1]), 1), DTypeError, 'gather', 'f64');
@@ -141,11 +248,28 @@ test('gather: errors', () => {
 
 // ---- embedding --------------------------------------------------------------------------------
 test('embedding: known values, any ids shape', () => {
-  const table = Tensor.from([[0, 1], [2, 3], [4, 5]]);
+  const table = Tensor.from([
+    [0, 1],
+    [2, 3],
+    [4, 5],
+  ]);
   for (const d of IDS) {
     const e = Tensor.embedding(ids([2, 0, 1, 1], d, [2, 2]), table);
     assert.equal(e.shape, [2, 2, 2]);
-    assert.equal(e.toNestedSync(), [[[4, 5], [0, 1]], [[2, 3], [2, 3]]], d);
+    assert.equal(
+      e.toNestedSync(),
+      [
+        [
+          [4, 5],
+          [0, 1],
+        ],
+        [
+          [2, 3],
+          [2, 3],
+        ],
+      ],
+      d,
+    );
   }
   assert.equal(Tensor.embedding(Tensor.from(1, { dtype: 'u32' }), table).toNestedSync(), [2, 3]);
   assert.equal(Tensor.embedding(ids([]), table).shape, [0, 2]);
@@ -167,9 +291,27 @@ test('embedding: every dtype exact; equals indexSelect on flat ids; non-contiguo
 });
 
 test('embedding: errors', () => {
-  const table = Tensor.from([[0, 1], [2, 3], [4, 5]]);
-  throwsWith(() => Tensor.embedding(ids([0, 3, 1, 0], 'u32', [2, 2]), table), IndexError, 'embedding', 'id 3', 'position [0, 1]', '[0, 3)', '[3, 2] f32');
-  throwsWith(() => Tensor.embedding(ids([0]), Tensor.from([1, 2])), ShapeError, 'embedding', '[vocab, hidden]', '[2] f32');
+  const table = Tensor.from([
+    [0, 1],
+    [2, 3],
+    [4, 5],
+  ]);
+  throwsWith(
+    () => Tensor.embedding(ids([0, 3, 1, 0], 'u32', [2, 2]), table),
+    IndexError,
+    'embedding',
+    'id 3',
+    'position [0, 1]',
+    '[0, 3)',
+    '[3, 2] f32',
+  );
+  throwsWith(
+    () => Tensor.embedding(ids([0]), Tensor.from([1, 2])),
+    ShapeError,
+    'embedding',
+    '[vocab, hidden]',
+    '[2] f32',
+  );
   throwsWith(() => Tensor.embedding(ids([0], 'bf16'), table), DTypeError, 'embedding', 'bf16');
 });
 

@@ -27,19 +27,39 @@ test('every op name is unique and has dtypes, a summary and at least one backend
 });
 
 test('a second declaration under the same name is refused', () => {
-  const def = { name: 'matmul', family: 'x', summary: 'x', dtypes: ['f32'] as const, check: (x: RawTensor): [RawTensor] => [x], cpu: (x: RawTensor) => x, gpu: null, grad: 'none' as const };
+  const def = {
+    name: 'matmul',
+    family: 'x',
+    summary: 'x',
+    dtypes: ['f32'] as const,
+    check: (x: RawTensor): [RawTensor] => [x],
+    cpu: (x: RawTensor) => x,
+    gpu: null,
+    grad: 'none' as const,
+  };
   assert.throws(() => defineOp(def), /declared twice/);
 });
 
 test('an op without a backend for the device says so by name', () => {
   const only = defineOp({
-    name: 'test.gpuOnly', family: 'test', summary: 'a GPU-only op', dtypes: ['f32'],
-    check: (x: RawTensor): [RawTensor] => [x], cpu: null, gpu: (x: RawTensor) => x, grad: 'none',
+    name: 'test.gpuOnly',
+    family: 'test',
+    summary: 'a GPU-only op',
+    dtypes: ['f32'],
+    check: (x: RawTensor): [RawTensor] => [x],
+    cpu: null,
+    gpu: (x: RawTensor) => x,
+    grad: 'none',
   });
   const x = Tensor.zeros([2]);
   try {
-    assert.throws(() => only(x), (e: unknown) => e instanceof NotOnDeviceError && /test\.gpuOnly: not on cpu devices/.test((e as Error).message));
-  } finally { x.dispose(); }
+    assert.throws(
+      () => only(x),
+      (e: unknown) => e instanceof NotOnDeviceError && /test\.gpuOnly: not on cpu devices/.test((e as Error).message),
+    );
+  } finally {
+    x.dispose();
+  }
 });
 
 test('the op layer holds the only device dispatch: no backend choice by hand in src/ops or src/tensor', () => {
@@ -48,7 +68,9 @@ test('the op layer holds the only device dispatch: no backend choice by hand in 
     for (const f of readdirSync(join(root, dir))) {
       if (!f.endsWith('.ts') || f === 'registry.ts' || f === 'readback.ts') continue;
       const text = readFileSync(join(root, dir, f), 'utf8');
-      text.split('\n').forEach((line, i) => { if (/isCpu\s*\?|\.isCpu\)/.test(line)) hits.push(`${dir}/${f}:${i + 1}: ${line.trim()}`); });
+      text.split('\n').forEach((line, i) => {
+        if (/isCpu\s*\?|\.isCpu\)/.test(line)) hits.push(`${dir}/${f}:${i + 1}: ${line.trim()}`);
+      });
     }
   }
   assert.equal(hits, []);

@@ -9,22 +9,39 @@ import { Tensor, type DType } from '../../src/index.ts';
 import type { HostArray } from '../../src/core/dtype.ts';
 
 const F32 = new Uint32Array([0x7fc00001, 0xffc00002, 0x7f800001, 0x80000000, 0x00000001, 0x7f800000]);
-const F64 = new BigUint64Array([0x7ff8000000000001n, 0xfff8000000000002n, 0x7ff0000000000001n, 0x8000000000000000n, 1n, 0x7ff0000000000000n]);
+const F64 = new BigUint64Array([
+  0x7ff8000000000001n,
+  0xfff8000000000002n,
+  0x7ff0000000000001n,
+  0x8000000000000000n,
+  1n,
+  0x7ff0000000000000n,
+]);
 const I64 = new BigInt64Array([2n ** 62n + 1n, -(2n ** 60n) - 3n, 1n, -1n, 2n ** 53n + 1n, 0n]);
 
 /** each element's bits as a hex string (8-byte elements as one 16-digit string) */
 function bits(a: HostArray): string[] {
   const w = a.BYTES_PER_ELEMENT;
   const u = new Uint32Array(a.buffer, a.byteOffset, (a.length * w) / 4);
-  return Array.from({ length: a.length }, (_, i) => w === 8
-    ? u[2 * i + 1]!.toString(16).padStart(8, '0') + u[2 * i]!.toString(16).padStart(8, '0')
-    : u[i]!.toString(16).padStart(8, '0'));
+  return Array.from({ length: a.length }, (_, i) =>
+    w === 8
+      ? u[2 * i + 1]!.toString(16).padStart(8, '0') + u[2 * i]!.toString(16).padStart(8, '0')
+      : u[i]!.toString(16).padStart(8, '0'),
+  );
 }
 
 /** six elements of each dtype with the awkward bit patterns, and their bits, read without the library */
 const CASES: { dtype: DType; make: () => Tensor; bits: string[] }[] = [
-  { dtype: 'f32', make: () => Tensor.from(new Float32Array(F32.slice().buffer)), bits: bits(new Float32Array(F32.slice().buffer)) },
-  { dtype: 'f64', make: () => Tensor.from(new Float64Array(F64.slice().buffer)), bits: bits(new Float64Array(F64.slice().buffer)) },
+  {
+    dtype: 'f32',
+    make: () => Tensor.from(new Float32Array(F32.slice().buffer)),
+    bits: bits(new Float32Array(F32.slice().buffer)),
+  },
+  {
+    dtype: 'f64',
+    make: () => Tensor.from(new Float64Array(F64.slice().buffer)),
+    bits: bits(new Float64Array(F64.slice().buffer)),
+  },
   { dtype: 'i64', make: () => Tensor.from(I64.slice()), bits: bits(I64) },
 ];
 

@@ -11,7 +11,8 @@ const cpu = Device.cpu();
 
 /** the first element where readNumbers differs from getElem over t's storage indices, or '' */
 function firstDiff(t: Tensor, host: HostArray): string {
-  const got = readNumbers(t), idx = t.layout.indices();
+  const got = readNumbers(t),
+    idx = t.layout.indices();
   if (got.length !== idx.length) return `length ${got.length}, want ${idx.length}`;
   for (let i = 0; i < idx.length; i++) {
     const want = getElem(t.dtype, host, idx[i]!);
@@ -22,7 +23,8 @@ function firstDiff(t: Tensor, host: HostArray): string {
 
 test('f16 and bf16: every bit pattern, whole and from an offset', () => {
   for (const d of ['f16', 'bf16'] as const) {
-    const raw = new Uint16Array(65536).map((_, i) => i), t = Tensor.wrap(fromRaw(raw, [65536], d, cpu));
+    const raw = new Uint16Array(65536).map((_, i) => i),
+      t = Tensor.wrap(fromRaw(raw, [65536], d, cpu));
     assert.is(firstDiff(t, raw), '', d);
     assert.is(firstDiff(t.narrow(0, 1001, 5000), raw), '', `${d} at an offset`);
   }
@@ -32,7 +34,7 @@ test('every dtype: dense, at an offset, and strided', () => {
   for (const d of DTYPES as readonly DType[]) {
     const raw = new DTYPE_INFO[d].hostArray(4 * 13);
     const bytes = new Uint8Array(raw.buffer);
-    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 167 + 13) & 255;  // arbitrary bytes: every kind of pattern
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 167 + 13) & 255; // arbitrary bytes: every kind of pattern
     const t = Tensor.wrap(fromRaw(raw, [4, 13], d, cpu));
     assert.is(firstDiff(t, raw), '', `${d} dense`);
     assert.is(firstDiff(t.narrow(0, 1, 2), raw), '', `${d} at an offset`);

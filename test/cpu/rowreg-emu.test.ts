@@ -11,7 +11,8 @@ import { expectOk, runEmulator } from './emu-run.ts';
 
 test('the register row kernels and cumsum match double-precision references at wave 64 and 32 (test/emu/rowreg-emu.cpp)', () => {
   const out = runEmulator('rowreg-emu', { std: 'c++20' });
-  for (const d of ['f32', 'f16', 'bf16']) for (const w of [64, 32]) expectOk(out, `${d} +wave ${w}:`, `${d} at wave ${w}`);
+  for (const d of ['f32', 'f16', 'bf16'])
+    for (const w of [64, 32]) expectOk(out, `${d} +wave ${w}:`, `${d} at wave ${w}`);
   assert.match(out, /^ok: 0 mismatches/m);
 });
 

@@ -4,11 +4,29 @@
 // the file and the tensor.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync, readdirSync, mkdirSync, truncateSync, openSync, writeSync, closeSync } from 'node:fs';
+import {
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+  readFileSync,
+  existsSync,
+  readdirSync,
+  mkdirSync,
+  truncateSync,
+  openSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  Tensor, Checkpoint, saveSafetensors, saveShardedSafetensors, SafetensorsError, DTYPES, type DType,
+  Tensor,
+  Checkpoint,
+  saveSafetensors,
+  saveShardedSafetensors,
+  SafetensorsError,
+  DTYPES,
+  type DType,
 } from '../../src/index.ts';
 import type { HostArray } from '../../src/core/dtype.ts';
 import { randInts, randT, withLayout } from '../helpers.ts';
@@ -24,7 +42,10 @@ const tmp = (name = `f${fileNo++}.safetensors`) => join(dir, name);
 function randomOf(dtype: DType, shape: number[]): Tensor {
   const n = shape.reduce((a, b) => a * b, 1);
   if (dtype === 'i64') {
-    const data = BigInt64Array.from({ length: n }, (_, i) => BigInt(i * 7919 + 3) * (i % 2 ? -1n : 1n) * 2n ** BigInt(i % 40));
+    const data = BigInt64Array.from(
+      { length: n },
+      (_, i) => BigInt(i * 7919 + 3) * (i % 2 ? -1n : 1n) * 2n ** BigInt(i % 40),
+    );
     return Tensor.from(data).reshape(shape);
   }
   if (dtype === 'u8') return randInts(shape, 256, 'u8');
@@ -33,9 +54,13 @@ function randomOf(dtype: DType, shape: number[]): Tensor {
 }
 
 /** the values of a non-i64 tensor as numbers */
-async function values(t: Tensor): Promise<number[]> { return Array.from(await t.toArray() as ArrayLike<number>); }
+async function values(t: Tensor): Promise<number[]> {
+  return Array.from((await t.toArray()) as ArrayLike<number>);
+}
 async function raw(t: Tensor): Promise<number[]> {
-  return Array.from(await t.toRawArray() as ArrayLike<number | bigint>, (x) => (typeof x === 'bigint' ? Number(x) : x));
+  return Array.from((await t.toRawArray()) as ArrayLike<number | bigint>, (x) =>
+    typeof x === 'bigint' ? Number(x) : x,
+  );
 }
 /** the element bits, as bytes: NaN payloads and -0 compare exactly */
 async function rawBytes(t: Tensor): Promise<Buffer> {
@@ -47,7 +72,8 @@ async function sameTensor(got: Tensor, want: Tensor, what: string): Promise<void
   assert.is(got.dtype, want.dtype, `${what}: dtype`);
   assert.equal(got.shape, want.shape, `${what}: shape`);
   assert.ok(got.isContiguous(), `${what}: loaded tensors are contiguous`);
-  const g = await rawBytes(got), w = await rawBytes(want);
+  const g = await rawBytes(got),
+    w = await rawBytes(want);
   assert.ok(g.equals(w), `${what}: values differ (${g.length} vs ${w.length} bytes)`);
 }
 
@@ -69,7 +95,10 @@ const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a
 const cat = (...parts: ArrayBufferView[]) => {
   const out = new Uint8Array(parts.reduce((a, p) => a + p.byteLength, 0));
   let o = 0;
-  for (const p of parts) { out.set(bytesOf(p), o); o += p.byteLength; }
+  for (const p of parts) {
+    out.set(bytesOf(p), o);
+    o += p.byteLength;
+  }
   return out;
 };
 
@@ -78,11 +107,18 @@ async function failsWith(path: string, parts: (string | RegExp)[], load?: string
   let err: unknown = null;
   try {
     const ck = await Checkpoint.open(path);
-    try { if (load !== undefined) await ck.load(load); } finally { await ck.close(); }
-  } catch (e) { err = e; }
+    try {
+      if (load !== undefined) await ck.load(load);
+    } finally {
+      await ck.close();
+    }
+  } catch (e) {
+    err = e;
+  }
   assert.ok(err instanceof SafetensorsError, `${path}: expected a SafetensorsError, got ${String(err)}`);
   const m = (err as Error).message;
-  for (const p of parts) assert.ok(typeof p === 'string' ? m.includes(p) : p.test(m), `message '${m}' lacks ${String(p)}`);
+  for (const p of parts)
+    assert.ok(typeof p === 'string' ? m.includes(p) : p.test(m), `message '${m}' lacks ${String(p)}`);
 }
 
 // ---- round trips ----------------------------------------------------------------------------------
@@ -91,7 +127,10 @@ test('round trip of every dtype: contiguous, transposed, narrowed, offset, 0-d a
   const tensors: Record<string, Tensor> = {};
   for (const d of DTYPES) {
     const base = randomOf(d, [4, 6]);
-    assert.ok((await raw(base)).some((x) => x !== 0), `${d}: random data is not all zeros`);
+    assert.ok(
+      (await raw(base)).some((x) => x !== 0),
+      `${d}: random data is not all zeros`,
+    );
     tensors[`${d}.contiguous`] = base;
     for (const kind of ['transposed', 'narrowed', 'offset'] as const) {
       const { x } = withLayout(base, kind);
@@ -109,7 +148,13 @@ test('round trip of every dtype: contiguous, transposed, narrowed, offset, 0-d a
   assert.equal(ck.metadata, meta);
   assert.equal(ck.files, [path]);
   for (const [name, t] of Object.entries(tensors)) await sameTensor(await ck.load(name), t.contiguous(), name);
-  assert.is(ck.totalBytes, Object.values(tensors).reduce((a, t) => a + t.numel * ({ f32: 4, f64: 8, f16: 2, bf16: 2, u8: 1, u32: 4, i64: 8 } as const)[t.dtype], 0));
+  assert.is(
+    ck.totalBytes,
+    Object.values(tensors).reduce(
+      (a, t) => a + t.numel * ({ f32: 4, f64: 8, f16: 2, bf16: 2, u8: 1, u32: 4, i64: 8 } as const)[t.dtype],
+      0,
+    ),
+  );
   await ck.close();
 });
 
@@ -127,7 +172,10 @@ test('saved files: data starts on a multiple of 8, tensors packed in sorted name
   assert.is(bytes.length, 8 + n + 29);
   const ck = await Checkpoint.open(path);
   const info = ck.info('mid');
-  assert.equal({ ...info, shape: [...info.shape] }, { name: 'mid', dtype: 'U8', shape: [7], file: path, byteOffset: 8 + n + 10, byteLength: 7, loadsAs: 'u8' });
+  assert.equal(
+    { ...info, shape: [...info.shape] },
+    { name: 'mid', dtype: 'U8', shape: [7], file: path, byteOffset: 8 + n + 10, byteLength: 7, loadsAs: 'u8' },
+  );
   await ck.close();
 });
 
@@ -158,7 +206,7 @@ test('a hand-built file is read as the format says: F32, BF16, I64, BOOL, padded
     assert.equal(await values(b), [1, -2, 3.140625, 2 ** -133]);
     const ids = await ck.load('ids');
     assert.equal([ids.dtype, ids.shape], ['i64', [2, 1]]);
-    assert.equal(Array.from(await ids.toArray() as BigInt64Array), [-5n, 2n ** 40n + 1n]);
+    assert.equal(Array.from((await ids.toArray()) as BigInt64Array), [-5n, 2n ** 40n + 1n]);
     const mask = await ck.load('mask');
     assert.equal([mask.dtype, mask.shape, ck.info('mask').loadsAs], ['u8', [3], 'u8']);
     assert.equal(await values(mask), [1, 0, 1]);
@@ -171,23 +219,32 @@ test('I32, I16, I8 widen to i64 and U16 to u32, exactly (including past the wide
   const i16 = new Int16Array([-32768, -1, 0, 1, 32767]);
   const i8 = new Int8Array([-128, -7, 0, 127, 5]);
   const u16 = new Uint16Array([0, 1, 65535, 40000]);
-  const o1 = i32.byteLength, o2 = o1 + i16.byteLength, o3 = o2 + i8.byteLength, o4 = o3 + u16.byteLength;
-  const path = handMade({
-    big: { dtype: 'I32', shape: [1200, 1000], data_offsets: [0, o1] },
-    s16: { dtype: 'I16', shape: [5], data_offsets: [o1, o2] },
-    s8: { dtype: 'I8', shape: [5], data_offsets: [o2, o3] },
-    u16: { dtype: 'U16', shape: [2, 2], data_offsets: [o3, o4] },
-  }, cat(i32, i16, i8, u16));
+  const o1 = i32.byteLength,
+    o2 = o1 + i16.byteLength,
+    o3 = o2 + i8.byteLength,
+    o4 = o3 + u16.byteLength;
+  const path = handMade(
+    {
+      big: { dtype: 'I32', shape: [1200, 1000], data_offsets: [0, o1] },
+      s16: { dtype: 'I16', shape: [5], data_offsets: [o1, o2] },
+      s8: { dtype: 'I8', shape: [5], data_offsets: [o2, o3] },
+      u16: { dtype: 'U16', shape: [2, 2], data_offsets: [o3, o4] },
+    },
+    cat(i32, i16, i8, u16),
+  );
   const ck = await Checkpoint.open(path);
-  assert.equal(['big', 's16', 's8', 'u16'].map((n) => ck.info(n).loadsAs), ['i64', 'i64', 'i64', 'u32']);
+  assert.equal(
+    ['big', 's16', 's8', 'u16'].map((n) => ck.info(n).loadsAs),
+    ['i64', 'i64', 'i64', 'u32'],
+  );
   const big = await ck.load('big');
   assert.equal([big.dtype, big.shape], ['i64', [1200, 1000]]);
-  const got = await big.toArray() as BigInt64Array;
+  const got = (await big.toArray()) as BigInt64Array;
   let bad = -1;
   for (let i = 0; i < i32.length && bad < 0; i++) if (got[i] !== BigInt(i32[i]!)) bad = i;
   assert.is(bad, -1, `I32 -> i64 differs at ${bad}`);
-  assert.equal(Array.from(await (await ck.load('s16')).toArray() as BigInt64Array), [-32768n, -1n, 0n, 1n, 32767n]);
-  assert.equal(Array.from(await (await ck.load('s8')).toArray() as BigInt64Array), [-128n, -7n, 0n, 127n, 5n]);
+  assert.equal(Array.from((await (await ck.load('s16')).toArray()) as BigInt64Array), [-32768n, -1n, 0n, 1n, 32767n]);
+  assert.equal(Array.from((await (await ck.load('s8')).toArray()) as BigInt64Array), [-128n, -7n, 0n, 127n, 5n]);
   const u = await ck.load('u16');
   assert.equal([u.dtype, await values(u)], ['u32', [0, 1, 65535, 40000]]);
   const asF32 = await ck.load('s8', { dtype: 'f32' });
@@ -204,7 +261,11 @@ test('dtype conversion on load: a BF16 file to f32 and f16 equals toDtype on the
     const got = await ck.load('x', { dtype: d });
     await sameTensor(got, src.toDtype(d), `bf16 -> ${d}`);
   }
-  await sameTensor(await ck.load('y', { dtype: 'bf16', device: 'cpu' }), (await ck.load('y')).toDtype('bf16'), 'f32 -> bf16');
+  await sameTensor(
+    await ck.load('y', { dtype: 'bf16', device: 'cpu' }),
+    (await ck.load('y')).toDtype('bf16'),
+    'f32 -> bf16',
+  );
   await ck.close();
 });
 
@@ -212,19 +273,22 @@ test('dtype conversion on load: a BF16 file to f32 and f16 equals toDtype on the
 
 test('sharded save, then open by folder and by index; every tensor where the index says', async () => {
   const tensors: Record<string, Tensor> = {
-    'model.embed_tokens.weight': randT([10, 8], 'bf16'),           // 160 bytes
-    'model.layers.0.mlp.down_proj.weight': randT([8, 8], 'f32'),   // 256
-    'model.layers.0.input_layernorm.weight': randT([8], 'f32'),    // 32
-    'model.layers.1.mlp.down_proj.weight': randT([8, 8], 'f16'),   // 128
-    'model.norm.weight': randT([8], 'f64'),                        // 64
-    'lm_head.weight': randT([10, 8], 'bf16').T,                    // 160, not contiguous
+    'model.embed_tokens.weight': randT([10, 8], 'bf16'), // 160 bytes
+    'model.layers.0.mlp.down_proj.weight': randT([8, 8], 'f32'), // 256
+    'model.layers.0.input_layernorm.weight': randT([8], 'f32'), // 32
+    'model.layers.1.mlp.down_proj.weight': randT([8, 8], 'f16'), // 128
+    'model.norm.weight': randT([8], 'f64'), // 64
+    'lm_head.weight': randT([10, 8], 'bf16').T, // 160, not contiguous
   };
   const out = join(dir, 'sharded');
   const files = await saveShardedSafetensors(out, tensors, { maxShardBytes: 300, metadata: { format: 'pt' } });
   // greedy in name order: lm_head 160 | embed 160 + l0.in_ln 32 | l0.down 256 | l1.down 128 + norm 64
   assert.equal(files, [
-    'model-00001-of-00004.safetensors', 'model-00002-of-00004.safetensors', 'model-00003-of-00004.safetensors',
-    'model-00004-of-00004.safetensors', 'model.safetensors.index.json',
+    'model-00001-of-00004.safetensors',
+    'model-00002-of-00004.safetensors',
+    'model-00003-of-00004.safetensors',
+    'model-00004-of-00004.safetensors',
+    'model.safetensors.index.json',
   ]);
   assert.equal(readdirSync(out).sort(), [...files].sort(), 'no temporary files left behind');
   const index = JSON.parse(readFileSync(join(out, 'model.safetensors.index.json'), 'utf8'));
@@ -241,7 +305,10 @@ test('sharded save, then open by folder and by index; every tensor where the ind
   for (const path of [out, join(out, 'model.safetensors.index.json')]) {
     const ck = await Checkpoint.open(path);
     assert.equal(ck.names(), Object.keys(tensors).sort());
-    assert.equal(ck.files, files.slice(0, 4).map((f) => join(out, f)));
+    assert.equal(
+      ck.files,
+      files.slice(0, 4).map((f) => join(out, f)),
+    );
     assert.is(ck.totalBytes, 800);
     assert.is(ck.metadata.format, 'pt');
     for (const [name, t] of Object.entries(tensors)) {
@@ -251,8 +318,16 @@ test('sharded save, then open by folder and by index; every tensor where the ind
     await ck.close();
   }
   // a tensor larger than the limit gets a shard of its own; a custom prefix names the files
-  const big = await saveShardedSafetensors(join(dir, 'big'), { a: randT([100], 'f32'), b: randT([2], 'f32') }, { maxShardBytes: 64, prefix: 'pytorch' });
-  assert.equal(big, ['pytorch-00001-of-00002.safetensors', 'pytorch-00002-of-00002.safetensors', 'pytorch.safetensors.index.json']);
+  const big = await saveShardedSafetensors(
+    join(dir, 'big'),
+    { a: randT([100], 'f32'), b: randT([2], 'f32') },
+    { maxShardBytes: 64, prefix: 'pytorch' },
+  );
+  assert.equal(big, [
+    'pytorch-00001-of-00002.safetensors',
+    'pytorch-00002-of-00002.safetensors',
+    'pytorch.safetensors.index.json',
+  ]);
   const ck = await Checkpoint.open(join(dir, 'big', 'pytorch.safetensors.index.json'));
   assert.equal(ck.names(), ['a', 'b']);
   await ck.close();
@@ -270,7 +345,8 @@ test('opening a folder with model.safetensors', async () => {
 });
 
 test('listing is lazy: open reads headers only, so data rewritten after open is what load sees', async () => {
-  const a = randT([64], 'f32'), b = randT([64], 'f32');
+  const a = randT([64], 'f32'),
+    b = randT([64], 'f32');
   const path = tmp();
   await saveSafetensors(path, { a });
   const ck = await Checkpoint.open(path);
@@ -285,7 +361,11 @@ test('listing is lazy: open reads headers only, so data rewritten after open is 
   // after close the listing still answers; loading is an error
   assert.equal(ck.info('a').shape, [64]);
   let err: unknown;
-  try { await ck.load('a'); } catch (e) { err = e; }
+  try {
+    await ck.load('a');
+  } catch (e) {
+    err = e;
+  }
   assert.ok(err instanceof SafetensorsError && /load\('a'\) after close\(\)/.test(err.message), String(err));
 });
 
@@ -297,12 +377,24 @@ test('an unknown name lists close names', async () => {
     'model.norm.weight': randT([2], 'f32'),
   });
   const ck = await Checkpoint.open(path);
-  for (const call of [() => ck.info('model.layers.2.self_attn.q_proj.weight'), () => ck.load('model.layers.2.self_attn.q_proj.weight')]) {
+  for (const call of [
+    () => ck.info('model.layers.2.self_attn.q_proj.weight'),
+    () => ck.load('model.layers.2.self_attn.q_proj.weight'),
+  ]) {
     let err: unknown;
-    try { await call(); } catch (e) { err = e; }
+    try {
+      await call();
+    } catch (e) {
+      err = e;
+    }
     assert.ok(err instanceof SafetensorsError, String(err));
     const m = (err as Error).message;
-    assert.ok(m.includes(path) && m.includes("'model.layers.2.self_attn.q_proj.weight'") && m.includes("close names: 'model.layers.0.self_attn.q_proj.weight', 'model.layers.1.self_attn.q_proj.weight'"), m);
+    assert.ok(
+      m.includes(path) &&
+        m.includes("'model.layers.2.self_attn.q_proj.weight'") &&
+        m.includes("close names: 'model.layers.0.self_attn.q_proj.weight', 'model.layers.1.self_attn.q_proj.weight'"),
+      m,
+    );
   }
   await ck.close();
 });
@@ -313,9 +405,12 @@ const okEntry = { dtype: 'F32', shape: [2], data_offsets: [0, 8] };
 const eight = new Uint8Array(8).fill(7);
 
 test('bad headers: too short, length past the end or absurd, not JSON, not an object, bad metadata', async () => {
-  const short = tmp(); writeFileSync(short, new Uint8Array(5));
+  const short = tmp();
+  writeFileSync(short, new Uint8Array(5));
   await failsWith(short, [short, 'only 5 bytes']);
-  await failsWith(handMade({ w: okEntry }, eight, { lengthField: 1000n }), [/header length 1000 runs past the end of the file \(\d+ bytes/]);
+  await failsWith(handMade({ w: okEntry }, eight, { lengthField: 1000n }), [
+    /header length 1000 runs past the end of the file \(\d+ bytes/,
+  ]);
   await failsWith(handMade({ w: okEntry }, eight, { lengthField: 2n ** 40n }), [`header length ${2n ** 40n} is over`]);
   await failsWith(handMade({ w: okEntry }, eight, { lengthField: 2n ** 64n - 1n }), ['is over']);
   const notJson = tmp();
@@ -340,17 +435,28 @@ test('bad entries: dtype, shape, offsets, sizes, ranges and overlaps name the fi
     [{ w: { dtype: 'F32', shape: [2] } }, ["tensor 'w'", 'data_offsets must be [begin, end]']],
     [{ w: { ...okEntry, data_offsets: [8, 0] } }, ["tensor 'w'", 'data_offsets must be', 'got [8,0]']],
     [{ w: { ...okEntry, data_offsets: [0, 8, 9] } }, ["tensor 'w'", 'data_offsets must be']],
-    [{ w: { ...okEntry, shape: [3] } }, ["tensor 'w'", 'shape [3] of F32 takes 12 bytes but data_offsets [0, 8] hold 8']],
+    [
+      { w: { ...okEntry, shape: [3] } },
+      ["tensor 'w'", 'shape [3] of F32 takes 12 bytes but data_offsets [0, 8] hold 8'],
+    ],
     [{ w: { ...okEntry, dtype: 'BF16' } }, ["tensor 'w'", 'shape [2] of BF16 takes 4 bytes']],
-    [{ w: okEntry, v: { ...okEntry, data_offsets: [4, 12] } }, ['past the end of the data section (8 bytes)', "tensor 'v'"]],
-    [{ w: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, v: { dtype: 'U8', shape: [2], data_offsets: [3, 5] } }, ["tensors 'w' [0, 4) and 'v' [3, 5) overlap"]],
+    [
+      { w: okEntry, v: { ...okEntry, data_offsets: [4, 12] } },
+      ['past the end of the data section (8 bytes)', "tensor 'v'"],
+    ],
+    [
+      { w: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, v: { dtype: 'U8', shape: [2], data_offsets: [3, 5] } },
+      ["tensors 'w' [0, 4) and 'v' [3, 5) overlap"],
+    ],
   ];
   for (const [header, parts] of cases) {
     const path = handMade(header, eight);
     await failsWith(path, [path, ...parts]);
   }
   // empty tensors own no bytes, so one may sit anywhere
-  const ok = await Checkpoint.open(handMade({ w: okEntry, e: { dtype: 'F32', shape: [0, 3], data_offsets: [4, 4] } }, eight));
+  const ok = await Checkpoint.open(
+    handMade({ w: okEntry, e: { dtype: 'F32', shape: [0, 3], data_offsets: [4, 4] } }, eight),
+  );
   assert.equal((await ok.load('e')).shape, [0, 3]);
   await ok.close();
 });
@@ -359,15 +465,22 @@ test('truncated data is caught at open', async () => {
   const path = tmp();
   await saveSafetensors(path, { a: randT([16], 'f32'), b: randT([16], 'f32') });
   truncateSync(path, readFileSync(path).length - 1);
-  await failsWith(path, [path, "tensor 'b'", 'data_offsets [64, 128] run past the end of the data section (127 bytes)']);
+  await failsWith(path, [
+    path,
+    "tensor 'b'",
+    'data_offsets [64, 128] run past the end of the data section (127 bytes)',
+  ]);
 });
 
 test('float8, U64 and complex tensors are listed but not loaded, with an error naming them', async () => {
-  const path = handMade({
-    f8: { dtype: 'F8_E4M3', shape: [4], data_offsets: [0, 4] },
-    f8b: { dtype: 'F8_E5M2', shape: [2], data_offsets: [4, 6] },
-    u64: { dtype: 'U64', shape: [1], data_offsets: [8, 16] },
-  }, new Uint8Array(16).fill(1));
+  const path = handMade(
+    {
+      f8: { dtype: 'F8_E4M3', shape: [4], data_offsets: [0, 4] },
+      f8b: { dtype: 'F8_E5M2', shape: [2], data_offsets: [4, 6] },
+      u64: { dtype: 'U64', shape: [1], data_offsets: [8, 16] },
+    },
+    new Uint8Array(16).fill(1),
+  );
   const ck = await Checkpoint.open(path);
   assert.equal(ck.info('f8').loadsAs, null);
   await ck.close();
@@ -378,13 +491,29 @@ test('float8, U64 and complex tensors are listed but not loaded, with an error n
 
 test('bad indexes and folders: missing shard, tensor missing from its shard, not an index, empty folder', async () => {
   const out = join(dir, 'bad-index');
-  await saveShardedSafetensors(out, { a: randT([4], 'f32'), b: randT([4], 'f32'), c: randT([4], 'f32') }, { maxShardBytes: 16 });
+  await saveShardedSafetensors(
+    out,
+    { a: randT([4], 'f32'), b: randT([4], 'f32'), c: randT([4], 'f32') },
+    { maxShardBytes: 16 },
+  );
   const indexPath = join(out, 'model.safetensors.index.json');
   const index = JSON.parse(readFileSync(indexPath, 'utf8'));
-  writeFileSync(indexPath, JSON.stringify({ ...index, weight_map: { ...index.weight_map, d: 'model-00001-of-00003.safetensors' } }));
+  writeFileSync(
+    indexPath,
+    JSON.stringify({ ...index, weight_map: { ...index.weight_map, d: 'model-00001-of-00003.safetensors' } }),
+  );
   await failsWith(out, [indexPath, "tensor 'd'", 'model-00001-of-00003.safetensors', 'has no such tensor']);
-  writeFileSync(indexPath, JSON.stringify({ ...index, weight_map: { ...index.weight_map, e: 'model-00009-of-00009.safetensors' } }));
-  await failsWith(indexPath, [indexPath, "shard 'model-00009-of-00009.safetensors'", "'e'", 'is missing', join(out, 'model-00009-of-00009.safetensors')]);
+  writeFileSync(
+    indexPath,
+    JSON.stringify({ ...index, weight_map: { ...index.weight_map, e: 'model-00009-of-00009.safetensors' } }),
+  );
+  await failsWith(indexPath, [
+    indexPath,
+    "shard 'model-00009-of-00009.safetensors'",
+    "'e'",
+    'is missing',
+    join(out, 'model-00009-of-00009.safetensors'),
+  ]);
   rmSync(join(out, 'model-00002-of-00003.safetensors'));
   writeFileSync(indexPath, JSON.stringify(index));
   await failsWith(out, ["shard 'model-00002-of-00003.safetensors' (holding 'b') is missing"]);
@@ -395,26 +524,53 @@ test('bad indexes and folders: missing shard, tensor missing from its shard, not
   writeFileSync(indexPath, '{');
   await failsWith(indexPath, [indexPath, 'index is not valid JSON']);
   rmSync(indexPath);
-  await failsWith(out, [out, 'neither model.safetensors nor model.safetensors.index.json', 'model-00001-of-00003.safetensors']);
+  await failsWith(out, [
+    out,
+    'neither model.safetensors nor model.safetensors.index.json',
+    'model-00001-of-00003.safetensors',
+  ]);
   await failsWith(join(dir, 'nowhere'), [join(dir, 'nowhere'), 'no such file or folder']);
 });
 
 test('save errors: disposed tensors, reserved names, non-string metadata, bad shard options; nothing half-written', async () => {
-  const gone = randT([2], 'f32'); gone.dispose();
+  const gone = randT([2], 'f32');
+  gone.dispose();
   const path = tmp();
   const fails = async (p: Promise<unknown>, ...parts: string[]) => {
     let err: unknown;
-    try { await p; } catch (e) { err = e; }
+    try {
+      await p;
+    } catch (e) {
+      err = e;
+    }
     assert.ok(err instanceof Error, 'expected an error');
-    for (const part of parts) assert.ok((err as Error).message.includes(part), `'${(err as Error).message}' lacks '${part}'`);
+    for (const part of parts)
+      assert.ok((err as Error).message.includes(part), `'${(err as Error).message}' lacks '${part}'`);
   };
   await fails(saveSafetensors(path, { ok: randT([2], 'f32'), gone }), "saveSafetensors('gone')", 'after dispose');
-  await fails(saveSafetensors(path, { __metadata__: randT([2], 'f32') }), path, "'__metadata__' cannot be a tensor name");
-  await fails(saveSafetensors(path, { x: randT([2], 'f32') }, { n: 3 as unknown as string }), path, "metadata 'n' must be a string");
-  await fails(saveShardedSafetensors(join(dir, 's'), { x: randT([2], 'f32') }, { maxShardBytes: 0 }), 'maxShardBytes must be a positive integer');
-  await fails(saveShardedSafetensors(join(dir, 's'), { x: randT([2], 'f32') }, { maxShardBytes: 8, prefix: 'a/b' }), "shard prefix 'a/b'");
+  await fails(
+    saveSafetensors(path, { __metadata__: randT([2], 'f32') }),
+    path,
+    "'__metadata__' cannot be a tensor name",
+  );
+  await fails(
+    saveSafetensors(path, { x: randT([2], 'f32') }, { n: 3 as unknown as string }),
+    path,
+    "metadata 'n' must be a string",
+  );
+  await fails(
+    saveShardedSafetensors(join(dir, 's'), { x: randT([2], 'f32') }, { maxShardBytes: 0 }),
+    'maxShardBytes must be a positive integer',
+  );
+  await fails(
+    saveShardedSafetensors(join(dir, 's'), { x: randT([2], 'f32') }, { maxShardBytes: 8, prefix: 'a/b' }),
+    "shard prefix 'a/b'",
+  );
   assert.not.ok(existsSync(path), 'nothing written under the real name');
-  assert.equal(readdirSync(dir).filter((n) => n.includes('.partial-')), []);
+  assert.equal(
+    readdirSync(dir).filter((n) => n.includes('.partial-')),
+    [],
+  );
 });
 
 test('round trip of raw bit patterns: NaN payloads, infinities, negative zero, subnormals', async () => {
@@ -426,9 +582,10 @@ test('round trip of raw bit patterns: NaN payloads, infinities, negative zero, s
   const path = tmp();
   await saveSafetensors(path, { x, h });
   const ck = await Checkpoint.open(path);
-  const gx = await ck.load('x'), gh = await ck.load('h');
+  const gx = await ck.load('x'),
+    gh = await ck.load('h');
   assert.equal(Array.from(new Uint32Array((await gx.toRawArray()).buffer)), Array.from(f32bits));
-  assert.equal(Array.from(await gh.toRawArray() as Uint16Array), Array.from(f16bits));
+  assert.equal(Array.from((await gh.toRawArray()) as Uint16Array), Array.from(f16bits));
   await ck.close();
 });
 

@@ -38,7 +38,11 @@ test('forgotten device storages are freed after GC; held ones are not', async ()
   console.log(`  ${runtime}: the safety net freed 24 forgotten storages within ${rounds} collection rounds`);
   assert.is(inUse(), 8 * 4096, 'exactly the 24 forgotten storages came back');
   // the held ones stay usable and are released by hand, once
-  for (const s of held) { assert.not.ok(s.isReleased); s.ptrAt(0); s.release(); }
+  for (const s of held) {
+    assert.not.ok(s.isReleased);
+    s.ptrAt(0);
+    s.release();
+  }
   assert.is(inUse(), 0);
   await collectUntil(() => false);
   assert.is(inUse(), 0, 'no double free after the explicit releases');
@@ -48,14 +52,23 @@ test('a storage released by hand is never finalized again (unregistered from the
   const { dev } = fakeGpu();
   const frees: bigint[] = [];
   const free = dev.allocator.free.bind(dev.allocator);
-  dev.allocator.free = (b, s) => { frees.push(b.ptr); free(b, s); };
+  dev.allocator.free = (b, s) => {
+    frees.push(b.ptr);
+    free(b, s);
+  };
   const live0 = liveTensors().length;
   let byHand: Storage[] = [];
-  for (let i = 0; i < 16; i++) { const s = Storage.alloc(dev, 'u8', 512); s.retain(); byHand.push(s); }
+  for (let i = 0; i < 16; i++) {
+    const s = Storage.alloc(dev, 'u8', 512);
+    s.retain();
+    byHand.push(s);
+  }
   await turn(); // past the deferred registration: these 16 are in the net now
   for (const s of byHand) s.release();
   byHand = [];
-  (() => { for (let i = 0; i < 16; i++) Storage.alloc(dev, 'u8', 512).retain(); })(); // forgotten
+  (() => {
+    for (let i = 0; i < 16; i++) Storage.alloc(dev, 'u8', 512).retain();
+  })(); // forgotten
   await collectUntil(() => frees.length >= 32);
   await collectUntil(() => false); // time for any second finalization to show
   assert.is(frees.length, 32, '16 released by hand + 16 by the net, each once');

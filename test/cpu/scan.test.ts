@@ -9,7 +9,13 @@ import { LAYOUTS, assertClose, nums, randT, withLayout, throwsWith } from '../he
 const FLOATS: DType[] = ['f32', 'f64', 'f16', 'bf16'];
 
 test('cumsum: known values along each dim', () => {
-  const x = Tensor.from([[1, 2, 3], [4, 5, 6]], { dtype: 'f64' });
+  const x = Tensor.from(
+    [
+      [1, 2, 3],
+      [4, 5, 6],
+    ],
+    { dtype: 'f64' },
+  );
   assert.equal(nums(x.cumsum(1)), [1, 3, 6, 4, 9, 15]);
   assert.equal(nums(x.cumsum(0)), [1, 2, 3, 5, 7, 9]);
   assert.equal(nums(x.cumsum(-1)), [1, 3, 6, 4, 9, 15]);
@@ -20,13 +26,16 @@ test('cumsum: every float dtype and layout against running sums in f64', () => {
     for (const kind of LAYOUTS) {
       const { x, ref } = withLayout(randT([3, 4, 7], d), kind);
       for (const dim of [0, 1, 2]) {
-        const v = nums(ref), [a, b, c] = [3, 4, 7];
+        const v = nums(ref),
+          [a, b, c] = [3, 4, 7];
         const exp = new Array<number>(v.length).fill(0);
-        for (let i = 0; i < a; i++) for (let j = 0; j < b; j++) for (let k = 0; k < c; k++) {
-          const at = (i * b + j) * c + k;
-          const prev = dim === 0 ? (i ? at - b * c : -1) : dim === 1 ? (j ? at - c : -1) : (k ? at - 1 : -1);
-          exp[at] = v[at]! + (prev >= 0 ? exp[prev]! : 0);
-        }
+        for (let i = 0; i < a; i++)
+          for (let j = 0; j < b; j++)
+            for (let k = 0; k < c; k++) {
+              const at = (i * b + j) * c + k;
+              const prev = dim === 0 ? (i ? at - b * c : -1) : dim === 1 ? (j ? at - c : -1) : k ? at - 1 : -1;
+              exp[at] = v[at]! + (prev >= 0 ? exp[prev]! : 0);
+            }
         const got = x.cumsum(dim);
         assert.equal(got.shape, [3, 4, 7]);
         assert.is(got.dtype, d);

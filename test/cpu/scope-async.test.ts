@@ -22,7 +22,12 @@ test('a scope survives timers, immediates, microtasks, .then callbacks and nextT
     await microtask();
     made.push(Tensor.ones([2]));
     await Promise.resolve().then(() => made.push(Tensor.ones([2])));
-    await new Promise<void>((r) => process.nextTick(() => { made.push(Tensor.ones([2])); r(); }));
+    await new Promise<void>((r) =>
+      process.nextTick(() => {
+        made.push(Tensor.ones([2]));
+        r();
+      }),
+    );
     return Tensor.zeros([1]);
   });
   assert.is(made.length, 6);
@@ -34,14 +39,18 @@ test('a scope survives timers, immediates, microtasks, .then callbacks and nextT
 
 test('concurrent scopes stay apart: each disposes only its own tensors', async () => {
   const mine: Tensor[][] = [[], [], []];
-  const results = await Promise.all([0, 1, 2].map((k) => tidy(async () => {
-    for (let step = 0; step < 4; step++) {
-      mine[k]!.push(Tensor.full([3], k));
-      // interleave the three scopes differently at every step
-      await ((step + k) % 2 ? sleep(1 + k) : immediate());
-    }
-    return Tensor.full([1], k);
-  })));
+  const results = await Promise.all(
+    [0, 1, 2].map((k) =>
+      tidy(async () => {
+        for (let step = 0; step < 4; step++) {
+          mine[k]!.push(Tensor.full([3], k));
+          // interleave the three scopes differently at every step
+          await ((step + k) % 2 ? sleep(1 + k) : immediate());
+        }
+        return Tensor.full([1], k);
+      }),
+    ),
+  );
   results.forEach((r, k) => {
     assert.not.ok(r.isDisposed, `scope ${k}'s result is kept`);
     assert.equal(Array.from(r.toArraySync(), Number), [k]);
@@ -52,16 +61,23 @@ test('concurrent scopes stay apart: each disposes only its own tensors', async (
 
 test('a tensor made while one scope awaits, outside every scope, is left alone', async () => {
   let outside: Tensor | null = null;
-  const p = tidy(async () => { const t = Tensor.ones([2]); await sleep(5); return t.sum(); });
+  const p = tidy(async () => {
+    const t = Tensor.ones([2]);
+    await sleep(5);
+    return t.sum();
+  });
   await sleep(1);
   outside = Tensor.ones([4]); // the scope above is still pending
   const r = await p;
   assert.not.ok(outside.isDisposed);
-  outside.dispose(); r.dispose();
+  outside.dispose();
+  r.dispose();
 });
 
 test('nested async scopes: the inner result belongs to the outer scope', async () => {
-  let inner: Tensor | null = null, innerTmp: Tensor | null = null, kept: Tensor | null = null;
+  let inner: Tensor | null = null,
+    innerTmp: Tensor | null = null,
+    kept: Tensor | null = null;
   const out = await tidy(async () => {
     inner = await tidy(async () => {
       innerTmp = Tensor.ones([2]);
@@ -77,7 +93,8 @@ test('nested async scopes: the inner result belongs to the outer scope', async (
   assert.ok(inner!.isDisposed, 'the outer scope disposed the inner result it did not return');
   assert.not.ok(kept!.isDisposed, 'keep() took it out of the scope');
   assert.equal(Array.from(out.toArraySync(), Number), [4, 4]);
-  out.dispose(); kept!.dispose();
+  out.dispose();
+  kept!.dispose();
 });
 
 test('a scope that rejects after an await disposes everything and rethrows', async () => {
@@ -87,7 +104,10 @@ test('a scope that rejects after an await disposes everything and rethrows', asy
     t = Tensor.ones([2]);
     await sleep(1);
     throw new Error('boom');
-  }).then(() => null, (e: unknown) => e as Error);
+  }).then(
+    () => null,
+    (e: unknown) => e as Error,
+  );
   assert.is(err?.message, 'boom');
   assert.ok(t!.isDisposed);
   assert.is(liveTensors().length, live0);

@@ -7,7 +7,9 @@ import { ShapeError, TensorError } from '../../src/core/errors.ts';
 import { LAYOUTS, nums, randInts, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const ALL: DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
-async function bits(t: Tensor): Promise<string[]> { return Array.from(await t.toRawArray() as ArrayLike<number | bigint>, (v) => String(v)); }
+async function bits(t: Tensor): Promise<string[]> {
+  return Array.from((await t.toRawArray()) as ArrayLike<number | bigint>, (v) => String(v));
+}
 /** few distinct values, so rows have ties */
 function tiesRand(shape: number[], dtype: DType): Tensor {
   const r = randInts(shape, 5, 'f64');
@@ -24,11 +26,31 @@ test('argsort / sort: known values', () => {
   assert.equal(nums(s.indices), [1, 2, 0]);
   assert.is(s.values.dtype, 'f32');
   assert.is(s.indices.dtype, 'u32');
-  const m = Tensor.from([[3, 1], [1, 2], [2, 0]]);
-  assert.equal(m.argsort(0).toNestedSync(), [[1, 2], [2, 0], [0, 1]]);
-  assert.equal(m.sort(0).values.toNestedSync(), [[1, 0], [2, 1], [3, 2]]);
-  assert.equal(m.sort(-1, { descending: true }).values.toNestedSync(), [[3, 1], [2, 1], [2, 0]]);
-  assert.equal(m.sort(-1, { descending: true }).indices.toNestedSync(), [[0, 1], [1, 0], [0, 1]]);
+  const m = Tensor.from([
+    [3, 1],
+    [1, 2],
+    [2, 0],
+  ]);
+  assert.equal(m.argsort(0).toNestedSync(), [
+    [1, 2],
+    [2, 0],
+    [0, 1],
+  ]);
+  assert.equal(m.sort(0).values.toNestedSync(), [
+    [1, 0],
+    [2, 1],
+    [3, 2],
+  ]);
+  assert.equal(m.sort(-1, { descending: true }).values.toNestedSync(), [
+    [3, 1],
+    [2, 1],
+    [2, 0],
+  ]);
+  assert.equal(m.sort(-1, { descending: true }).indices.toNestedSync(), [
+    [0, 1],
+    [1, 0],
+    [0, 1],
+  ]);
 });
 
 test('argsort: stable in both directions; -0 equals 0', () => {
@@ -61,16 +83,20 @@ test('argsort / sort: i64 keys compared exactly beyond 2^53; values keep their b
 test('argsort / sort: every dtype, every dim of a 3-d tensor: permutation, sorted, stable, values = x[indices]', async () => {
   for (const dt of ALL) {
     const x = tiesRand([3, 4, 6], dt);
-    const xb = await bits(x), xv = nums(x);
+    const xb = await bits(x),
+      xv = nums(x);
     for (const dim of [0, 1, 2]) {
       for (const descending of [false, true]) {
         const { values, indices } = x.sort(dim, { descending });
         assert.equal(await bits(x.argsort(dim, { descending })), await bits(indices), `${dt} argsort == sort.indices`);
         assert.equal(await bits(values), await bits(x.gather(indices, dim)), `${dt} values = gather`);
-        const iv = nums(indices), vb = await bits(values);
-        const st = [24, 6, 1][dim]!, n = x.shape[dim]!;
+        const iv = nums(indices),
+          vb = await bits(values);
+        const st = [24, 6, 1][dim]!,
+          n = x.shape[dim]!;
         for (let p = 0; p < iv.length; p++) {
-          const k = Math.floor(p / st) % n, base = p - k * st;
+          const k = Math.floor(p / st) % n,
+            base = p - k * st;
           assert.is(vb[p], xb[base + iv[p]! * st], `${dt} dim ${dim} value at ${p}`);
           if (k === 0) {
             const seen = new Set<number>();
@@ -78,7 +104,8 @@ test('argsort / sort: every dtype, every dim of a 3-d tensor: permutation, sorte
             assert.is(seen.size, n, `${dt} permutation`);
             continue;
           }
-          const prev = xv[base + iv[p - st]! * st]!, cur = xv[base + iv[p]! * st]!;
+          const prev = xv[base + iv[p - st]! * st]!,
+            cur = xv[base + iv[p]! * st]!;
           assert.ok(descending ? prev >= cur : prev <= cur, `${dt} dim ${dim} order at ${p}`);
           if (prev === cur) assert.ok(iv[p - st]! < iv[p]!, `${dt} dim ${dim} stable at ${p}`);
         }
@@ -94,7 +121,8 @@ test('argsort / sort: non-contiguous inputs give the contiguous result', async (
       const { x, ref } = withLayout(t, kind);
       for (const dim of [0, 1]) {
         assert.equal(await bits(x.argsort(dim)), await bits(ref.argsort(dim)), `${dt} ${kind} ${dim}`);
-        const a = x.sort(dim, { descending: true }), b = ref.sort(dim, { descending: true });
+        const a = x.sort(dim, { descending: true }),
+          b = ref.sort(dim, { descending: true });
         assert.equal(await bits(a.values), await bits(b.values), `${dt} ${kind} values`);
         assert.equal(await bits(a.indices), await bits(b.indices), `${dt} ${kind} indices`);
       }

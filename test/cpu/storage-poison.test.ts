@@ -30,7 +30,10 @@ test('setPoison overrides the environment; zero-byte storages get no memset', ()
   assert.ok(poisonEnabled());
   const s = Storage.alloc(dev, 'i64', 3);
   Storage.alloc(dev, 'f32', 0).release();
-  assert.equal(memsets.map((m) => [m.value, m.bytes, m.stream === dev.stream]), [[0xff, 24, true]]);
+  assert.equal(
+    memsets.map((m) => [m.value, m.bytes, m.stream === dev.stream]),
+    [[0xff, 24, true]],
+  );
   s.release();
 });
 

@@ -44,14 +44,21 @@ test('a rendered chat encodes to one BOS and one id per header token', async () 
 });
 
 test('templates see bos_token, eos_token and the messages as given', async () => {
-  const template = '{{ bos_token }}|{{ eos_token }}|{% for m in messages %}{{ m.role }}={{ m.content }};{% endfor %}{{ add_generation_prompt }}';
+  const template =
+    '{{ bos_token }}|{{ eos_token }}|{% for m in messages %}{{ m.role }}={{ m.content }};{% endfor %}{{ add_generation_prompt }}';
   const tok = await load(withConfig(made, { chat_template: template }));
-  assert.is(tok.applyChatTemplate([{ role: 'user', content: ' a ' }]), '<|begin_of_text|>|<|end_of_text|>|user= a ;false');
+  assert.is(
+    tok.applyChatTemplate([{ role: 'user', content: ' a ' }]),
+    '<|begin_of_text|>|<|end_of_text|>|user= a ;false',
+  );
   assert.is(tok.applyChatTemplate([], { addGenerationPrompt: true }), '<|begin_of_text|>|<|end_of_text|>|true');
 });
 
 test('a named list of templates: the one named "default"', async () => {
-  const list = [{ name: 'tool_use', template: 'TOOLS' }, { name: 'default', template: 'DEFAULT {{ messages | length }}' }];
+  const list = [
+    { name: 'tool_use', template: 'TOOLS' },
+    { name: 'default', template: 'DEFAULT {{ messages | length }}' },
+  ];
   const tok = await load(withConfig(made, { chat_template: list }));
   assert.ok(tok.hasChatTemplate);
   assert.is(tok.applyChatTemplate(CHAT), 'DEFAULT 4');
@@ -69,15 +76,33 @@ function throwsTokenizer(fn: () => unknown, pattern: RegExp): void {
 test('errors: no template, no default among named ones, a template that raises or does not parse', async () => {
   const none = await load(withConfig(made, { chat_template: undefined }));
   assert.not.ok(none.hasChatTemplate);
-  throwsTokenizer(() => none.applyChatTemplate(CHAT), /the model has no chat template \(no chat_template in tokenizer_config\.json, no chat_template\.jinja\)/);
+  throwsTokenizer(
+    () => none.applyChatTemplate(CHAT),
+    /the model has no chat template \(no chat_template in tokenizer_config\.json, no chat_template\.jinja\)/,
+  );
   const noDefault = await load(withConfig(made, { chat_template: [{ name: 'rag', template: 'x' }] }));
   assert.not.ok(noDefault.hasChatTemplate);
-  throwsTokenizer(() => noDefault.applyChatTemplate(CHAT), /tokenizer_config\.json: chat_template lists templates named "rag" but none named "default"/);
-  const raising = await load(withConfig(made, { chat_template: "{% if messages[0].role != 'user' %}{{ raise_exception('Conversations must start with a user message') }}{% endif %}ok" }));
-  throwsTokenizer(() => raising.applyChatTemplate(CHAT), /tokenizer_config\.json: rendering the chat template failed: Conversations must start with a user message/);
+  throwsTokenizer(
+    () => noDefault.applyChatTemplate(CHAT),
+    /tokenizer_config\.json: chat_template lists templates named "rag" but none named "default"/,
+  );
+  const raising = await load(
+    withConfig(made, {
+      chat_template:
+        "{% if messages[0].role != 'user' %}{{ raise_exception('Conversations must start with a user message') }}{% endif %}ok",
+    }),
+  );
+  throwsTokenizer(
+    () => raising.applyChatTemplate(CHAT),
+    /tokenizer_config\.json: rendering the chat template failed: Conversations must start with a user message/,
+  );
   assert.is(raising.applyChatTemplate(CHAT.slice(1)), 'ok');
   const broken = await load(withConfig(made, { chat_template: '{% for m in messages %}{{ m.content }}' }));
-  assert.is(broken.encode('ok', { addSpecialTokens: false }).length > 0, true, 'a broken template does not stop encoding');
+  assert.is(
+    broken.encode('ok', { addSpecialTokens: false }).length > 0,
+    true,
+    'a broken template does not stop encoding',
+  );
   throwsTokenizer(() => broken.applyChatTemplate(CHAT), /tokenizer_config\.json: the chat template does not parse/);
 });
 

@@ -32,7 +32,10 @@ test('the texts really split characters over ids (else the streaming tests prove
   const tok = await load();
   for (const t of TEXTS.slice(1)) {
     const ids = tok.encode(t, { addSpecialTokens: false });
-    assert.ok(ids.some((id) => tok.decode([id]).includes('\uFFFD')), `${JSON.stringify(t)} has an id that is half a character`);
+    assert.ok(
+      ids.some((id) => tok.decode([id]).includes('\uFFFD')),
+      `${JSON.stringify(t)} has an id that is half a character`,
+    );
   }
 });
 
@@ -99,23 +102,54 @@ function sentencePieceDir(): string {
   const vocab: Record<string, number> = { '<unk>': 0, '<s>': 1, '</s>': 2 };
   for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = 3 + b;
   for (const t of ['▁', ...'acehtz', '▁t', 'he', '▁the', '▁c', 'at', '▁cat']) vocab[t] = Object.keys(vocab).length;
-  const special = (id: number, content: string) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  const special = (id: number, content: string) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
   const json = {
-    version: '1.0', truncation: null, padding: null,
+    version: '1.0',
+    truncation: null,
+    padding: null,
     added_tokens: [special(0, '<unk>'), special(1, '<s>'), special(2, '</s>')],
-    normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        { type: 'Prepend', prepend: '▁' },
+        { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+      ],
+    },
     pre_tokenizer: null,
     post_processor: {
-      type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }], pair: [],
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [],
       special_tokens: { '<s>': { id: '<s>', ids: [1], tokens: ['<s>'] } },
     },
     decoder: {
       type: 'Sequence',
-      decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }],
+      decoders: [
+        { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+        { type: 'ByteFallback' },
+        { type: 'Fuse' },
+        { type: 'Strip', content: ' ', start: 1, stop: 0 },
+      ],
     },
     model: {
-      type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true,
-      byte_fallback: true, ignore_merges: false, vocab, merges: ['▁ t', 'h e', '▁t he', '▁ c', 'a t', '▁c at'],
+      type: 'BPE',
+      dropout: null,
+      unk_token: '<unk>',
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: true,
+      byte_fallback: true,
+      ignore_merges: false,
+      vocab,
+      merges: ['▁ t', 'h e', '▁t he', '▁ c', 'a t', '▁c at'],
     },
   };
   return textDir(null, { 'tokenizer.json': json, 'tokenizer_config.json': { bos_token: '<s>', eos_token: '</s>' } });
@@ -126,14 +160,21 @@ test('a SentencePiece-style tokenizer (byte fallback, first space stripped) stre
   for (const text of ['the cat 東 the', 'the 🙂cat zeta']) {
     const ids = tok.encode(text);
     assert.is(ids[0], 1);
-    assert.ok(ids.some((id) => tok.decode([id]).includes('\uFFFD')), 'some id is a lone byte');
+    assert.ok(
+      ids.some((id) => tok.decode([id]).includes('\uFFFD')),
+      'some id is a lone byte',
+    );
     assert.is(tok.decode(ids, { skipSpecialTokens: true }), text);
     for (const skip of [false, true]) {
       const pieces = streamAll(tok, ids, skip);
       assert.is(pieces.join(''), tok.decode(ids, { skipSpecialTokens: skip }), `${JSON.stringify(text)} skip=${skip}`);
       for (const p of pieces) assert.not.ok(p.includes('\uFFFD'));
     }
-    assert.is(streamAll(tok, ids, true).find((p) => p !== ''), 'the', 'the first word keeps its space stripped');
+    assert.is(
+      streamAll(tok, ids, true).find((p) => p !== ''),
+      'the',
+      'the first word keeps its space stripped',
+    );
   }
 });
 
@@ -151,7 +192,8 @@ test('StreamingCleanup over random cuts equals cleanUpSpaces of the whole', () =
     const n = 1 + Math.floor(rand() * 24);
     for (let i = 0; i < n; i++) text += alphabet[Math.floor(rand() * alphabet.length)];
     const c = new StreamingCleanup();
-    let out = '', pos = 0;
+    let out = '',
+      pos = 0;
     while (pos < text.length) {
       const len = 1 + Math.floor(rand() * 4);
       out += c.push(text.slice(pos, pos + len));
@@ -162,7 +204,7 @@ test('StreamingCleanup over random cuts equals cleanUpSpaces of the whole', () =
   }
 });
 
-test('cleanUpSpaces agrees with the tokenizer runtime\'s own cleanup', async () => {
+test("cleanUpSpaces agrees with the tokenizer runtime's own cleanup", async () => {
   const tok = await load(withConfig(made, { clean_up_tokenization_spaces: true }));
   const rand = lcg(11);
   const alphabet = [' ', ' ', '.', '?', '!', ',', "'", 'n', 't', 's', 'm', 'v', 'e', 'r', 'a'];

@@ -9,7 +9,10 @@ import { makeBpeTokenizer, SAMPLE_CORPUS } from '../fixtures/bpe-tokenizer.ts';
 import { removeTextDirs, textDir, withConfig } from '../fixtures/text-dir.ts';
 
 const made = makeBpeTokenizer({ corpus: SAMPLE_CORPUS, vocabSize: 700 });
-const VOCAB = 700, BOS = 695, EOT = 696 /* <|end_of_text|> */, EOT_ID = 697 /* <|eot_id|> */;
+const VOCAB = 700,
+  BOS = 695,
+  EOT = 696 /* <|end_of_text|> */,
+  EOT_ID = 697 /* <|eot_id|> */;
 const load = (extra: Record<string, object | string> = {}, tok = made) => TextTokenizer.load(textDir(tok, extra));
 
 async function rejects(p: Promise<unknown>, pattern: RegExp): Promise<void> {
@@ -50,7 +53,10 @@ test('round trip: ASCII, accents, CJK, emoji, empty', async () => {
   for (const t of TEXTS) {
     const ids = tok.encode(t, { addSpecialTokens: false });
     assert.is(tok.decode(ids), t, JSON.stringify(t));
-    assert.ok(ids.every((id) => id >= 0 && id < BOS), 'ordinary text never yields special ids');
+    assert.ok(
+      ids.every((id) => id >= 0 && id < BOS),
+      'ordinary text never yields special ids',
+    );
   }
 });
 
@@ -102,7 +108,11 @@ test('add_bos_token / add_eos_token in tokenizer_config override the post-proces
   const json = { ...(made.tokenizerJson as Record<string, unknown>), post_processor: null };
   const bare = { tokenizerJson: json, tokenizerConfig: made.tokenizerConfig };
   const noPost = await load({}, bare);
-  assert.equal(noPost.encode('The'), noPost.encode('The', { addSpecialTokens: false }), 'no post-processor, no flag: nothing added');
+  assert.equal(
+    noPost.encode('The'),
+    noPost.encode('The', { addSpecialTokens: false }),
+    'no post-processor, no flag: nothing added',
+  );
   const askBos = await load({}, withConfig(bare, { add_bos_token: true, add_eos_token: true }));
   const plain = askBos.encode('The', { addSpecialTokens: false });
   assert.equal(askBos.encode('The'), [BOS, ...plain, EOT]);
@@ -111,10 +121,18 @@ test('add_bos_token / add_eos_token in tokenizer_config override the post-proces
 
 test('EOS ids: generation_config, then config.json (or its text_config), then tokenizer_config', async () => {
   assert.equal((await load({ 'generation_config.json': { eos_token_id: [EOT, EOT_ID, EOT] } })).eosIds, [EOT, EOT_ID]);
-  assert.equal((await load({ 'generation_config.json': { eos_token_id: EOT_ID }, 'config.json': { eos_token_id: 5 } })).eosIds, [EOT_ID]);
-  assert.equal((await load({ 'generation_config.json': { eos_token_id: null }, 'config.json': { eos_token_id: 5 } })).eosIds, [5]);
+  assert.equal(
+    (await load({ 'generation_config.json': { eos_token_id: EOT_ID }, 'config.json': { eos_token_id: 5 } })).eosIds,
+    [EOT_ID],
+  );
+  assert.equal(
+    (await load({ 'generation_config.json': { eos_token_id: null }, 'config.json': { eos_token_id: 5 } })).eosIds,
+    [5],
+  );
   assert.equal((await load({ 'config.json': { text_config: { eos_token_id: [7, 8] } } })).eosIds, [7, 8]);
-  assert.equal((await load({}, withConfig(made, { eos_token: { content: '<|eot_id|>', special: true } }))).eosIds, [EOT_ID]);
+  assert.equal((await load({}, withConfig(made, { eos_token: { content: '<|eot_id|>', special: true } }))).eosIds, [
+    EOT_ID,
+  ]);
   assert.equal((await load({}, withConfig(made, { eos_token: undefined }))).eosIds, []);
 });
 
@@ -138,7 +156,11 @@ test('clean_up_tokenization_spaces: off by default (lossless), on when the confi
 test('decode: empty list, ids outside the vocabulary', async () => {
   const tok = await load();
   assert.is(tok.decode([]), '');
-  assert.throws(() => tok.decode([1, VOCAB]), (e: Error) => e instanceof TokenizerError && /token id 700 is not in the vocabulary of .*tokenizer\.json/.test(e.message));
+  assert.throws(
+    () => tok.decode([1, VOCAB]),
+    (e: Error) =>
+      e instanceof TokenizerError && /token id 700 is not in the vocabulary of .*tokenizer\.json/.test(e.message),
+  );
   assert.throws(() => tok.decode([-1]), /token id -1/);
   assert.throws(() => tok.decode([1.5]), /token id 1.5/);
   assert.throws(() => tok.idToToken(VOCAB), /token id 700/);
@@ -151,25 +173,51 @@ test('errors: missing folder, a file instead, no tokenizer.json, invalid JSON, u
   await rejects(TextTokenizer.load(empty), new RegExp(`${empty}/tokenizer\\.json: not found`));
   const bad = textDir(null, { 'tokenizer.json': '{"model": {"type": "BPE",' });
   await rejects(TextTokenizer.load(bad), new RegExp(`${bad}/tokenizer\\.json: invalid JSON`));
-  await rejects(TextTokenizer.load(textDir(null, { 'tokenizer.json': '[1, 2]' })), /tokenizer\.json: expected a JSON object/);
-  await rejects(TextTokenizer.load(textDir(made, { 'tokenizer_config.json': 'nope' })), /tokenizer_config\.json: invalid JSON/);
-  await rejects(TextTokenizer.load(textDir(made, { 'generation_config.json': '{' })), /generation_config\.json: invalid JSON/);
+  await rejects(
+    TextTokenizer.load(textDir(null, { 'tokenizer.json': '[1, 2]' })),
+    /tokenizer\.json: expected a JSON object/,
+  );
+  await rejects(
+    TextTokenizer.load(textDir(made, { 'tokenizer_config.json': 'nope' })),
+    /tokenizer_config\.json: invalid JSON/,
+  );
+  await rejects(
+    TextTokenizer.load(textDir(made, { 'generation_config.json': '{' })),
+    /generation_config\.json: invalid JSON/,
+  );
   const wordLevel = { model: { type: 'WordLevel', vocab: { a: 0 }, unk_token: 'a' } };
-  await rejects(TextTokenizer.load(textDir(null, { 'tokenizer.json': wordLevel })), /unsupported tokenizer model type "WordLevel" \(supported: BPE, WordPiece, Unigram\)/);
+  await rejects(
+    TextTokenizer.load(textDir(null, { 'tokenizer.json': wordLevel })),
+    /unsupported tokenizer model type "WordLevel" \(supported: BPE, WordPiece, Unigram\)/,
+  );
   await rejects(TextTokenizer.load(textDir(null, { 'tokenizer.json': { version: '1.0' } })), /no "model" object/);
   const badDecoder = { ...(made.tokenizerJson as Record<string, unknown>), decoder: { type: 'NoSuchDecoder' } };
-  await rejects(TextTokenizer.load(textDir(null, { 'tokenizer.json': badDecoder })), /tokenizer\.json: the tokenizer runtime cannot load it: Unknown Decoder type: NoSuchDecoder/);
+  await rejects(
+    TextTokenizer.load(textDir(null, { 'tokenizer.json': badDecoder })),
+    /tokenizer\.json: the tokenizer runtime cannot load it: Unknown Decoder type: NoSuchDecoder/,
+  );
 });
 
 test('errors: settings that do not fit the vocabulary or the schema', async () => {
-  await rejects(load({}, withConfig(made, { bos_token: '<s>' })), /bos_token "<s>", which tokenizer\.json's vocabulary does not contain/);
-  await rejects(load({ 'generation_config.json': { eos_token_id: 'x' } }), /generation_config\.json: eos_token_id must be a non-negative integer/);
-  await rejects(load({}, withConfig(made, { add_bos_token: 'yes' })), /tokenizer_config\.json: add_bos_token must be true or false/);
+  await rejects(
+    load({}, withConfig(made, { bos_token: '<s>' })),
+    /bos_token "<s>", which tokenizer\.json's vocabulary does not contain/,
+  );
+  await rejects(
+    load({ 'generation_config.json': { eos_token_id: 'x' } }),
+    /generation_config\.json: eos_token_id must be a non-negative integer/,
+  );
+  await rejects(
+    load({}, withConfig(made, { add_bos_token: 'yes' })),
+    /tokenizer_config\.json: add_bos_token must be true or false/,
+  );
 });
 
 test('a minimal tokenizer.json (only a model) loads: the missing pipeline parts mean none', async () => {
   const vocab = { h: 0, i: 1, hi: 2 };
-  const tok = await TextTokenizer.load(textDir(null, { 'tokenizer.json': { model: { type: 'BPE', vocab, merges: ['h i'] } } }));
+  const tok = await TextTokenizer.load(
+    textDir(null, { 'tokenizer.json': { model: { type: 'BPE', vocab, merges: ['h i'] } } }),
+  );
   assert.equal(tok.encode('hi'), [2]);
   assert.is(tok.bosId, null);
   assert.equal(tok.eosIds, []);

@@ -8,7 +8,9 @@ import { ShapeError, TensorError } from '../../src/core/errors.ts';
 import { LAYOUTS, nums, randInts, randT, withLayout, throwsWith } from '../helpers.ts';
 
 const ALL: DType[] = ['f32', 'f64', 'f16', 'bf16', 'u8', 'u32', 'i64'];
-async function bits(t: Tensor): Promise<string[]> { return Array.from(await t.toRawArray() as ArrayLike<number | bigint>, (v) => String(v)); }
+async function bits(t: Tensor): Promise<string[]> {
+  return Array.from((await t.toRawArray()) as ArrayLike<number | bigint>, (v) => String(v));
+}
 
 test('topk: known values, largest and smallest, in order, u32 indices', () => {
   const x = Tensor.from([3, 1, 4, 1, 5, 9, 2, 6]);
@@ -20,9 +22,18 @@ test('topk: known values, largest and smallest, in order, u32 indices', () => {
   const s = x.topk(3, { largest: false });
   assert.equal(nums(s.values), [1, 1, 2]);
   assert.equal(nums(s.indices), [1, 3, 6]);
-  const m = Tensor.from([[1, 5, 3], [7, 2, 8]]);
-  assert.equal(m.topk(2).values.toNestedSync(), [[5, 3], [8, 7]]);
-  assert.equal(m.topk(2).indices.toNestedSync(), [[1, 2], [2, 0]]);
+  const m = Tensor.from([
+    [1, 5, 3],
+    [7, 2, 8],
+  ]);
+  assert.equal(m.topk(2).values.toNestedSync(), [
+    [5, 3],
+    [8, 7],
+  ]);
+  assert.equal(m.topk(2).indices.toNestedSync(), [
+    [1, 2],
+    [2, 0],
+  ]);
   assert.equal(m.topk(1, { dim: 0 }).values.toNestedSync(), [[7, 5, 8]]);
   assert.equal(m.topk(1, { dim: 0, largest: false }).indices.toNestedSync(), [[0, 1, 0]]);
 });
@@ -45,7 +56,8 @@ test('topk: the first k of the stable sort, every dtype, every dim, values with 
   for (const dt of ALL) {
     // few distinct values: many ties
     const r = randInts([3, 7, 5], 6, 'f64');
-    const x = dt === 'i64' ? r.affine(1, -3).toDtype('i64') : r.affine(dt === 'u8' || dt === 'u32' ? 1 : 0.5, 0).toDtype(dt);
+    const x =
+      dt === 'i64' ? r.affine(1, -3).toDtype('i64') : r.affine(dt === 'u8' || dt === 'u32' ? 1 : 0.5, 0).toDtype(dt);
     for (const dim of [0, 1, 2]) {
       const n = x.shape[dim]!;
       for (const largest of [true, false]) {
@@ -77,7 +89,8 @@ test('topk: non-contiguous inputs give the contiguous result', async () => {
     for (const kind of LAYOUTS) {
       const { x, ref } = withLayout(t, kind);
       for (const dim of [0, 1]) {
-        const a = x.topk(3, { dim }), b = ref.topk(3, { dim });
+        const a = x.topk(3, { dim }),
+          b = ref.topk(3, { dim });
         assert.equal(await bits(a.values), await bits(b.values), `${dt} ${kind} ${dim} values`);
         assert.equal(await bits(a.indices), await bits(b.indices), `${dt} ${kind} ${dim} indices`);
       }

@@ -21,13 +21,17 @@ test('using: disposed on throw and on early return, in reverse order', () => {
   const named = (name: string) => {
     const t = Tensor.ones([1]);
     const dispose = t.dispose.bind(t);
-    t.dispose = () => { order.push(name); dispose(); };
+    t.dispose = () => {
+      order.push(name);
+      dispose();
+    };
     return t;
   };
   assert.throws(() => {
     using a = named('a');
     using b = named('b');
-    void a; void b;
+    void a;
+    void b;
     throw new Error('boom');
   }, /boom/);
   assert.equal(order, ['b', 'a']);

@@ -7,24 +7,37 @@ import { Tensor, liveTensors } from '../../src/index.ts';
 import { runtime, tsWorker } from '../runtime.ts';
 
 interface JobResult {
-  threadId: number; runtime: string; sum: number; liveInScope: number; tempDisposed: boolean;
-  liveAfter: number; koffiOk: boolean; device: string;
+  threadId: number;
+  runtime: string;
+  sum: number;
+  liveInScope: number;
+  tempDisposed: boolean;
+  liveAfter: number;
+  koffiOk: boolean;
+  device: string;
 }
 
 function runJob(seed: number): Promise<JobResult> {
   return new Promise((resolve, reject) => {
     const w = tsWorker(new URL('./workers/job.ts', import.meta.url), { seed });
     let got: JobResult | null = null;
-    w.on('message', (m: JobResult) => { got = m; });
+    w.on('message', (m: JobResult) => {
+      got = m;
+    });
     w.on('error', reject);
-    w.on('exit', (code) => (got && code === 0 ? resolve(got) : reject(new Error(`worker exited ${code} without a result`))));
+    w.on('exit', (code) =>
+      got && code === 0 ? resolve(got) : reject(new Error(`worker exited ${code} without a result`)),
+    );
   });
 }
 
 /** what the job computes, on this thread */
 async function expected(seed: number): Promise<number> {
-  const a = Tensor.randn([16, 8], { seed }), b = Tensor.randn([8, 4], { seed: seed + 1 });
-  const m = a.matmul(b), r = m.relu(), s = r.sum();
+  const a = Tensor.randn([16, 8], { seed }),
+    b = Tensor.randn([8, 4], { seed: seed + 1 });
+  const m = a.matmul(b),
+    r = m.relu(),
+    s = r.sum();
   const v = Number((await s.toArray())[0]);
   for (const t of [a, b, m, r, s]) t.dispose();
   return v;

@@ -25,10 +25,18 @@ const cases: [number[], number[], number, Causal, number | undefined, 'u8' | 'ad
 let worst = 0;
 for (const dt of ['f32', 'f16', 'bf16'] as const) {
   for (const [qs, ks, dv, causal, window, mk] of cases) {
-    const [b, , tq] = qs as [number, number, number], tk = ks[2]!;
-    const q = randT(qs, dt), k = randT(ks, dt), v = randT([ks[0]!, ks[1]!, tk, dv], dt);
+    const [b, , tq] = qs as [number, number, number],
+      tk = ks[2]!;
+    const q = randT(qs, dt),
+      k = randT(ks, dt),
+      v = randT([ks[0]!, ks[1]!, tk, dv], dt);
     const mask = sanitizeMask(mk, b, tq, tk, dt);
-    worst = Math.max(worst, await sdpaVsCpu(dev, q, k, v, causal, window, mask, `attention ${dt} q ${qs} k ${ks} dv ${dv}`));
+    worst = Math.max(
+      worst,
+      await sdpaVsCpu(dev, q, k, v, causal, window, mask, `attention ${dt} q ${qs} k ${ks} dv ${dv}`),
+    );
   }
 }
-console.log(`attention-sanitize: ${3 * cases.length} cases match the CPU reference (worst abs error ${worst.toExponential(2)})`);
+console.log(
+  `attention-sanitize: ${3 * cases.length} cases match the CPU reference (worst abs error ${worst.toExponential(2)})`,
+);

@@ -16,7 +16,14 @@ export function opsFor(dtype: DType): CollectiveReduceOp[] {
  *  at most 128, exact in every dtype, u8 included), others 0..7 unsigned or -8..7 signed */
 export function values(seed: number, rank: number, n: number, dtype: DType, op: CollectiveReduceOp | 'copy'): number[] {
   let x = (Math.imul(seed + 1, 2654435761) ^ Math.imul(rank + 1, 40503)) >>> 0 || 1;
-  const next = (): number => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x; };
+  const next = (): number => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
   const signed = !INT_DTYPES.includes(dtype) || dtype === 'i64';
   return Array.from({ length: n }, () => {
     const r = next();
@@ -30,11 +37,16 @@ export function reduceRef(op: CollectiveReduceOp, perRank: readonly number[][]):
   return Array.from({ length: n }, (_, i) => {
     const col = perRank.map((v) => v[i]!);
     switch (op) {
-      case 'sum': return col.reduce((a, b) => a + b, 0);
-      case 'prod': return col.reduce((a, b) => a * b, 1);
-      case 'min': return Math.min(...col);
-      case 'max': return Math.max(...col);
-      case 'avg': return col.reduce((a, b) => a + b, 0) / col.length;
+      case 'sum':
+        return col.reduce((a, b) => a + b, 0);
+      case 'prod':
+        return col.reduce((a, b) => a * b, 1);
+      case 'min':
+        return Math.min(...col);
+      case 'max':
+        return Math.max(...col);
+      case 'avg':
+        return col.reduce((a, b) => a + b, 0) / col.length;
     }
   });
 }
@@ -44,14 +56,15 @@ export function tensorOf(vals: readonly number[], dtype: DType, device: Device, 
 }
 
 export async function numbers(t: Tensor): Promise<number[]> {
-  return Array.from(await t.toArray() as ArrayLike<number | bigint>, (v) => Number(v));
+  return Array.from((await t.toArray()) as ArrayLike<number | bigint>, (v) => Number(v));
 }
 
 /** the index and values of the first difference beyond `tol`, or null */
 export function firstDiff(got: readonly number[], want: readonly number[], tol = 0): string | null {
   if (got.length !== want.length) return `length ${got.length}, expected ${want.length}`;
   for (let i = 0; i < got.length; i++) {
-    if (!(Math.abs(got[i]! - want[i]!) <= tol)) return `element ${i} of ${got.length}: got ${got[i]}, expected ${want[i]}`;
+    if (!(Math.abs(got[i]! - want[i]!) <= tol))
+      return `element ${i} of ${got.length}: got ${got[i]}, expected ${want[i]}`;
   }
   return null;
 }

@@ -60,23 +60,42 @@ function takesGemm(op: 'conv1d' | 'conv2d', xs: number[], ws: number[], o: ConvO
     const t = pair(op, 'option', v, dflt);
     return oneD ? [h1d, t[1]] : t;
   };
-  const p = { padding: two(o.padding, 0, 0), stride: two(o.stride, 1, 1), dilation: two(o.dilation, 1, 1), groups: o.groups ?? 1 };
+  const p = {
+    padding: two(o.padding, 0, 0),
+    stride: two(o.stride, 1, 1),
+    dilation: two(o.dilation, 1, 1),
+    groups: o.groups ?? 1,
+  };
   return gemmConvRoute('bf16', Layout.contiguous(x4), Layout.contiguous(w4), p) !== null;
 }
 
-for (const [op, cases] of [['conv2d', CONV2D], ['conv1d', CONV1D]] as const) {
+for (const [op, cases] of [
+  ['conv2d', CONV2D],
+  ['conv1d', CONV1D],
+] as const) {
   s.test(`${op}: the cases take the route they name`, () => {
     for (const [variant, xs, ws, o, , gemm] of cases) assert.is(takesGemm(op, xs, ws, o), gemm, `${op} ${variant}`);
   });
-  s.opTest(op, async () => {
-    for (const [variant, xs, ws, o, bias, gemm] of cases) {
-      const make = (d: DType) => [r(xs, d), r(ws, d), ...(bias ? [r([bias], d)] : [])];
-      await checkOp(op, FLOAT_DTYPES, LAYOUTS, make, ([x, w, b]) => {
-        const opts = { ...o, bias: b ?? null };
-        return op === 'conv1d' ? x!.conv1d(w!, opts) : x!.conv2d(w!, opts);
-      }, { variant: `1x1 ${variant}`, ...(gemm ? {} : { tol: DNN_TOL }) });
-    }
-  }, `${op} 1x1`);
+  s.opTest(
+    op,
+    async () => {
+      for (const [variant, xs, ws, o, bias, gemm] of cases) {
+        const make = (d: DType) => [r(xs, d), r(ws, d), ...(bias ? [r([bias], d)] : [])];
+        await checkOp(
+          op,
+          FLOAT_DTYPES,
+          LAYOUTS,
+          make,
+          ([x, w, b]) => {
+            const opts = { ...o, bias: b ?? null };
+            return op === 'conv1d' ? x!.conv1d(w!, opts) : x!.conv2d(w!, opts);
+          },
+          { variant: `1x1 ${variant}`, ...(gemm ? {} : { tol: DNN_TOL }) },
+        );
+      }
+    },
+    `${op} 1x1`,
+  );
 }
 
 // MIOpen / cuDNN calls are refused during a capture (test/gpu/graph.test.ts); the GEMM route
@@ -84,7 +103,9 @@ for (const [op, cases] of [['conv2d', CONV2D], ['conv1d', CONV1D]] as const) {
 s.test('conv2d 1x1 (GEMM route) records into a graph; replays equal eager runs as the input changes', async (dev) => {
   if (dev.isCpu) return; // ROCM_TENSOR_GPU_TESTS_ON=cpu: the CPU device has no graphs
   const xs = [2, 16, 6, 7];
-  const x = randT(xs, 'f32', -1, 1, dev), w = randT([24, 16, 1, 1], 'f32', -1, 1, dev), b = randT([24], 'f32', -1, 1, dev);
+  const x = randT(xs, 'f32', -1, 1, dev),
+    w = randT([24, 16, 1, 1], 'f32', -1, 1, dev),
+    b = randT([24], 'f32', -1, 1, dev);
   const fn = () => x.conv2d(w, { bias: b });
   const g = dev.captureGraph(fn);
   try {
@@ -98,7 +119,9 @@ s.test('conv2d 1x1 (GEMM route) records into a graph; replays equal eager runs a
       assert.ok(err < 1e-6, `round ${round}: relative error ${err}`);
       eager.dispose();
     }
-  } finally { g.dispose(); }
+  } finally {
+    g.dispose();
+  }
 });
 
 s.run();

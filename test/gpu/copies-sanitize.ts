@@ -21,16 +21,39 @@ for (const d of ['u8', 'bf16', 'f32', 'f64'] as const) {
   // rows off the 16-byte grid (a window of odd width), a batch
   await same(`transpose ${d} window`, ([x]) => x!.narrow(1, 1, 61).T.contiguous(), [randData([33, 63], d)]);
   await same(`transpose ${d} batch`, ([x]) => x!.transpose(1, 2).contiguous(), [randData([3, 40, 20], d)]);
-  await same(`transpose ${d} into a .T view`, ([y, s]) => { const o = y!.contiguous(); o.T.sliceSet(s!, 1, 3); return o; },
-    [randData([30, 50], d), randData([50, 20], d)]);
+  await same(
+    `transpose ${d} into a .T view`,
+    ([y, s]) => {
+      const o = y!.contiguous();
+      o.T.sliceSet(s!, 1, 3);
+      return o;
+    },
+    [randData([30, 50], d), randData([50, 20], d)],
+  );
   // cat: 16-byte units (f32 rows of 4k), 1-byte units (odd lengths), rows past a tile, 10 inputs
-  await same(`cat ${d} dim 1`, (xs) => Tensor.cat(xs, 1), [randData([9, 1100], d), randData([9, 40], d), randData([9, 3], d)]);
-  await same(`cat ${d} 10 inputs`, (xs) => Tensor.cat(xs, 1), Array.from({ length: 10 }, (_, k) => randData([4, k + 2], d)));
+  await same(`cat ${d} dim 1`, (xs) => Tensor.cat(xs, 1), [
+    randData([9, 1100], d),
+    randData([9, 40], d),
+    randData([9, 3], d),
+  ]);
+  await same(
+    `cat ${d} 10 inputs`,
+    (xs) => Tensor.cat(xs, 1),
+    Array.from({ length: 10 }, (_, k) => randData([4, k + 2], d)),
+  );
 }
 for (const d of ['f32', 'bf16', 'u8', 'i64'] as const) {
-  await same(`indexAdd ${d} dim 0, repeated ids`, ([x, i, u]) => x!.indexAdd(i!, u!, 0),
-    [randData([12, 300], d), randInts([40], 12, 'i64'), randData([40, 300], d)], d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0);
-  await same(`indexAdd ${d} dim 1`, ([x, i, u]) => x!.indexAdd(i!, u!, 1),
-    [randData([3, 7, 24], d), randInts([10], 7, 'u32'), randData([3, 10, 24], d)], d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0);
+  await same(
+    `indexAdd ${d} dim 0, repeated ids`,
+    ([x, i, u]) => x!.indexAdd(i!, u!, 0),
+    [randData([12, 300], d), randInts([40], 12, 'i64'), randData([40, 300], d)],
+    d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0,
+  );
+  await same(
+    `indexAdd ${d} dim 1`,
+    ([x, i, u]) => x!.indexAdd(i!, u!, 1),
+    [randData([3, 7, 24], d), randInts([10], 7, 'u32'), randData([3, 10, 24], d)],
+    d === 'bf16' ? 1e-2 : d === 'f32' ? 1e-5 : 0,
+  );
 }
 run.report();

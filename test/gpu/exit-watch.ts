@@ -5,9 +5,13 @@
 // a kernel) or one still running its tests. Lines go to stderr, prefixed [exit-watch].
 const t0 = performance.now();
 const at = (): string => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
-const say = (what: string): void => { process.stderr.write(`[exit-watch] ${at()}: ${what}\n`); };
+const say = (what: string): void => {
+  process.stderr.write(`[exit-watch] ${at()}: ${what}\n`);
+};
 
 process.on('beforeExit', () => say('event loop empty (beforeExit)'));
-process.on('exit', (code) => say(`exit event, code ${code}: JavaScript is done; still alive after this means native teardown`));
+process.on('exit', (code) =>
+  say(`exit event, code ${code}: JavaScript is done; still alive after this means native teardown`),
+);
 // unref'd: it never holds the loop itself, and runs only while something else does
 setInterval(() => say(`active resources: ${process.getActiveResourcesInfo().join(', ') || 'none'}`), 10_000).unref();

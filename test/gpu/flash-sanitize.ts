@@ -8,7 +8,7 @@ import { randT } from '../helpers.ts';
 import { sanitizeMask, sdpaVsCpu } from './sdpa-check.ts';
 
 const dev = Device.bestGpu();
-if (!dev) throw new Error("flash-sanitize: no GPU");
+if (!dev) throw new Error('flash-sanitize: no GPU');
 type Causal = boolean | 'top-left' | 'bottom-right';
 const cases: [number[], number[], Causal, number | undefined, 'u8' | 'add' | undefined][] = [
   [[1, 4, 70, 64], [1, 2, 90, 64], 'bottom-right', undefined, undefined],
@@ -27,10 +27,15 @@ const cases: [number[], number[], Causal, number | undefined, 'u8' | 'add' | und
 let worst = 0;
 for (const dt of ['f16', 'bf16'] as const) {
   for (const [qs, ks, causal, window, mk] of cases) {
-    const [b, , tq] = qs as [number, number, number], tk = ks[2]!;
-    const q = randT(qs, dt), k = randT(ks, dt), v = randT(ks, dt);
+    const [b, , tq] = qs as [number, number, number],
+      tk = ks[2]!;
+    const q = randT(qs, dt),
+      k = randT(ks, dt),
+      v = randT(ks, dt);
     const mask = sanitizeMask(mk, b, tq, tk, dt);
     worst = Math.max(worst, await sdpaVsCpu(dev, q, k, v, causal, window, mask, `flash ${dt} q ${qs} k ${ks}`));
   }
 }
-console.log(`flash-sanitize: ${2 * cases.length} cases match the CPU reference (worst abs error ${worst.toExponential(2)})`);
+console.log(
+  `flash-sanitize: ${2 * cases.length} cases match the CPU reference (worst abs error ${worst.toExponential(2)})`,
+);

@@ -5,7 +5,13 @@
 import { gpuSuite } from './harness.ts';
 import * as assert from 'uvu/assert';
 import { GpuError } from '../../src/index.ts';
-import { asDevicePtr, type DevicePtr, type GemmParams, type GpuRuntime, type GpuStream } from '../../src/runtime/gpu.ts';
+import {
+  asDevicePtr,
+  type DevicePtr,
+  type GemmParams,
+  type GpuRuntime,
+  type GpuStream,
+} from '../../src/runtime/gpu.ts';
 
 const s = gpuSuite('gpu/graph-runtime', { needsRuntime: true });
 const N = 4096;
@@ -15,14 +21,22 @@ const at = (p: DevicePtr, off: number): DevicePtr => asDevicePtr(p + BigInt(off)
 function bytesFrom(seed: number, n: number): Uint8Array {
   const out = new Uint8Array(n);
   let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < n; i++) { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; out[i] = x & 0xff; }
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = x & 0xff;
+  }
   return out;
 }
 
 function sameBytes(got: Uint8Array, want: Uint8Array, what: string): void {
   assert.is(got.length, want.length, `${what}: length`);
   const i = got.findIndex((v, k) => v !== want[k]);
-  if (i >= 0) assert.unreachable(`${what}: first difference at byte ${i} of ${got.length}: got ${got[i]}, expected ${want[i]}`);
+  if (i >= 0)
+    assert.unreachable(`${what}: first difference at byte ${i} of ${got.length}: got ${got[i]}, expected ${want[i]}`);
 }
 
 function readBack(rt: GpuRuntime, p: DevicePtr, n: number): Uint8Array {
@@ -40,7 +54,11 @@ function withResources<T>(rt: GpuRuntime, sizes: number[], fn: (stream: GpuStrea
     return fn(stream, ...ptrs);
   } finally {
     // a failed test may leave the stream capturing: end it so the stream can go
-    try { if (rt.isCapturing(stream)) rt.graphExecDestroy(rt.captureEnd(stream)); } catch { /* the test's error wins */ }
+    try {
+      if (rt.isCapturing(stream)) rt.graphExecDestroy(rt.captureEnd(stream));
+    } catch {
+      /* the test's error wins */
+    }
     rt.synchronize();
     for (const p of ptrs) rt.free(p);
     rt.streamDestroy(stream);
@@ -98,15 +116,26 @@ s.test('a synchronize during a capture fails clearly; the stream and the runtime
     rt.captureBegin(stream);
     rt.memsetAsync(a, 1, N, stream);
     let syncErr: unknown = null;
-    try { rt.streamSynchronize(stream); } catch (e) { syncErr = e; }
+    try {
+      rt.streamSynchronize(stream);
+    } catch (e) {
+      syncErr = e;
+    }
     let endErr: unknown = null;
-    try { rt.graphExecDestroy(rt.captureEnd(stream)); } catch (e) { endErr = e; }
+    try {
+      rt.graphExecDestroy(rt.captureEnd(stream));
+    } catch (e) {
+      endErr = e;
+    }
     const say = (e: unknown) => (e ? `${(e as Error).constructor.name}: ${(e as Error).message}` : 'no error');
     console.log(`  ${dev}: streamSynchronize while capturing -> ${say(syncErr)}\n  captureEnd -> ${say(endErr)}`);
 
     // what the drivers do (CUDA 12/13, ROCm 6.4): the synchronize fails with a stream-capture
     // error and invalidates the capture, and captureEnd names the failed call
-    assert.ok(syncErr !== null || endErr !== null, 'a synchronize of the capturing stream was accepted and the capture survived it');
+    assert.ok(
+      syncErr !== null || endErr !== null,
+      'a synchronize of the capturing stream was accepted and the capture survived it',
+    );
     if (syncErr !== null) {
       assert.instance(syncErr, GpuError);
       assert.match((syncErr as GpuError).message, /synchronize/i);
@@ -145,11 +174,12 @@ s.test('a synchronize during a capture fails clearly; the stream and the runtime
 /** column-major m x n product of small integers: exact in f32 */
 function gemmRef(m: number, n: number, k: number, a: Float32Array, b: Float32Array): Float32Array {
   const c = new Float32Array(m * n);
-  for (let j = 0; j < n; j++) for (let i = 0; i < m; i++) {
-    let acc = 0;
-    for (let l = 0; l < k; l++) acc += a[i + l * m]! * b[l + j * k]!;
-    c[i + j * m] = acc;
-  }
+  for (let j = 0; j < n; j++)
+    for (let i = 0; i < m; i++) {
+      let acc = 0;
+      for (let l = 0; l < k; l++) acc += a[i + l * m]! * b[l + j * k]!;
+      c[i + j * m] = acc;
+    }
   return c;
 }
 
@@ -157,7 +187,9 @@ const smallInts = (seed: number, n: number): Float32Array => Float32Array.from(b
 
 s.test('a GEMM captured after setWorkspace replays to the right result', (dev) => {
   const rt = dev.runtime;
-  const m = 24, n = 16, k = 40;
+  const m = 24,
+    n = 16,
+    k = 40;
   const WS = 32 << 20;
   const blas = rt.blas();
   // the handle keeps pointing at its workspace: it stays allocated for the rest of the process
@@ -165,8 +197,24 @@ s.test('a GEMM captured after setWorkspace replays to the right result', (dev) =
   blas.setWorkspace(ws, WS);
   withResources(rt, [m * k * 4, k * n * 4, m * n * 4], (stream, a, b, c) => {
     const p: GemmParams = {
-      dtype: 'f32', transA: false, transB: false, m, n, k, alpha: 1, beta: 0,
-      a, lda: m, strideA: m * k, b, ldb: k, strideB: k * n, c, ldc: m, strideC: m * n, batch: 1,
+      dtype: 'f32',
+      transA: false,
+      transB: false,
+      m,
+      n,
+      k,
+      alpha: 1,
+      beta: 0,
+      a,
+      lda: m,
+      strideA: m * k,
+      b,
+      ldb: k,
+      strideB: k * n,
+      c,
+      ldc: m,
+      strideC: m * n,
+      batch: 1,
     };
     const B = smallInts(100, k * n);
     rt.copyHtoD(b, B);
@@ -177,7 +225,10 @@ s.test('a GEMM captured after setWorkspace replays to the right result', (dev) =
     };
     const exact = (got: Float32Array, want: Float32Array, what: string): void => {
       const i = got.findIndex((v, j) => v !== want[j]);
-      if (i >= 0) assert.unreachable(`${what}: element ${i} (row ${i % m}, col ${Math.floor(i / m)}): got ${got[i]}, expected ${want[i]}`);
+      if (i >= 0)
+        assert.unreachable(
+          `${what}: element ${i} (row ${i % m}, col ${Math.floor(i / m)}): got ${got[i]}, expected ${want[i]}`,
+        );
     };
 
     // once outside a capture: loads the library's kernels, which a capture should not have to do

@@ -15,24 +15,29 @@ import { tinyConfig, tinyWeights, type TinyOptions, type TinyType } from '../fix
 const s = gpuSuite('gpu/graph', { needsRuntime: true });
 const arr = async (t: Tensor) => Array.from(await t.toArray(), Number);
 
-s.test('graph: replays equal eager runs as the static inputs change (elementwise, reductions, matmul, softmax)', async (dev) => {
-  const x = randT([64, 96], 'f32', -1, 1, dev), w = randT([96, 32], 'f32', -1, 1, dev);
-  const fn = () => x.mul(2).add(1).matmul(w).softmax(-1).sum(0);
-  const g = dev.captureGraph(fn);
-  for (let round = 0; round < 3; round++) {
-    const next = randT([64, 96], 'f32', -1, 1, dev);
-    x.sliceSet(next, 0, 0);
-    next.dispose();
-    g.replay();
-    const eager = fn();
-    assert.ok(relErr(await arr(g.outputs), await arr(eager)) < 1e-6, `round ${round}`);
-    eager.dispose();
-  }
-  assert.ok(g.poolBytes > 0);
-  g.dispose();
-  assert.ok(g.isDisposed && g.outputs.isDisposed);
-  x.dispose(); w.dispose();
-});
+s.test(
+  'graph: replays equal eager runs as the static inputs change (elementwise, reductions, matmul, softmax)',
+  async (dev) => {
+    const x = randT([64, 96], 'f32', -1, 1, dev),
+      w = randT([96, 32], 'f32', -1, 1, dev);
+    const fn = () => x.mul(2).add(1).matmul(w).softmax(-1).sum(0);
+    const g = dev.captureGraph(fn);
+    for (let round = 0; round < 3; round++) {
+      const next = randT([64, 96], 'f32', -1, 1, dev);
+      x.sliceSet(next, 0, 0);
+      next.dispose();
+      g.replay();
+      const eager = fn();
+      assert.ok(relErr(await arr(g.outputs), await arr(eager)) < 1e-6, `round ${round}`);
+      eager.dispose();
+    }
+    assert.ok(g.poolBytes > 0);
+    g.dispose();
+    assert.ok(g.isDisposed && g.outputs.isDisposed);
+    x.dispose();
+    w.dispose();
+  },
+);
 
 s.test('graph: a KV-cache write at a device-held position, advanced by the graph itself', async (dev) => {
   const cache = Tensor.zeros([1, 2, 6, 4], { device: dev });
@@ -51,7 +56,9 @@ s.test('graph: a KV-cache write at a device-held position, advanced by the graph
   assert.equal(rows, [0, 8, 16, 24, 32, 0], 'rows 1..4 written at positions 1, 2, 3, 4');
   assert.equal(await arr(pos), [5]);
   g.dispose();
-  cache.dispose(); pos.dispose(); src.dispose();
+  cache.dispose();
+  pos.dispose();
+  src.dispose();
 });
 
 s.test('graph: dispose gives the private pool back', async (dev) => {
@@ -61,8 +68,9 @@ s.test('graph: dispose gives the private pool back', async (dev) => {
   const g = dev.captureGraph(() => x.exp().add(x).mul(x));
   g.replay();
   await g.outputs.toArray();
-  assert.ok(g.poolBytes >= 3 * 4 << 20, `pool ${g.poolBytes}`);
-  const held = dev.memoryStats()!.reserved, pool = g.poolBytes;
+  assert.ok(g.poolBytes >= (3 * 4) << 20, `pool ${g.poolBytes}`);
+  const held = dev.memoryStats()!.reserved,
+    pool = g.poolBytes;
   g.dispose();
   x.dispose();
   dev.emptyCache();
@@ -84,22 +92,42 @@ s.test('graph: uncapturable work throws GraphCaptureError and leaves no capture 
   ];
   for (const [name, bad] of cases) {
     let err: unknown = null;
-    try { dev.captureGraph(() => { x.exp(); return bad(); }); } catch (e) { err = e; }
+    try {
+      dev.captureGraph(() => {
+        x.exp();
+        return bad();
+      });
+    } catch (e) {
+      err = e;
+    }
     assert.ok(err instanceof GraphCaptureError, `${name}: ${String(err)}`);
     assert.not.ok(dev.isCapturing, `${name}: capture left`);
   }
   const w = Tensor.ones([1, 1, 3, 3], { device: dev });
   const img = Tensor.ones([1, 1, 5, 5], { device: dev });
   let err: unknown = null;
-  try { dev.captureGraph(() => img.conv2d(w)); } catch (e) { err = e; }
+  try {
+    dev.captureGraph(() => img.conv2d(w));
+  } catch (e) {
+    err = e;
+  }
   assert.ok(err instanceof GraphCaptureError && /conv/.test((err as Error).message), String(err));
   // the device still works, and a new capture too
   const g = dev.captureGraph(() => x.add(1));
   g.replay();
-  assert.ok(relErr(await arr(g.outputs), (await arr(x)).map((v) => v + 1)) < 1e-7);
+  assert.ok(
+    relErr(
+      await arr(g.outputs),
+      (await arr(x)).map((v) => v + 1),
+    ) < 1e-7,
+  );
   g.dispose();
   let cpuErr: unknown = null;
-  try { Device.cpu().captureGraph(() => x); } catch (e) { cpuErr = e; }
+  try {
+    Device.cpu().captureGraph(() => x);
+  } catch (e) {
+    cpuErr = e;
+  }
   assert.ok(cpuErr instanceof GraphCaptureError && /cpu/.test((cpuErr as Error).message), String(cpuErr));
 });
 
@@ -109,23 +137,37 @@ const VARIANTS: [string, TinyType, TinyOptions][] = [
   ['qwen2 bias tied', 'qwen2', { hidden: 64, heads: 4, kvHeads: 4, tied: true, vocab: 211 }],
 ];
 
-s.test('graph: generation replayed from a graph gives the eager ids (greedy and seeded sampling, padded batches)', async (dev) => {
-  for (const [name, type, o] of VARIANTS) {
-    const raw = tinyConfig(type, o);
-    for (const dtype of ['f32', 'bf16'] as const) {
-      const m = await LlamaModel.fromWeights(parseLlamaConfig(raw), new MemoryWeights(tinyWeights(raw, 5)), { device: dev, dtype });
-      const run = async (graph: boolean, prompts: number[][], extra: object) => {
-        const out: (number | null)[][] = [];
-        for await (const st of generateIds(m, prompts, { maxTokens: 10, stopIds: [], graph, ...extra })) out.push([...st.ids]);
-        return out;
-      };
-      for (const extra of [{}, { temperature: 0.9, topK: 20, topP: 0.9, seed: 3 }]) {
-        const prompts = [[1, 2, 3, 4, 5, 6], [9, 8, 7]];
-        assert.equal(await run(true, prompts, extra), await run(false, prompts, extra), `${name} ${dtype} ${JSON.stringify(extra)}`);
+s.test(
+  'graph: generation replayed from a graph gives the eager ids (greedy and seeded sampling, padded batches)',
+  async (dev) => {
+    for (const [name, type, o] of VARIANTS) {
+      const raw = tinyConfig(type, o);
+      for (const dtype of ['f32', 'bf16'] as const) {
+        const m = await LlamaModel.fromWeights(parseLlamaConfig(raw), new MemoryWeights(tinyWeights(raw, 5)), {
+          device: dev,
+          dtype,
+        });
+        const run = async (graph: boolean, prompts: number[][], extra: object) => {
+          const out: (number | null)[][] = [];
+          for await (const st of generateIds(m, prompts, { maxTokens: 10, stopIds: [], graph, ...extra }))
+            out.push([...st.ids]);
+          return out;
+        };
+        for (const extra of [{}, { temperature: 0.9, topK: 20, topP: 0.9, seed: 3 }]) {
+          const prompts = [
+            [1, 2, 3, 4, 5, 6],
+            [9, 8, 7],
+          ];
+          assert.equal(
+            await run(true, prompts, extra),
+            await run(false, prompts, extra),
+            `${name} ${dtype} ${JSON.stringify(extra)}`,
+          );
+        }
+        m.dispose();
       }
-      m.dispose();
     }
-  }
-});
+  },
+);
 
 s.run();

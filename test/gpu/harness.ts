@@ -30,28 +30,94 @@ export { LAYOUTS, type LayoutKind } from '../helpers.ts';
  */
 export const GPU_OPS: readonly string[] = [
   // unary
-  'exp', 'log', 'sin', 'cos', 'tanh', 'neg', 'recip', 'sqr', 'sqrt', 'gelu', 'geluErf', 'erf',
-  'relu', 'silu', 'abs', 'ceil', 'floor', 'round', 'sign', 'sigmoid',
+  'exp',
+  'log',
+  'sin',
+  'cos',
+  'tanh',
+  'neg',
+  'recip',
+  'sqr',
+  'sqrt',
+  'gelu',
+  'geluErf',
+  'erf',
+  'relu',
+  'silu',
+  'abs',
+  'ceil',
+  'floor',
+  'round',
+  'sign',
+  'sigmoid',
   // unary with parameters
-  'affine', 'powf', 'elu', 'clamp', 'leakyRelu',
+  'affine',
+  'powf',
+  'elu',
+  'clamp',
+  'leakyRelu',
   // binary, comparisons, select, cast
-  'add', 'sub', 'mul', 'div', 'maximum', 'minimum',
-  'eq', 'ne', 'lt', 'le', 'gt', 'ge',
-  'where', 'cast',
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'maximum',
+  'minimum',
+  'eq',
+  'ne',
+  'lt',
+  'le',
+  'gt',
+  'ge',
+  'where',
+  'cast',
   // copies and in-place writes
-  'fill', 'contiguous', 'cat', 'sliceSet', 'copy2d',
+  'fill',
+  'contiguous',
+  'cat',
+  'sliceSet',
+  'copy2d',
   // linear algebra (linear and qkvToCache: the fused decode-step GEMVs of hip-src/gemv-fused.hip)
-  'matmul', 'linear', 'qkvToCache',
+  'matmul',
+  'linear',
+  'qkvToCache',
   // dnn
-  'conv1d', 'conv2d', 'convTranspose1d', 'convTranspose2d', 'avgPool2d', 'maxPool2d',
-  'softmax', 'logSoftmax', 'batchNorm',
+  'conv1d',
+  'conv2d',
+  'convTranspose1d',
+  'convTranspose2d',
+  'avgPool2d',
+  'maxPool2d',
+  'softmax',
+  'logSoftmax',
+  'batchNorm',
   // reductions, norms, rotary embeddings (kernels in hip-src/reduce, norm, rope)
-  'sum', 'mean', 'min', 'max', 'argmin', 'argmax', 'layerNorm', 'rmsNorm', 'rope', 'ropeI', 'ropeThd',
+  'sum',
+  'mean',
+  'min',
+  'max',
+  'argmin',
+  'argmax',
+  'layerNorm',
+  'rmsNorm',
+  'rope',
+  'ropeI',
+  'ropeThd',
   // indexing and upsampling (kernels in hip-src/indexing, upsample)
-  'indexSelect', 'gather', 'scatter', 'scatterAdd', 'indexAdd', 'embedding',
-  'upsampleNearest1d', 'upsampleNearest2d', 'upsampleBilinear2d',
+  'indexSelect',
+  'gather',
+  'scatter',
+  'scatterAdd',
+  'indexAdd',
+  'embedding',
+  'upsampleNearest1d',
+  'upsampleNearest2d',
+  'upsampleBilinear2d',
   // sorting and selection (hip-src/sort.hip, topk.hip) and attention from GPU ops
-  'argsort', 'sort', 'topk', 'scaledDotProductAttention',
+  'argsort',
+  'sort',
+  'topk',
+  'scaledDotProductAttention',
   // prefix sums (GEMMs with triangular ones on rocBLAS / cuBLAS)
   'cumsum',
   // in-place write at ids held on the device (the indexing kernels' scatter)
@@ -75,7 +141,9 @@ function noGpuReason(): string {
  */
 export function gpuOrSkip(label: string, opts: { needsRuntime?: boolean } = {}): Device | null {
   if (process.env.ROCM_TENSOR_GPU_TESTS_ON === 'cpu' && !opts.needsRuntime) {
-    console.log(`${label}: running against the CPU device (ROCM_TENSOR_GPU_TESTS_ON=cpu: a self-check of the harness, not a GPU test)`);
+    console.log(
+      `${label}: running against the CPU device (ROCM_TENSOR_GPU_TESTS_ON=cpu: a self-check of the harness, not a GPU test)`,
+    );
     return Device.cpu();
   }
   let dev: Device | null = null;
@@ -86,10 +154,16 @@ export function gpuOrSkip(label: string, opts: { needsRuntime?: boolean } = {}):
   } catch (e) {
     reason = `looking for a GPU failed: ${(e as Error).message}`;
   }
-  if (!dev) { console.log(`${label}: skipped, ${reason}`); return null; }
-  if (!poisonEnabled()) throw new Error('harness: poison is off: something turned it off after test/gpu/harness.ts loaded');
+  if (!dev) {
+    console.log(`${label}: skipped, ${reason}`);
+    return null;
+  }
+  if (!poisonEnabled())
+    throw new Error('harness: poison is off: something turned it off after test/gpu/harness.ts loaded');
   const info = dev.runtime.info;
-  console.log(`${label}: on ${dev} "${info.name}" (${info.archFull}, runtime ${info.runtimeVersion}, driver ${info.driverVersion})`);
+  console.log(
+    `${label}: on ${dev} "${info.name}" (${info.archFull}, runtime ${info.runtimeVersion}, driver ${info.driverVersion})`,
+  );
   return dev;
 }
 
@@ -113,11 +187,21 @@ export function gpuSuite(label: string, opts: { needsRuntime?: boolean } = {}): 
   const suite: GpuSuite = {
     device,
     test(name, fn) {
-      if (!device) { test.skip(name, () => {}); return; }
-      test(name, async () => { current = device; await fn(device); });
+      if (!device) {
+        test.skip(name, () => {});
+        return;
+      }
+      test(name, async () => {
+        current = device;
+        await fn(device);
+      });
     },
     opTest(op, fn, name = op) {
-      if (device && !GPU_OPS.includes(op)) { notListed.push(op); test.skip(name, () => {}); return; }
+      if (device && !GPU_OPS.includes(op)) {
+        notListed.push(op);
+        test.skip(name, () => {});
+        return;
+      }
       suite.test(name, fn);
     },
     run() {
@@ -134,7 +218,15 @@ export function gpuSuite(label: string, opts: { needsRuntime?: boolean } = {}): 
 // ---- comparing an op on the GPU with the CPU reference -------------------------------------
 
 /** relative error by norm allowed per output dtype; integer results must be exact */
-export const DEFAULT_TOL: Record<DType, number> = { f64: 1e-12, f32: 1e-5, f16: 1e-2, bf16: 1e-2, u8: 0, u32: 0, i64: 0 };
+export const DEFAULT_TOL: Record<DType, number> = {
+  f64: 1e-12,
+  f32: 1e-5,
+  f16: 1e-2,
+  bf16: 1e-2,
+  u8: 0,
+  u32: 0,
+  i64: 0,
+};
 
 export interface CheckOptions {
   /** input indices kept contiguous in every case (weights, in-place destinations of copies) */
@@ -149,7 +241,10 @@ export type MakeInputs = (dtype: DType) => Tensor[];
 export type RunOp = (inputs: Tensor[], dtype: DType) => Tensor;
 
 export interface CaseResult {
-  readonly op: string; readonly variant: string; readonly dtype: DType; readonly layout: LayoutKind;
+  readonly op: string;
+  readonly variant: string;
+  readonly dtype: DType;
+  readonly layout: LayoutKind;
   /** relative error by norm (0 for exact matches); null when both sides rejected the case */
   readonly err: number | null;
   readonly tol: number;
@@ -166,8 +261,14 @@ const report: CaseResult[] = [];
  * the CPU reference rejects (a TensorError, e.g. an unsupported dtype) must be rejected on the
  * GPU with the same error class. Collects every failing case and throws once, listing them.
  */
-export async function checkOp(name: string, dtypes: readonly DType[], layouts: readonly LayoutKind[],
-  makeInputs: MakeInputs, run: RunOp, opts: CheckOptions = {}): Promise<CaseResult[]> {
+export async function checkOp(
+  name: string,
+  dtypes: readonly DType[],
+  layouts: readonly LayoutKind[],
+  makeInputs: MakeInputs,
+  run: RunOp,
+  opts: CheckOptions = {},
+): Promise<CaseResult[]> {
   const dev = current;
   if (!dev) throw new Error(`checkOp(${name}): no device (call it inside a gpuSuite test)`);
   const results: CaseResult[] = [];
@@ -176,7 +277,8 @@ export async function checkOp(name: string, dtypes: readonly DType[], layouts: r
       const r = await tidy(() => checkCase(dev, name, dtype, layout, makeInputs, run, opts));
       results.push(r);
       report.push(r);
-      if (process.env.ROCM_TENSOR_TEST_REPORT) appendFileSync(process.env.ROCM_TENSOR_TEST_REPORT, JSON.stringify(r) + '\n');
+      if (process.env.ROCM_TENSOR_TEST_REPORT)
+        appendFileSync(process.env.ROCM_TENSOR_TEST_REPORT, JSON.stringify(r) + '\n');
     }
   }
   const bad = results.filter((r) => !r.ok);
@@ -201,11 +303,24 @@ function errName(e: unknown): string {
   return e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e);
 }
 
-async function checkCase(dev: Device, name: string, dtype: DType, layout: LayoutKind,
-  makeInputs: MakeInputs, run: RunOp, opts: CheckOptions): Promise<CaseResult> {
+async function checkCase(
+  dev: Device,
+  name: string,
+  dtype: DType,
+  layout: LayoutKind,
+  makeInputs: MakeInputs,
+  run: RunOp,
+  opts: CheckOptions,
+): Promise<CaseResult> {
   const variant = opts.variant ?? '';
   const base = { op: name, variant, dtype, layout };
-  const fail = (note: string, err: number | null = null, tol = 0): CaseResult => ({ ...base, err, tol, ok: false, note });
+  const fail = (note: string, err: number | null = null, tol = 0): CaseResult => ({
+    ...base,
+    err,
+    tol,
+    ok: false,
+    note,
+  });
 
   const inputs = makeInputs(dtype);
   const cpuIns: Tensor[] = [];
@@ -222,15 +337,25 @@ async function checkCase(dev: Device, name: string, dtype: DType, layout: Layout
 
   let expected: Tensor | null = null;
   let cpuError: unknown = null;
-  try { expected = run(cpuIns, dtype); } catch (e) {
+  try {
+    expected = run(cpuIns, dtype);
+  } catch (e) {
     if (!(e instanceof TensorError) || e instanceof NotOnDeviceError) throw e;
     cpuError = e;
   }
 
   let got: Tensor;
-  try { got = run(devIns, dtype); } catch (e) {
+  try {
+    got = run(devIns, dtype);
+  } catch (e) {
     if (cpuError && e instanceof TensorError && e.constructor === (cpuError as Error).constructor) {
-      return { ...base, err: null, tol: 0, ok: true, note: `rejected on both (${(cpuError as Error).constructor.name})` };
+      return {
+        ...base,
+        err: null,
+        tol: 0,
+        ok: true,
+        note: `rejected on both (${(cpuError as Error).constructor.name})`,
+      };
     }
     if (e instanceof NotOnDeviceError) return fail(`NOT ON THE GPU: ${e.message}`);
     return fail(`${dev} threw ${errName(e)}${cpuError ? `; the CPU threw ${errName(cpuError)}` : ''}`);
@@ -239,36 +364,58 @@ async function checkCase(dev: Device, name: string, dtype: DType, layout: Layout
 
   if (got.device !== dev) return fail(`result is on ${got.device}, not ${dev}`);
   if (got.dtype !== expected.dtype) return fail(`result dtype ${got.dtype}, CPU gives ${expected.dtype}`);
-  if (got.shape.join(',') !== expected.shape.join(',')) return fail(`result shape [${got.shape}], CPU gives [${expected.shape}]`);
+  if (got.shape.join(',') !== expected.shape.join(','))
+    return fail(`result shape [${got.shape}], CPU gives [${expected.shape}]`);
 
   let a: ArrayLike<number | bigint>;
-  try { a = await got.toArray(); } catch (e) { return fail(`reading the result back failed: ${errName(e)}`); }
+  try {
+    a = await got.toArray();
+  } catch (e) {
+    return fail(`reading the result back failed: ${errName(e)}`);
+  }
   const b = expected.toArraySync();
   const tol = tolFor(opts, got.dtype);
   const cmp = tol === 0 ? compareExact(a, b) : compareNorm(a as ArrayLike<number>, b as ArrayLike<number>, tol);
   return { ...base, err: cmp.err, tol, ok: cmp.ok, note: cmp.note };
 }
 
-interface Cmp { ok: boolean; err: number; note: string }
+interface Cmp {
+  ok: boolean;
+  err: number;
+  note: string;
+}
 
 /** equal element for element (ints, i64 as bigint, and floats asked to be exact); NaN never equal */
 export function compareExact(a: ArrayLike<number | bigint>, b: ArrayLike<number | bigint>): Cmp {
   if (a.length !== b.length) return { ok: false, err: Infinity, note: `length ${a.length}, expected ${b.length}` };
-  let bad = 0, first = -1;
+  let bad = 0,
+    first = -1;
   for (let i = 0; i < b.length; i++) {
-    const x = a[i]!, y = b[i]!;
-    if (x !== y || (typeof x === 'number' && Number.isNaN(x))) { bad++; if (first < 0) first = i; }
+    const x = a[i]!,
+      y = b[i]!;
+    if (x !== y || (typeof x === 'number' && Number.isNaN(x))) {
+      bad++;
+      if (first < 0) first = i;
+    }
   }
   if (!bad) return { ok: true, err: 0, note: 'exact' };
-  return { ok: false, err: Infinity, note: `${bad} of ${b.length} elements differ; first at ${first}: got ${a[first]}, expected ${b[first]}` };
+  return {
+    ok: false,
+    err: Infinity,
+    note: `${bad} of ${b.length} elements differ; first at ${first}: got ${a[first]}, expected ${b[first]}`,
+  };
 }
 
 /** |a - b|_2 / |b|_2 <= tol; a NaN anywhere (either side) fails, infinities must match exactly */
 export function compareNorm(a: ArrayLike<number>, b: ArrayLike<number>, tol: number): Cmp {
   if (a.length !== b.length) return { ok: false, err: Infinity, note: `length ${a.length}, expected ${b.length}` };
-  let num = 0, den = 0, worst = -1, worstDiff = -1;
+  let num = 0,
+    den = 0,
+    worst = -1,
+    worstDiff = -1;
   for (let i = 0; i < b.length; i++) {
-    const x = a[i]!, y = b[i]!;
+    const x = a[i]!,
+      y = b[i]!;
     if (Number.isNaN(x) || Number.isNaN(y)) {
       return { ok: false, err: Infinity, note: `NaN at element ${i}: got ${x}, expected ${y}` };
     }
@@ -277,12 +424,18 @@ export function compareNorm(a: ArrayLike<number>, b: ArrayLike<number>, tol: num
       continue;
     }
     const d = Math.abs(x - y);
-    num += d * d; den += y * y;
-    if (d > worstDiff) { worstDiff = d; worst = i; }
+    num += d * d;
+    den += y * y;
+    if (d > worstDiff) {
+      worstDiff = d;
+      worst = i;
+    }
   }
   const err = den > 0 ? Math.sqrt(num) / Math.sqrt(den) : Math.sqrt(num);
   const ok = err <= tol;
-  const note = ok ? '' : `relative error ${err.toExponential(2)} > ${tol}; worst element ${worst}: got ${a[worst]}, expected ${b[worst]}`;
+  const note = ok
+    ? ''
+    : `relative error ${err.toExponential(2)} > ${tol}; worst element ${worst}: got ${a[worst]}, expected ${b[worst]}`;
   return { ok, err, note };
 }
 
@@ -293,11 +446,17 @@ function printReport(suiteLabel: string): void {
   for (const r of report) {
     const k = `${r.op}${r.variant ? ` (${r.variant})` : ''} ${r.dtype}`;
     let g = groups.get(k);
-    if (!g) { g = []; groups.set(k, g); }
+    if (!g) {
+      g = [];
+      groups.set(k, g);
+    }
     g.push(r);
   }
-  const fmt = (r: CaseResult) => (r.err === null ? 'n/a' : r.err === 0 ? '0' : r.err.toExponential(1)) + (r.ok ? '' : '!');
-  console.log(`\n${suiteLabel}: max relative error by norm per (op, dtype, layout); '!' = failed, n/a = rejected on both`);
+  const fmt = (r: CaseResult) =>
+    (r.err === null ? 'n/a' : r.err === 0 ? '0' : r.err.toExponential(1)) + (r.ok ? '' : '!');
+  console.log(
+    `\n${suiteLabel}: max relative error by norm per (op, dtype, layout); '!' = failed, n/a = rejected on both`,
+  );
   for (const [k, rs] of groups) console.log(`  ${k.padEnd(34)} ${rs.map((r) => `${r.layout} ${fmt(r)}`).join(', ')}`);
   const failed = report.filter((r) => !r.ok).length;
   console.log(`${suiteLabel}: ${report.length} cases, ${failed} failed`);
@@ -307,13 +466,21 @@ function printReport(suiteLabel: string): void {
 
 /** runs fn and returns what it threw (fails when it throws nothing) */
 export function thrown(fn: () => unknown, what: string): Error {
-  try { fn(); } catch (e) { return e as Error; }
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
   assert.unreachable(`${what}: expected an error, got none`);
   throw new Error('unreachable');
 }
 
 export async function rejected(p: Promise<unknown>, what: string): Promise<Error> {
-  try { await p; } catch (e) { return e as Error; }
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
   assert.unreachable(`${what}: expected a rejection, got none`);
   throw new Error('unreachable');
 }

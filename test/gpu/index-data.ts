@@ -7,13 +7,21 @@ import { randData, randInts } from '../helpers.ts';
 export const ID_DTYPES: readonly DType[] = ['u8', 'u32', 'i64'];
 
 /** indexAdd of k random ids along dim into x, for every dtype, layout and id dtype */
-export async function checkIndexAddCases(cases: readonly { name: string; x: number[]; k: number; dim: number }[]): Promise<void> {
+export async function checkIndexAddCases(
+  cases: readonly { name: string; x: number[]; k: number; dim: number }[],
+): Promise<void> {
   for (const c of cases) {
     const src = [...c.x];
     src[c.dim] = c.k;
     for (const it of ID_DTYPES) {
-      await checkOp('indexAdd', ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), randInts([c.k], c.x[c.dim]!, it), randData(src, d)],
-        ([x, i, u]) => x!.indexAdd(i!, u!, c.dim), { variant: `${c.name}, ids ${it}` });
+      await checkOp(
+        'indexAdd',
+        ALL_DTYPES,
+        LAYOUTS,
+        (d) => [randData(c.x, d), randInts([c.k], c.x[c.dim]!, it), randData(src, d)],
+        ([x, i, u]) => x!.indexAdd(i!, u!, c.dim),
+        { variant: `${c.name}, ids ${it}` },
+      );
     }
   }
 }

@@ -10,7 +10,9 @@ import { throwPendingDeviceError } from '../../src/runtime/device-errors.ts';
 
 const s = gpuSuite('gpu/indexing-errors');
 
-async function nums(t: Tensor): Promise<number[]> { return Array.from(await t.toArray(), Number); }
+async function nums(t: Tensor): Promise<number[]> {
+  return Array.from(await t.toArray(), Number);
+}
 
 interface BadCase {
   readonly op: string;
@@ -21,12 +23,37 @@ const f32 = (vals: number[], shape: number[], dev: Device, dtype: DType = 'f32')
 const iota = (n: number) => Array.from({ length: n }, (_, k) => k + 1);
 
 const CASES: readonly BadCase[] = [
-  { op: 'indexSelect', run: (dev, bad) => f32(iota(12), [4, 3], dev).indexSelect(f32([1, bad, 0], [3], dev, 'i64'), 0) },
-  { op: 'gather', run: (dev, bad) => f32(iota(12), [4, 3], dev).gather(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), 0) },
-  { op: 'scatter', run: (dev, bad) => f32(iota(12), [4, 3], dev).scatter(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota(6), [2, 3], dev), 0) },
-  { op: 'scatterAdd', run: (dev, bad) => f32(iota(12), [4, 3], dev).scatterAdd(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota(6), [2, 3], dev), 0) },
-  { op: 'indexAdd', run: (dev, bad) => f32(iota(12), [4, 3], dev).indexAdd(f32([1, bad], [2], dev, 'i64'), f32(iota(6), [2, 3], dev), 0) },
-  { op: 'embedding', run: (dev, bad) => Tensor.embedding(f32([1, 2, bad], [3], dev, 'i64'), f32(iota(12), [4, 3], dev)) },
+  {
+    op: 'indexSelect',
+    run: (dev, bad) => f32(iota(12), [4, 3], dev).indexSelect(f32([1, bad, 0], [3], dev, 'i64'), 0),
+  },
+  {
+    op: 'gather',
+    run: (dev, bad) => f32(iota(12), [4, 3], dev).gather(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), 0),
+  },
+  {
+    op: 'scatter',
+    run: (dev, bad) =>
+      f32(iota(12), [4, 3], dev).scatter(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota(6), [2, 3], dev), 0),
+  },
+  {
+    op: 'scatterAdd',
+    run: (dev, bad) =>
+      f32(iota(12), [4, 3], dev).scatterAdd(
+        f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'),
+        f32(iota(6), [2, 3], dev),
+        0,
+      ),
+  },
+  {
+    op: 'indexAdd',
+    run: (dev, bad) =>
+      f32(iota(12), [4, 3], dev).indexAdd(f32([1, bad], [2], dev, 'i64'), f32(iota(6), [2, 3], dev), 0),
+  },
+  {
+    op: 'embedding',
+    run: (dev, bad) => Tensor.embedding(f32([1, 2, bad], [3], dev, 'i64'), f32(iota(12), [4, 3], dev)),
+  },
 ];
 
 for (const c of CASES) {
@@ -38,7 +65,10 @@ for (const c of CASES) {
         continue;
       }
       const y = c.run(dev, bad);
-      const e = await rejected(y.toArray(), `${c.op} with id ${bad}: toArray (is throwPendingDeviceError wired into readback?)`);
+      const e = await rejected(
+        y.toArray(),
+        `${c.op} with id ${bad}: toArray (is throwPendingDeviceError wired into readback?)`,
+      );
       assert.instance(e, IndexError, `${c.op}: ${e.message}`);
       assert.ok(e.message.startsWith(`${c.op}:`), `names the op: ${e.message}`);
       assert.ok(e.message.includes(`id ${bad} `), `names the id ${bad}: ${e.message}`);
@@ -55,7 +85,10 @@ s.test('throwPendingDeviceError after synchronize, once; u8 and u32 ids too', as
   for (const it of ['u8', 'u32'] as DType[]) {
     f32(iota(12), [4, 3], dev).gather(f32([0, 1, 2, 3, 9, 1], [2, 3], dev, it), 0);
     // synchronize may report it itself, or leave it to throwPendingDeviceError; either way, exactly once
-    const e = thrown(() => { dev.synchronize(); throwPendingDeviceError(dev); }, `gather with a bad ${it} id`);
+    const e = thrown(() => {
+      dev.synchronize();
+      throwPendingDeviceError(dev);
+    }, `gather with a bad ${it} id`);
     assert.instance(e, IndexError);
     assert.ok(e.message.includes('id 9 at position [1, 1] of ids [2, 3] ' + it), e.message);
     assert.ok(e.message.includes('dim 0 of x [4, 3] f32'), e.message);
@@ -90,18 +123,57 @@ interface RowCase {
 const iota0 = (n: number) => Array.from({ length: n }, (_, k) => k);
 const ROW_CASES: readonly RowCase[] = [
   // rows of 16 f32 (16-byte units); row 1 of the output is the bad one
-  { op: 'indexSelect', run: (dev, bad) => f32(iota0(64), [4, 16], dev).indexSelect(f32([3, bad, 0], [3], dev, 'i64'), 0),
-    at: '[1]', idsSig: '[3] i64', good: [[0, 48], [15, 63], [32, 0], [47, 15]] },
+  {
+    op: 'indexSelect',
+    run: (dev, bad) => f32(iota0(64), [4, 16], dev).indexSelect(f32([3, bad, 0], [3], dev, 'i64'), 0),
+    at: '[1]',
+    idsSig: '[3] i64',
+    good: [
+      [0, 48],
+      [15, 63],
+      [32, 0],
+      [47, 15],
+    ],
+  },
   // a leading dim: one division a row
-  { op: 'indexSelect', run: (dev, bad) => f32(iota0(128), [2, 4, 16], dev).indexSelect(f32([2, bad], [2], dev, 'u32'), 1),
-    at: '[1]', idsSig: '[2] u32', good: [[0, 32], [32, 96], [47, 111]] },
-  { op: 'embedding', run: (dev, bad) => Tensor.embedding(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota0(64), [4, 16], dev)),
-    at: '[1, 1]', idsSig: '[2, 3] i64', good: [[0, 0], [16 * 3 + 5, 53], [16 * 5 + 15, 31]] },
-  { op: 'gather', run: (dev, bad) => {
-    const ids = Array.from({ length: 40 }, (_, k) => k % 4);
-    ids[37] = bad;
-    return f32(iota0(80), [4, 20], dev).gather(f32(ids, [2, 20], dev, 'i64'), 0);
-  }, at: '[1, 17]', idsSig: '[2, 20] i64', good: [[0, 0], [1, 21], [36, 16], [38, 2 * 20 + 18]] },
+  {
+    op: 'indexSelect',
+    run: (dev, bad) => f32(iota0(128), [2, 4, 16], dev).indexSelect(f32([2, bad], [2], dev, 'u32'), 1),
+    at: '[1]',
+    idsSig: '[2] u32',
+    good: [
+      [0, 32],
+      [32, 96],
+      [47, 111],
+    ],
+  },
+  {
+    op: 'embedding',
+    run: (dev, bad) => Tensor.embedding(f32([0, 1, 2, 3, bad, 1], [2, 3], dev, 'i64'), f32(iota0(64), [4, 16], dev)),
+    at: '[1, 1]',
+    idsSig: '[2, 3] i64',
+    good: [
+      [0, 0],
+      [16 * 3 + 5, 53],
+      [16 * 5 + 15, 31],
+    ],
+  },
+  {
+    op: 'gather',
+    run: (dev, bad) => {
+      const ids = Array.from({ length: 40 }, (_, k) => k % 4);
+      ids[37] = bad;
+      return f32(iota0(80), [4, 20], dev).gather(f32(ids, [2, 20], dev, 'i64'), 0);
+    },
+    at: '[1, 17]',
+    idsSig: '[2, 20] i64',
+    good: [
+      [0, 0],
+      [1, 21],
+      [36, 16],
+      [38, 2 * 20 + 18],
+    ],
+  },
 ];
 
 for (const c of ROW_CASES) {
@@ -110,14 +182,20 @@ for (const c of ROW_CASES) {
       // u32 ids cannot hold 2^33
       if (c.idsSig.endsWith('u32') && bad > 2 ** 32) continue;
       if (dev.isCpu) {
-        assert.instance(thrown(() => c.run(dev, bad), `${c.op} id ${bad} on the CPU`), IndexError);
+        assert.instance(
+          thrown(() => c.run(dev, bad), `${c.op} id ${bad} on the CPU`),
+          IndexError,
+        );
         continue;
       }
       const y = c.run(dev, bad);
       const e = await rejected(y.toArray(), `${c.op} (rows) with id ${bad}`);
       assert.instance(e, IndexError, `${c.op}: ${e.message}`);
       assert.ok(e.message.startsWith(`${c.op}:`), `names the op: ${e.message}`);
-      assert.ok(e.message.includes(`id ${bad} at position ${c.at} of ids ${c.idsSig}`), `names id and position: ${e.message}`);
+      assert.ok(
+        e.message.includes(`id ${bad} at position ${c.at} of ids ${c.idsSig}`),
+        `names id and position: ${e.message}`,
+      );
       assert.ok(e.message.includes('[0, 4)'), `names the range: ${e.message}`);
       const got = await nums(y);
       for (const [i, v] of c.good) assert.is(got[i], v, `${c.op}: element ${i} next to the bad id`);
@@ -135,9 +213,17 @@ for (const op of ['scatter', 'scatterAdd', 'indexAdd'] as const) {
     if (dev.isCpu) return;
     const guard = Tensor.full([1 << 16], 7, { dtype: 'f32', device: dev });
     const x = f32(iota(16), [2, 8], dev);
-    const src = f32(iota(16).map((v) => v * 100), [2, 8], dev);
-    const run = (ids: Tensor) => (op === 'indexAdd' ? x.indexAdd(ids.reshape([8]), src, 1)
-      : op === 'scatter' ? x.scatter(ids, src.narrow(0, 0, 1), 1) : x.scatterAdd(ids, src.narrow(0, 0, 1), 1));
+    const src = f32(
+      iota(16).map((v) => v * 100),
+      [2, 8],
+      dev,
+    );
+    const run = (ids: Tensor) =>
+      op === 'indexAdd'
+        ? x.indexAdd(ids.reshape([8]), src, 1)
+        : op === 'scatter'
+          ? x.scatter(ids, src.narrow(0, 0, 1), 1)
+          : x.scatterAdd(ids, src.narrow(0, 0, 1), 1);
     const good = f32([0, 1, 2, 3, 4, 5, 6, 7], [1, 8], dev, 'i64');
     // allocated before the probe, so that the second run's allocations repeat the probe's
     const evil = f32([0, 1, 2, 3, 4, 5, 6, 7], [1, 8], dev, 'i64');
@@ -155,9 +241,15 @@ for (const op of ['scatter', 'scatterAdd', 'indexAdd'] as const) {
     const aimed = y.storage.ptrAt(0) === outAt;
     const e = await rejected(y.toArray(), `${op} with id ${delta}`);
     assert.instance(e, IndexError);
-    const g = await guard.toArray() as Float32Array;
-    assert.ok(g.every((v) => v === 7), `${op}: the guard was written (aimed: ${aimed})`);
-    assert.ok(aimed, `${op}: the allocator moved the output, so the bad id did not aim at the guard (test inconclusive)`);
+    const g = (await guard.toArray()) as Float32Array;
+    assert.ok(
+      g.every((v) => v === 7),
+      `${op}: the guard was written (aimed: ${aimed})`,
+    );
+    assert.ok(
+      aimed,
+      `${op}: the allocator moved the output, so the bad id did not aim at the guard (test inconclusive)`,
+    );
   });
 }
 

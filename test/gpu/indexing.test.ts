@@ -34,12 +34,24 @@ s.opTest('indexSelect', async () => {
   for (const c of cases) {
     const n = c.x.at(c.dim)!;
     for (const it of ID_DTYPES) {
-      await checkOp('indexSelect', ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids([c.k], n, it)],
-        ([x, i]) => x!.indexSelect(i!, c.dim), { tol: 0, variant: `${c.name}, ids ${it}` });
+      await checkOp(
+        'indexSelect',
+        ALL_DTYPES,
+        LAYOUTS,
+        (d) => [randData(c.x, d), ids([c.k], n, it)],
+        ([x, i]) => x!.indexSelect(i!, c.dim),
+        { tol: 0, variant: `${c.name}, ids ${it}` },
+      );
     }
   }
-  await checkOp('indexSelect', BIG_DTYPES, BIG, (d) => [randData([2048, 640], d), ids([2048], 2048, 'i64')],
-    ([x, i]) => x!.indexSelect(i!, 0), { tol: 0, variant: '[2048, 640] dim 0 (1.3M elements)' });
+  await checkOp(
+    'indexSelect',
+    BIG_DTYPES,
+    BIG,
+    (d) => [randData([2048, 640], d), ids([2048], 2048, 'i64')],
+    ([x, i]) => x!.indexSelect(i!, 0),
+    { tol: 0, variant: '[2048, 640] dim 0 (1.3M elements)' },
+  );
 });
 
 s.opTest('gather', async () => {
@@ -55,12 +67,24 @@ s.opTest('gather', async () => {
   ];
   for (const c of cases) {
     for (const it of ID_DTYPES) {
-      await checkOp('gather', ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids(c.ids, c.x[c.dim]!, it)],
-        ([x, i]) => x!.gather(i!, c.dim), { tol: 0, variant: `${c.name}, ids ${it}` });
+      await checkOp(
+        'gather',
+        ALL_DTYPES,
+        LAYOUTS,
+        (d) => [randData(c.x, d), ids(c.ids, c.x[c.dim]!, it)],
+        ([x, i]) => x!.gather(i!, c.dim),
+        { tol: 0, variant: `${c.name}, ids ${it}` },
+      );
     }
   }
-  await checkOp('gather', BIG_DTYPES, BIG, (d) => [randData([1100, 1000], d), ids([1100, 1000], 1000, 'u32')],
-    ([x, i]) => x!.gather(i!, 1), { tol: 0, variant: '[1100, 1000] dim 1 (1.1M elements)' });
+  await checkOp(
+    'gather',
+    BIG_DTYPES,
+    BIG,
+    (d) => [randData([1100, 1000], d), ids([1100, 1000], 1000, 'u32')],
+    ([x, i]) => x!.gather(i!, 1),
+    { tol: 0, variant: '[1100, 1000] dim 1 (1.1M elements)' },
+  );
 });
 
 /** scatter-like cases: ids over a small range, so most targets are hit several times */
@@ -76,51 +100,84 @@ for (const add of [false, true]) {
   s.opTest(op, async () => {
     for (const c of SCATTER_CASES) {
       for (const it of ID_DTYPES) {
-        await checkOp(op, ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids(c.ids, c.x[c.dim]!, it), randData(c.src, d)],
+        await checkOp(
+          op,
+          ALL_DTYPES,
+          LAYOUTS,
+          (d) => [randData(c.x, d), ids(c.ids, c.x[c.dim]!, it), randData(c.src, d)],
           ([x, i, u]) => (add ? x!.scatterAdd(i!, u!, c.dim) : x!.scatter(i!, u!, c.dim)),
-          { variant: `${c.name}, ids ${it}`, ...(add ? {} : { tol: 0 }) });
+          { variant: `${c.name}, ids ${it}`, ...(add ? {} : { tol: 0 }) },
+        );
       }
     }
     // every target hit about once; with 1100 rows of ids over 1100 rows many are hit twice
-    await checkOp(op, BIG_DTYPES, BIG, (d) => [randData([1100, 1000], d), ids([1100, 1000], 1100, 'i64'), randData([1100, 1000], d)],
+    await checkOp(
+      op,
+      BIG_DTYPES,
+      BIG,
+      (d) => [randData([1100, 1000], d), ids([1100, 1000], 1100, 'i64'), randData([1100, 1000], d)],
       ([x, i, u]) => (add ? x!.scatterAdd(i!, u!, 0) : x!.scatter(i!, u!, 0)),
-      { variant: '[1100, 1000] dim 0 (1.1M elements)', ...(add ? {} : { tol: 0 }) });
+      { variant: '[1100, 1000] dim 0 (1.1M elements)', ...(add ? {} : { tol: 0 }) },
+    );
   });
 }
 
-s.opTest('indexSet', async () => {
-  const cases = [
-    { name: 'dim 0 of [6, 5]', x: [6, 5], k: 3, dim: 0 },
-    { name: 'dim 2 of a cache [2, 3, 9, 4]', x: [2, 3, 9, 4], k: 2, dim: 2 },
-    { name: 'dim 1 of [4, 7] (duplicates: the last wins)', x: [4, 7], k: 10, dim: 1 },
-  ];
-  for (const c of cases) {
-    const src = [...c.x];
-    src[c.dim] = c.k;
-    for (const it of ID_DTYPES) {
-      // x is written in place, so it stays contiguous; ids and src take every layout
-      await checkOp('indexSet', ALL_DTYPES, LAYOUTS, (d) => [randData(c.x, d), ids([c.k], c.x[c.dim]!, it), randData(src, d)],
-        ([x, i, u]) => x!.indexSet(i!, u!, c.dim), { variant: `${c.name}, ids ${it}`, fixed: [0] });
+s.opTest(
+  'indexSet',
+  async () => {
+    const cases = [
+      { name: 'dim 0 of [6, 5]', x: [6, 5], k: 3, dim: 0 },
+      { name: 'dim 2 of a cache [2, 3, 9, 4]', x: [2, 3, 9, 4], k: 2, dim: 2 },
+      { name: 'dim 1 of [4, 7] (duplicates: the last wins)', x: [4, 7], k: 10, dim: 1 },
+    ];
+    for (const c of cases) {
+      const src = [...c.x];
+      src[c.dim] = c.k;
+      for (const it of ID_DTYPES) {
+        // x is written in place, so it stays contiguous; ids and src take every layout
+        await checkOp(
+          'indexSet',
+          ALL_DTYPES,
+          LAYOUTS,
+          (d) => [randData(c.x, d), ids([c.k], c.x[c.dim]!, it), randData(src, d)],
+          ([x, i, u]) => x!.indexSet(i!, u!, c.dim),
+          { variant: `${c.name}, ids ${it}`, fixed: [0] },
+        );
+      }
     }
-  }
-}, 'indexSet: in place along dims, every dtype, ids dtype and layout');
+  },
+  'indexSet: in place along dims, every dtype, ids dtype and layout',
+);
 
-s.opTest('indexSet', async (dev) => {
-  // x a contiguous view at an offset inside a larger storage; one id (the ones-buffer path) and two
-  for (const idList of [[3], [0, 4]]) {
-    const big = Tensor.zeros([70]), bigGpu = Tensor.zeros([70], { device: dev });
-    const src = Tensor.from(Array.from({ length: 3 * idList.length }, (_, i) => i + 1), { shape: [3, idList.length] });
-    const cpuX = big.narrow(0, 9, 15).reshape([3, 5]), gpuX = bigGpu.narrow(0, 9, 15).reshape([3, 5]);
-    cpuX.indexSet(Tensor.from(idList, { dtype: 'u32' }), src, 1);
-    gpuX.indexSet(Tensor.from(idList, { dtype: 'u32', device: dev }), src.to(dev), 1);
-    assert.equal(await nums(bigGpu), await nums(big), `ids [${idList}]`);
-    // an out-of-range id is reported at the next readback, on the single-id path too
-    gpuX.indexSet(Tensor.from([5], { dtype: 'u32', device: dev }), Tensor.ones([3, 1], { device: dev }), 1);
-    let err: unknown = null;
-    try { await nums(bigGpu); } catch (e) { err = e; }
-    assert.ok(err instanceof Error && /indexSet/.test(err.message) && /\[0, 5\)/.test(err.message), String(err));
-  }
-}, 'indexSet: into an offset view, one id and two; bad ids reported');
+s.opTest(
+  'indexSet',
+  async (dev) => {
+    // x a contiguous view at an offset inside a larger storage; one id (the ones-buffer path) and two
+    for (const idList of [[3], [0, 4]]) {
+      const big = Tensor.zeros([70]),
+        bigGpu = Tensor.zeros([70], { device: dev });
+      const src = Tensor.from(
+        Array.from({ length: 3 * idList.length }, (_, i) => i + 1),
+        { shape: [3, idList.length] },
+      );
+      const cpuX = big.narrow(0, 9, 15).reshape([3, 5]),
+        gpuX = bigGpu.narrow(0, 9, 15).reshape([3, 5]);
+      cpuX.indexSet(Tensor.from(idList, { dtype: 'u32' }), src, 1);
+      gpuX.indexSet(Tensor.from(idList, { dtype: 'u32', device: dev }), src.to(dev), 1);
+      assert.equal(await nums(bigGpu), await nums(big), `ids [${idList}]`);
+      // an out-of-range id is reported at the next readback, on the single-id path too
+      gpuX.indexSet(Tensor.from([5], { dtype: 'u32', device: dev }), Tensor.ones([3, 1], { device: dev }), 1);
+      let err: unknown = null;
+      try {
+        await nums(bigGpu);
+      } catch (e) {
+        err = e;
+      }
+      assert.ok(err instanceof Error && /indexSet/.test(err.message) && /\[0, 5\)/.test(err.message), String(err));
+    }
+  },
+  'indexSet: into an offset view, one id and two; bad ids reported',
+);
 
 s.opTest('indexAdd', async () => {
   const cases = [
@@ -130,8 +187,14 @@ s.opTest('indexAdd', async () => {
     { name: 'empty ids', x: [6, 5], k: 0, dim: 0 },
   ];
   await checkIndexAddCases(cases);
-  await checkOp('indexAdd', BIG_DTYPES, BIG, (d) => [randData([1024, 1100], d), ids([1024], 1024, 'u32'), randData([1024, 1100], d)],
-    ([x, i, u]) => x!.indexAdd(i!, u!, 0), { variant: '[1024, 1100] dim 0 (1.1M elements)' });
+  await checkOp(
+    'indexAdd',
+    BIG_DTYPES,
+    BIG,
+    (d) => [randData([1024, 1100], d), ids([1024], 1024, 'u32'), randData([1024, 1100], d)],
+    ([x, i, u]) => x!.indexAdd(i!, u!, 0),
+    { variant: '[1024, 1100] dim 0 (1.1M elements)' },
+  );
 });
 
 s.opTest('embedding', async () => {
@@ -145,67 +208,121 @@ s.opTest('embedding', async () => {
   for (const c of cases) {
     for (const it of ID_DTYPES) {
       // ids first: checkOp gives every input the layout, the table included
-      await checkOp('embedding', ALL_DTYPES, LAYOUTS, (d) => [ids(c.ids, c.table[0]!, it), randData(c.table, d)],
-        ([i, t]) => Tensor.embedding(i!, t!), { tol: 0, variant: `${c.name}, ids ${it}` });
+      await checkOp(
+        'embedding',
+        ALL_DTYPES,
+        LAYOUTS,
+        (d) => [ids(c.ids, c.table[0]!, it), randData(c.table, d)],
+        ([i, t]) => Tensor.embedding(i!, t!),
+        { tol: 0, variant: `${c.name}, ids ${it}` },
+      );
     }
   }
-  await checkOp('embedding', BIG_DTYPES, ['contiguous', 'transposed'], (d) => [ids([5, 4096], 50000, 'i64'), randData([50000, 64], d)],
-    ([i, t]) => Tensor.embedding(i!, t!), { tol: 0, variant: 'ids [5, 4096], table [50000, 64] (1.3M elements)' });
+  await checkOp(
+    'embedding',
+    BIG_DTYPES,
+    ['contiguous', 'transposed'],
+    (d) => [ids([5, 4096], 50000, 'i64'), randData([50000, 64], d)],
+    ([i, t]) => Tensor.embedding(i!, t!),
+    { tol: 0, variant: 'ids [5, 4096], table [50000, 64] (1.3M elements)' },
+  );
 });
 
 // ---- duplicates, value by value ---------------------------------------------------------------
 
-async function nums(t: Tensor): Promise<number[]> { return Array.from(await t.toArray(), Number); }
+async function nums(t: Tensor): Promise<number[]> {
+  return Array.from(await t.toArray(), Number);
+}
 
-s.opTest('scatter', async (dev) => {
-  // every id of a column aims at the same row: the last in row-major order of ids wins
-  for (const dtype of ALL_DTYPES) {
-    for (const it of ID_DTYPES) {
-      const x = cpuFrom(Array.from({ length: 12 }, () => 0), [3, 4], dtype).to(dev);
-      const i = cpuFrom(Array.from({ length: 20 }, (_, k) => (k % 4 === 1 ? 0 : 2)), [5, 4], it).to(dev);
-      const u = cpuFrom(Array.from({ length: 20 }, (_, k) => k + 1), [5, 4], dtype).to(dev);
-      // column 1: every id is 0, so src[4][1] = 18 lands in row 0; the other columns: row 2
-      assert.equal(await nums(x.scatter(i, u, 0)), [0, 18, 0, 0, 0, 0, 0, 0, 17, 0, 19, 20], `${dtype}, ids ${it}`);
+s.opTest(
+  'scatter',
+  async (dev) => {
+    // every id of a column aims at the same row: the last in row-major order of ids wins
+    for (const dtype of ALL_DTYPES) {
+      for (const it of ID_DTYPES) {
+        const x = cpuFrom(
+          Array.from({ length: 12 }, () => 0),
+          [3, 4],
+          dtype,
+        ).to(dev);
+        const i = cpuFrom(
+          Array.from({ length: 20 }, (_, k) => (k % 4 === 1 ? 0 : 2)),
+          [5, 4],
+          it,
+        ).to(dev);
+        const u = cpuFrom(
+          Array.from({ length: 20 }, (_, k) => k + 1),
+          [5, 4],
+          dtype,
+        ).to(dev);
+        // column 1: every id is 0, so src[4][1] = 18 lands in row 0; the other columns: row 2
+        assert.equal(await nums(x.scatter(i, u, 0)), [0, 18, 0, 0, 0, 0, 0, 0, 17, 0, 19, 20], `${dtype}, ids ${it}`);
+      }
     }
-  }
-  // a large case where thousands of sources aim at each target: still the last one
-  const n = 1 << 20;
-  const x = Tensor.zeros([4], { dtype: 'u32', device: dev });
-  const i = cpuFrom(Array.from({ length: n }, (_, k) => k % 4), [n], 'u8').to(dev);
-  const u = cpuFrom(Array.from({ length: n }, (_, k) => k), [n], 'u32').to(dev);
-  assert.equal(await nums(x.scatter(i, u, 0)), [n - 4, n - 3, n - 2, n - 1], 'last of 2^18 writers to each target');
-}, 'scatter: with duplicate ids the last in row-major order wins');
+    // a large case where thousands of sources aim at each target: still the last one
+    const n = 1 << 20;
+    const x = Tensor.zeros([4], { dtype: 'u32', device: dev });
+    const i = cpuFrom(
+      Array.from({ length: n }, (_, k) => k % 4),
+      [n],
+      'u8',
+    ).to(dev);
+    const u = cpuFrom(
+      Array.from({ length: n }, (_, k) => k),
+      [n],
+      'u32',
+    ).to(dev);
+    assert.equal(await nums(x.scatter(i, u, 0)), [n - 4, n - 3, n - 2, n - 1], 'last of 2^18 writers to each target');
+  },
+  'scatter: with duplicate ids the last in row-major order wins',
+);
 
-s.opTest('scatterAdd', async (dev) => {
-  // 2^20 adds of 1 into 4 targets: exact in f32 (2^18 each) and in the f32 accumulator of f16
-  const n = 1 << 20;
-  for (const dtype of ['f32', 'f64', 'f16', 'u32', 'i64'] as DType[]) {
-    const x = Tensor.zeros([4], { dtype, device: dev });
-    const i = cpuFrom(Array.from({ length: n }, (_, k) => k % 4), [n], 'u32').to(dev);
-    const u = Tensor.ones([n], { dtype, device: dev });
-    const want = n / 4;
-    const got = await nums(x.scatterAdd(i, u, 0));
-    if (dtype === 'f16') {
-      // 2^18 is beyond f16's range: the f32 sum rounds once, to inf, as the CPU reference does
-      assert.equal(got, [Infinity, Infinity, Infinity, Infinity], 'f16 overflow after one rounding');
-    } else {
-      assert.equal(got, [want, want, want, want], `${dtype}: 2^18 atomic adds into each of 4 targets`);
+s.opTest(
+  'scatterAdd',
+  async (dev) => {
+    // 2^20 adds of 1 into 4 targets: exact in f32 (2^18 each) and in the f32 accumulator of f16
+    const n = 1 << 20;
+    for (const dtype of ['f32', 'f64', 'f16', 'u32', 'i64'] as DType[]) {
+      const x = Tensor.zeros([4], { dtype, device: dev });
+      const i = cpuFrom(
+        Array.from({ length: n }, (_, k) => k % 4),
+        [n],
+        'u32',
+      ).to(dev);
+      const u = Tensor.ones([n], { dtype, device: dev });
+      const want = n / 4;
+      const got = await nums(x.scatterAdd(i, u, 0));
+      if (dtype === 'f16') {
+        // 2^18 is beyond f16's range: the f32 sum rounds once, to inf, as the CPU reference does
+        assert.equal(got, [Infinity, Infinity, Infinity, Infinity], 'f16 overflow after one rounding');
+      } else {
+        assert.equal(got, [want, want, want, want], `${dtype}: 2^18 atomic adds into each of 4 targets`);
+      }
     }
-  }
-  // u8 wraps: 300 adds of 1 into each byte of a 5-byte tensor (neighbours share 32-bit words)
-  const x = Tensor.zeros([5], { dtype: 'u8', device: dev });
-  const i = cpuFrom(Array.from({ length: 1500 }, (_, k) => k % 5), [1500], 'i64').to(dev);
-  const u = Tensor.ones([1500], { dtype: 'u8', device: dev });
-  assert.equal(await nums(x.scatterAdd(i, u, 0)), [44, 44, 44, 44, 44], 'u8 adds wrap mod 256');
-}, 'scatterAdd: many duplicate targets, u8 neighbours, wrap and one rounding');
+    // u8 wraps: 300 adds of 1 into each byte of a 5-byte tensor (neighbours share 32-bit words)
+    const x = Tensor.zeros([5], { dtype: 'u8', device: dev });
+    const i = cpuFrom(
+      Array.from({ length: 1500 }, (_, k) => k % 5),
+      [1500],
+      'i64',
+    ).to(dev);
+    const u = Tensor.ones([1500], { dtype: 'u8', device: dev });
+    assert.equal(await nums(x.scatterAdd(i, u, 0)), [44, 44, 44, 44, 44], 'u8 adds wrap mod 256');
+  },
+  'scatterAdd: many duplicate targets, u8 neighbours, wrap and one rounding',
+);
 
-s.opTest('indexAdd', async (dev) => {
-  for (const dtype of FLOAT_DTYPES) {
-    const x = cpuFrom([1, 2, 3], [3, 1], dtype).to(dev);
-    const i = cpuFrom([2, 2, 0, 2], [4], 'u8').to(dev);
-    const u = cpuFrom([0.5, 0.25, 4, 0.125], [4, 1], dtype).to(dev);
-    assert.equal(await nums(x.indexAdd(i, u, 0)), [5, 2, 3.875], dtype);
-  }
-}, 'indexAdd: duplicate ids add up');
+s.opTest(
+  'indexAdd',
+  async (dev) => {
+    for (const dtype of FLOAT_DTYPES) {
+      const x = cpuFrom([1, 2, 3], [3, 1], dtype).to(dev);
+      const i = cpuFrom([2, 2, 0, 2], [4], 'u8').to(dev);
+      const u = cpuFrom([0.5, 0.25, 4, 0.125], [4, 1], dtype).to(dev);
+      assert.equal(await nums(x.indexAdd(i, u, 0)), [5, 2, 3.875], dtype);
+    }
+  },
+  'indexAdd: duplicate ids add up',
+);
 
 s.run();

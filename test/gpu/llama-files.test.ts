@@ -26,7 +26,8 @@ async function prefill(m: LlamaModel, prompt: number[]): Promise<number[]> {
   const c = m.newCache(1, prompt.length);
   const l = m.forward(Tensor.from(prompt, { dtype: 'u32', shape: [1, prompt.length], device: m.device }), c);
   const out = Array.from(await l.toArray(), Number);
-  l.dispose(); c.dispose();
+  l.dispose();
+  c.dispose();
   return out;
 }
 
@@ -46,7 +47,11 @@ s.test('folders on the GPU: logits equal the CPU in f32, bf16 and f16 for every 
 });
 
 function hasTransformers(): string | null {
-  const r = spawnSync('python3', ['-c', 'import torch, transformers; assert torch.cuda.is_available(); print(transformers.__version__)'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'python3',
+    ['-c', 'import torch, transformers; assert torch.cuda.is_available(); print(transformers.__version__)'],
+    { encoding: 'utf8' },
+  );
   return r.status === 0 ? r.stdout.trim() : null;
 }
 const hf = s.device && !s.device.isCpu ? hasTransformers() : null;
@@ -54,30 +59,35 @@ const SCRIPT = fileURLToPath(new URL('../../scripts/llm/hf_reference.py', import
 
 const HF_TEST = 'folders against Hugging Face transformers: greedy ids (f32, 64 tokens) and bf16 prefill logits';
 if (s.device && !hf) {
-  console.log('gpu/llama-files: the transformers cross-check is skipped: python3 with torch (CUDA) and transformers was not found');
+  console.log(
+    'gpu/llama-files: the transformers cross-check is skipped: python3 with torch (CUDA) and transformers was not found',
+  );
   test.skip(HF_TEST, () => {});
 }
-if (hf) s.test(HF_TEST, async (dev) => {
-  const lines: string[] = [];
-  for (const spec of FOLDERS) {
-    const { dir } = await writeModelFolder(root, spec);
-    const out = join(root, `${spec.name}.json`);
-    const r = spawnSync('python3', [SCRIPT, dir, out, '--prompt', PROMPT.join(','), '--new', '64'], { encoding: 'utf8' });
-    assert.is(r.status, 0, `hf_reference.py ${spec.name}: ${r.stderr.slice(-2000)}`);
-    const ref = JSON.parse(readFileSync(out, 'utf8')) as { greedy: number[]; logits: number[] };
-    const f32 = await PretrainedLlama.load(dir, { device: dev, dtype: 'f32' });
-    const ours: number[] = [];
-    for await (const st of generateIds(f32.model, [PROMPT], { maxTokens: 64, stopIds: [] })) ours.push(st.ids[0]!);
-    f32.dispose();
-    assert.equal(ours, ref.greedy, `${spec.name}: greedy ids in f32`);
-    const bf = await PretrainedLlama.load(dir, { device: dev, dtype: 'bf16' });
-    const e = relErr(await prefill(bf.model, PROMPT), ref.logits);
-    bf.dispose();
-    lines.push(`${spec.name}: 64 greedy ids equal; bf16 prefill logits relative error ${e.toExponential(2)}`);
-    assert.ok(e < 3e-2, `${spec.name}: bf16 logits relative error ${e}`);
-  }
-  console.log(`gpu/llama-files: transformers ${hf}:\n  ${lines.join('\n  ')}`);
-});
+if (hf)
+  s.test(HF_TEST, async (dev) => {
+    const lines: string[] = [];
+    for (const spec of FOLDERS) {
+      const { dir } = await writeModelFolder(root, spec);
+      const out = join(root, `${spec.name}.json`);
+      const r = spawnSync('python3', [SCRIPT, dir, out, '--prompt', PROMPT.join(','), '--new', '64'], {
+        encoding: 'utf8',
+      });
+      assert.is(r.status, 0, `hf_reference.py ${spec.name}: ${r.stderr.slice(-2000)}`);
+      const ref = JSON.parse(readFileSync(out, 'utf8')) as { greedy: number[]; logits: number[] };
+      const f32 = await PretrainedLlama.load(dir, { device: dev, dtype: 'f32' });
+      const ours: number[] = [];
+      for await (const st of generateIds(f32.model, [PROMPT], { maxTokens: 64, stopIds: [] })) ours.push(st.ids[0]!);
+      f32.dispose();
+      assert.equal(ours, ref.greedy, `${spec.name}: greedy ids in f32`);
+      const bf = await PretrainedLlama.load(dir, { device: dev, dtype: 'bf16' });
+      const e = relErr(await prefill(bf.model, PROMPT), ref.logits);
+      bf.dispose();
+      lines.push(`${spec.name}: 64 greedy ids equal; bf16 prefill logits relative error ${e.toExponential(2)}`);
+      assert.ok(e < 3e-2, `${spec.name}: bf16 logits relative error ${e}`);
+    }
+    console.log(`gpu/llama-files: transformers ${hf}:\n  ${lines.join('\n  ')}`);
+  });
 
 process.on('exit', () => rmSync(root, { recursive: true, force: true }));
 s.run();

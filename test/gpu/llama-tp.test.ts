@@ -23,17 +23,28 @@ const TOL: Record<string, number> = { f32: 2e-5, bf16: 4e-2 };
 
 function findGpus(): Device[] | string {
   let best: Device | null;
-  try { best = Device.bestGpu(); } catch (e) { return `looking for a GPU failed: ${(e as Error).message}`; }
+  try {
+    best = Device.bestGpu();
+  } catch (e) {
+    return `looking for a GPU failed: ${(e as Error).message}`;
+  }
   if (!best) return 'no ROCm or CUDA device found';
   const kind = best.kind as 'rocm' | 'cuda';
-  try { loadNccl(kind); } catch (e) { return `no collectives library: ${(e as Error).message}`; }
+  try {
+    loadNccl(kind);
+  } catch (e) {
+    return `no collectives library: ${(e as Error).message}`;
+  }
   const n = kind === 'rocm' ? Device.rocmCount() : Device.cudaCount();
   if (n < 2) return `needs 2 GPUs, this machine has ${n}`;
   return [0, 1].map((i) => (kind === 'rocm' ? Device.rocm(i) : Device.cuda(i)));
 }
 
 const gpus = findGpus();
-const NAMES = ['2 ranks via launch equal one GPU: prefill logits, greedy ids eager and through the decode graph, sampled ids', 'rocm-tensor generate under launch: rank 0 alone prints, the ids of one GPU'];
+const NAMES = [
+  '2 ranks via launch equal one GPU: prefill logits, greedy ids eager and through the decode graph, sampled ids',
+  'rocm-tensor generate under launch: rank 0 alone prints, the ids of one GPU',
+];
 if (typeof gpus === 'string') {
   console.log(`${label}: skipped, ${gpus}`);
   for (const n of NAMES) test.skip(n, () => {});
@@ -42,7 +53,8 @@ if (typeof gpus === 'string') {
   const dev = gpus[0]!;
   const root = mkdtempSync(join(tmpdir(), 'rocm-tensor-tp-'));
   process.on('exit', () => rmSync(root, { recursive: true, force: true }));
-  const launchArgs = (cmd: string[]) => tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), ['launch', '--nproc', '2', '--', ...cmd]);
+  const launchArgs = (cmd: string[]) =>
+    tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), ['launch', '--nproc', '2', '--', ...cmd]);
 
   /** the same record as a rank's, on one GPU */
   async function oneGpu(folder: string, dtype: 'f32' | 'bf16'): Promise<TpRun> {
@@ -65,21 +77,35 @@ if (typeof gpus === 'string') {
     const [r0, r1] = [0, 1].map((k) => JSON.parse(readFileSync(join(out, `rank-${k}.json`), 'utf8')) as TpRun[]);
     const lines: string[] = [];
     for (const [i, ref] of refs.entries()) {
-      const a = r0![i]!, b = r1![i]!, tag = `${ref.folder} ${ref.dtype}`;
+      const a = r0![i]!,
+        b = r1![i]!,
+        tag = `${ref.folder} ${ref.dtype}`;
       assert.is(`${a.folder} ${a.dtype}`, tag);
       assert.equal(b.prefill, a.prefill, `${tag}: rank 1's prefill logits equal rank 0's, bit for bit`);
-      assert.equal([b.greedyEager, b.greedyGraph, b.sampledGraph], [a.greedyEager, a.greedyGraph, a.sampledGraph], `${tag}: both ranks generate the same ids`);
+      assert.equal(
+        [b.greedyEager, b.greedyGraph, b.sampledGraph],
+        [a.greedyEager, a.greedyGraph, a.sampledGraph],
+        `${tag}: both ranks generate the same ids`,
+      );
       const e = relErr(a.prefill, ref.prefill);
-      assert.ok(e <= TOL[ref.dtype]!, `${tag}: prefill logits relative error ${e.toExponential(2)} > ${TOL[ref.dtype]}`);
+      assert.ok(
+        e <= TOL[ref.dtype]!,
+        `${tag}: prefill logits relative error ${e.toExponential(2)} > ${TOL[ref.dtype]}`,
+      );
       if (ref.dtype === 'f32') {
         assert.equal(a.greedyEager, ref.greedyEager, `${tag}: greedy ids, eager`);
         assert.equal(a.greedyGraph, ref.greedyGraph, `${tag}: greedy ids, decode graph`);
         assert.equal(a.greedyGraph, a.greedyEager, `${tag}: decode graph = eager`);
       }
-      assert.ok(a.weightBytes < ref.weightBytes, `${tag}: a rank holds less than the whole model (${a.weightBytes} of ${ref.weightBytes} bytes)`);
-      lines.push(`${tag}: logits rel. err ${e.toExponential(2)}; greedy eager ${same(a.greedyEager, ref.greedyEager)}/${TP_NEW}, ` +
-        `graph ${same(a.greedyGraph, ref.greedyGraph)}/${TP_NEW}, sampled (rank 0's seed) ${same(a.sampledGraph, ref.sampledGraph)}/${TP_NEW} ` +
-        `equal to one GPU; ${a.weightBytes} of ${ref.weightBytes} weight bytes per rank`);
+      assert.ok(
+        a.weightBytes < ref.weightBytes,
+        `${tag}: a rank holds less than the whole model (${a.weightBytes} of ${ref.weightBytes} bytes)`,
+      );
+      lines.push(
+        `${tag}: logits rel. err ${e.toExponential(2)}; greedy eager ${same(a.greedyEager, ref.greedyEager)}/${TP_NEW}, ` +
+          `graph ${same(a.greedyGraph, ref.greedyGraph)}/${TP_NEW}, sampled (rank 0's seed) ${same(a.sampledGraph, ref.sampledGraph)}/${TP_NEW} ` +
+          `equal to one GPU; ${a.weightBytes} of ${ref.weightBytes} weight bytes per rank`,
+      );
     }
     console.log(`${label}:\n  ${lines.join('\n  ')}`);
   });
@@ -87,24 +113,48 @@ if (typeof gpus === 'string') {
   test(NAMES[1]!, async () => {
     const spec = TP_FOLDERS[0]!;
     const { dir } = await writeModelFolder(root, spec);
-    const flags = ['--ids', TP_PROMPT.join(','), '--max-tokens', String(TP_NEW), '--temperature', '0', '--dtype', 'f32', '--json'];
+    const flags = [
+      '--ids',
+      TP_PROMPT.join(','),
+      '--max-tokens',
+      String(TP_NEW),
+      '--temperature',
+      '0',
+      '--dtype',
+      'f32',
+      '--json',
+    ];
     const cli = tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), ['generate', dir, ...flags]);
-    const one = spawnSync(cli.cmd, [...cli.args, '--device', String(dev)], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    const one = spawnSync(cli.cmd, [...cli.args, '--device', String(dev)], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     assert.is(one.status, 0, one.stderr);
     const want = (JSON.parse(one.stdout) as { ids: number[] }).ids;
     const { cmd, args } = launchArgs([cli.cmd, ...cli.args]);
     const two = spawnSync(cmd, args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 180_000 });
     assert.is(two.status, 0, `${two.stdout}\n${two.stderr}`);
     const out = two.stdout.split('\n').filter((l) => l.trim() !== '');
-    assert.ok(out.every((l) => l.startsWith('[rank 0] ')), `only rank 0 prints:\n${two.stdout}`);
+    assert.ok(
+      out.every((l) => l.startsWith('[rank 0] ')),
+      `only rank 0 prints:\n${two.stdout}`,
+    );
     assert.is(out.length, 1, `one JSON line:\n${two.stdout}`);
     const got = JSON.parse(out[0]!.slice('[rank 0] '.length)) as { ids: number[]; ranks: number };
     assert.is(got.ranks, 2);
     assert.equal(got.ids, want, 'the ids of one GPU');
     // streamed text: rank 0's text and its speeds line, nothing from rank 1
-    const text = spawnSync(cmd, args.filter((a) => a !== '--json'), { cwd: REPO_ROOT, encoding: 'utf8', timeout: 180_000 });
+    const text = spawnSync(
+      cmd,
+      args.filter((a) => a !== '--json'),
+      { cwd: REPO_ROOT, encoding: 'utf8', timeout: 180_000 },
+    );
     assert.is(text.status, 0, text.stderr);
-    assert.ok(!text.stdout.includes('[rank 1]') && !text.stderr.includes('[rank 1] ['), `rank 1 prints nothing:\n${text.stdout}\n${text.stderr}`);
+    assert.ok(
+      !text.stdout.includes('[rank 1]') && !text.stderr.includes('[rank 1] ['),
+      `rank 1 prints nothing:\n${text.stdout}\n${text.stderr}`,
+    );
     assert.match(text.stderr, /\[rank 0\] \[\d+ tokens on 2 ranks \(rank 0 on (cuda|rocm):0\)/);
     console.log(`${label}: generate under launch: ${JSON.stringify(got.ids)}`);
   });

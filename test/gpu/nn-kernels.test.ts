@@ -22,8 +22,14 @@ for (const log of [false, true]) {
   const op = log ? 'logSoftmax' : 'softmax';
   s.opTest(op, async () => {
     for (const c of SOFTMAX_CASES) {
-      await checkOp(op, FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.shape, d, -4, 4)],
-        ([x]) => (log ? x!.logSoftmax(c.dim) : x!.softmax(c.dim)), { variant: c.name });
+      await checkOp(
+        op,
+        FLOAT_DTYPES,
+        LAYOUTS,
+        (d) => [randT(c.shape, d, -4, 4)],
+        ([x]) => (log ? x!.logSoftmax(c.dim) : x!.softmax(c.dim)),
+        { variant: c.name },
+      );
     }
   });
 }
@@ -40,18 +46,36 @@ s.opTest('layerNorm', async () => {
   for (const c of NORM_SHAPES) {
     const h = lastDim(c.shape);
     // an offset mean (x in [1, 5)) checks the variance is taken around the mean
-    await checkOp('layerNorm', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.shape, d, 1, 5), randT([h], d, 0.5, 1.5), randT([h], d, -1, 1)],
-      ([x, w, b]) => x!.layerNorm(w!, b!, 1e-5), { variant: `${c.name} with bias` });
-    await checkOp('layerNorm', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.shape, d), randT([h], d, 0.5, 1.5)],
-      ([x, w]) => x!.layerNorm(w!, null, 1e-3), { variant: `${c.name} no bias, eps 1e-3` });
+    await checkOp(
+      'layerNorm',
+      FLOAT_DTYPES,
+      LAYOUTS,
+      (d) => [randT(c.shape, d, 1, 5), randT([h], d, 0.5, 1.5), randT([h], d, -1, 1)],
+      ([x, w, b]) => x!.layerNorm(w!, b!, 1e-5),
+      { variant: `${c.name} with bias` },
+    );
+    await checkOp(
+      'layerNorm',
+      FLOAT_DTYPES,
+      LAYOUTS,
+      (d) => [randT(c.shape, d), randT([h], d, 0.5, 1.5)],
+      ([x, w]) => x!.layerNorm(w!, null, 1e-3),
+      { variant: `${c.name} no bias, eps 1e-3` },
+    );
   }
 });
 
 s.opTest('rmsNorm', async () => {
   for (const c of NORM_SHAPES) {
     const h = lastDim(c.shape);
-    await checkOp('rmsNorm', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.shape, d), randT([h], d, 0.5, 1.5)],
-      ([x, w]) => x!.rmsNorm(w!, 1e-6), { variant: c.name });
+    await checkOp(
+      'rmsNorm',
+      FLOAT_DTYPES,
+      LAYOUTS,
+      (d) => [randT(c.shape, d), randT([h], d, 0.5, 1.5)],
+      ([x, w]) => x!.rmsNorm(w!, 1e-6),
+      { variant: c.name },
+    );
   }
 });
 
@@ -65,30 +89,47 @@ for (const r of ROPES) {
     // [b, h, t, d] (thd: [b, t, h, d]) with t = 5; d = 8 and d = 6 (an odd half)
     for (const d of [8, 6]) {
       const shape = r.op === 'ropeThd' ? [2, 5, 3, d] : [2, 3, 5, d];
-      await checkOp(r.op, FLOAT_DTYPES, LAYOUTS,
+      await checkOp(
+        r.op,
+        FLOAT_DTYPES,
+        LAYOUTS,
         (dt) => [randT(shape, dt), randT([5, d / 2], dt, -1, 1), randT([5, d / 2], dt, -1, 1)],
-        ([x, c, sn]) => r.run(x!, c!, sn!), { variant: `d ${d}` });
+        ([x, c, sn]) => r.run(x!, c!, sn!),
+        { variant: `d ${d}` },
+      );
     }
   });
 }
 
-s.opTest('softmax', async (dev) => {
-  for (const dtype of FLOAT_DTYPES) {
-    for (const n of [3, 2000]) {
-      // row 0: a NaN; row 1: -inf and finite values; row 2: all -inf (NaN, as on the CPU)
-      const vals: number[] = [];
-      for (let r = 0; r < 3; r++) for (let i = 0; i < n; i++) vals.push(r === 0 ? (i === 1 ? NaN : 0) : r === 1 ? (i === 0 ? -Infinity : i === 1 ? 1 : 0) : -Infinity);
-      const x = cpuFrom(vals, [3, n], dtype).to(dev);
-      const y = Array.from(await x.softmax(-1).toArray(), Number);
-      assert.ok(y.slice(0, n).every(Number.isNaN), `${dtype} n=${n}: a row with NaN gives NaN`);
-      const e = Math.E, z = e + (n - 2);
-      const want = [0, e / z, ...Array.from({ length: n - 2 }, () => 1 / z)];
-      y.slice(n, 2 * n).forEach((v, i) => assert.ok(Math.abs(v - want[i]!) <= 1e-2 * want[i]! + 1e-7, `${dtype} n=${n}: -inf row element ${i}: ${v} vs ${want[i]}`));
-      assert.ok(y.slice(2 * n).every(Number.isNaN), `${dtype} n=${n}: a row of -inf gives NaN`);
-      const ly = Array.from(await x.logSoftmax(-1).toArray(), Number);
-      assert.is(ly[n], -Infinity, `${dtype} n=${n}: logSoftmax of -inf`);
+s.opTest(
+  'softmax',
+  async (dev) => {
+    for (const dtype of FLOAT_DTYPES) {
+      for (const n of [3, 2000]) {
+        // row 0: a NaN; row 1: -inf and finite values; row 2: all -inf (NaN, as on the CPU)
+        const vals: number[] = [];
+        for (let r = 0; r < 3; r++)
+          for (let i = 0; i < n; i++)
+            vals.push(r === 0 ? (i === 1 ? NaN : 0) : r === 1 ? (i === 0 ? -Infinity : i === 1 ? 1 : 0) : -Infinity);
+        const x = cpuFrom(vals, [3, n], dtype).to(dev);
+        const y = Array.from(await x.softmax(-1).toArray(), Number);
+        assert.ok(y.slice(0, n).every(Number.isNaN), `${dtype} n=${n}: a row with NaN gives NaN`);
+        const e = Math.E,
+          z = e + (n - 2);
+        const want = [0, e / z, ...Array.from({ length: n - 2 }, () => 1 / z)];
+        y.slice(n, 2 * n).forEach((v, i) =>
+          assert.ok(
+            Math.abs(v - want[i]!) <= 1e-2 * want[i]! + 1e-7,
+            `${dtype} n=${n}: -inf row element ${i}: ${v} vs ${want[i]}`,
+          ),
+        );
+        assert.ok(y.slice(2 * n).every(Number.isNaN), `${dtype} n=${n}: a row of -inf gives NaN`);
+        const ly = Array.from(await x.logSoftmax(-1).toArray(), Number);
+        assert.is(ly[n], -Infinity, `${dtype} n=${n}: logSoftmax of -inf`);
+      }
     }
-  }
-}, 'softmax: NaN rows, -inf entries, all -inf rows');
+  },
+  'softmax: NaN rows, -inf entries, all -inf rows',
+);
 
 s.run();

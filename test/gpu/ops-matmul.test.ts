@@ -42,33 +42,70 @@ function single(sa: number[], sb: number[], how: 'b' | 'bT' | 'aT'): boolean {
   return rows === 1 && cols === 1 && sa.length <= 2 && sb.length <= 2;
 }
 
-s.opTest('matmul', async () => {
-  for (const [variant, sa, sb, how] of CASES) {
-    await checkOp('matmul', FLOAT_DTYPES, LAYOUTS, (d) => [r(sa, d), r(sb, d)], ([a, b]) => {
-      if (how === 'bT') return a!.matmul(b!.transpose(-2, -1));
-      if (how === 'aT') return a!.transpose(-2, -1).matmul(b!);
-      return a!.matmul(b!);
-    }, {
-      variant,
-      // one output element is one dot product: where its terms cancel, f32 rounding in the
-      // sum is a larger share of the result than any norm over many outputs would show
-      ...(single(sa, sb, how) ? { tol: { f32: 1e-4 } } : {}),
-    });
-  }
-}, 'matmul: shapes, batches, transposes, vectors');
+s.opTest(
+  'matmul',
+  async () => {
+    for (const [variant, sa, sb, how] of CASES) {
+      await checkOp(
+        'matmul',
+        FLOAT_DTYPES,
+        LAYOUTS,
+        (d) => [r(sa, d), r(sb, d)],
+        ([a, b]) => {
+          if (how === 'bT') return a!.matmul(b!.transpose(-2, -1));
+          if (how === 'aT') return a!.transpose(-2, -1).matmul(b!);
+          return a!.matmul(b!);
+        },
+        {
+          variant,
+          // one output element is one dot product: where its terms cancel, f32 rounding in the
+          // sum is a larger share of the result than any norm over many outputs would show
+          ...(single(sa, sb, how) ? { tol: { f32: 1e-4 } } : {}),
+        },
+      );
+    }
+  },
+  'matmul: shapes, batches, transposes, vectors',
+);
 
-s.opTest('matmul', async () => {
-  // long inner dim: accumulation error stays within the dtype's tolerance
-  await checkOp('matmul', FLOAT_DTYPES, ['contiguous', 'transposed'], (d) => [r([256, 1024], d), r([1024, 128], d)],
-    ([a, b]) => a!.matmul(b!), { variant: '[256, 1024] x [1024, 128]' });
-  await checkOp('matmul', ['f32', 'bf16'], ['contiguous'], (d) => [r([8, 192, 64], d), r([8, 64, 192], d)],
-    ([a, b]) => a!.matmul(b!), { variant: 'batched [8, 192, 64] x [8, 64, 192]' });
-}, 'matmul: larger problems');
+s.opTest(
+  'matmul',
+  async () => {
+    // long inner dim: accumulation error stays within the dtype's tolerance
+    await checkOp(
+      'matmul',
+      FLOAT_DTYPES,
+      ['contiguous', 'transposed'],
+      (d) => [r([256, 1024], d), r([1024, 128], d)],
+      ([a, b]) => a!.matmul(b!),
+      { variant: '[256, 1024] x [1024, 128]' },
+    );
+    await checkOp(
+      'matmul',
+      ['f32', 'bf16'],
+      ['contiguous'],
+      (d) => [r([8, 192, 64], d), r([8, 64, 192], d)],
+      ([a, b]) => a!.matmul(b!),
+      { variant: 'batched [8, 192, 64] x [8, 64, 192]' },
+    );
+  },
+  'matmul: larger problems',
+);
 
-s.opTest('matmul', async () => {
-  // integer matmul is rejected on both devices with the same error class
-  await checkOp('matmul', INT_DTYPES, ['contiguous'], (d) => [r([4, 5], 'f32').toDtype(d), r([5, 3], 'f32').toDtype(d)],
-    ([a, b]) => a!.matmul(b!), { variant: 'integer dtypes (rejected)' });
-}, 'matmul: integer dtypes are rejected alike');
+s.opTest(
+  'matmul',
+  async () => {
+    // integer matmul is rejected on both devices with the same error class
+    await checkOp(
+      'matmul',
+      INT_DTYPES,
+      ['contiguous'],
+      (d) => [r([4, 5], 'f32').toDtype(d), r([5, 3], 'f32').toDtype(d)],
+      ([a, b]) => a!.matmul(b!),
+      { variant: 'integer dtypes (rejected)' },
+    );
+  },
+  'matmul: integer dtypes are rejected alike',
+);
 
 s.run();

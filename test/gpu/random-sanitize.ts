@@ -11,10 +11,16 @@ if (!dev) throw new Error('random-sanitize: no GPU');
 const cpu = Device.cpu();
 let cases = 0;
 async function same(make: (d: Device) => Tensor, what: string): Promise<void> {
-  const g = make(dev!), c = make(cpu);
-  const a = await g.toRawArray(), b = await c.toRawArray();
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) throw new Error(`random-sanitize: ${what}: element ${i}: gpu ${String(a[i])} cpu ${String(b[i])}`);
-  g.dispose(); c.dispose(); cases++;
+  const g = make(dev!),
+    c = make(cpu);
+  const a = await g.toRawArray(),
+    b = await c.toRawArray();
+  for (let i = 0; i < a.length; i++)
+    if (a[i] !== b[i])
+      throw new Error(`random-sanitize: ${what}: element ${i}: gpu ${String(a[i])} cpu ${String(b[i])}`);
+  g.dispose();
+  c.dispose();
+  cases++;
 }
 for (const dtype of ['f32', 'f64', 'f16', 'bf16'] as DType[]) {
   for (const n of [1, 5, 4099, 70001]) {

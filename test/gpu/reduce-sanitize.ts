@@ -19,7 +19,8 @@ for (const d of ['f32', 'f16', 'bf16'] as const) {
   // a narrowed view: odd offset and row stride 40 with 37 columns (element loads, no vectors)
   const nx = x.narrow(2, 1, 37);
   // columns over dim 0 with one batch, and split rows (a few long rows)
-  const c = randT([5000, 24], d, -2, 2), r = randT([3, 300000], d, -2, 2);
+  const c = randT([5000, 24], d, -2, 2),
+    r = randT([3, 300000], d, -2, 2);
   for (const op of OPS) {
     const exact = op === 'argmax' || op === 'argmin';
     await same(`${op} ${d} [2, 3000, 40] dim 1`, (t) => t.reduce(op, 1), x, tolOf(d), exact);

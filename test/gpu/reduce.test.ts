@@ -30,7 +30,10 @@ function values(shape: number[], dtype: DType, op: ReduceOp): Tensor {
 }
 
 interface Variant {
-  readonly name: string; readonly shape: number[]; readonly dims: number | number[] | undefined; readonly keepdim: boolean;
+  readonly name: string;
+  readonly shape: number[];
+  readonly dims: number | number[] | undefined;
+  readonly keepdim: boolean;
   /** the big cases run fewer layouts: the CPU reference dominates the suite's time */
   readonly layouts?: readonly LayoutKind[];
 }
@@ -52,7 +55,13 @@ const VARIANTS: readonly Variant[] = [
   { name: 'columns: dim 1 of [3, 70, 37]', shape: [3, 70, 37], dims: 1, keepdim: false },
   { name: 'columns: dim 0 of [5, 600]', shape: [5, 600], dims: 0, keepdim: true },
   { name: 'columns: dims [0, 1] of [12, 10, 48]', shape: [12, 10, 48], dims: [0, 1], keepdim: false },
-  { name: 'columns: dim 0 of [3000, 264]', shape: [3000, 264], dims: 0, keepdim: false, layouts: ['contiguous', 'offset', 'narrowed', 'broadcast'] },
+  {
+    name: 'columns: dim 0 of [3000, 264]',
+    shape: [3000, 264],
+    dims: 0,
+    keepdim: false,
+    layouts: ['contiguous', 'offset', 'narrowed', 'broadcast'],
+  },
 ];
 
 for (const op of REDUCE_OPS) {
@@ -62,8 +71,14 @@ for (const op of REDUCE_OPS) {
       if (isArg(op) && (v.dims === undefined || Array.isArray(v.dims))) continue;
       // min/max/arg results are elements of the input: exact; sums round differently
       const exact = op !== 'sum' && op !== 'mean';
-      await checkOp(op, ALL_DTYPES, v.layouts ?? LAYOUTS, (d) => [values(v.shape, d, op)],
-        ([x]) => x!.reduce(op, v.dims, v.keepdim), { variant: v.name, ...(exact ? { tol: 0 } : {}) });
+      await checkOp(
+        op,
+        ALL_DTYPES,
+        v.layouts ?? LAYOUTS,
+        (d) => [values(v.shape, d, op)],
+        ([x]) => x!.reduce(op, v.dims, v.keepdim),
+        { variant: v.name, ...(exact ? { tol: 0 } : {}) },
+      );
     }
   });
 }
@@ -72,79 +87,122 @@ for (const op of REDUCE_OPS) {
 
 const FLOATS: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
 
-async function nums(t: Tensor): Promise<number[]> { return Array.from(await t.toArray(), Number); }
+async function nums(t: Tensor): Promise<number[]> {
+  return Array.from(await t.toArray(), Number);
+}
 
-s.opTest('max', async (dev) => {
-  for (const dtype of FLOATS) {
-    // row 0 has NaNs at 5 and 9; row 1 none; long rows split into segments too
-    for (const n of [16, 40000]) {
-      const vals = Array.from({ length: 2 * n }, (_, i) => ((i * 7919) % 13) - 6);
-      vals[5] = NaN; vals[9] = NaN;
-      const x = cpuFrom(vals, [2, n], dtype).to(dev);
-      const mx = await nums(x.max(1)), mn = await nums(x.min(1));
-      const amx = await nums(x.argmax(1)), amn = await nums(x.argmin(1));
-      assert.ok(Number.isNaN(mx[0]!) && Number.isNaN(mn[0]!), `${dtype} n=${n}: min/max of a row with NaN: ${mn[0]}, ${mx[0]}`);
-      assert.equal([amx[0], amn[0]], [5, 5], `${dtype} n=${n}: argmax/argmin take the first NaN`);
-      assert.equal([mx[1], mn[1]], [6, -6], `${dtype} n=${n}: row without NaN`);
-      const row1 = vals.slice(n);
-      assert.equal([amx[1], amn[1]], [row1.indexOf(6), row1.indexOf(-6)], `${dtype} n=${n}: first index among equals`);
-      const all = await nums(x.max());
-      assert.ok(Number.isNaN(all[0]!), `${dtype} n=${n}: max over every dim`);
+s.opTest(
+  'max',
+  async (dev) => {
+    for (const dtype of FLOATS) {
+      // row 0 has NaNs at 5 and 9; row 1 none; long rows split into segments too
+      for (const n of [16, 40000]) {
+        const vals = Array.from({ length: 2 * n }, (_, i) => ((i * 7919) % 13) - 6);
+        vals[5] = NaN;
+        vals[9] = NaN;
+        const x = cpuFrom(vals, [2, n], dtype).to(dev);
+        const mx = await nums(x.max(1)),
+          mn = await nums(x.min(1));
+        const amx = await nums(x.argmax(1)),
+          amn = await nums(x.argmin(1));
+        assert.ok(
+          Number.isNaN(mx[0]!) && Number.isNaN(mn[0]!),
+          `${dtype} n=${n}: min/max of a row with NaN: ${mn[0]}, ${mx[0]}`,
+        );
+        assert.equal([amx[0], amn[0]], [5, 5], `${dtype} n=${n}: argmax/argmin take the first NaN`);
+        assert.equal([mx[1], mn[1]], [6, -6], `${dtype} n=${n}: row without NaN`);
+        const row1 = vals.slice(n);
+        assert.equal(
+          [amx[1], amn[1]],
+          [row1.indexOf(6), row1.indexOf(-6)],
+          `${dtype} n=${n}: first index among equals`,
+        );
+        const all = await nums(x.max());
+        assert.ok(Number.isNaN(all[0]!), `${dtype} n=${n}: max over every dim`);
+      }
     }
-  }
-}, 'NaN propagates in min/max and wins argmin/argmax; first index among ties');
+  },
+  'NaN propagates in min/max and wins argmin/argmax; first index among ties',
+);
 
-s.opTest('argmax', async (dev) => {
-  for (const dtype of ALL_DTYPES) {
-    // one value repeated: index 0 must win across warps, blocks and segments
-    for (const n of [33, 3000, 60000]) {
-      const x = Tensor.full([2, n], 3, { dtype, device: dev });
-      assert.equal(await nums(x.argmax(1)), [0, 0], `${dtype} n=${n}: argmax of a constant row`);
-      assert.equal(await nums(x.argmin(1)), [0, 0], `${dtype} n=${n}: argmin of a constant row`);
-      // reducing dim 0 of a contiguous [n, 2]: down the columns (colreduce.hip; segments for long ones)
-      const cols = Tensor.full([n, 2], 3, { dtype, device: dev });
-      assert.equal(await nums(cols.argmax(0)), [0, 0], `${dtype} n=${n}: argmax down the columns`);
-      assert.equal(await nums(cols.argmin(0)), [0, 0], `${dtype} n=${n}: argmin down the columns`);
+s.opTest(
+  'argmax',
+  async (dev) => {
+    for (const dtype of ALL_DTYPES) {
+      // one value repeated: index 0 must win across warps, blocks and segments
+      for (const n of [33, 3000, 60000]) {
+        const x = Tensor.full([2, n], 3, { dtype, device: dev });
+        assert.equal(await nums(x.argmax(1)), [0, 0], `${dtype} n=${n}: argmax of a constant row`);
+        assert.equal(await nums(x.argmin(1)), [0, 0], `${dtype} n=${n}: argmin of a constant row`);
+        // reducing dim 0 of a contiguous [n, 2]: down the columns (colreduce.hip; segments for long ones)
+        const cols = Tensor.full([n, 2], 3, { dtype, device: dev });
+        assert.equal(await nums(cols.argmax(0)), [0, 0], `${dtype} n=${n}: argmax down the columns`);
+        assert.equal(await nums(cols.argmin(0)), [0, 0], `${dtype} n=${n}: argmin down the columns`);
+      }
     }
-  }
-}, 'argmin/argmax: the first index wins at every scale');
+  },
+  'argmin/argmax: the first index wins at every scale',
+);
 
-s.opTest('max', async (dev) => {
-  for (const dtype of FLOATS) {
-    // column 1 has NaNs at rows 5 and 9, the others none; long columns split into segments
-    for (const n of [16, 40000]) {
-      const vals = Array.from({ length: 3 * n }, (_, i) => ((i * 7919) % 13) - 6);
-      vals[5 * 3 + 1] = NaN; vals[9 * 3 + 1] = NaN;
-      const x = cpuFrom(vals, [n, 3], dtype).to(dev);
-      const mx = await nums(x.max(0)), mn = await nums(x.min(0));
-      const amx = await nums(x.argmax(0)), amn = await nums(x.argmin(0));
-      assert.ok(Number.isNaN(mx[1]!) && Number.isNaN(mn[1]!), `${dtype} n=${n}: min/max of a column with NaN: ${mn[1]}, ${mx[1]}`);
-      assert.equal([amx[1], amn[1]], [5, 5], `${dtype} n=${n}: argmax/argmin down a column take the first NaN`);
-      const col0 = vals.filter((_, i) => i % 3 === 0);
-      assert.equal([mx[0], mn[0]], [6, -6], `${dtype} n=${n}: column without NaN`);
-      assert.equal([amx[0], amn[0]], [col0.indexOf(6), col0.indexOf(-6)], `${dtype} n=${n}: first index among equals down a column`);
+s.opTest(
+  'max',
+  async (dev) => {
+    for (const dtype of FLOATS) {
+      // column 1 has NaNs at rows 5 and 9, the others none; long columns split into segments
+      for (const n of [16, 40000]) {
+        const vals = Array.from({ length: 3 * n }, (_, i) => ((i * 7919) % 13) - 6);
+        vals[5 * 3 + 1] = NaN;
+        vals[9 * 3 + 1] = NaN;
+        const x = cpuFrom(vals, [n, 3], dtype).to(dev);
+        const mx = await nums(x.max(0)),
+          mn = await nums(x.min(0));
+        const amx = await nums(x.argmax(0)),
+          amn = await nums(x.argmin(0));
+        assert.ok(
+          Number.isNaN(mx[1]!) && Number.isNaN(mn[1]!),
+          `${dtype} n=${n}: min/max of a column with NaN: ${mn[1]}, ${mx[1]}`,
+        );
+        assert.equal([amx[1], amn[1]], [5, 5], `${dtype} n=${n}: argmax/argmin down a column take the first NaN`);
+        const col0 = vals.filter((_, i) => i % 3 === 0);
+        assert.equal([mx[0], mn[0]], [6, -6], `${dtype} n=${n}: column without NaN`);
+        assert.equal(
+          [amx[0], amn[0]],
+          [col0.indexOf(6), col0.indexOf(-6)],
+          `${dtype} n=${n}: first index among equals down a column`,
+        );
+      }
     }
-  }
-}, 'down columns: NaN propagates in min/max and wins argmin/argmax; first index among ties');
+  },
+  'down columns: NaN propagates in min/max and wins argmin/argmax; first index among ties',
+);
 
-s.opTest('sum', async (dev) => {
-  // a column sum split into segments folds its partials in a fixed order: the same bits twice
-  for (const dtype of ['f32', 'bf16'] as DType[]) {
-    const x = randT([20000, 300], dtype, -3, 3).to(dev);
-    const a = await x.sum(0).toArray(), b = await x.sum(0).toArray();
-    assert.equal(Array.from(a, Number), Array.from(b, Number), `${dtype}: two column sums differ`);
-  }
-}, 'sum down columns is deterministic');
+s.opTest(
+  'sum',
+  async (dev) => {
+    // a column sum split into segments folds its partials in a fixed order: the same bits twice
+    for (const dtype of ['f32', 'bf16'] as DType[]) {
+      const x = randT([20000, 300], dtype, -3, 3).to(dev);
+      const a = await x.sum(0).toArray(),
+        b = await x.sum(0).toArray();
+      assert.equal(Array.from(a, Number), Array.from(b, Number), `${dtype}: two column sums differ`);
+    }
+  },
+  'sum down columns is deterministic',
+);
 
-s.opTest('sum', async (dev) => {
-  // -inf and +inf make NaN; an empty run sums to 0 and averages to NaN
-  const x = cpuFrom([1, -Infinity, Infinity, 2, 3, 4], [2, 3], 'f32').to(dev);
-  const r = await nums(x.sum(1));
-  assert.ok(Number.isNaN(r[0]!), `inf - inf: ${r[0]}`);
-  assert.is(r[1], 9);
-  const e = Tensor.zeros([3, 0], { device: dev });
-  assert.equal(await nums(e.sum(1)), [0, 0, 0]);
-  assert.ok((await nums(e.mean(1))).every(Number.isNaN), 'mean of an empty run is NaN');
-}, 'sum: infinities, empty runs');
+s.opTest(
+  'sum',
+  async (dev) => {
+    // -inf and +inf make NaN; an empty run sums to 0 and averages to NaN
+    const x = cpuFrom([1, -Infinity, Infinity, 2, 3, 4], [2, 3], 'f32').to(dev);
+    const r = await nums(x.sum(1));
+    assert.ok(Number.isNaN(r[0]!), `inf - inf: ${r[0]}`);
+    assert.is(r[1], 9);
+    const e = Tensor.zeros([3, 0], { device: dev });
+    assert.equal(await nums(e.sum(1)), [0, 0, 0]);
+    assert.ok((await nums(e.mean(1))).every(Number.isNaN), 'mean of an empty run is NaN');
+  },
+  'sum: infinities, empty runs',
+);
 
 s.run();

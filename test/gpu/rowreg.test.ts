@@ -19,7 +19,9 @@ const s = gpuSuite('gpu/rowreg');
 async function withVecs<T>(v: string, fn: () => Promise<T>): Promise<T> {
   const old = process.env['ROCM_TENSOR_ROW_VECS'];
   process.env['ROCM_TENSOR_ROW_VECS'] = v;
-  try { return await fn(); } finally {
+  try {
+    return await fn();
+  } finally {
     if (old === undefined) delete process.env['ROCM_TENSOR_ROW_VECS'];
     else process.env['ROCM_TENSOR_ROW_VECS'] = old;
   }
@@ -40,7 +42,8 @@ const NORMS: readonly NormOp[] = ['layerNorm', 'layerNorm no bias', 'rmsNorm'];
 function normInputs(op: NormOp, shape: number[], d: DType): Tensor[] {
   const h = shape[shape.length - 1]!;
   // x in [1, 5): a mean well away from 0, so the variance is taken around it
-  const x = randT(shape, d, op === 'rmsNorm' ? -2 : 1, op === 'rmsNorm' ? 2 : 5), w = randT([h], d, 0.5, 1.5);
+  const x = randT(shape, d, op === 'rmsNorm' ? -2 : 1, op === 'rmsNorm' ? 2 : 5),
+    w = randT([h], d, 0.5, 1.5);
   return op === 'layerNorm' ? [x, w, randT([h], d, -1, 1)] : [x, w];
 }
 function runNorm(op: NormOp, [x, w, b]: Tensor[]): Tensor {
@@ -52,54 +55,130 @@ const normGpuOp = (op: NormOp): string => (op === 'rmsNorm' ? 'rmsNorm' : 'layer
 for (const log of [false, true]) {
   const op = log ? 'logSoftmax' : 'softmax';
   const run = (x: Tensor): Tensor => (log ? x.logSoftmax(-1) : x.softmax(-1));
-  s.opTest(op, async () => {
-    for (const v of REG_ROW_VECS.softmax) {
-      for (const cols of COLS) {
-        await withVecs(String(v), () => checkOp(op, FLOAT_DTYPES, LAYOUTS, (d) => [randT([ROWS, cols], d, -4, 4)],
-          ([x]) => run(x!), { variant: `V ${v}, [${ROWS}, ${cols}]` }));
+  s.opTest(
+    op,
+    async () => {
+      for (const v of REG_ROW_VECS.softmax) {
+        for (const cols of COLS) {
+          await withVecs(String(v), () =>
+            checkOp(
+              op,
+              FLOAT_DTYPES,
+              LAYOUTS,
+              (d) => [randT([ROWS, cols], d, -4, 4)],
+              ([x]) => run(x!),
+              { variant: `V ${v}, [${ROWS}, ${cols}]` },
+            ),
+          );
+        }
       }
-    }
-  }, `${op}: register kernels, every V over short and partial rows`);
+    },
+    `${op}: register kernels, every V over short and partial rows`,
+  );
 
-  s.opTest(op, async () => {
-    // f32 rows of 8192 and 16-bit rows of 16384 are 2048 vectors, the most the register kernels
-    // hold (256 threads x 8); one vector more goes to the split kernels
-    for (const cols of [8192, 8200, 16384, 16392]) {
-      await checkOp(op, FLOAT_DTYPES, BIG, (d) => [randT([3, cols], d, -4, 4)], ([x]) => run(x!), { variant: `[3, ${cols}]` });
-    }
-    // split forced on rows of 1 to 1250 vectors: chunks of 256 vectors, the last short
-    for (const cols of [8, 1032, 2064, 5000]) {
-      await withVecs('split', () => checkOp(op, FLOAT_DTYPES, LAYOUTS, (d) => [randT([ROWS, cols], d, -4, 4)],
-        ([x]) => run(x!), { variant: `split forced, [${ROWS}, ${cols}]` }));
-    }
-    // a vocabulary's logits: the long rows of the benchmark, fewer of them
-    await checkOp(op, FLOAT_DTYPES, BIG, (d) => [randT([4, 131072], d, -8, 8)], ([x]) => run(x!), { variant: '[4, 131072]' });
-  }, `${op}: bucket boundaries and the split kernels`);
+  s.opTest(
+    op,
+    async () => {
+      // f32 rows of 8192 and 16-bit rows of 16384 are 2048 vectors, the most the register kernels
+      // hold (256 threads x 8); one vector more goes to the split kernels
+      for (const cols of [8192, 8200, 16384, 16392]) {
+        await checkOp(
+          op,
+          FLOAT_DTYPES,
+          BIG,
+          (d) => [randT([3, cols], d, -4, 4)],
+          ([x]) => run(x!),
+          { variant: `[3, ${cols}]` },
+        );
+      }
+      // split forced on rows of 1 to 1250 vectors: chunks of 256 vectors, the last short
+      for (const cols of [8, 1032, 2064, 5000]) {
+        await withVecs('split', () =>
+          checkOp(
+            op,
+            FLOAT_DTYPES,
+            LAYOUTS,
+            (d) => [randT([ROWS, cols], d, -4, 4)],
+            ([x]) => run(x!),
+            { variant: `split forced, [${ROWS}, ${cols}]` },
+          ),
+        );
+      }
+      // a vocabulary's logits: the long rows of the benchmark, fewer of them
+      await checkOp(
+        op,
+        FLOAT_DTYPES,
+        BIG,
+        (d) => [randT([4, 131072], d, -8, 8)],
+        ([x]) => run(x!),
+        { variant: '[4, 131072]' },
+      );
+    },
+    `${op}: bucket boundaries and the split kernels`,
+  );
 }
 
 for (const op of NORMS) {
   const g = normGpuOp(op);
-  s.opTest(g, async () => {
-    for (const v of REG_ROW_VECS.norm) {
-      for (const cols of COLS) {
-        await withVecs(String(v), () => checkOp(g, FLOAT_DTYPES, LAYOUTS, (d) => normInputs(op, [ROWS, cols], d),
-          (ins) => runNorm(op, ins), { variant: `${op}, V ${v}, [${ROWS}, ${cols}]` }));
+  s.opTest(
+    g,
+    async () => {
+      for (const v of REG_ROW_VECS.norm) {
+        for (const cols of COLS) {
+          await withVecs(String(v), () =>
+            checkOp(
+              g,
+              FLOAT_DTYPES,
+              LAYOUTS,
+              (d) => normInputs(op, [ROWS, cols], d),
+              (ins) => runNorm(op, ins),
+              { variant: `${op}, V ${v}, [${ROWS}, ${cols}]` },
+            ),
+          );
+        }
       }
-    }
-  }, `${op}: register kernels, every V over short and partial rows`);
+    },
+    `${op}: register kernels, every V over short and partial rows`,
+  );
 
-  s.opTest(g, async () => {
-    // f32 rows of 4096 and 16-bit rows of 8192 are 1024 vectors, the most the norms' register
-    // kernels hold (256 threads x 4); one vector more goes to the split kernels
-    for (const cols of [4096, 4104, 8192, 8200]) {
-      await checkOp(g, FLOAT_DTYPES, BIG, (d) => normInputs(op, [3, cols], d), (ins) => runNorm(op, ins), { variant: `${op}, [3, ${cols}]` });
-    }
-    for (const cols of [8, 1032, 2064, 5000]) {
-      await withVecs('split', () => checkOp(g, FLOAT_DTYPES, LAYOUTS, (d) => normInputs(op, [ROWS, cols], d),
-        (ins) => runNorm(op, ins), { variant: `${op}, split forced, [${ROWS}, ${cols}]` }));
-    }
-    await checkOp(g, FLOAT_DTYPES, BIG, (d) => normInputs(op, [4, 131072], d), (ins) => runNorm(op, ins), { variant: `${op}, [4, 131072]` });
-  }, `${op}: bucket boundaries and the split kernels`);
+  s.opTest(
+    g,
+    async () => {
+      // f32 rows of 4096 and 16-bit rows of 8192 are 1024 vectors, the most the norms' register
+      // kernels hold (256 threads x 4); one vector more goes to the split kernels
+      for (const cols of [4096, 4104, 8192, 8200]) {
+        await checkOp(
+          g,
+          FLOAT_DTYPES,
+          BIG,
+          (d) => normInputs(op, [3, cols], d),
+          (ins) => runNorm(op, ins),
+          { variant: `${op}, [3, ${cols}]` },
+        );
+      }
+      for (const cols of [8, 1032, 2064, 5000]) {
+        await withVecs('split', () =>
+          checkOp(
+            g,
+            FLOAT_DTYPES,
+            LAYOUTS,
+            (d) => normInputs(op, [ROWS, cols], d),
+            (ins) => runNorm(op, ins),
+            { variant: `${op}, split forced, [${ROWS}, ${cols}]` },
+          ),
+        );
+      }
+      await checkOp(
+        g,
+        FLOAT_DTYPES,
+        BIG,
+        (d) => normInputs(op, [4, 131072], d),
+        (ins) => runNorm(op, ins),
+        { variant: `${op}, [4, 131072]` },
+      );
+    },
+    `${op}: bucket boundaries and the split kernels`,
+  );
 }
 
 // ---- reductions over the last dim (reduce-rows.hip) -------------------------------------------------
@@ -108,19 +187,36 @@ for (const op of NORMS) {
 // contiguous view at a 16-byte boundary is theirs; 'offset' checks the kernels beside them.
 const FOLD_ROWS = 320;
 for (const op of REG_FOLD_OPS) {
-  s.opTest(op, async () => {
-    const exact = op === 'max' || op === 'min';
-    for (const v of REG_ROW_VECS.fold) {
-      for (const cols of [8, 40, 264, 2056]) {
-        await withVecs(String(v), () => checkOp(op, FLOAT_DTYPES, ['contiguous', 'offset'],
-          (d) => [exact ? randT([FOLD_ROWS, cols], d, -3, 3).floor() : randT([FOLD_ROWS, cols], d, -3, 3)],
-          ([x]) => x!.reduce(op, -1, false), { variant: `V ${v}, [${FOLD_ROWS}, ${cols}]`, ...(exact ? { tol: 0 } : {}) }));
+  s.opTest(
+    op,
+    async () => {
+      const exact = op === 'max' || op === 'min';
+      for (const v of REG_ROW_VECS.fold) {
+        for (const cols of [8, 40, 264, 2056]) {
+          await withVecs(String(v), () =>
+            checkOp(
+              op,
+              FLOAT_DTYPES,
+              ['contiguous', 'offset'],
+              (d) => [exact ? randT([FOLD_ROWS, cols], d, -3, 3).floor() : randT([FOLD_ROWS, cols], d, -3, 3)],
+              ([x]) => x!.reduce(op, -1, false),
+              { variant: `V ${v}, [${FOLD_ROWS}, ${cols}]`, ...(exact ? { tol: 0 } : {}) },
+            ),
+          );
+        }
       }
-    }
-    // the plan's own choice at the benchmark's row length
-    await checkOp(op, FLOAT_DTYPES, ['contiguous'], (d) => [randT([FOLD_ROWS, 4096], d, -3, 3)],
-      ([x]) => x!.reduce(op, -1, true), { variant: `[${FOLD_ROWS}, 4096] keepdim` });
-  }, `${op}: register reductions, every V`);
+      // the plan's own choice at the benchmark's row length
+      await checkOp(
+        op,
+        FLOAT_DTYPES,
+        ['contiguous'],
+        (d) => [randT([FOLD_ROWS, 4096], d, -3, 3)],
+        ([x]) => x!.reduce(op, -1, true),
+        { variant: `[${FOLD_ROWS}, 4096] keepdim` },
+      );
+    },
+    `${op}: register reductions, every V`,
+  );
 }
 
 // ---- NaN and infinities, value by value ----------------------------------------------------------
@@ -131,10 +227,12 @@ const REG: readonly DType[] = ['f32', 'f16', 'bf16'];
  * within tol elsewhere.
  */
 async function sameSpecials(what: string, got: Tensor, want: Tensor, tol: number): Promise<void> {
-  const a = Array.from(await got.toArray(), Number), b = Array.from(want.toArraySync(), Number);
+  const a = Array.from(await got.toArray(), Number),
+    b = Array.from(want.toArraySync(), Number);
   assert.is(a.length, b.length, `${what}: length`);
   for (let i = 0; i < b.length; i++) {
-    const x = a[i]!, y = b[i]!;
+    const x = a[i]!,
+      y = b[i]!;
     if (Number.isNaN(y)) {
       assert.ok(Number.isNaN(x), `${what}: element ${i} is ${x}, the CPU gives NaN`);
     } else if (!Number.isFinite(y)) {
@@ -162,73 +260,129 @@ function specialRows(n: number): number[] {
   return v;
 }
 
-s.opTest('softmax', async (dev) => {
-  // 2000: the register kernels; 40000 (5000 or 10000 vectors): the split kernels, chunks of
-  // -inf only in the last row
-  for (const n of [2000, 40000]) {
-    for (const d of REG) {
-      const cpu = cpuFrom(specialRows(n), [5, n], d), x = cpu.to(dev);
-      for (const log of [false, true]) {
-        const what = `${log ? 'logSoftmax' : 'softmax'} ${d} [5, ${n}]`;
-        await sameSpecials(what, log ? x.logSoftmax(-1) : x.softmax(-1), log ? cpu.logSoftmax(-1) : cpu.softmax(-1), tolOf(d));
+s.opTest(
+  'softmax',
+  async (dev) => {
+    // 2000: the register kernels; 40000 (5000 or 10000 vectors): the split kernels, chunks of
+    // -inf only in the last row
+    for (const n of [2000, 40000]) {
+      for (const d of REG) {
+        const cpu = cpuFrom(specialRows(n), [5, n], d),
+          x = cpu.to(dev);
+        for (const log of [false, true]) {
+          const what = `${log ? 'logSoftmax' : 'softmax'} ${d} [5, ${n}]`;
+          await sameSpecials(
+            what,
+            log ? x.logSoftmax(-1) : x.softmax(-1),
+            log ? cpu.logSoftmax(-1) : cpu.softmax(-1),
+            tolOf(d),
+          );
+        }
       }
     }
-  }
-}, 'softmax, logSoftmax: NaN, -inf and +inf rows on the register and split kernels');
+  },
+  'softmax, logSoftmax: NaN, -inf and +inf rows on the register and split kernels',
+);
 
-s.opTest('layerNorm', async (dev) => {
-  for (const n of [2000, 40000]) {
+s.opTest(
+  'layerNorm',
+  async (dev) => {
+    for (const n of [2000, 40000]) {
+      for (const d of REG) {
+        // row 0 plain, row 1 with +inf, row 2 with NaN; the weight NaN at column 3, +inf at 7 and
+        // 0 at 9, the bias -inf at 11
+        const xs: number[] = [];
+        for (let r = 0; r < 3; r++)
+          for (let i = 0; i < n; i++)
+            xs.push(r === 1 && i === 4 ? Infinity : r === 2 && i === 6 ? NaN : 1 + (i % 11) / 11);
+        const ws = Array.from({ length: n }, (_, i) =>
+          i === 3 ? NaN : i === 7 ? Infinity : i === 9 ? 0 : 0.5 + (i % 3) / 3,
+        );
+        const bs = Array.from({ length: n }, (_, i) => (i === 11 ? -Infinity : (i % 4) / 4 - 0.5));
+        const [cx, cw, cb] = [cpuFrom(xs, [3, n], d), cpuFrom(ws, [n], d), cpuFrom(bs, [n], d)];
+        const [gx, gw, gb] = [cx.to(dev), cw.to(dev), cb.to(dev)];
+        await sameSpecials(
+          `layerNorm ${d} [3, ${n}]`,
+          gx.layerNorm(gw, gb, 1e-5),
+          cx.layerNorm(cw, cb, 1e-5),
+          tolOf(d),
+        );
+        await sameSpecials(`rmsNorm ${d} [3, ${n}]`, gx.rmsNorm(gw, 1e-6), cx.rmsNorm(cw, 1e-6), tolOf(d));
+      }
+    }
+  },
+  'layerNorm, rmsNorm: NaN and infinities in x, the weight and the bias on the register and split kernels',
+);
+
+s.opTest(
+  'layerNorm',
+  async (dev) => {
+    // bf16's register kernels take the statistics about a pivot, the mean of the row's first
+    // vector (norm.hip): rows whose first vector sits far out (near the cancellation bound of
+    // 1 + n/8), a row far from 0 with a small spread, a row whose first vector is constant
+    const n = 4096,
+      xs: number[] = [];
+    for (let i = 0; i < n; i++) xs.push(i < 8 ? 64 : ((i * 37) % 17) / 8 - 1);
+    for (let i = 0; i < n; i++) xs.push(i < 8 ? -300 : ((i * 53) % 29) / 14 - 1);
+    for (let i = 0; i < n; i++) xs.push(20000 + 128 * ((i * 13) % 7));
+    for (let i = 0; i < n; i++) xs.push(i < 8 ? 3 : 3 + ((i * 11) % 5) / 4);
+    const ws = Array.from({ length: n }, (_, i) => 0.5 + (i % 3) / 3),
+      bs = Array.from({ length: n }, (_, i) => (i % 4) / 4 - 0.5);
     for (const d of REG) {
-      // row 0 plain, row 1 with +inf, row 2 with NaN; the weight NaN at column 3, +inf at 7 and
-      // 0 at 9, the bias -inf at 11
-      const xs: number[] = [];
-      for (let r = 0; r < 3; r++) for (let i = 0; i < n; i++) xs.push(r === 1 && i === 4 ? Infinity : r === 2 && i === 6 ? NaN : 1 + (i % 11) / 11);
-      const ws = Array.from({ length: n }, (_, i) => (i === 3 ? NaN : i === 7 ? Infinity : i === 9 ? 0 : 0.5 + (i % 3) / 3));
-      const bs = Array.from({ length: n }, (_, i) => (i === 11 ? -Infinity : (i % 4) / 4 - 0.5));
-      const [cx, cw, cb] = [cpuFrom(xs, [3, n], d), cpuFrom(ws, [n], d), cpuFrom(bs, [n], d)];
+      const [cx, cw, cb] = [cpuFrom(xs, [4, n], d), cpuFrom(ws, [n], d), cpuFrom(bs, [n], d)];
       const [gx, gw, gb] = [cx.to(dev), cw.to(dev), cb.to(dev)];
-      await sameSpecials(`layerNorm ${d} [3, ${n}]`, gx.layerNorm(gw, gb, 1e-5), cx.layerNorm(cw, cb, 1e-5), tolOf(d));
-      await sameSpecials(`rmsNorm ${d} [3, ${n}]`, gx.rmsNorm(gw, 1e-6), cx.rmsNorm(cw, 1e-6), tolOf(d));
+      for (const v of REG_ROW_VECS.norm) {
+        await withVecs(String(v), () =>
+          sameSpecials(
+            `layerNorm ${d} V ${v} [4, ${n}], far first vectors`,
+            gx.layerNorm(gw, gb, 1e-5),
+            cx.layerNorm(cw, cb, 1e-5),
+            tolOf(d),
+          ),
+        );
+      }
     }
-  }
-}, 'layerNorm, rmsNorm: NaN and infinities in x, the weight and the bias on the register and split kernels');
+  },
+  'layerNorm: rows whose first vector is far from the mean, and far from 0, on every V',
+);
 
-s.opTest('layerNorm', async (dev) => {
-  // bf16's register kernels take the statistics about a pivot, the mean of the row's first
-  // vector (norm.hip): rows whose first vector sits far out (near the cancellation bound of
-  // 1 + n/8), a row far from 0 with a small spread, a row whose first vector is constant
-  const n = 4096, xs: number[] = [];
-  for (let i = 0; i < n; i++) xs.push(i < 8 ? 64 : ((i * 37) % 17) / 8 - 1);
-  for (let i = 0; i < n; i++) xs.push(i < 8 ? -300 : ((i * 53) % 29) / 14 - 1);
-  for (let i = 0; i < n; i++) xs.push(20000 + 128 * ((i * 13) % 7));
-  for (let i = 0; i < n; i++) xs.push(i < 8 ? 3 : 3 + ((i * 11) % 5) / 4);
-  const ws = Array.from({ length: n }, (_, i) => 0.5 + (i % 3) / 3), bs = Array.from({ length: n }, (_, i) => (i % 4) / 4 - 0.5);
-  for (const d of REG) {
-    const [cx, cw, cb] = [cpuFrom(xs, [4, n], d), cpuFrom(ws, [n], d), cpuFrom(bs, [n], d)];
-    const [gx, gw, gb] = [cx.to(dev), cw.to(dev), cb.to(dev)];
-    for (const v of REG_ROW_VECS.norm) {
-      await withVecs(String(v), () => sameSpecials(`layerNorm ${d} V ${v} [4, ${n}], far first vectors`, gx.layerNorm(gw, gb, 1e-5), cx.layerNorm(cw, cb, 1e-5), tolOf(d)));
+s.opTest(
+  'max',
+  async (dev) => {
+    // rows: a NaN, a +inf, a -inf, both infinities, then plain ones; long enough (2000) for V > 1
+    for (const d of REG) {
+      const n = 2000,
+        vals = Array.from({ length: FOLD_ROWS * n }, (_, i) => ((i * 7919) % 13) - 6);
+      vals[5] = NaN;
+      vals[n + 7] = Infinity;
+      vals[2 * n + 9] = -Infinity;
+      vals[3 * n] = Infinity;
+      vals[3 * n + 1] = -Infinity;
+      const cpu = cpuFrom(vals, [FOLD_ROWS, n], d),
+        x = cpu.to(dev);
+      for (const op of REG_FOLD_OPS)
+        await sameSpecials(
+          `${op} ${d} [${FOLD_ROWS}, ${n}]`,
+          x.reduce(op, -1, false),
+          cpu.reduce(op, -1, false),
+          tolOf(d),
+        );
     }
-  }
-}, 'layerNorm: rows whose first vector is far from the mean, and far from 0, on every V');
+  },
+  'sum, mean, max, min: NaN and infinities on the register reductions',
+);
 
-s.opTest('max', async (dev) => {
-  // rows: a NaN, a +inf, a -inf, both infinities, then plain ones; long enough (2000) for V > 1
-  for (const d of REG) {
-    const n = 2000, vals = Array.from({ length: FOLD_ROWS * n }, (_, i) => ((i * 7919) % 13) - 6);
-    vals[5] = NaN; vals[n + 7] = Infinity; vals[2 * n + 9] = -Infinity; vals[3 * n] = Infinity; vals[3 * n + 1] = -Infinity;
-    const cpu = cpuFrom(vals, [FOLD_ROWS, n], d), x = cpu.to(dev);
-    for (const op of REG_FOLD_OPS) await sameSpecials(`${op} ${d} [${FOLD_ROWS}, ${n}]`, x.reduce(op, -1, false), cpu.reduce(op, -1, false), tolOf(d));
-  }
-}, 'sum, mean, max, min: NaN and infinities on the register reductions');
-
-s.opTest('softmax', async (dev) => {
-  // the split kernels' rows sum to 1 (each row's chunks merged right)
-  for (const d of REG) {
-    const y = randT([3, 131072], d, -8, 8, dev).softmax(-1);
-    const sums = Array.from(await y.toDtype('f64').sum(-1).toArray(), Number);
-    sums.forEach((v, i) => assert.ok(Math.abs(v - 1) <= (d === 'f32' ? 1e-4 : 2e-2), `${d} row ${i} sums to ${v}`));
-  }
-}, 'softmax: long rows sum to 1');
+s.opTest(
+  'softmax',
+  async (dev) => {
+    // the split kernels' rows sum to 1 (each row's chunks merged right)
+    for (const d of REG) {
+      const y = randT([3, 131072], d, -8, 8, dev).softmax(-1);
+      const sums = Array.from(await y.toDtype('f64').sum(-1).toArray(), Number);
+      sums.forEach((v, i) => assert.ok(Math.abs(v - 1) <= (d === 'f32' ? 1e-4 : 2e-2), `${d} row ${i} sums to ${v}`));
+    }
+  },
+  'softmax: long rows sum to 1',
+);
 
 s.run();

@@ -9,7 +9,8 @@ import { asDevicePtr, type DevicePtr, type GpuRuntime, type DeviceInfo } from '.
 import { Kernels, findKernelsDir, readManifest } from '../../src/runtime/kernels.ts';
 
 const s = gpuSuite('gpu/runtime', { needsRuntime: true });
-const MiB = 1 << 20, GiB = 1 << 30;
+const MiB = 1 << 20,
+  GiB = 1 << 30;
 const SIZES = [1, 3, 4, 7, 64, 1000, 4096, 65537, MiB, MiB + 13, 16 * MiB + 1, 256 * MiB, GiB];
 
 /** deterministic bytes that differ between any two 1 MiB tiles (a misplaced tile shows) */
@@ -17,7 +18,14 @@ function pattern(n: number, seed: number, into?: Uint8Array): Uint8Array {
   const out = into ?? new Uint8Array(n);
   const tile = new Uint8Array(Math.min(n, MiB));
   let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < tile.length; i++) { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; tile[i] = x & 0xff; }
+  for (let i = 0; i < tile.length; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    tile[i] = x & 0xff;
+  }
   for (let off = 0, t = 0; off < n; off += MiB, t++) {
     const len = Math.min(MiB, n - off);
     out.set(len === tile.length ? tile : tile.subarray(0, len), off);
@@ -51,12 +59,23 @@ s.test('device info and memory info', (dev) => {
   assert.ok(info.name.length > 0, 'name');
   assert.ok(info.arch.length > 0 && info.archFull.startsWith(info.arch), `arch ${info.arch} / ${info.archFull}`);
   assert.ok([32, 64].includes(info.warpSize), `warpSize ${info.warpSize}`);
-  assert.ok(info.multiprocessors > 0 && info.maxThreadsPerBlock >= 256 && info.maxSharedMemoryPerBlock >= 16384, JSON.stringify(info));
-  assert.ok(info.maxGridDim.every((g) => g >= 65535), `maxGridDim ${info.maxGridDim}`);
+  assert.ok(
+    info.multiprocessors > 0 && info.maxThreadsPerBlock >= 256 && info.maxSharedMemoryPerBlock >= 16384,
+    JSON.stringify(info),
+  );
+  assert.ok(
+    info.maxGridDim.every((g) => g >= 65535),
+    `maxGridDim ${info.maxGridDim}`,
+  );
   const m = dev.runtime.memGetInfo();
   assert.ok(m.total > 0 && m.free > 0 && m.free <= m.total, JSON.stringify(m));
-  assert.ok(Math.abs(m.total - info.totalMemory) <= 0.05 * info.totalMemory, `memGetInfo total ${m.total} vs info ${info.totalMemory}`);
-  console.log(`  ${dev}: ${info.name}, ${info.arch}, ${info.multiprocessors} multiprocessors, wave ${info.warpSize}, ${(m.total / GiB).toFixed(1)} GiB (${(m.free / GiB).toFixed(1)} free)`);
+  assert.ok(
+    Math.abs(m.total - info.totalMemory) <= 0.05 * info.totalMemory,
+    `memGetInfo total ${m.total} vs info ${info.totalMemory}`,
+  );
+  console.log(
+    `  ${dev}: ${info.name}, ${info.arch}, ${info.multiprocessors} multiprocessors, wave ${info.warpSize}, ${(m.total / GiB).toFixed(1)} GiB (${(m.free / GiB).toFixed(1)} free)`,
+  );
 });
 
 s.test('sync copies H2D, D2D, D2H round trip, 1 byte .. 1 GiB, aligned and not', (dev) => {
@@ -94,7 +113,8 @@ s.test('async copies through pinned buffers on a user stream, 1 byte .. 1 GiB', 
   const stream = rt.streamCreate();
   try {
     for (const n of SIZES) {
-      const inBuf = rt.hostAlloc(n + 8), outBuf = rt.hostAlloc(n + 8);
+      const inBuf = rt.hostAlloc(n + 8),
+        outBuf = rt.hostAlloc(n + 8);
       try {
         assert.is(inBuf.bytes.length, n + 8, 'pinned view length');
         const want = pattern(n, n + 1, inBuf.bytes.subarray(5, 5 + n));
@@ -109,7 +129,8 @@ s.test('async copies through pinned buffers on a user stream, 1 byte .. 1 GiB', 
         assert.is(outBuf.bytes[2], 0, 'byte before the copied range untouched');
         assert.is(outBuf.bytes[3 + n], 0, 'byte after the copied range untouched');
       } finally {
-        rt.hostFree(inBuf); rt.hostFree(outBuf);
+        rt.hostFree(inBuf);
+        rt.hostFree(outBuf);
       }
     }
   } finally {
@@ -134,7 +155,8 @@ s.test('memsetAsync writes exactly its range', (dev) => {
 
 s.test('two streams ordered by an event (runtime) and by Stream.waitFor', (dev) => {
   const rt = dev.runtime;
-  const big = 256 * MiB, n = 4 * MiB;
+  const big = 256 * MiB,
+    n = 4 * MiB;
   const want = pattern(n, 77);
   withDevMem(rt, [big, big, n, n, n], (x, y, a, b, c) => {
     for (const how of ['event', 'waitFor'] as const) {
@@ -142,7 +164,8 @@ s.test('two streams ordered by an event (runtime) and by Stream.waitFor', (dev) 
       rt.memsetAsync(b, 0, n, rt.defaultStream);
       rt.memsetAsync(c, 0, n, rt.defaultStream);
       rt.synchronize();
-      const s1 = dev.createStream(), s2 = dev.createStream();
+      const s1 = dev.createStream(),
+        s2 = dev.createStream();
       try {
         // a long queue on s1 ends with the write of b; s2 reads b only after waiting for it
         for (let i = 0; i < 8; i++) rt.copyDtoDAsync(y, x, big, s1.handle);
@@ -162,7 +185,8 @@ s.test('two streams ordered by an event (runtime) and by Stream.waitFor', (dev) 
         sameBytes(back, want, `stream ordering by ${how}`);
       } finally {
         s1.synchronize();
-        s1.destroy(); s2.destroy();
+        s1.destroy();
+        s2.destroy();
       }
     }
   });
@@ -172,7 +196,8 @@ s.test('events: timing of real work, query, synchronize', (dev) => {
   const rt = dev.runtime;
   const n = 256 * MiB;
   withDevMem(rt, [n, n], (a, b) => {
-    const start = rt.eventCreate(true), end = rt.eventCreate(true);
+    const start = rt.eventCreate(true),
+      end = rt.eventCreate(true);
     try {
       rt.eventRecord(start, rt.defaultStream);
       for (let i = 0; i < 4; i++) rt.copyDtoDAsync(b, a, n, rt.defaultStream);
@@ -181,9 +206,12 @@ s.test('events: timing of real work, query, synchronize', (dev) => {
       assert.ok(rt.eventQuery(end), 'eventQuery after eventSynchronize');
       const ms = rt.eventElapsedMs(start, end);
       assert.ok(ms > 0 && ms < 10_000, `elapsed ${ms} ms for 4 copies of 256 MiB`);
-      console.log(`  4 x 256 MiB device copies: ${ms.toFixed(3)} ms, ${((8 * n) / (ms / 1e3) / 1e9).toFixed(0)} GB/s read + written`);
+      console.log(
+        `  4 x 256 MiB device copies: ${ms.toFixed(3)} ms, ${((8 * n) / (ms / 1e3) / 1e9).toFixed(0)} GB/s read + written`,
+      );
     } finally {
-      rt.eventDestroy(start); rt.eventDestroy(end);
+      rt.eventDestroy(start);
+      rt.eventDestroy(end);
     }
   });
   // a recorded event with no work before it completes
@@ -196,7 +224,7 @@ s.test('events: timing of real work, query, synchronize', (dev) => {
 
 s.test('out of memory: OutOfMemoryError with the numbers, then allocation works', (dev) => {
   const rt = dev.runtime;
-  const ask = Math.ceil(rt.info.totalMemory * 2 / MiB) * MiB;
+  const ask = Math.ceil((rt.info.totalMemory * 2) / MiB) * MiB;
   const e = thrown(() => rt.malloc(ask), `malloc(${ask})`);
   assert.instance(e, OutOfMemoryError, `malloc(${ask}) threw ${e}`);
   assert.ok(e.message.includes(String(ask)), `message names the size asked for: ${e.message}`);
@@ -208,7 +236,8 @@ s.test('out of memory: OutOfMemoryError with the numbers, then allocation works'
 });
 
 s.test('BLAS and DNN libraries load', (dev) => {
-  const blas = dev.runtime.blas(), dnn = dev.runtime.dnn();
+  const blas = dev.runtime.blas(),
+    dnn = dev.runtime.dnn();
   assert.ok(blas.name.length > 0 && blas.version.length > 0, `blas ${blas.name} ${blas.version}`);
   assert.ok(dnn.name.length > 0 && dnn.version.length > 0, `dnn ${dnn.name} ${dnn.version}`);
   console.log(`  ${blas.name} ${blas.version}, ${dnn.name} ${dnn.version}`);
@@ -236,9 +265,15 @@ s.test('kernels for an arch with no code object: NoKernelForArchError listing th
   // this device's own arch has code objects
   assert.ok(have.includes(dev.kernels.objectKey), `objectKey ${dev.kernels.objectKey}`);
   const file = Object.keys(manifest.files)[0]!;
-  for (const info of [{ vendor: 'rocm', arch: 'gfx000', archFull: 'gfx000:xnack-' }, { vendor: 'cuda', arch: 'sm_50', archFull: 'sm_50' }] as const) {
+  for (const info of [
+    { vendor: 'rocm', arch: 'gfx000', archFull: 'gfx000:xnack-' },
+    { vendor: 'cuda', arch: 'sm_50', archFull: 'sm_50' },
+  ] as const) {
     const k = new Kernels(pretend(rt, info), { dir });
-    for (const [what, fn] of [['objectKey', () => k.objectKey], [`params(${file})`, () => k.params(file, 'any')]] as const) {
+    for (const [what, fn] of [
+      ['objectKey', () => k.objectKey],
+      [`params(${file})`, () => k.params(file, 'any')],
+    ] as const) {
       const e = thrown(fn, `${info.arch}: ${what}`);
       assert.instance(e, NoKernelForArchError, `${info.arch}: ${what} threw ${e}`);
       assert.ok(e.message.includes(info.archFull), `message names the arch: ${e.message}`);

@@ -28,7 +28,13 @@ export class SanitizeRun {
   }
 
   /** run(ins) on the CPU inputs and on GPU copies of them (disposed after), compared */
-  async same<I extends Tensor | null>(what: string, run: (ins: readonly I[]) => Tensor, ins: readonly I[], tol: number, o: SameOptions = {}): Promise<void> {
+  async same<I extends Tensor | null>(
+    what: string,
+    run: (ins: readonly I[]) => Tensor,
+    ins: readonly I[],
+    tol: number,
+    o: SameOptions = {},
+  ): Promise<void> {
     const want = Array.from(run(ins).toArraySync(), Number);
     // an absent input (null) stays absent on the GPU side
     const on = ins.map((t) => (t === null ? t : t.to(this.dev))) as I[];
@@ -54,6 +60,8 @@ export class SanitizeRun {
   /** waits for the GPU, then prints the count and the worst error */
   report(): void {
     this.dev.synchronize();
-    console.log(`${this.name}: ${this.cases} cases match the CPU reference (worst relative error ${this.worst.toExponential(2)})`);
+    console.log(
+      `${this.name}: ${this.cases} cases match the CPU reference (worst relative error ${this.worst.toExponential(2)})`,
+    );
   }
 }

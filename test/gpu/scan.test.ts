@@ -24,15 +24,30 @@ const CASES: readonly { shape: number[]; dim: number; layouts?: boolean }[] = [
   { shape: [300, 48], dim: 1, layouts: true },
 ];
 
-s.opTest('cumsum', async () => {
-  for (const c of CASES) {
-    await checkOp('cumsum', FLOAT_DTYPES, c.layouts ? LAYOUTS : ['contiguous'],
-      (d: DType) => [randT(c.shape, d, 0, 1)],
-      ([x]) => x!.cumsum(c.dim),
-      { variant: `[${c.shape.join(', ')}] dim ${c.dim}`, tol: { f32: 2e-6, f16: 4e-3, bf16: 2e-2 } });
-  }
-  await checkOp('cumsum', INT_DTYPES, ['contiguous'], (d) => [Tensor.ones([3, 4], { dtype: d })], ([x]) => x!.cumsum(1), { variant: 'integer dtypes (rejected)' });
-}, 'cumsum: block sizes, recursion, dims, every float dtype and layout');
+s.opTest(
+  'cumsum',
+  async () => {
+    for (const c of CASES) {
+      await checkOp(
+        'cumsum',
+        FLOAT_DTYPES,
+        c.layouts ? LAYOUTS : ['contiguous'],
+        (d: DType) => [randT(c.shape, d, 0, 1)],
+        ([x]) => x!.cumsum(c.dim),
+        { variant: `[${c.shape.join(', ')}] dim ${c.dim}`, tol: { f32: 2e-6, f16: 4e-3, bf16: 2e-2 } },
+      );
+    }
+    await checkOp(
+      'cumsum',
+      INT_DTYPES,
+      ['contiguous'],
+      (d) => [Tensor.ones([3, 4], { dtype: d })],
+      ([x]) => x!.cumsum(1),
+      { variant: 'integer dtypes (rejected)' },
+    );
+  },
+  'cumsum: block sizes, recursion, dims, every float dtype and layout',
+);
 
 s.test('cumsum: probabilities reach 1 at the end of a 128k row', async (dev) => {
   const p = randT([2, 131072], 'f32', 0, 1, dev).softmax(-1);

@@ -10,7 +10,12 @@ import { FOLDERS } from '../fixtures/model-folders.ts';
 export const TP_FOLDERS: readonly FolderSpec[] = [
   FOLDERS.find((f) => f.name === 'llama-untied-sharded')!,
   FOLDERS.find((f) => f.name === 'qwen2-tied')!,
-  { name: 'mistral-tp', type: 'mistral', options: { hidden: 64, heads: 4, kvHeads: 2, ff: 128, window: 6 }, shardBytes: 0 },
+  {
+    name: 'mistral-tp',
+    type: 'mistral',
+    options: { hidden: 64, heads: 4, kvHeads: 2, ff: 128, window: 6 },
+    shardBytes: 0,
+  },
 ];
 
 export const TP_PROMPT = [379, 40, 41, 300, 7, 99, 123, 5, 250];
@@ -43,7 +48,9 @@ export async function tpRecord(m: LlamaModel, folder: string, dtype: string, see
   for (const t of [ids, l]) t.dispose();
   c.dispose();
   return {
-    folder, dtype, prefill,
+    folder,
+    dtype,
+    prefill,
     greedyEager: await generated(m, { graph: false }),
     greedyGraph: await generated(m, { graph: true }),
     sampledGraph: await generated(m, { graph: true, temperature: 0.8, topK: 50, seed }),

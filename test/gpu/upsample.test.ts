@@ -31,11 +31,23 @@ const BIG_CASE = { name: '[2, 9, 64, 64] -> 256x256 (1.2M elements)', x: [2, 9, 
 
 s.opTest('upsampleNearest2d', async () => {
   for (const c of SIZES) {
-    await checkOp('upsampleNearest2d', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.x, d)],
-      ([x]) => x!.upsampleNearest2d(c.h, c.w), { tol: 0, variant: c.name });
+    await checkOp(
+      'upsampleNearest2d',
+      FLOAT_DTYPES,
+      LAYOUTS,
+      (d) => [randT(c.x, d)],
+      ([x]) => x!.upsampleNearest2d(c.h, c.w),
+      { tol: 0, variant: c.name },
+    );
   }
-  await checkOp('upsampleNearest2d', ['f32', 'f16'], BIG, (d) => [randT(BIG_CASE.x, d)],
-    ([x]) => x!.upsampleNearest2d(BIG_CASE.h, BIG_CASE.w), { tol: 0, variant: BIG_CASE.name });
+  await checkOp(
+    'upsampleNearest2d',
+    ['f32', 'f16'],
+    BIG,
+    (d) => [randT(BIG_CASE.x, d)],
+    ([x]) => x!.upsampleNearest2d(BIG_CASE.h, BIG_CASE.w),
+    { tol: 0, variant: BIG_CASE.name },
+  );
 });
 
 // widths of 16: whole vectors of every float dtype (2, 4 or 8 elements); 12 and 20: whole
@@ -51,22 +63,57 @@ const ROWS_CASES: readonly { name: string; x: number[]; h: number; w: number }[]
   { name: 'columns x3 [1, 2, 3, 16] -> 6x48 (element kernel)', x: [1, 2, 3, 16], h: 6, w: 48 },
 ];
 
-s.opTest('upsampleNearest2d', async () => {
-  for (const c of ROWS_CASES) {
-    await checkOp('upsampleNearest2d', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.x, d)],
-      ([x]) => x!.upsampleNearest2d(c.h, c.w), { tol: 0, variant: c.name });
-  }
-  // a view whose rows are whole vectors but not packed: rows 1..5 of 9, the plane strides 9 rows
-  await checkOp('upsampleNearest2d', FLOAT_DTYPES, ['contiguous', 'broadcast'], (d) => [randT([2, 3, 9, 16], d)],
-    ([x]) => x!.narrow(2, 1, 5).upsampleNearest2d(10, 32), { tol: 0, variant: 'rows 1..5 of [2, 3, 9, 16] -> 10x32' });
-  await checkOp('upsampleNearest2d', FLOAT_DTYPES, BIG, (d) => [randT([2, 9, 64, 64], d)],
-    ([x]) => x!.upsampleNearest2d(128, 128), { tol: 0, variant: 'x2 [2, 9, 64, 64] -> 128x128' });
-}, 'upsampleNearest2d: the vector-row kernel (and x2 beside it)');
+s.opTest(
+  'upsampleNearest2d',
+  async () => {
+    for (const c of ROWS_CASES) {
+      await checkOp(
+        'upsampleNearest2d',
+        FLOAT_DTYPES,
+        LAYOUTS,
+        (d) => [randT(c.x, d)],
+        ([x]) => x!.upsampleNearest2d(c.h, c.w),
+        { tol: 0, variant: c.name },
+      );
+    }
+    // a view whose rows are whole vectors but not packed: rows 1..5 of 9, the plane strides 9 rows
+    await checkOp(
+      'upsampleNearest2d',
+      FLOAT_DTYPES,
+      ['contiguous', 'broadcast'],
+      (d) => [randT([2, 3, 9, 16], d)],
+      ([x]) => x!.narrow(2, 1, 5).upsampleNearest2d(10, 32),
+      { tol: 0, variant: 'rows 1..5 of [2, 3, 9, 16] -> 10x32' },
+    );
+    await checkOp(
+      'upsampleNearest2d',
+      FLOAT_DTYPES,
+      BIG,
+      (d) => [randT([2, 9, 64, 64], d)],
+      ([x]) => x!.upsampleNearest2d(128, 128),
+      { tol: 0, variant: 'x2 [2, 9, 64, 64] -> 128x128' },
+    );
+  },
+  'upsampleNearest2d: the vector-row kernel (and x2 beside it)',
+);
 
 s.opTest('upsampleNearest1d', async () => {
-  for (const [l, n] of [[5, 11], [2, 82], [7, 3], [4, 4], [16, 32], [16, 16]] as const) {
-    await checkOp('upsampleNearest1d', FLOAT_DTYPES, LAYOUTS, (d) => [randT([2, 3, l], d)],
-      ([x]) => x!.upsampleNearest1d(n), { tol: 0, variant: `[2, 3, ${l}] -> ${n}` });
+  for (const [l, n] of [
+    [5, 11],
+    [2, 82],
+    [7, 3],
+    [4, 4],
+    [16, 32],
+    [16, 16],
+  ] as const) {
+    await checkOp(
+      'upsampleNearest1d',
+      FLOAT_DTYPES,
+      LAYOUTS,
+      (d) => [randT([2, 3, l], d)],
+      ([x]) => x!.upsampleNearest1d(n),
+      { tol: 0, variant: `[2, 3, ${l}] -> ${n}` },
+    );
   }
 });
 
@@ -82,14 +129,30 @@ const BILINEAR_ROWS: readonly { name: string; x: number[]; h: number; w: number 
 ];
 
 for (const alignCorners of [false, true]) {
-  s.opTest('upsampleBilinear2d', async () => {
-    for (const c of [...SIZES, ...BILINEAR_ROWS]) {
-      await checkOp('upsampleBilinear2d', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.x, d)],
-        ([x]) => x!.upsampleBilinear2d(c.h, c.w, alignCorners), { variant: `${c.name}, alignCorners ${alignCorners}` });
-    }
-    await checkOp('upsampleBilinear2d', ['f32', 'bf16'], BIG, (d) => [randT(BIG_CASE.x, d)],
-      ([x]) => x!.upsampleBilinear2d(BIG_CASE.h, BIG_CASE.w, alignCorners), { variant: `${BIG_CASE.name}, alignCorners ${alignCorners}` });
-  }, `upsampleBilinear2d alignCorners ${alignCorners}`);
+  s.opTest(
+    'upsampleBilinear2d',
+    async () => {
+      for (const c of [...SIZES, ...BILINEAR_ROWS]) {
+        await checkOp(
+          'upsampleBilinear2d',
+          FLOAT_DTYPES,
+          LAYOUTS,
+          (d) => [randT(c.x, d)],
+          ([x]) => x!.upsampleBilinear2d(c.h, c.w, alignCorners),
+          { variant: `${c.name}, alignCorners ${alignCorners}` },
+        );
+      }
+      await checkOp(
+        'upsampleBilinear2d',
+        ['f32', 'bf16'],
+        BIG,
+        (d) => [randT(BIG_CASE.x, d)],
+        ([x]) => x!.upsampleBilinear2d(BIG_CASE.h, BIG_CASE.w, alignCorners),
+        { variant: `${BIG_CASE.name}, alignCorners ${alignCorners}` },
+      );
+    },
+    `upsampleBilinear2d alignCorners ${alignCorners}`,
+  );
 }
 
 // ---- exactly 2x (upsample_nearest_x2, upsample_bilinear_x2) ---------------------------------------
@@ -112,35 +175,76 @@ const X2_VIEWS: readonly { name: string; base: number[]; view: (x: Tensor) => Te
   { name: 'rows 2..6 of [2, 3, 9, 16]', base: [2, 3, 9, 16], view: (x) => x.narrow(2, 2, 5) },
   { name: 'planes 1..3 of [2, 5, 3, 16]', base: [2, 5, 3, 16], view: (x) => x.narrow(1, 1, 3) },
   { name: 'columns 16..39 of [2, 2, 5, 48]', base: [2, 2, 5, 48], view: (x) => x.narrow(3, 16, 24) },
-  { name: '[3, 2, 5, 16] as [2, 3, 5, 16] (planes permuted)', base: [3, 2, 5, 16], view: (x) => x.permute([1, 0, 2, 3]) },
+  {
+    name: '[3, 2, 5, 16] as [2, 3, 5, 16] (planes permuted)',
+    base: [3, 2, 5, 16],
+    view: (x) => x.permute([1, 0, 2, 3]),
+  },
   { name: '[1, 3, 6, 8] broadcast to [4, 3, 6, 8]', base: [1, 3, 6, 8], view: (x) => x.broadcastAs([4, 3, 6, 8]) },
 ];
 
-s.opTest('upsampleNearest2d', async () => {
-  for (const c of X2_CASES) {
-    const [h, w] = x2Size(c.x);
-    await checkOp('upsampleNearest2d', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.x, d)],
-      ([x]) => x!.upsampleNearest2d(h, w), { tol: 0, variant: c.name });
-  }
-  for (const v of X2_VIEWS) {
-    await checkOp('upsampleNearest2d', FLOAT_DTYPES, ['contiguous'], (d) => [randT(v.base, d)],
-      ([x]) => { const xv = v.view(x!); return xv.upsampleNearest2d(2 * xv.shape[2]!, 2 * xv.shape[3]!); }, { tol: 0, variant: v.name });
-  }
-}, 'upsampleNearest2d: exactly 2x (upsample_nearest_x2)');
-
-for (const alignCorners of [false, true]) {
-  s.opTest('upsampleBilinear2d', async () => {
+s.opTest(
+  'upsampleNearest2d',
+  async () => {
     for (const c of X2_CASES) {
       const [h, w] = x2Size(c.x);
-      await checkOp('upsampleBilinear2d', FLOAT_DTYPES, LAYOUTS, (d) => [randT(c.x, d)],
-        ([x]) => x!.upsampleBilinear2d(h, w, alignCorners), { variant: `${c.name}, alignCorners ${alignCorners}` });
+      await checkOp(
+        'upsampleNearest2d',
+        FLOAT_DTYPES,
+        LAYOUTS,
+        (d) => [randT(c.x, d)],
+        ([x]) => x!.upsampleNearest2d(h, w),
+        { tol: 0, variant: c.name },
+      );
     }
     for (const v of X2_VIEWS) {
-      await checkOp('upsampleBilinear2d', FLOAT_DTYPES, ['contiguous'], (d) => [randT(v.base, d)],
-        ([x]) => { const xv = v.view(x!); return xv.upsampleBilinear2d(2 * xv.shape[2]!, 2 * xv.shape[3]!, alignCorners); },
-        { variant: `${v.name}, alignCorners ${alignCorners}` });
+      await checkOp(
+        'upsampleNearest2d',
+        FLOAT_DTYPES,
+        ['contiguous'],
+        (d) => [randT(v.base, d)],
+        ([x]) => {
+          const xv = v.view(x!);
+          return xv.upsampleNearest2d(2 * xv.shape[2]!, 2 * xv.shape[3]!);
+        },
+        { tol: 0, variant: v.name },
+      );
     }
-  }, `upsampleBilinear2d: exactly 2x (upsample_bilinear_x2 without alignCorners), alignCorners ${alignCorners}`);
+  },
+  'upsampleNearest2d: exactly 2x (upsample_nearest_x2)',
+);
+
+for (const alignCorners of [false, true]) {
+  s.opTest(
+    'upsampleBilinear2d',
+    async () => {
+      for (const c of X2_CASES) {
+        const [h, w] = x2Size(c.x);
+        await checkOp(
+          'upsampleBilinear2d',
+          FLOAT_DTYPES,
+          LAYOUTS,
+          (d) => [randT(c.x, d)],
+          ([x]) => x!.upsampleBilinear2d(h, w, alignCorners),
+          { variant: `${c.name}, alignCorners ${alignCorners}` },
+        );
+      }
+      for (const v of X2_VIEWS) {
+        await checkOp(
+          'upsampleBilinear2d',
+          FLOAT_DTYPES,
+          ['contiguous'],
+          (d) => [randT(v.base, d)],
+          ([x]) => {
+            const xv = v.view(x!);
+            return xv.upsampleBilinear2d(2 * xv.shape[2]!, 2 * xv.shape[3]!, alignCorners);
+          },
+          { variant: `${v.name}, alignCorners ${alignCorners}` },
+        );
+      }
+    },
+    `upsampleBilinear2d: exactly 2x (upsample_bilinear_x2 without alignCorners), alignCorners ${alignCorners}`,
+  );
 }
 
 // the same values through each kernel, raw bits equal: the x2 kernel (x contiguous), the
@@ -148,22 +252,32 @@ for (const alignCorners of [false, true]) {
 // bilinear, the vector-row kernel (x 3 elements into its storage: not 16-byte aligned)
 function paths(x: Tensor): { x2: Tensor; element: Tensor; rows: Tensor } {
   const [n, c, h, w] = x.shape as [number, number, number, number];
-  const element = Tensor.stack([x, x], 4).reshape([n, c, h, 2 * w]).slice(3, 0, 2 * w, 2);
+  const element = Tensor.stack([x, x], 4)
+    .reshape([n, c, h, 2 * w])
+    .slice(3, 0, 2 * w, 2);
   return { x2: x, element, rows: withLayout(x, 'offset').x };
 }
 
 async function sameBits(what: string, got: Tensor, want: Tensor): Promise<void> {
-  const a = await got.toRawArray(), b = await want.toRawArray();
+  const a = await got.toRawArray(),
+    b = await want.toRawArray();
   assert.is(a.length, b.length, `${what}: lengths`);
   // compare bits, not values (-0 and 0 differ); a NaN of f32 or f64 may carry any payload
   const bits = (t: typeof a): ArrayLike<number | bigint> =>
-    t instanceof Float32Array ? new Uint32Array(t.buffer, t.byteOffset, t.length)
-      : t instanceof Float64Array ? new BigUint64Array(t.buffer, t.byteOffset, t.length) : t;
-  const ab = bits(a), bb = bits(b);
+    t instanceof Float32Array
+      ? new Uint32Array(t.buffer, t.byteOffset, t.length)
+      : t instanceof Float64Array
+        ? new BigUint64Array(t.buffer, t.byteOffset, t.length)
+        : t;
+  const ab = bits(a),
+    bb = bits(b);
   for (let i = 0; i < b.length; i++) {
     if (ab[i] === bb[i]) continue;
-    if ((a instanceof Float32Array || a instanceof Float64Array) && Number.isNaN(a[i]) && Number.isNaN(b[i] as number)) continue;
-    assert.unreachable(`${what}: element ${i} is ${a[i]} (bits ${ab[i]}), the other kernel gives ${b[i]} (bits ${bb[i]})`);
+    if ((a instanceof Float32Array || a instanceof Float64Array) && Number.isNaN(a[i]) && Number.isNaN(b[i] as number))
+      continue;
+    assert.unreachable(
+      `${what}: element ${i} is ${a[i]} (bits ${ab[i]}), the other kernel gives ${b[i]} (bits ${bb[i]})`,
+    );
   }
 }
 
@@ -182,58 +296,96 @@ function specials(shape: number[], dtype: DType): Tensor {
   return Tensor.from(v, { shape, dtype });
 }
 
-s.opTest('upsampleBilinear2d', async (dev) => {
-  for (const dtype of ['f32', 'f16', 'bf16'] as const) {
-    for (const c of X2_CASES) {
-      if (c.x[3]! % (dtype === 'f32' ? 4 : 8) !== 0) continue;
-      for (const special of [false, true]) {
-        const p = paths((special ? specials(c.x, dtype) : randT(c.x, dtype)).to(dev));
-        const [h, w] = x2Size(c.x);
-        const what = `bilinear ${dtype} ${c.name}${special ? ' with NaN and infinities' : ''}`;
-        const y = p.x2.upsampleBilinear2d(h, w, false);
-        await sameBits(`${what}: x2 vs the element kernel`, y, p.element.upsampleBilinear2d(h, w, false));
-        await sameBits(`${what}: x2 vs the vector-row kernel`, y, p.rows.upsampleBilinear2d(h, w, false));
+s.opTest(
+  'upsampleBilinear2d',
+  async (dev) => {
+    for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+      for (const c of X2_CASES) {
+        if (c.x[3]! % (dtype === 'f32' ? 4 : 8) !== 0) continue;
+        for (const special of [false, true]) {
+          const p = paths((special ? specials(c.x, dtype) : randT(c.x, dtype)).to(dev));
+          const [h, w] = x2Size(c.x);
+          const what = `bilinear ${dtype} ${c.name}${special ? ' with NaN and infinities' : ''}`;
+          const y = p.x2.upsampleBilinear2d(h, w, false);
+          await sameBits(`${what}: x2 vs the element kernel`, y, p.element.upsampleBilinear2d(h, w, false));
+          await sameBits(`${what}: x2 vs the vector-row kernel`, y, p.rows.upsampleBilinear2d(h, w, false));
+        }
       }
     }
-  }
-}, 'upsampleBilinear2d x2: bit for bit the element and vector-row kernels, NaN and infinities included');
+  },
+  'upsampleBilinear2d x2: bit for bit the element and vector-row kernels, NaN and infinities included',
+);
 
-s.opTest('upsampleNearest2d', async (dev) => {
-  for (const dtype of FLOAT_DTYPES) {
-    for (const c of X2_CASES) {
-      const p = paths(specials(c.x, dtype).to(dev));
-      const [h, w] = x2Size(c.x);
-      await sameBits(`nearest ${dtype} ${c.name}: x2 vs the element kernel`, p.x2.upsampleNearest2d(h, w), p.element.upsampleNearest2d(h, w));
+s.opTest(
+  'upsampleNearest2d',
+  async (dev) => {
+    for (const dtype of FLOAT_DTYPES) {
+      for (const c of X2_CASES) {
+        const p = paths(specials(c.x, dtype).to(dev));
+        const [h, w] = x2Size(c.x);
+        await sameBits(
+          `nearest ${dtype} ${c.name}: x2 vs the element kernel`,
+          p.x2.upsampleNearest2d(h, w),
+          p.element.upsampleNearest2d(h, w),
+        );
+      }
     }
-  }
-}, 'upsampleNearest2d x2: bit for bit the element kernel');
+  },
+  'upsampleNearest2d x2: bit for bit the element kernel',
+);
 
 // more tasks (planes * strips of 4 rows * output vectors a row) than the grid has threads
 // (launch1d: at most 32 blocks of 256 a multiprocessor), so the kernels' task loop turns:
 // against the element kernel bit for bit, and the last plane against the CPU
-s.opTest('upsampleBilinear2d', async (dev) => {
-  const [n, c, h, w] = [16, 64, 128, 128];
-  const x = randT([n, c, h, w], 'f32').to(dev);
-  const tasks = n * c * (h / 4) * ((2 * w) / 4), threads = dev.runtime.info.multiprocessors * 32 * 256;
-  assert.ok(tasks > threads, `${tasks} tasks do not outnumber the grid's ${threads} threads`);
-  const p = paths(x);
-  const y = p.x2.upsampleBilinear2d(2 * h, 2 * w, false);
-  await sameBits('bilinear f32 [16, 64, 128, 128] x2 vs the element kernel', y, p.element.upsampleBilinear2d(2 * h, 2 * w, false));
-  await sameBits('nearest f32 [16, 64, 128, 128] x2 vs the element kernel', p.x2.upsampleNearest2d(2 * h, 2 * w), p.element.upsampleNearest2d(2 * h, 2 * w));
-  const lastPlane = (t: Tensor): Tensor => t.narrow(0, n - 1, 1).narrow(1, c - 1, 1);
-  const want = Array.from(lastPlane(x).to(Device.cpu()).upsampleBilinear2d(2 * h, 2 * w, false).toArraySync(), Number);
-  const got = Array.from(await lastPlane(y).contiguous().toArray(), Number);
-  const e = relErr(got, want);
-  assert.ok(e <= 1e-5, `the last plane against the CPU: relative error ${e}`);
-}, 'upsample x2: more tasks than the grid has threads');
+s.opTest(
+  'upsampleBilinear2d',
+  async (dev) => {
+    const [n, c, h, w] = [16, 64, 128, 128];
+    const x = randT([n, c, h, w], 'f32').to(dev);
+    const tasks = n * c * (h / 4) * ((2 * w) / 4),
+      threads = dev.runtime.info.multiprocessors * 32 * 256;
+    assert.ok(tasks > threads, `${tasks} tasks do not outnumber the grid's ${threads} threads`);
+    const p = paths(x);
+    const y = p.x2.upsampleBilinear2d(2 * h, 2 * w, false);
+    await sameBits(
+      'bilinear f32 [16, 64, 128, 128] x2 vs the element kernel',
+      y,
+      p.element.upsampleBilinear2d(2 * h, 2 * w, false),
+    );
+    await sameBits(
+      'nearest f32 [16, 64, 128, 128] x2 vs the element kernel',
+      p.x2.upsampleNearest2d(2 * h, 2 * w),
+      p.element.upsampleNearest2d(2 * h, 2 * w),
+    );
+    const lastPlane = (t: Tensor): Tensor => t.narrow(0, n - 1, 1).narrow(1, c - 1, 1);
+    const want = Array.from(
+      lastPlane(x)
+        .to(Device.cpu())
+        .upsampleBilinear2d(2 * h, 2 * w, false)
+        .toArraySync(),
+      Number,
+    );
+    const got = Array.from(await lastPlane(y).contiguous().toArray(), Number);
+    const e = relErr(got, want);
+    assert.ok(e <= 1e-5, `the last plane against the CPU: relative error ${e}`);
+  },
+  'upsample x2: more tasks than the grid has threads',
+);
 
-s.opTest('upsampleBilinear2d', async (dev) => {
-  // [[0, 1], [2, 3]] to 3x3: corners kept with alignCorners, half-pixel centres without
-  const x = cpuFrom([0, 1, 2, 3], [1, 1, 2, 2], 'f32').to(dev);
-  assert.equal(Array.from(await x.upsampleBilinear2d(3, 3, true).toArray(), Number), [0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3]);
-  const half = Array.from(await x.upsampleBilinear2d(4, 4, false).toArray(), Number);
-  assert.equal(half.slice(0, 4), [0, 0.25, 0.75, 1]);
-  assert.equal(half.slice(12), [2, 2.25, 2.75, 3]);
-}, 'upsampleBilinear2d: values by hand');
+s.opTest(
+  'upsampleBilinear2d',
+  async (dev) => {
+    // [[0, 1], [2, 3]] to 3x3: corners kept with alignCorners, half-pixel centres without
+    const x = cpuFrom([0, 1, 2, 3], [1, 1, 2, 2], 'f32').to(dev);
+    assert.equal(
+      Array.from(await x.upsampleBilinear2d(3, 3, true).toArray(), Number),
+      [0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3],
+    );
+    const half = Array.from(await x.upsampleBilinear2d(4, 4, false).toArray(), Number);
+    assert.equal(half.slice(0, 4), [0, 0.25, 0.75, 1]);
+    assert.equal(half.slice(12), [2, 2.25, 2.75, 3]);
+  },
+  'upsampleBilinear2d: values by hand',
+);
 
 s.run();

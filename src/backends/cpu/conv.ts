@@ -5,13 +5,23 @@ import type { Conv2dParams, ConvTranspose2dParams } from '../../core/op-types.ts
 import { fromNumbers, readNumbers } from './util.ts';
 
 /** out[b, o, y, x] = bias[o] + sum over the group's input channels c and taps (i, j) */
-export function conv2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: Conv2dParams, outShape: Shape): RawTensor {
+export function conv2d(
+  x: RawTensor,
+  w: RawTensor,
+  bias: RawTensor | null,
+  p: Conv2dParams,
+  outShape: Shape,
+): RawTensor {
   const [n, cIn, h, wd] = x.layout.shape as [number, number, number, number];
   const [cOut, cg, kh, kw] = w.layout.shape as [number, number, number, number];
   const [, , oh, ow] = outShape as [number, number, number, number];
-  const [ph, pw] = p.padding, [sh, sw] = p.stride, [dh, dw] = p.dilation;
+  const [ph, pw] = p.padding,
+    [sh, sw] = p.stride,
+    [dh, dw] = p.dilation;
   const oPerGroup = cOut / p.groups;
-  const xv = readNumbers(x), wv = readNumbers(w), bv = bias ? readNumbers(bias) : null;
+  const xv = readNumbers(x),
+    wv = readNumbers(w),
+    bv = bias ? readNumbers(bias) : null;
   const out = new Float64Array(n * cOut * oh * ow);
   for (let b = 0; b < n; b++) {
     for (let o = 0; o < cOut; o++) {
@@ -20,7 +30,8 @@ export function conv2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: Co
         for (let xo = 0; xo < ow; xo++) {
           let s = bv ? bv[o]! : 0;
           for (let c = 0; c < cg; c++) {
-            const xBase = (b * cIn + c0 + c) * h * wd, wBase = (o * cg + c) * kh * kw;
+            const xBase = (b * cIn + c0 + c) * h * wd,
+              wBase = (o * cg + c) * kh * kw;
             for (let i = 0; i < kh; i++) {
               const iy = y * sh - ph + i * dh;
               if (iy < 0 || iy >= h) continue;
@@ -40,13 +51,23 @@ export function conv2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: Co
 }
 
 /** each input cell scatters x * w into the output cells its taps reach (conv2d's adjoint) */
-export function convTranspose2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: ConvTranspose2dParams, outShape: Shape): RawTensor {
+export function convTranspose2d(
+  x: RawTensor,
+  w: RawTensor,
+  bias: RawTensor | null,
+  p: ConvTranspose2dParams,
+  outShape: Shape,
+): RawTensor {
   const [n, cIn, h, wd] = x.layout.shape as [number, number, number, number];
   const [, og, kh, kw] = w.layout.shape as [number, number, number, number];
   const [, cOut, oh, ow] = outShape as [number, number, number, number];
-  const [ph, pw] = p.padding, [sh, sw] = p.stride, [dh, dw] = p.dilation;
+  const [ph, pw] = p.padding,
+    [sh, sw] = p.stride,
+    [dh, dw] = p.dilation;
   const inPerGroup = cIn / p.groups;
-  const xv = readNumbers(x), wv = readNumbers(w), bv = bias ? readNumbers(bias) : null;
+  const xv = readNumbers(x),
+    wv = readNumbers(w),
+    bv = bias ? readNumbers(bias) : null;
   const out = new Float64Array(n * cOut * oh * ow);
   for (let b = 0; b < n; b++) {
     if (bv) for (let o = 0; o < cOut; o++) out.fill(bv[o]!, (b * cOut + o) * oh * ow, (b * cOut + o + 1) * oh * ow);
@@ -56,7 +77,8 @@ export function convTranspose2d(x: RawTensor, w: RawTensor, bias: RawTensor | nu
         for (let xi = 0; xi < wd; xi++) {
           const v = xv[((b * cIn + c) * h + y) * wd + xi]!;
           for (let o = 0; o < og; o++) {
-            const wBase = (c * og + o) * kh * kw, oBase = (b * cOut + o0 + o) * oh * ow;
+            const wBase = (c * og + o) * kh * kw,
+              oBase = (b * cOut + o0 + o) * oh * ow;
             for (let i = 0; i < kh; i++) {
               const oy = y * sh - ph + i * dh;
               if (oy < 0 || oy >= oh) continue;

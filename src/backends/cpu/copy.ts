@@ -14,12 +14,20 @@ export function copyInto(dst: RawTensor, src: RawTensor): void {
 export function constSet(x: RawTensor, value: number): void {
   const h = x.storage.host;
   const idx = x.layout.indices();
-  if (h instanceof BigInt64Array) { const v = BigInt(value); for (let i = 0; i < idx.length; i++) h[idx[i]!] = v; return; }
+  if (h instanceof BigInt64Array) {
+    const v = BigInt(value);
+    for (let i = 0; i < idx.length; i++) h[idx[i]!] = v;
+    return;
+  }
   const bits = x.dtype === 'f16' || x.dtype === 'bf16' ? encode16(x.dtype, value) : value;
   const a = h as Float64Array;
   for (let i = 0; i < idx.length; i++) a[idx[i]!] = bits;
 }
 
-function encode16(d: 'f16' | 'bf16', v: number): number { return d === 'f16' ? numberToF16Bits(v) : numberToBf16Bits(v); }
+function encode16(d: 'f16' | 'bf16', v: number): number {
+  return d === 'f16' ? numberToF16Bits(v) : numberToBf16Bits(v);
+}
 
-export function rawContiguous(x: RawTensor): HostArray { return readRaw(x); }
+export function rawContiguous(x: RawTensor): HostArray {
+  return readRaw(x);
+}

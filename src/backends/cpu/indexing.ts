@@ -10,7 +10,8 @@ import { fromNumbers, fromRaw, readNumbers, readRaw } from './util.ts';
 
 /** [product of dims before d, shape[d], product of dims after d] */
 function split(shape: Shape, d: number): [number, number, number] {
-  let outer = 1, inner = 1;
+  let outer = 1,
+    inner = 1;
   for (let i = 0; i < d; i++) outer *= shape[i]!;
   for (let i = d + 1; i < shape.length; i++) inner *= shape[i]!;
   return [outer, shape[d]!, inner];
@@ -19,7 +20,10 @@ function split(shape: Shape, d: number): [number, number, number] {
 /** the row-major multi-index of flat position p in shape, as text */
 function position(shape: Shape, p: number): string {
   const idx = new Array<number>(shape.length);
-  for (let i = shape.length - 1; i >= 0; i--) { idx[i] = p % shape[i]!; p = Math.floor(p / shape[i]!); }
+  for (let i = shape.length - 1; i >= 0; i--) {
+    idx[i] = p % shape[i]!;
+    p = Math.floor(p / shape[i]!);
+  }
   return `[${idx.join(', ')}]`;
 }
 
@@ -35,17 +39,23 @@ export function readIds(op: string, ids: RawTensor, size: number, what: string):
     // i64 ids are compared as bigints so huge values cannot round into range
     const ok = typeof v === 'bigint' ? v >= 0n && v < BigInt(size) : v < size;
     if (!ok) {
-      throw new IndexError(`${op}: id ${String(v)} at position ${position(ids.layout.shape, i)} of ids ${sig(ids)} is out of range [0, ${size}) for ${what}`);
+      throw new IndexError(
+        `${op}: id ${String(v)} at position ${position(ids.layout.shape, i)} of ids ${sig(ids)} is out of range [0, ${size}) for ${what}`,
+      );
     }
     out[i] = Number(v);
   }
   return out;
 }
 
-function newRaw(dtype: DType, n: number): HostArray { return new DTYPE_INFO[dtype].hostArray(n); }
+function newRaw(dtype: DType, n: number): HostArray {
+  return new DTYPE_INFO[dtype].hostArray(n);
+}
 
 /** raw element copy dst[j] = src[i] that works for bigint and number arrays alike */
-function move(dst: HostArray, j: number, src: HostArray, i: number): void { (dst as Float64Array)[j] = (src as Float64Array)[i]!; }
+function move(dst: HostArray, j: number, src: HostArray, i: number): void {
+  (dst as Float64Array)[j] = (src as Float64Array)[i]!;
+}
 
 export function indexSelect(x: RawTensor, ids: RawTensor, dim: number, outShape: Shape): RawTensor {
   const [outer, n, inner] = split(x.layout.shape, dim);
@@ -63,7 +73,8 @@ export function indexSelect(x: RawTensor, ids: RawTensor, dim: number, outShape:
 }
 
 export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
-  const xs = x.layout.shape, is = ids.layout.shape;
+  const xs = x.layout.shape,
+    is = ids.layout.shape;
   const id = readIds('gather', ids, xs[dim]!, `dim ${dim} of x ${sig(x)}`);
   const src = readRaw(x);
   const xStr = contiguousStrides(xs);
@@ -78,22 +89,32 @@ export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
 
 export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): RawTensor {
   const op = add ? 'scatterAdd' : 'scatter';
-  const xs = x.layout.shape, is = ids.layout.shape;
+  const xs = x.layout.shape,
+    is = ids.layout.shape;
   const id = readIds(op, ids, xs[dim]!, `dim ${dim} of x ${sig(x)}`);
-  const xStr = contiguousStrides(xs), sStr = contiguousStrides(src.layout.shape);
+  const xStr = contiguousStrides(xs),
+    sStr = contiguousStrides(src.layout.shape);
   // target offset in x and source offset in src of each id, in row-major order of ids
-  const tgt = new Float64Array(id.length), from = new Float64Array(id.length);
+  const tgt = new Float64Array(id.length),
+    from = new Float64Array(id.length);
   forEachIndex(is, (p, idx) => {
-    let t = 0, s = 0;
-    for (let d = 0; d < idx.length; d++) { t += (d === dim ? id[p]! : idx[d]!) * xStr[d]!; s += idx[d]! * sStr[d]!; }
-    tgt[p] = t; from[p] = s;
+    let t = 0,
+      s = 0;
+    for (let d = 0; d < idx.length; d++) {
+      t += (d === dim ? id[p]! : idx[d]!) * xStr[d]!;
+      s += idx[d]! * sStr[d]!;
+    }
+    tgt[p] = t;
+    from[p] = s;
   });
   if (add) {
-    const acc = readNumbers(x), sv = readNumbers(src);
+    const acc = readNumbers(x),
+      sv = readNumbers(src);
     for (let p = 0; p < id.length; p++) acc[tgt[p]!] += sv[from[p]!]!;
     return fromNumbers(acc, xs, x.dtype, x.device);
   }
-  const out = readRaw(x), sv = readRaw(src);
+  const out = readRaw(x),
+    sv = readRaw(src);
   // later ids overwrite earlier ones: with duplicates the last in row-major order wins
   for (let p = 0; p < id.length; p++) move(out, tgt[p]!, sv, from[p]!);
   return fromRaw(out, xs, x.dtype, x.device);
@@ -102,7 +123,8 @@ export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numbe
 export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
   const [outer, n, inner] = split(x.layout.shape, dim);
   const id = readIds('indexAdd', ids, n, `dim ${dim} of x ${sig(x)}`);
-  const acc = readNumbers(x), sv = readNumbers(src);
+  const acc = readNumbers(x),
+    sv = readNumbers(src);
   let j = 0;
   for (let o = 0; o < outer; o++) {
     for (let k = 0; k < id.length; k++) {
@@ -116,7 +138,8 @@ export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
 export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
   const [outer, n, inner] = split(x.layout.shape, dim);
   const id = readIds('indexSet', ids, n, `dim ${dim} of x ${sig(x)}`);
-  const out = x.storage.host, sv = readRaw(src);
+  const out = x.storage.host,
+    sv = readRaw(src);
   const base0 = x.layout.offset;
   let j = 0;
   for (let o = 0; o < outer; o++) {
@@ -145,6 +168,9 @@ function forEachIndex(shape: Shape, fn: (p: number, idx: readonly number[]) => v
   const idx = new Array<number>(shape.length).fill(0);
   for (let p = 0; p < n; p++) {
     fn(p, idx);
-    for (let d = shape.length - 1; d >= 0; d--) { if (++idx[d]! < shape[d]!) break; idx[d] = 0; }
+    for (let d = shape.length - 1; d >= 0; d--) {
+      if (++idx[d]! < shape[d]!) break;
+      idx[d] = 0;
+    }
   }
 }

@@ -10,7 +10,8 @@ export type RopeLayout = 'halves' | 'interleaved' | 'thd';
 /** x rank 0 counts as one element along dim 0 */
 export function softmax(x: RawTensor, dim: number, log: boolean): RawTensor {
   const shape = x.layout.shape;
-  let outer = 1, inner = 1;
+  let outer = 1,
+    inner = 1;
   for (let i = 0; i < dim; i++) outer *= shape[i]!;
   for (let i = dim + 1; i < shape.length; i++) inner *= shape[i]!;
   const n = shape.length === 0 ? 1 : shape[dim]!;
@@ -36,8 +37,11 @@ export function softmax(x: RawTensor, dim: number, log: boolean): RawTensor {
 
 /** rows over the last dim: y = (x - mean) / sqrt(var + eps) * w + b, var biased */
 export function layerNorm(x: RawTensor, w: RawTensor, b: RawTensor | null, eps: number): RawTensor {
-  const v = readNumbers(x), wv = readNumbers(w), bv = b ? readNumbers(b) : null;
-  const h = wv.length, out = new Float64Array(v.length);
+  const v = readNumbers(x),
+    wv = readNumbers(w),
+    bv = b ? readNumbers(b) : null;
+  const h = wv.length,
+    out = new Float64Array(v.length);
   for (let r = 0; r + h <= v.length && h > 0; r += h) {
     let mean = 0;
     for (let i = 0; i < h; i++) mean += v[r + i]!;
@@ -52,8 +56,10 @@ export function layerNorm(x: RawTensor, w: RawTensor, b: RawTensor | null, eps: 
 
 /** rows over the last dim: y = x / sqrt(mean(x^2) + eps) * w */
 export function rmsNorm(x: RawTensor, w: RawTensor, eps: number): RawTensor {
-  const v = readNumbers(x), wv = readNumbers(w);
-  const h = wv.length, out = new Float64Array(v.length);
+  const v = readNumbers(x),
+    wv = readNumbers(w);
+  const h = wv.length,
+    out = new Float64Array(v.length);
   for (let r = 0; r + h <= v.length && h > 0; r += h) {
     let ss = 0;
     for (let i = 0; i < h; i++) ss += v[r + i]! ** 2;
@@ -70,8 +76,11 @@ export function rmsNorm(x: RawTensor, w: RawTensor, eps: number): RawTensor {
  */
 export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeLayout): RawTensor {
   const [b, s1, s2, d] = x.layout.shape as [number, number, number, number];
-  const v = readNumbers(x), cv = readNumbers(cos), sv = readNumbers(sin);
-  const out = new Float64Array(v.length), half = d / 2;
+  const v = readNumbers(x),
+    cv = readNumbers(cos),
+    sv = readNumbers(sin);
+  const out = new Float64Array(v.length),
+    half = d / 2;
   for (let bi = 0; bi < b; bi++) {
     for (let i1 = 0; i1 < s1; i1++) {
       for (let i2 = 0; i2 < s2; i2++) {
@@ -80,7 +89,8 @@ export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeL
         for (let i = 0; i < half; i++) {
           const a = layout === 'interleaved' ? row + 2 * i : row + i;
           const c = layout === 'interleaved' ? a + 1 : a + half;
-          const co = cv[t * half + i]!, si = sv[t * half + i]!;
+          const co = cv[t * half + i]!,
+            si = sv[t * half + i]!;
           out[a] = v[a]! * co - v[c]! * si;
           out[c] = v[c]! * co + v[a]! * si;
         }
@@ -91,13 +101,23 @@ export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeL
 }
 
 /** x [n, c, ...]; per channel (dim 1): (x - mean) / sqrt(var + eps) * w + b */
-export function batchNorm(x: RawTensor, mean: RawTensor, variance: RawTensor, weight: RawTensor | null, bias: RawTensor | null, eps: number): RawTensor {
+export function batchNorm(
+  x: RawTensor,
+  mean: RawTensor,
+  variance: RawTensor,
+  weight: RawTensor | null,
+  bias: RawTensor | null,
+  eps: number,
+): RawTensor {
   const shape = x.layout.shape;
   const c = shape[1]!;
   let inner = 1;
   for (let i = 2; i < shape.length; i++) inner *= shape[i]!;
-  const v = readNumbers(x), mv = readNumbers(mean), vv = readNumbers(variance);
-  const wv = weight ? readNumbers(weight) : null, bv = bias ? readNumbers(bias) : null;
+  const v = readNumbers(x),
+    mv = readNumbers(mean),
+    vv = readNumbers(variance);
+  const wv = weight ? readNumbers(weight) : null,
+    bv = bias ? readNumbers(bias) : null;
   const out = new Float64Array(v.length);
   for (let p = 0; p < v.length; p++) {
     const ch = Math.floor(p / inner) % c;
@@ -123,7 +143,9 @@ export function attention(q: RawTensor, k: RawTensor, v: RawTensor, p: Attention
   const [, hkv, tk] = k.layout.shape as [number, number, number];
   const dv = v.layout.shape[3]!;
   const { scale, diag, window, mask } = p;
-  const qv = readNumbers(q), kv = readNumbers(k), vv = readNumbers(v);
+  const qv = readNumbers(q),
+    kv = readNumbers(k),
+    vv = readNumbers(v);
   const mv = mask ? readBroadcast(mask, [b, hq, tq, tk]) : null;
   const additive = mask !== null && mask.dtype !== 'u8';
   const out = new Float64Array(b * hq * tq * dv);
@@ -136,7 +158,8 @@ export function attention(q: RawTensor, k: RawTensor, v: RawTensor, p: Attention
       const kvh = bi * hkv + Math.floor(h / group);
       for (let i = 0; i < tq; i++) {
         const row = ((bi * hq + h) * tq + i) * tk;
-        let m = -Infinity, any = false;
+        let m = -Infinity,
+          any = false;
         for (let j = 0; j < tk; j++) {
           seen[j] = 0;
           if (diag !== null && (j > i + diag || (window !== null && j <= i + diag - window))) continue;
@@ -154,7 +177,11 @@ export function attention(q: RawTensor, k: RawTensor, v: RawTensor, p: Attention
         }
         if (!any) continue;
         let sum = 0;
-        for (let j = 0; j < tk; j++) if (seen[j]) { w[j] = Math.exp(w[j]! - m); sum += w[j]!; }
+        for (let j = 0; j < tk; j++)
+          if (seen[j]) {
+            w[j] = Math.exp(w[j]! - m);
+            sum += w[j]!;
+          }
         const o = ((bi * hq + h) * tq + i) * dv;
         for (let j = 0; j < tk; j++) {
           if (!seen[j]) continue;

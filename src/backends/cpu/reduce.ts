@@ -8,10 +8,12 @@ import { fromNumbers, fromRaw } from './util.ts';
 
 /** Neumaier-compensated sum, so the f64 reference stays accurate for long rows */
 function sumRun(v: Float64Array, start: number, len: number): number {
-  let s = 0, c = 0;
+  let s = 0,
+    c = 0;
   for (let i = start; i < start + len; i++) {
-    const x = v[i]!, t = s + x;
-    c += Math.abs(s) >= Math.abs(x) ? (s - t) + x : (x - t) + s;
+    const x = v[i]!,
+      t = s + x;
+    c += Math.abs(s) >= Math.abs(x) ? s - t + x : x - t + s;
     s = t;
   }
   // inf/NaN make the compensation NaN; the plain sum is then the answer
@@ -31,7 +33,8 @@ function argRun(v: Float64Array, start: number, len: number, isMax: boolean): nu
 
 function argRunBig(v: BigInt64Array, start: number, len: number, isMax: boolean): number {
   let best = 0;
-  for (let i = 1; i < len; i++) if (isMax ? v[start + i]! > v[start + best]! : v[start + i]! < v[start + best]!) best = i;
+  for (let i = 1; i < len; i++)
+    if (isMax ? v[start + i]! > v[start + best]! : v[start + i]! < v[start + best]!) best = i;
   return best;
 }
 
@@ -39,7 +42,13 @@ function argRunBig(v: BigInt64Array, start: number, len: number, isMax: boolean)
  * dims: sorted, distinct, normalized; outShape: the result's shape (keepdim already applied).
  * sum/min/max keep x's dtype (integers wrap), mean is float only, argmin/argmax give u32.
  */
-export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _keepdim: boolean, outShape: Shape): RawTensor {
+export function reduce(
+  op: ReduceOp,
+  x: RawTensor,
+  dims: readonly number[],
+  _keepdim: boolean,
+  outShape: Shape,
+): RawTensor {
   const shape = x.layout.shape;
   const kept = shape.map((_, i) => i).filter((i) => !dims.includes(i));
   const idx = x.layout.permute([...kept, ...dims]).indices();
@@ -62,7 +71,8 @@ export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _kee
       let acc = op === 'sum' ? 0n : v[s]!;
       for (let i = s + (op === 'sum' ? 0 : 1); i < s + runLen; i++) {
         const e = v[i]!;
-        if (op === 'sum') acc += e; else if (op === 'max' ? e > acc : e < acc) acc = e;
+        if (op === 'sum') acc += e;
+        else if (op === 'max' ? e > acc : e < acc) acc = e;
       }
       out[o] = BigInt.asIntN(64, acc);
     }
@@ -75,11 +85,19 @@ export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _kee
   for (let o = 0; o < nOut; o++) {
     const s = o * runLen;
     switch (op) {
-      case 'sum': out[o] = sumRun(v, s, runLen); break;
+      case 'sum':
+        out[o] = sumRun(v, s, runLen);
+        break;
       // an empty run gives 0/0 = NaN, as torch.mean does
-      case 'mean': out[o] = sumRun(v, s, runLen) / runLen; break;
-      case 'argmin': case 'argmax': out[o] = argRun(v, s, runLen, op === 'argmax'); break;
-      case 'min': case 'max': {
+      case 'mean':
+        out[o] = sumRun(v, s, runLen) / runLen;
+        break;
+      case 'argmin':
+      case 'argmax':
+        out[o] = argRun(v, s, runLen, op === 'argmax');
+        break;
+      case 'min':
+      case 'max': {
         const i = argRun(v, s, runLen, op === 'max');
         out[o] = v[s + i]!;
         break;

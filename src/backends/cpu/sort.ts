@@ -10,7 +10,8 @@ type Keys = Float64Array | BigInt64Array;
 
 function compare(a: number | bigint, b: number | bigint): number {
   if (typeof a === 'number' && typeof b === 'number') {
-    const na = Number.isNaN(a), nb = Number.isNaN(b);
+    const na = Number.isNaN(a),
+      nb = Number.isNaN(b);
     if (na || nb) return na === nb ? 0 : na ? 1 : -1;
   }
   return a < b ? -1 : a > b ? 1 : 0;
@@ -19,7 +20,8 @@ function compare(a: number | bigint, b: number | bigint): number {
 /** the tensor as rows along dim: outer * inner rows of n, element k of a row `inner` apart */
 function geometry(x: RawTensor, dim: number): { outer: number; inner: number; n: number } {
   const shape = x.layout.shape;
-  let outer = 1, inner = 1;
+  let outer = 1,
+    inner = 1;
   for (let i = 0; i < dim; i++) outer *= shape[i]!;
   for (let i = dim + 1; i < shape.length; i++) inner *= shape[i]!;
   return { outer, inner, n: shape.length === 0 ? 1 : shape[dim]! };
@@ -53,7 +55,12 @@ export function sort(x: RawTensor, dim: number, descending: boolean): { values: 
 }
 
 /** the first k of each row's stable sort (descending for largest); k = n is sort itself */
-export function topk(x: RawTensor, dim: number, k: number, largest: boolean): { values: RawTensor; indices: RawTensor } {
+export function topk(
+  x: RawTensor,
+  dim: number,
+  k: number,
+  largest: boolean,
+): { values: RawTensor; indices: RawTensor } {
   const all = order(x, dim, largest);
   const { outer, inner, n } = geometry(x, dim);
   const shape = x.layout.shape.length === 0 ? [] : x.layout.shape.map((s, i) => (i === dim ? k : s));
@@ -63,7 +70,8 @@ export function topk(x: RawTensor, dim: number, k: number, largest: boolean): { 
   for (let o = 0; o < outer; o++) {
     for (let j = 0; j < k; j++) {
       for (let i = 0; i < inner; i++) {
-        const from = o * n * inner + i, at = (o * k + j) * inner + i;
+        const from = o * n * inner + i,
+          at = (o * k + j) * inner + i;
         const p = all[from + j * inner]!;
         idx[at] = p;
         vals[at] = src[from + p * inner]!;

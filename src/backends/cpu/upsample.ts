@@ -21,14 +21,20 @@ export function upsampleNearest2d(x: RawTensor, outH: number, outW: number): Raw
   const sx = Array.from({ length: outW }, (_, i) => nearestIndex(i, w, outW));
   for (let plane = 0; plane < n * c; plane++) {
     for (let y = 0; y < outH; y++) {
-      const row = plane * h * w + nearestIndex(y, h, outH) * w, o = (plane * outH + y) * outW;
+      const row = plane * h * w + nearestIndex(y, h, outH) * w,
+        o = (plane * outH + y) * outW;
       for (let i = 0; i < outW; i++) out[o + i] = xv[row + sx[i]!]!;
     }
   }
   return fromNumbers(out, [n, c, outH, outW], x.dtype, x.device);
 }
 
-interface Tap { i0: number; i1: number; l0: number; l1: number }
+interface Tap {
+  i0: number;
+  i1: number;
+  l0: number;
+  l1: number;
+}
 
 /** the two source cells and their weights for each output cell along one axis */
 export function linearTaps(inSize: number, outSize: number, alignCorners: boolean): Tap[] {
@@ -47,15 +53,19 @@ export function upsampleBilinear2d(x: RawTensor, outH: number, outW: number, ali
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const xv = readNumbers(x);
   const out = new Float64Array(n * c * outH * outW);
-  const ty = linearTaps(h, outH, alignCorners), tx = linearTaps(w, outW, alignCorners);
+  const ty = linearTaps(h, outH, alignCorners),
+    tx = linearTaps(w, outW, alignCorners);
   for (let plane = 0; plane < n * c; plane++) {
     const base = plane * h * w;
     for (let y = 0; y < outH; y++) {
-      const a = ty[y]!, r0 = base + a.i0 * w, r1 = base + a.i1 * w;
+      const a = ty[y]!,
+        r0 = base + a.i0 * w,
+        r1 = base + a.i1 * w;
       for (let i = 0; i < outW; i++) {
         const b = tx[i]!;
         out[(plane * outH + y) * outW + i] =
-          a.l0 * (b.l0 * xv[r0 + b.i0]! + b.l1 * xv[r0 + b.i1]!) + a.l1 * (b.l0 * xv[r1 + b.i0]! + b.l1 * xv[r1 + b.i1]!);
+          a.l0 * (b.l0 * xv[r0 + b.i0]! + b.l1 * xv[r0 + b.i1]!) +
+          a.l1 * (b.l0 * xv[r1 + b.i0]! + b.l1 * xv[r1 + b.i1]!);
       }
     }
   }

@@ -11,7 +11,8 @@ import { moveBits } from './bits.ts';
 export function readNumbers(t: RawTensor): Float64Array {
   const host = t.storage.host;
   // a dense run needs no index list (building one took about as long as the reading)
-  if (t.layout.isContiguous()) return toNumbers(t.dtype, host.subarray(t.layout.offset, t.layout.offset + t.numel) as HostArray);
+  if (t.layout.isContiguous())
+    return toNumbers(t.dtype, host.subarray(t.layout.offset, t.layout.offset + t.numel) as HostArray);
   const idx = t.layout.indices();
   const out = new Float64Array(idx.length);
   for (let i = 0; i < idx.length; i++) out[i] = getElem(t.dtype, host, idx[i]!);
@@ -27,7 +28,9 @@ export function fromNumbers(values: ArrayLike<number>, shape: Shape, dtype: DTyp
 
 /** raw elements (no conversion) in row-major order: exact for every dtype, i64 included */
 export function readRaw(t: RawTensor): HostArray {
-  const host = t.storage.host, n = t.numel, off = t.layout.offset;
+  const host = t.storage.host,
+    n = t.numel,
+    off = t.layout.offset;
   // a dense run is one memcpy; otherwise element by element, as bits (cpu/bits.ts says why)
   if (t.layout.isContiguous()) return (host as Float32Array).slice(off, off + n) as HostArray;
   const out = new DTYPE_INFO[t.dtype].hostArray(n);

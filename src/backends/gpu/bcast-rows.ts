@@ -15,10 +15,16 @@ const U32_LIMIT = 2 ** 32;
  *  the shapes, strides or alignment do not fit it */
 export function rowsArgs(y: RawTensor, inputs: readonly { t: RawTensor; op: StridedOperand }[]): KernelArg[] | null {
   const per = 16 / DTYPE_INFO[y.dtype].size;
-  const { dims, strides } = mergeDims(y.layout.shape, [{ strides: y.layout.strides, offset: y.layout.offset }, ...inputs.map((i) => i.op)]);
+  const { dims, strides } = mergeDims(y.layout.shape, [
+    { strides: y.layout.strides, offset: y.layout.offset },
+    ...inputs.map((i) => i.op),
+  ]);
   if (dims.length < 1 || dims.length > 3) return null;
   // [R1, R0, C]: missing outer dims are 1, with stride 0
-  while (dims.length < 3) { dims.unshift(1); for (const s of strides) s.unshift(0); }
+  while (dims.length < 3) {
+    dims.unshift(1);
+    for (const s of strides) s.unshift(0);
+  }
   const [r1, r0, c] = dims as [number, number, number];
   if (strides[0]![2] !== 1 || c % per !== 0 || (r1 * r0 * c) / per >= U32_LIMIT || !aligned16(y)) return null;
   const out: KernelArg[] = [arg.u32((r1 * r0 * c) / per), arg.u32(c / per), arg.u32(r0)];

@@ -17,10 +17,19 @@ const FILE = 'copy.hip';
 const UNITS_PER_THREAD = 4;
 
 /** an input and where it starts along the cat dim of the output */
-export interface CatPart { readonly t: RawTensor; readonly at: number }
+export interface CatPart {
+  readonly t: RawTensor;
+  readonly at: number;
+}
 
 /** one input as rows: elements, from its view's offset */
-interface RowPart { readonly ptr: DevicePtr; readonly off: number; readonly rowStride: number; readonly len: number; readonly col: number }
+interface RowPart {
+  readonly ptr: DevicePtr;
+  readonly off: number;
+  readonly rowStride: number;
+  readonly len: number;
+  readonly col: number;
+}
 
 /**
  * Copies the parts that are rows into `out` (new, contiguous; cat along dim d) and returns the
@@ -37,18 +46,32 @@ export function catRows(out: RawTensor, parts: readonly CatPart[], d: number): C
     const l = p.t.layout;
     const after = mergedRuns(l.shape.slice(d), l.strides.slice(d));
     const before = mergedRuns(l.shape.slice(0, d), l.strides.slice(0, d));
-    if (after.length > 1 || (after[0] && after[0].s !== 1) || before.length > 1) { left.push(p); continue; }
-    taken.push({ ptr: p.t.storage.ptrAt(0), off: l.offset, rowStride: before[0]?.s ?? 0, len: l.shape[d]! * inner, col: p.at * inner });
+    if (after.length > 1 || (after[0] && after[0].s !== 1) || before.length > 1) {
+      left.push(p);
+      continue;
+    }
+    taken.push({
+      ptr: p.t.storage.ptrAt(0),
+      off: l.offset,
+      rowStride: before[0]?.s ?? 0,
+      len: l.shape[d]! * inner,
+      col: p.at * inner,
+    });
   }
   for (let k = 0; k < taken.length; k += CAT_MAX) launchCat(out, taken.slice(k, k + CAT_MAX), rows, shape[d]! * inner);
   return left;
 }
 
 function launchCat(out: RawTensor, parts: readonly RowPart[], rows: number, rowLen: number): void {
-  const dev = out.device, es = dtypeSize(out.dtype);
-  const yPtr = out.storage.ptrAt(0), yOff = out.layout.offset;
-  const unit = rowUnitBytes(es, [yPtr, ...parts.map((p) => p.ptr)],
-    [yOff, rowLen, ...parts.flatMap((p) => [p.off, p.rowStride, p.len, p.col])]);
+  const dev = out.device,
+    es = dtypeSize(out.dtype);
+  const yPtr = out.storage.ptrAt(0),
+    yOff = out.layout.offset;
+  const unit = rowUnitBytes(
+    es,
+    [yPtr, ...parts.map((p) => p.ptr)],
+    [yOff, rowLen, ...parts.flatMap((p) => [p.off, p.rowStride, p.len, p.col])],
+  );
   const per = unit / es;
   const buf = new Uint8Array(CAT_ARGS_BYTES);
   const v = new DataView(buf.buffer);
@@ -66,8 +89,13 @@ function launchCat(out: RawTensor, parts: readonly RowPart[], rows: number, rowL
   });
   // the contiguous kernels' block (64 threads on CUDA: 2% faster than 256 here, as for them);
   // input k takes blocks k, k + n, ... (n inputs), one tile each where the grid allows
-  const block = dev.kernels.contigBlockSize, tile = block * UNITS_PER_THREAD, n = parts.length;
+  const block = dev.kernels.contigBlockSize,
+    tile = block * UNITS_PER_THREAD,
+    n = parts.length;
   const tiles = Math.max(...parts.map((p) => Math.ceil((rows * p.len) / per / tile)));
   const grid = Math.max(1, Math.min(tiles, Math.floor(dev.runtime.info.maxGridDim[0] / n))) * n;
-  dev.kernels.launch(FILE, `cat_rows_${unitName(unit)}`, [grid, 1, 1], [block, 1, 1], 0, dev.stream, [arg.ptr(yPtr), arg.bytes(buf)]);
+  dev.kernels.launch(FILE, `cat_rows_${unitName(unit)}`, [grid, 1, 1], [block, 1, 1], 0, dev.stream, [
+    arg.ptr(yPtr),
+    arg.bytes(buf),
+  ]);
 }

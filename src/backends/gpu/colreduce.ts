@@ -11,7 +11,13 @@ import type { ReduceOp } from '../../core/op-types.ts';
 import { mergedRuns } from './rows.ts';
 
 /** x[b, r, c] = x[xOff + b*xBatch + r*xRow + c]: output b*cols + c reduces over r */
-export interface ColsView { readonly batch: number; readonly rows: number; readonly cols: number; readonly xBatch: number; readonly xRow: number }
+export interface ColsView {
+  readonly batch: number;
+  readonly rows: number;
+  readonly cols: number;
+  readonly xBatch: number;
+  readonly xRow: number;
+}
 
 export interface ColsPlan extends ColsView {
   /** 1: each thread's V columns are one aligned load a row */
@@ -34,7 +40,6 @@ const BLOCKS_PER_SM = 4;
 /** rows each thread of a segment reads at least, so the fold through shared memory is amortized */
 const ROWS_PER_THREAD = 8;
 
-
 /**
  * The permuted view (kept dims first, then the reduced ones) as a column reduction, or null:
  * the kept dims must merge into [batch, cols] with cols unit-stride, the reduced dims into one
@@ -45,7 +50,8 @@ export function columnView(permuted: Layout, nKept: number): ColsView | null {
   const kept = mergedRuns(shape.slice(0, nKept), strides.slice(0, nKept));
   const red = mergedRuns(shape.slice(nKept), strides.slice(nKept));
   if (red.length !== 1 || kept.length === 0 || kept.length > 2 || kept[kept.length - 1]!.s !== 1) return null;
-  const c = kept[kept.length - 1]!, b = kept.length === 2 ? kept[0]! : { n: 1, s: 0 };
+  const c = kept[kept.length - 1]!,
+    b = kept.length === 2 ? kept[0]! : { n: 1, s: 0 };
   return { batch: b.n, rows: red[0]!.n, cols: c.n, xBatch: b.s, xRow: red[0]!.s };
 }
 
@@ -56,11 +62,19 @@ export function colsPerThread(op: ReduceOp, elemBytes: number): number {
 
 /** how to run a column reduction of x (base address `basePtr`, offset xOff) on dev, or null
  *  when its task counts would not fit the kernel's 32 bits */
-export function colsPlan(dev: Device, op: ReduceOp, elemBytes: number, basePtr: bigint, xOff: number, v: ColsView): ColsPlan | null {
+export function colsPlan(
+  dev: Device,
+  op: ReduceOp,
+  elemBytes: number,
+  basePtr: bigint,
+  xOff: number,
+  v: ColsView,
+): ColsPlan | null {
   const info = dev.runtime.info;
   const block = dev.kernels.preferredBlockSize;
   const V = colsPerThread(op, elemBytes);
-  const vec = basePtr % BigInt(V * elemBytes) === 0n && xOff % V === 0 && v.xBatch % V === 0 && v.xRow % V === 0 ? 1 : 0;
+  const vec =
+    basePtr % BigInt(V * elemBytes) === 0n && xOff % V === 0 && v.xBatch % V === 0 && v.xRow % V === 0 ? 1 : 0;
   // a warp's worth of threads across the columns (fewer when the columns are few), more when
   // there are too few rows to give every thread of a column tile one; tx stays a power of two
   // dividing the block
@@ -68,9 +82,13 @@ export function colsPlan(dev: Device, op: ReduceOp, elemBytes: number, basePtr: 
   while (tx < 32 && tx * V < v.cols && tx * 2 <= block && block % (tx * 2) === 0) tx *= 2;
   while (block / tx > v.rows && tx * V < v.cols && tx * 2 <= block && block % (tx * 2) === 0) tx *= 2;
   const ty = Math.max(1, Math.floor(block / tx));
-  const tiles = Math.ceil(v.cols / (tx * V)), perSeg = v.batch * tiles;
+  const tiles = Math.ceil(v.cols / (tx * V)),
+    perSeg = v.batch * tiles;
   const sms = Math.max(1, info.multiprocessors);
-  let segs = Math.max(1, Math.min(Math.ceil((sms * BLOCKS_PER_SM) / perSeg), Math.floor(v.rows / (ty * ROWS_PER_THREAD))));
+  let segs = Math.max(
+    1,
+    Math.min(Math.ceil((sms * BLOCKS_PER_SM) / perSeg), Math.floor(v.rows / (ty * ROWS_PER_THREAD))),
+  );
   const segLen = Math.ceil(v.rows / segs);
   segs = Math.ceil(v.rows / segLen);
   if (perSeg * segs > TASKS_MAX) return null;
@@ -78,7 +96,17 @@ export function colsPlan(dev: Device, op: ReduceOp, elemBytes: number, basePtr: 
   // fields spelled out: V8 (Node 20) builds `{ ...v, more }` on a slow path (5.8 us for this one
   // in a loop, more than the rest of the plan)
   return {
-    batch: v.batch, rows: v.rows, cols: v.cols, xBatch: v.xBatch, xRow: v.xRow,
-    vec, tx, tiles, segs, segLen, grid: [Math.max(1, Math.min(cap, perSeg * segs)), 1, 1], block: [block, 1, 1],
+    batch: v.batch,
+    rows: v.rows,
+    cols: v.cols,
+    xBatch: v.xBatch,
+    xRow: v.xRow,
+    vec,
+    tx,
+    tiles,
+    segs,
+    segLen,
+    grid: [Math.max(1, Math.min(cap, perSeg * segs)), 1, 1],
+    block: [block, 1, 1],
   };
 }

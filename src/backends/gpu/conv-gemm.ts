@@ -30,7 +30,6 @@ export interface GemmConvView {
 /** the GEMM reads views of x as they are, or (stride 1 only) of a contiguous copy of x */
 export type GemmConvRoute = { readonly copy: false; readonly view: GemmConvView } | { readonly copy: true };
 
-
 /**
  * THE routing decision for GPU convolutions: a GemmConvRoute where the convolution goes to the
  * library GEMM, null where it stays on MIOpen / cuDNN.
@@ -61,8 +60,10 @@ function gemmConvView(x: Layout, w: Layout, p: Conv2dParams): GemmConvView | nul
   const [s0, s1, s2, s3] = x.strides as [number, number, number, number];
   const [sh, sw] = p.stride;
   // a 1x1 tap with no padding reads pixel (i * sh, j * sw) for output pixel (i, j)
-  const oh = Math.floor((h - 1) / sh) + 1, ow = Math.floor((wd - 1) / sw) + 1;
-  const rowStride = s2 * sh, colStride = s3 * sw;
+  const oh = Math.floor((h - 1) / sh) + 1,
+    ow = Math.floor((wd - 1) / sw) + 1;
+  const rowStride = s2 * sh,
+    colStride = s3 * sw;
   const wv = new Layout([w.shape[0]!, w.shape[1]!], [w.strides[0]!, w.strides[1]!], w.offset);
   if (oh * ow === 1 && matrixView(n, cIn, s0, s1)) {
     return { kind: 'folded', x: new Layout([n, cIn], [s0, s1], x.offset), w: wv };
@@ -79,29 +80,49 @@ function gemmConvView(x: Layout, w: Layout, p: Conv2dParams): GemmConvView | nul
 export type MatmulFn = (a: RawTensor, b: RawTensor, outShape: Shape) => RawTensor;
 /** the two ops the route runs: parameters, so that the CPU tests run the same views through the
  *  CPU reference */
-export interface GemmOps { readonly matmul: MatmulFn; readonly contiguous: (x: RawTensor) => RawTensor }
+export interface GemmOps {
+  readonly matmul: MatmulFn;
+  readonly contiguous: (x: RawTensor) => RawTensor;
+}
 
 /**
  * x [n, cIn, h, w] conv w [cOut, cIn, 1, 1] -> [n, cOut, oh, ow] along `route`, without bias.
  */
-export function conv1x1Gemm(x: RawTensor, w: RawTensor, p: Conv2dParams, route: GemmConvRoute, outShape: Shape, ops: GemmOps): RawTensor {
+export function conv1x1Gemm(
+  x: RawTensor,
+  w: RawTensor,
+  p: Conv2dParams,
+  route: GemmConvRoute,
+  outShape: Shape,
+  ops: GemmOps,
+): RawTensor {
   const mm = ops.matmul;
   const [n, cOut, oh, ow] = outShape as [number, number, number, number];
   const owned: RawTensor[] = [];
-  const keep = (t: RawTensor): RawTensor => { owned.push(t); return t; };
+  const keep = (t: RawTensor): RawTensor => {
+    owned.push(t);
+    return t;
+  };
   try {
-    let src = x, view: GemmConvView | null;
+    let src = x,
+      view: GemmConvView | null;
     if (route.copy) {
       src = keep(ops.contiguous(x));
       view = gemmConvView(src.layout, w.layout, p);
       // a contiguous NCHW tensor is always addressable (pixel stride 1, leading dim oh*ow)
-      if (!view) throw new Error(`conv2d: internal: no GEMM view of a contiguous input [${src.layout.shape.join(', ')}]`);
+      if (!view)
+        throw new Error(`conv2d: internal: no GEMM view of a contiguous input [${src.layout.shape.join(', ')}]`);
     } else {
       view = route.view;
     }
-    const xv = keep(src.view(view.x)), wv = keep(w.view(view.w));
+    const xv = keep(src.view(view.x)),
+      wv = keep(w.view(view.w));
     const y = view.kind === 'folded' ? mm(xv, keep(wv.T), [n, cOut]) : mm(wv, xv, [n, cOut, oh * ow]);
-    try { return y.viewAs([n, cOut, oh, ow]); } finally { y.dispose(); }
+    try {
+      return y.viewAs([n, cOut, oh, ow]);
+    } finally {
+      y.dispose();
+    }
   } finally {
     for (const t of owned) t.dispose();
   }

@@ -13,35 +13,69 @@ import { contiguous } from './copy.ts';
 function params(x: RawTensor, w: RawTensor, y: RawTensor, p: Conv2dParams, cIn: number, cOut: number): ConvParams {
   const [n, , inH, inW] = x.layout.shape as [number, number, number, number];
   return {
-    dtype: dnnDType(x), n, cIn, inH, inW, cOut,
-    kH: w.layout.shape[2]!, kW: w.layout.shape[3]!,
-    outH: y.layout.shape[2]!, outW: y.layout.shape[3]!,
-    padH: p.padding[0], padW: p.padding[1], strideH: p.stride[0], strideW: p.stride[1],
-    dilationH: p.dilation[0], dilationW: p.dilation[1], groups: p.groups,
-    x: x.storage.ptrAt(x.layout.offset), w: w.storage.ptrAt(w.layout.offset), y: y.storage.ptrAt(0),
+    dtype: dnnDType(x),
+    n,
+    cIn,
+    inH,
+    inW,
+    cOut,
+    kH: w.layout.shape[2]!,
+    kW: w.layout.shape[3]!,
+    outH: y.layout.shape[2]!,
+    outW: y.layout.shape[3]!,
+    padH: p.padding[0],
+    padW: p.padding[1],
+    strideH: p.stride[0],
+    strideW: p.stride[1],
+    dilationH: p.dilation[0],
+    dilationW: p.dilation[1],
+    groups: p.groups,
+    x: x.storage.ptrAt(x.layout.offset),
+    w: w.storage.ptrAt(w.layout.offset),
+    y: y.storage.ptrAt(0),
   };
 }
 
 /** x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw] */
-export function conv2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: Conv2dParams, outShape: Shape): RawTensor {
+export function conv2d(
+  x: RawTensor,
+  w: RawTensor,
+  bias: RawTensor | null,
+  p: Conv2dParams,
+  outShape: Shape,
+): RawTensor {
   if (numel(outShape) === 0) return RawTensor.empty(outShape, x.dtype, x.device);
   const route = gemmConvRoute(x.dtype, x.layout, w.layout, p);
   if (route) return addChannelBias(conv1x1Gemm(x, w, p, route, outShape, { matmul, contiguous }), bias);
   const y = RawTensor.empty(outShape, x.dtype, x.device);
-  const X = dense(x), W = dense(w);
+  const X = dense(x),
+    W = dense(w);
   try {
     x.device.dnn('conv').convForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
-  } finally { release(X, W); }
+  } finally {
+    release(X, W);
+  }
   return addChannelBias(y, bias);
 }
 
 /** x [n, cIn, h, w], w [cIn, cOut/groups, kh, kw]; output padding is in outShape */
-export function convTranspose2d(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: ConvTranspose2dParams, outShape: Shape): RawTensor {
+export function convTranspose2d(
+  x: RawTensor,
+  w: RawTensor,
+  bias: RawTensor | null,
+  p: ConvTranspose2dParams,
+  outShape: Shape,
+): RawTensor {
   const y = RawTensor.empty(outShape, x.dtype, x.device);
   if (y.numel === 0) return y;
-  const X = dense(x), W = dense(w);
+  const X = dense(x),
+    W = dense(w);
   try {
-    x.device.dnn('convTranspose').convTransposeForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
-  } finally { release(X, W); }
+    x.device
+      .dnn('convTranspose')
+      .convTransposeForward(params(X.t, W.t, y, p, x.layout.shape[1]!, outShape[1]!), x.device.stream);
+  } finally {
+    release(X, W);
+  }
   return addChannelBias(y, bias);
 }

@@ -2,13 +2,21 @@
 // A leaf module (no imports), so either path can use it without an import cycle.
 
 /** a dim of a copy: its size and its strides in dst and src */
-export interface CopyDim { n: number; d: number; s: number }
+export interface CopyDim {
+  n: number;
+  d: number;
+  s: number;
+}
 
 /**
  * The dims of a copy from the innermost out, size-1 dims dropped and neighbours that are
  * contiguous in both dst and src merged into one.
  */
-export function mergedDims(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): CopyDim[] {
+export function mergedDims(
+  shape: readonly number[],
+  dStrides: readonly number[],
+  sStrides: readonly number[],
+): CopyDim[] {
   const dims: CopyDim[] = [];
   for (let i = shape.length - 1; i >= 0; i--) {
     const n = shape[i]!;

@@ -20,8 +20,13 @@ import { launchTranspose, transposeForm } from './transpose.ts';
 const FILE = 'copy.hip';
 
 /** kernel names built once, not per launch */
-const FILL_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, { contig: `fill_${d}`, strided: `fill_${d}_strided` }])) as Record<DType, { contig: string; strided: string }>;
-const COPY_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, `copy_strided_${copyWidth(d)}`])) as Record<DType, string>;
+const FILL_NAMES = Object.fromEntries(
+  ALL_DTYPES.map((d) => [d, { contig: `fill_${d}`, strided: `fill_${d}_strided` }]),
+) as Record<DType, { contig: string; strided: string }>;
+const COPY_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, `copy_strided_${copyWidth(d)}`])) as Record<
+  DType,
+  string
+>;
 const ROW_NAMES = new Map([1, 2, 4, 8, 16].map((u) => [u, `copy_rows_${unitName(u)}`]));
 
 /**
@@ -29,18 +34,31 @@ const ROW_NAMES = new Map([1, 2, 4, 8, 16].map((u) => [u, `copy_rows_${unitName(
  * GEOM_MAX_RANK dims after packGeom merges what it can is split along its outermost non-trivial
  * dim, one launch per slice (rare: only views of rank > 8 that no merge can flatten).
  */
-export function eachGeom(op: string, shape: Shape, operands: readonly StridedOperand[], launch: (geom: Uint8Array, numel: number) => void): void {
+export function eachGeom(
+  op: string,
+  shape: Shape,
+  operands: readonly StridedOperand[],
+  launch: (geom: Uint8Array, numel: number) => void,
+): void {
   let geom: Uint8Array | null = null;
   try {
     geom = packGeom(op, shape, operands);
   } catch (e) {
     if (!(e instanceof ShapeError) || shape.length <= GEOM_MAX_RANK) throw e;
   }
-  if (geom) { launch(geom, numel(shape)); return; }
+  if (geom) {
+    launch(geom, numel(shape));
+    return;
+  }
   const d = shape.findIndex((n) => n > 1);
   const rest = shape.filter((_, i) => i !== d);
   for (let i = 0; i < shape[d]!; i++) {
-    eachGeom(op, rest, operands.map((o) => ({ strides: o.strides.filter((_, j) => j !== d), offset: o.offset + i * o.strides[d]! })), launch);
+    eachGeom(
+      op,
+      rest,
+      operands.map((o) => ({ strides: o.strides.filter((_, j) => j !== d), offset: o.offset + i * o.strides[d]! })),
+      launch,
+    );
   }
 }
 
@@ -72,13 +90,19 @@ export const zeroStrides = (rank: number): StridedOperand => ({ strides: new Arr
 function fillValue(d: DType, value: number): KernelArg {
   const v = roundTo(d, value);
   switch (d) {
-    case 'f32': return arg.f32(v);
-    case 'f64': return arg.f64(v);
+    case 'f32':
+      return arg.f32(v);
+    case 'f64':
+      return arg.f64(v);
     // roundTo truncates but does not wrap i64: wrap like a BigInt64Array store
-    case 'i64': return arg.i64(Number.isSafeInteger(v) ? v : BigInt.asIntN(64, BigInt(v)));
-    case 'f16': return arg.u32(numberToF16Bits(value));
-    case 'bf16': return arg.u32(numberToBf16Bits(value));
-    default: return arg.u32(v);
+    case 'i64':
+      return arg.i64(Number.isSafeInteger(v) ? v : BigInt.asIntN(64, BigInt(v)));
+    case 'f16':
+      return arg.u32(numberToF16Bits(value));
+    case 'bf16':
+      return arg.u32(numberToBf16Bits(value));
+    default:
+      return arg.u32(v);
   }
 }
 
@@ -86,7 +110,9 @@ function fillValue(d: DType, value: number): KernelArg {
 export function constSet(x: RawTensor, value: number): void {
   const n = x.numel;
   if (n === 0) return;
-  const dev = x.device, l = x.layout, v = fillValue(x.dtype, value);
+  const dev = x.device,
+    l = x.layout,
+    v = fillValue(x.dtype, value);
   const base = arg.ptr(x.storage.ptrAt(0));
   const names = FILL_NAMES[x.dtype];
   if (l.isContiguous()) {
@@ -102,20 +128,39 @@ export function constSet(x: RawTensor, value: number): void {
 export function copyInto(dst: RawTensor, src: RawTensor): void {
   const n = dst.numel;
   if (n === 0) return;
-  const dev = dst.device, dl = dst.layout, sl = src.layout;
+  const dev = dst.device,
+    dl = dst.layout,
+    sl = src.layout;
   if (dl.isContiguous() && sl.isContiguous()) {
-    dev.runtime.copyDtoDAsync(dst.storage.ptrAt(dl.offset), src.storage.ptrAt(sl.offset), n * DTYPE_INFO[dst.dtype].size, dev.stream);
+    dev.runtime.copyDtoDAsync(
+      dst.storage.ptrAt(dl.offset),
+      src.storage.ptrAt(sl.offset),
+      n * DTYPE_INFO[dst.dtype].size,
+      dev.stream,
+    );
     return;
   }
   const rows = rowForm(dl.shape, dl.strides, sl.strides);
   if (rows && copyRows(dst, src, rows)) return;
   const tp = transposeForm(dl.shape, dl.strides, sl.strides);
-  if (tp) { launchTranspose(dst, src, tp); return; }
-  const y = arg.ptr(dst.storage.ptrAt(0)), x = arg.ptr(src.storage.ptrAt(0));
+  if (tp) {
+    launchTranspose(dst, src, tp);
+    return;
+  }
+  const y = arg.ptr(dst.storage.ptrAt(0)),
+    x = arg.ptr(src.storage.ptrAt(0));
   const name = COPY_NAMES[dst.dtype];
-  eachGeom('copy', dl.shape, [{ strides: dl.strides, offset: dl.offset }, { strides: sl.strides, offset: sl.offset }], (g, work) => {
-    dev.kernels.launch1d(FILE, name, work, dev.stream, [y, x, arg.bytes(g)]);
-  });
+  eachGeom(
+    'copy',
+    dl.shape,
+    [
+      { strides: dl.strides, offset: dl.offset },
+      { strides: sl.strides, offset: sl.offset },
+    ],
+    (g, work) => {
+      dev.kernels.launch1d(FILE, name, work, dev.stream, [y, x, arg.bytes(g)]);
+    },
+  );
 }
 
 /** dst <- src as rows (copy_rows_<unit>); false when a row is too long for the kernel's
@@ -123,9 +168,17 @@ export function copyInto(dst: RawTensor, src: RawTensor): void {
 function copyRows(dst: RawTensor, src: RawTensor, f: RowForm): boolean {
   const r = rowPlan(dst, src, f.rows, f.len, [f.dStride, f.sStride]);
   if (!r) return false;
-  dst.device.kernels.launch(FILE, ROW_NAMES.get(r.unit)!, r.grid, r.block, 0, dst.device.stream, [arg.ptr(dst.storage.ptrAt(0)),
-    arg.ptr(src.storage.ptrAt(0)), arg.i64(r.yOff), arg.i64(r.xOff), arg.u64(f.rows), arg.u64(r.len), arg.i64(r.strides[0]!),
-    arg.i64(r.strides[1]!), arg.u32(r.group)]);
+  dst.device.kernels.launch(FILE, ROW_NAMES.get(r.unit)!, r.grid, r.block, 0, dst.device.stream, [
+    arg.ptr(dst.storage.ptrAt(0)),
+    arg.ptr(src.storage.ptrAt(0)),
+    arg.i64(r.yOff),
+    arg.i64(r.xOff),
+    arg.u64(f.rows),
+    arg.u64(r.len),
+    arg.i64(r.strides[0]!),
+    arg.i64(r.strides[1]!),
+    arg.u32(r.group),
+  ]);
   return true;
 }
 
@@ -133,7 +186,12 @@ function copyRows(dst: RawTensor, src: RawTensor, f: RowForm): boolean {
 export function contiguous(x: RawTensor): RawTensor {
   if (x.isContiguous()) return x.view(x.layout);
   const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
-  try { copyInto(out, x); } catch (e) { out.dispose(); throw e; }
+  try {
+    copyInto(out, x);
+  } catch (e) {
+    out.dispose();
+    throw e;
+  }
   return out;
 }
 
@@ -142,5 +200,9 @@ export function reshaped(x: RawTensor, shape: readonly number[]): RawTensor {
   const l = x.layout.reshapeView(shape);
   if (l) return x.view(l);
   const c = contiguous(x);
-  try { return c.viewAs(shape); } finally { c.dispose(); }
+  try {
+    return c.viewAs(shape);
+  } finally {
+    c.dispose();
+  }
 }

@@ -8,7 +8,9 @@ import { binary } from './elementwise.ts';
 export function dense(t: RawTensor): { t: RawTensor; owned: boolean } {
   return t.isContiguous() ? { t, owned: false } : { t: contiguous(t), owned: true };
 }
-export function release(...xs: { t: RawTensor; owned: boolean }[]): void { for (const x of xs) if (x.owned) x.t.dispose(); }
+export function release(...xs: { t: RawTensor; owned: boolean }[]): void {
+  for (const x of xs) if (x.owned) x.t.dispose();
+}
 
 /** out [n, c, h, w] + bias [c] per channel, as a new tensor (out is disposed) */
 export function addChannelBias(out: RawTensor, bias: RawTensor | null): RawTensor {

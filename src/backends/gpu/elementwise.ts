@@ -11,18 +11,41 @@ import type { Device } from '../../device/device.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { computeSpec, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES, FLOATS } from '../checks.ts';
-import { BINARY_OPS, CMP_OPS, PARAM_UNARY_OPS, UNARY_OPS, type BinaryOp, type CmpOp, type ParamUnary, type UnaryOp } from '../../core/op-types.ts';
+import {
+  BINARY_OPS,
+  CMP_OPS,
+  PARAM_UNARY_OPS,
+  UNARY_OPS,
+  type BinaryOp,
+  type CmpOp,
+  type ParamUnary,
+  type UnaryOp,
+} from '../../core/op-types.ts';
 import { mapUnroll, contigPerThread, eachGeom, operandOf, scalarOn, zeroStrides } from './copy.ts';
 import { rowsArgs } from './bcast-rows.ts';
 
 /** rows: the broadcast-rows kernel (bcast-rows.ts), where the family and dtype have one */
-interface Names { readonly contig: string; readonly strided: string; readonly rows: string | null }
+interface Names {
+  readonly contig: string;
+  readonly strided: string;
+  readonly rows: string | null;
+}
 /** kernel names per (op, dtype), built once so the hot path only indexes */
-function names<O extends string>(ops: readonly O[], dtypes: readonly DType[], prefix: string, rowDTypes: readonly DType[] = []): Record<O, Record<DType, Names>> {
+function names<O extends string>(
+  ops: readonly O[],
+  dtypes: readonly DType[],
+  prefix: string,
+  rowDTypes: readonly DType[] = [],
+): Record<O, Record<DType, Names>> {
   const out = {} as Record<O, Record<DType, Names>>;
   for (const op of ops) {
     const per = {} as Record<DType, Names>;
-    for (const d of dtypes) per[d] = { contig: `${prefix}_${op}_${d}`, strided: `${prefix}_${op}_${d}_strided`, rows: rowDTypes.includes(d) ? `${prefix}_${op}_${d}_rows` : null };
+    for (const d of dtypes)
+      per[d] = {
+        contig: `${prefix}_${op}_${d}`,
+        strided: `${prefix}_${op}_${d}_strided`,
+        rows: rowDTypes.includes(d) ? `${prefix}_${op}_${d}_rows` : null,
+      };
     out[op] = per;
   }
   return out;
@@ -56,7 +79,10 @@ function map1(x: RawTensor, n: Names, unroll: number, extra: readonly KernelArg[
   const count = y.numel;
   if (count === 0) return y;
   try {
-    const k = dev.kernels, s = dev.stream, yp = ptr(y), xp = ptr(x);
+    const k = dev.kernels,
+      s = dev.stream,
+      yp = ptr(y),
+      xp = ptr(x);
     if (x.layout.isContiguous()) {
       const args = [yp, xp, ZERO, off(x), arg.u64(count)];
       for (const e of extra) args.push(e);
@@ -66,7 +92,10 @@ function map1(x: RawTensor, n: Names, unroll: number, extra: readonly KernelArg[
         k.launch1d(UNARY_FILE, n.strided, work, s, [yp, xp, arg.bytes(g), ...extra]);
       });
     }
-  } catch (e) { y.dispose(); throw e; }
+  } catch (e) {
+    y.dispose();
+    throw e;
+  }
   return y;
 }
 
@@ -92,22 +121,52 @@ function map2(n: Names, a: RawTensor, b: RawTensor | number, outShape: Shape, ou
   if (count === 0) return y;
   const bt = typeof b === 'number' ? scalarOn(dev, a.dtype, b) : b;
   try {
-    const k = dev.kernels, s = dev.stream, yp = ptr(y), ap = ptr(a), bp = ptr(bt);
-    if (bt === b && a.layout.isContiguous() && bt.layout.isContiguous() && sameShape(a.layout.shape, outShape) && sameShape(bt.layout.shape, outShape)) {
+    const k = dev.kernels,
+      s = dev.stream,
+      yp = ptr(y),
+      ap = ptr(a),
+      bp = ptr(bt);
+    if (
+      bt === b &&
+      a.layout.isContiguous() &&
+      bt.layout.isContiguous() &&
+      sameShape(a.layout.shape, outShape) &&
+      sameShape(bt.layout.shape, outShape)
+    ) {
       const per = contigPerThread(Math.max(size(a.dtype), size(outDType)), mapUnroll(dev));
       k.launchContig(BINARY_FILE, n.contig, count, per, s, [yp, ap, bp, ZERO, off(a), off(bt), arg.u64(count)]);
     } else {
-      const aOp = operandOf(a, outShape), bOp = bt === b ? operandOf(bt, outShape) : zeroStrides(outShape.length);
-      const rows = n.rows === null ? null : rowsArgs(y, [{ t: a, op: aOp }, { t: bt, op: bOp }]);
+      const aOp = operandOf(a, outShape),
+        bOp = bt === b ? operandOf(bt, outShape) : zeroStrides(outShape.length);
+      const rows =
+        n.rows === null
+          ? null
+          : rowsArgs(y, [
+              { t: a, op: aOp },
+              { t: bt, op: bOp },
+            ]);
       if (n.rows !== null && rows !== null) {
-        k.launchContig(BINARY_FILE, n.rows, count, contigPerThread(size(a.dtype), mapUnroll(dev)), s, [yp, ap, bp, ZERO, arg.i64(aOp.offset), arg.i64(bOp.offset), ...rows]);
+        k.launchContig(BINARY_FILE, n.rows, count, contigPerThread(size(a.dtype), mapUnroll(dev)), s, [
+          yp,
+          ap,
+          bp,
+          ZERO,
+          arg.i64(aOp.offset),
+          arg.i64(bOp.offset),
+          ...rows,
+        ]);
         return y;
       }
       eachGeom(n.contig, outShape, [geomOf(y), aOp, bOp], (g, work) => {
         k.launch1d(BINARY_FILE, n.strided, work, s, [yp, ap, bp, arg.bytes(g)]);
       });
     }
-  } catch (e) { y.dispose(); throw e; } finally { if (bt !== b) bt.dispose(); }
+  } catch (e) {
+    y.dispose();
+    throw e;
+  } finally {
+    if (bt !== b) bt.dispose();
+  }
   return y;
 }
 
@@ -139,7 +198,13 @@ export function compare(op: CmpOp, a: RawTensor, b: RawTensor | number, outShape
 }
 
 /** cond u8/u32/i64; a, b tensors of dtype or scalars rounded to it; all broadcast to outShape */
-export function where(cond: RawTensor, a: RawTensor | number, b: RawTensor | number, outShape: Shape, dtype: DType): RawTensor {
+export function where(
+  cond: RawTensor,
+  a: RawTensor | number,
+  b: RawTensor | number,
+  outShape: Shape,
+  dtype: DType,
+): RawTensor {
   const dev = cond.device;
   const y = RawTensor.empty(outShape, dtype, dev);
   const count = y.numel;
@@ -149,19 +214,38 @@ export function where(cond: RawTensor, a: RawTensor | number, b: RawTensor | num
   const at = typeof a === 'number' ? scalarOn(dev, dtype, a) : a;
   const bt = typeof b === 'number' ? scalarOn(dev, dtype, b) : b;
   try {
-    const k = dev.kernels, s = dev.stream, n = WHERE_NAMES[dtype];
-    const yp = ptr(y), cp = ptr(c), ap = ptr(at), bp = ptr(bt);
+    const k = dev.kernels,
+      s = dev.stream,
+      n = WHERE_NAMES[dtype];
+    const yp = ptr(y),
+      cp = ptr(c),
+      ap = ptr(at),
+      bp = ptr(bt);
     const dense = (t: RawTensor) => t.layout.isContiguous() && sameShape(t.layout.shape, outShape);
     if (at === a && bt === b && dense(c) && dense(at) && dense(bt)) {
       // the u8 condition is never the widest operand
-      k.launchContig(BINARY_FILE, n.contig, count, contigPerThread(size(dtype), mapUnroll(dev)), s, [yp, cp, ap, bp, ZERO, off(c), off(at), off(bt), arg.u64(count)]);
+      k.launchContig(BINARY_FILE, n.contig, count, contigPerThread(size(dtype), mapUnroll(dev)), s, [
+        yp,
+        cp,
+        ap,
+        bp,
+        ZERO,
+        off(c),
+        off(at),
+        off(bt),
+        arg.u64(count),
+      ]);
     } else {
-      const opnd = (t: RawTensor, given: RawTensor | number) => (t === given ? operandOf(t, outShape) : zeroStrides(outShape.length));
+      const opnd = (t: RawTensor, given: RawTensor | number) =>
+        t === given ? operandOf(t, outShape) : zeroStrides(outShape.length);
       eachGeom(n.contig, outShape, [geomOf(y), operandOf(c, outShape), opnd(at, a), opnd(bt, b)], (g, work) => {
         k.launch1d(BINARY_FILE, n.strided, work, s, [yp, cp, ap, bp, arg.bytes(g)]);
       });
     }
-  } catch (e) { y.dispose(); throw e; } finally {
+  } catch (e) {
+    y.dispose();
+    throw e;
+  } finally {
     if (c !== cond) c.dispose();
     if (at !== a) at.dispose();
     if (bt !== b) bt.dispose();

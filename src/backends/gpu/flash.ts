@@ -26,7 +26,10 @@ const MAX_GRID_Y = 65535;
  */
 function fwdShape(cuda: boolean, bucket: number): { rows: number; threads: number; shared: number } {
   if (!cuda) return { rows: 64, threads: 256, shared: 0 };
-  const wide = bucket <= 128, rows = wide ? 128 : 64, keys = wide ? 64 : 32, ld = bucket + 8;
+  const wide = bucket <= 128,
+    rows = wide ? 128 : 64,
+    keys = wide ? 64 : 32,
+    ld = bucket + 8;
   const elems = Math.max(((wide ? rows : 0) + 2 * keys) * ld, rows * ld);
   return { rows, threads: 128, shared: 2 * elems };
 }
@@ -37,8 +40,15 @@ const bucketOf = (d: number): number | undefined => FLASH_HEAD_DIMS.find((b) => 
 export function flashApplies(q: RawTensor, k: RawTensor, v: RawTensor): boolean {
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const dv = v.layout.shape[3]!;
-  return (q.dtype === 'f16' || q.dtype === 'bf16') && d === dv && bucketOf(d) !== undefined &&
-    Math.ceil(tq / 64) <= MAX_GRID_Y && b * hq <= 0x7fffffff && tq <= 0xffffffff && k.layout.shape[2]! <= 0xffffffff;
+  return (
+    (q.dtype === 'f16' || q.dtype === 'bf16') &&
+    d === dv &&
+    bucketOf(d) !== undefined &&
+    Math.ceil(tq / 64) <= MAX_GRID_Y &&
+    b * hq <= 0x7fffffff &&
+    tq <= 0xffffffff &&
+    k.layout.shape[2]! <= 0xffffffff
+  );
 }
 
 /**
@@ -71,7 +81,10 @@ const DECODE_MAX_GROUPS = 8;
 /** for measurements and tests: blocks a multiprocessor the splits aim at; warp groups a block
  *  (NVIDIA; at most the splits and what the LDS holds), where blocks of several groups then
  *  still split the keys between them (the last block's last groups may get none) */
-export interface DecodeTuning { readonly blocksPerMp?: number; readonly groups?: number }
+export interface DecodeTuning {
+  readonly blocksPerMp?: number;
+  readonly groups?: number;
+}
 
 /** whether flashDecode takes these operands: flashApplies' types and head dims, short queries */
 export function flashDecodeApplies(q: RawTensor, k: RawTensor, v: RawTensor): boolean {
@@ -104,28 +117,53 @@ export interface DecodePlan {
  * warps of one block, which combine their rows themselves; otherwise a block a split (one
  * row-wave; wave32 AMD splits the output columns over two, flash.hip FlCfg::CS).
  */
-export function decodePlan(info: DeviceInfo, b: number, hq: number, hkv: number, tq: number, tk: number, d: number,
-  tune: DecodeTuning = {}): DecodePlan {
+export function decodePlan(
+  info: DeviceInfo,
+  b: number,
+  hq: number,
+  hkv: number,
+  tq: number,
+  tk: number,
+  d: number,
+  tune: DecodeTuning = {},
+): DecodePlan {
   const cuda = info.vendor === 'cuda';
   const bucket = bucketOf(d)!;
   const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
-  const tiles = Math.ceil((hq / hkv) * tq / 16), per = b * hkv * tiles;
+  const tiles = Math.ceil(((hq / hkv) * tq) / 16),
+    per = b * hkv * tiles;
   const keyBlocks = Math.ceil(tk / bn);
   const aim = Math.ceil(((tune.blocksPerMp ?? DECODE_BLOCKS_PER_MP) * info.multiprocessors) / per);
   const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
-  const blocksPerSplit = Math.ceil(keyBlocks / want), splits = Math.ceil(keyBlocks / blocksPerSplit);
+  const blocksPerSplit = Math.ceil(keyBlocks / want),
+    splits = Math.ceil(keyBlocks / blocksPerSplit);
   const groupBytes = cuda ? decodeGroupBytes(bucket, bn) : 0;
   const fit = cuda ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
-  const groups = tune.groups !== undefined ? Math.max(1, Math.min(tune.groups, splits, fit))
-    : splits <= Math.min(DECODE_MAX_GROUPS, fit) ? splits : 1;
+  const groups =
+    tune.groups !== undefined
+      ? Math.max(1, Math.min(tune.groups, splits, fit))
+      : splits <= Math.min(DECODE_MAX_GROUPS, fit)
+        ? splits
+        : 1;
   return {
-    per, blocksY: Math.ceil(splits / groups), groups, threads: (cuda ? 32 : 64) * groups,
-    shared: groups * groupBytes, perSplit: blocksPerSplit * bn, splits,
+    per,
+    blocksY: Math.ceil(splits / groups),
+    groups,
+    threads: (cuda ? 32 : 64) * groups,
+    shared: groups * groupBytes,
+    perSplit: blocksPerSplit * bn,
+    splits,
   };
 }
 
 /** Short queries (decode) on the matrix cores, as decodePlan lays them out. */
-export function flashDecode(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: AttentionParams, tune: DecodeTuning = {}): RawTensor {
+export function flashDecode(
+  q0: RawTensor,
+  k0: RawTensor,
+  v0: RawTensor,
+  p: AttentionParams,
+  tune: DecodeTuning = {},
+): RawTensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
@@ -134,9 +172,25 @@ export function flashDecode(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: Atte
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
     const pl = decodePlan(dev.runtime.info, b, hq, hkv, tq, tk, d, tune);
     const sums = splitSums(out, b * hq * tq, pl.blocksY, d, temps);
-    dev.kernels.launch('flash.hip', `flash_dec_${q.dtype}_${bucketOf(d)!}`, [pl.per, pl.blocksY, 1], [pl.threads, 1, 1], pl.shared, dev.stream, [
-      base(out), ...splitArgs(out, sums), base(q), base(k), base(v), mask ? base(mask) : base(out),
-      ...tail, arg.u32(pl.blocksY), arg.u32(pl.perSplit)]);
+    dev.kernels.launch(
+      'flash.hip',
+      `flash_dec_${q.dtype}_${bucketOf(d)!}`,
+      [pl.per, pl.blocksY, 1],
+      [pl.threads, 1, 1],
+      pl.shared,
+      dev.stream,
+      [
+        base(out),
+        ...splitArgs(out, sums),
+        base(q),
+        base(k),
+        base(v),
+        mask ? base(mask) : base(out),
+        ...tail,
+        arg.u32(pl.blocksY),
+        arg.u32(pl.perSplit),
+      ],
+    );
     mergeSplits(out, sums);
   });
 }
@@ -149,7 +203,14 @@ export function flashAttention(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: A
     const bucket = bucketOf(d)!;
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
     const { rows, threads, shared } = fwdShape(dev.runtime.info.vendor === 'cuda', bucket);
-    dev.kernels.launch('flash.hip', `flash_fwd_${q.dtype}_${bucket}`, [b * hq, Math.ceil(tq / rows), 1], [threads, 1, 1], shared, dev.stream, [
-      base(out), base(q), base(k), base(v), mask ? base(mask) : base(out), ...tail]);
+    dev.kernels.launch(
+      'flash.hip',
+      `flash_fwd_${q.dtype}_${bucket}`,
+      [b * hq, Math.ceil(tq / rows), 1],
+      [threads, 1, 1],
+      shared,
+      dev.stream,
+      [base(out), base(q), base(k), base(v), mask ? base(mask) : base(out), ...tail],
+    );
   });
 }

@@ -15,7 +15,8 @@ const U32_MAX = 0xffffffff;
 // waves in flight per multiprocessor that cover the memory latency of the stream over W (each
 // keeps 4-8 16-byte loads per lane outstanding)
 const WAVES_PER_SM = 16;
-const FLAG_BIAS = 1, FLAG_RESID = 2;
+const FLAG_BIAS = 1,
+  FLAG_RESID = 2;
 /**
  * Blocks a multiprocessor for the SwiGLU product on NVIDIA, its units then walked grid-stride.
  * A paired unit keeps twice a plain row's loads of W in flight (gate and up rows), so four
@@ -60,7 +61,11 @@ function grid(dev: RawTensor['device'], units: number, split: number, perMp = 0)
 }
 
 /** a nullable operand: its pointer and offset, or null and 0 */
-function opt(t: RawTensor | null | undefined, temps: RawTensor[], fallback: RawTensor): [KernelArg, KernelArg, RawTensor | null] {
+function opt(
+  t: RawTensor | null | undefined,
+  temps: RawTensor[],
+  fallback: RawTensor,
+): [KernelArg, KernelArg, RawTensor | null] {
   if (!t) return [base(fallback), arg.i64(0), null];
   const d = dense(t, temps);
   return [base(d), offsetOf(d), d];
@@ -72,12 +77,30 @@ function opt(t: RawTensor | null | undefined, temps: RawTensor[], fallback: RawT
  * head took 194 us with it against 121 us plain (H200), so a single-row norm is rmsNorm's own
  * kernel (about 5 us) before the plain product.
  */
-export function linearRow(x: RawTensor, w: RawTensor, o: LinearOptions, n: number, k: number, outShape: readonly number[]): RawTensor | null {
+export function linearRow(
+  x: RawTensor,
+  w: RawTensor,
+  o: LinearOptions,
+  n: number,
+  k: number,
+  outShape: readonly number[],
+): RawTensor | null {
   if (!DTYPES.has(x.dtype) || k > U32_MAX || n > U32_MAX) return null;
   if (o.norm && o.act !== 'swiglu') {
     const xn = rmsNorm(x, o.norm.weight, o.norm.eps);
     // fields spelled out: V8 (Node 20) builds `{ ...o, key }` on a slow path, microseconds a call
-    try { return linearRow(xn, w, { bias: o.bias ?? null, act: o.act ?? null, residual: o.residual ?? null, norm: null }, n, k, outShape); } finally { xn.dispose(); }
+    try {
+      return linearRow(
+        xn,
+        w,
+        { bias: o.bias ?? null, act: o.act ?? null, residual: o.residual ?? null, norm: null },
+        n,
+        k,
+        outShape,
+      );
+    } finally {
+      xn.dispose();
+    }
   }
   const ld = rowsLd(w, k);
   if (ld === null) return null;
@@ -90,12 +113,38 @@ export function linearRow(x: RawTensor, w: RawTensor, o: LinearOptions, n: numbe
     const [rp, ro] = opt(o.residual, temps, xd);
     const flags = (o.bias ? FLAG_BIAS : 0) | (o.residual ? FLAG_RESID : 0);
     // the launch shapes measured on NVIDIA (PAIR_BLOCKS_PER_MP, PLAIN_LEAST_SPLIT); AMD as before
-    const pair = o.act === 'swiglu', nvidia = dev.runtime.info.vendor === 'cuda';
+    const pair = o.act === 'swiglu',
+      nvidia = dev.runtime.info.vendor === 'cuda';
     const split = splitFor(dev, n, nvidia && !pair ? PLAIN_LEAST_SPLIT : 1);
     const name = `gemvf${pair ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
-    dev.kernels.launch('gemv-fused.hip', name, grid(dev, n, split, nvidia && pair ? PAIR_BLOCKS_PER_MP : 0), [BLOCK, 1, 1], 0, dev.stream, [
-      base(y), base(xd), base(w), gp, bp, rp, offsetOf(y), offsetOf(xd), offsetOf(w), go, bo, ro,
-      arg.u32(n), arg.u32(k), arg.u64(ld), arg.f32(o.norm?.eps ?? 0), arg.u32(flags), arg.u32(split)]);
+    dev.kernels.launch(
+      'gemv-fused.hip',
+      name,
+      grid(dev, n, split, nvidia && pair ? PAIR_BLOCKS_PER_MP : 0),
+      [BLOCK, 1, 1],
+      0,
+      dev.stream,
+      [
+        base(y),
+        base(xd),
+        base(w),
+        gp,
+        bp,
+        rp,
+        offsetOf(y),
+        offsetOf(xd),
+        offsetOf(w),
+        go,
+        bo,
+        ro,
+        arg.u32(n),
+        arg.u32(k),
+        arg.u64(ld),
+        arg.f32(o.norm?.eps ?? 0),
+        arg.u32(flags),
+        arg.u32(split),
+      ],
+    );
   });
 }
 
@@ -109,9 +158,17 @@ export function qkvRow(a: QkvToCacheArgs): RawTensor | null {
   const { x, weight: w, heads, kvHeads, headDim: d } = a;
   const k = x.dim(-1);
   if (!DTYPES.has(x.dtype) || k > U32_MAX) return null;
-  const ld = rowsLd(w, k), ks = cacheStrides(a.keys), vs = cacheStrides(a.values);
+  const ld = rowsLd(w, k),
+    ks = cacheStrides(a.keys),
+    vs = cacheStrides(a.values);
   if (ld === null || !ks || !vs || ks[0] !== vs[0] || ks[1] !== vs[1]) return null;
-  if (a.cos.layout.strides[1] !== 1 || a.sin.layout.strides[1] !== 1 || a.cos.layout.strides[0] !== d / 2 || a.sin.layout.strides[0] !== d / 2) return null;
+  if (
+    a.cos.layout.strides[1] !== 1 ||
+    a.sin.layout.strides[1] !== 1 ||
+    a.cos.layout.strides[0] !== d / 2 ||
+    a.sin.layout.strides[0] !== d / 2
+  )
+    return null;
   const dev = x.device;
   const q = RawTensor.empty([1, 1, heads, d], x.dtype, dev);
   return filled(q, (temps) => {
@@ -125,10 +182,36 @@ export function qkvRow(a: QkvToCacheArgs): RawTensor | null {
     // a device-held position is read by the kernel: its pointer includes the view's offset
     const posPtr = arg.ptr(devPos ? devPos.storage.ptrAt(devPos.layout.offset) : NULL_PTR);
     dev.kernels.launch('gemv-fused.hip', name, grid(dev, units, split), [BLOCK, 1, 1], 0, dev.stream, [
-      base(q), base(a.keys), base(a.values), base(xd), base(w), gp, bp, base(a.cos), base(a.sin), posPtr,
-      offsetOf(q), offsetOf(a.keys), offsetOf(a.values), offsetOf(xd), offsetOf(w), go, bo, offsetOf(a.cos), offsetOf(a.sin),
-      arg.u32(k), arg.u64(ld), arg.f32(a.norm?.eps ?? 0), arg.u32(a.bias ? FLAG_BIAS : 0), arg.u32(split),
-      arg.u32(heads), arg.u32(kvHeads), arg.u32(d), arg.u32(typeof a.pos === 'number' ? a.pos : 0),
-      arg.i64(ks[0]), arg.i64(ks[1])]);
+      base(q),
+      base(a.keys),
+      base(a.values),
+      base(xd),
+      base(w),
+      gp,
+      bp,
+      base(a.cos),
+      base(a.sin),
+      posPtr,
+      offsetOf(q),
+      offsetOf(a.keys),
+      offsetOf(a.values),
+      offsetOf(xd),
+      offsetOf(w),
+      go,
+      bo,
+      offsetOf(a.cos),
+      offsetOf(a.sin),
+      arg.u32(k),
+      arg.u64(ld),
+      arg.f32(a.norm?.eps ?? 0),
+      arg.u32(a.bias ? FLAG_BIAS : 0),
+      arg.u32(split),
+      arg.u32(heads),
+      arg.u32(kvHeads),
+      arg.u32(d),
+      arg.u32(typeof a.pos === 'number' ? a.pos : 0),
+      arg.i64(ks[0]),
+      arg.i64(ks[1]),
+    ]);
   });
 }

@@ -22,12 +22,15 @@ const SHORT_ROW = 8;
 /** gather rows shorter than this: the per-row Geom lookup would cost more than it saves */
 const GATHER_MIN_COLS = 16;
 
-
 /** y [pre, n, len] (contiguous) <- the x rows at xOff + p*xPre + ids[j]*xDim, in elements */
 export interface RowSelect {
-  readonly pre: number; readonly n: number; readonly len: number;
-  readonly xPre: number; readonly xDim: number;
-  readonly idsStride: number; readonly limit: number;
+  readonly pre: number;
+  readonly n: number;
+  readonly len: number;
+  readonly xPre: number;
+  readonly xDim: number;
+  readonly idsStride: number;
+  readonly limit: number;
 }
 
 /**
@@ -40,18 +43,32 @@ export function selectRows(x: RawTensor, ids: RawTensor, dim: number): RowSelect
   const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
   if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return null;
   return {
-    pre: before[0]?.n ?? 1, n: ids.layout.shape[0]!, len: after[0]?.n ?? 1,
-    xPre: before[0]?.s ?? 0, xDim: strides[dim]!, idsStride: ids.layout.strides[0]!, limit: shape[dim]!,
+    pre: before[0]?.n ?? 1,
+    n: ids.layout.shape[0]!,
+    len: after[0]?.n ?? 1,
+    xPre: before[0]?.s ?? 0,
+    xDim: strides[dim]!,
+    idsStride: ids.layout.strides[0]!,
+    limit: shape[dim]!,
   };
 }
 
 /** embedding as row copies, or null: the ids' dims must merge into one run (their row-major
  *  order is then the order of the output rows) and the table's rows must be unit-stride */
 export function embeddingRows(ids: RawTensor, table: RawTensor): RowSelect | null {
-  const il = ids.layout, tl = table.layout;
+  const il = ids.layout,
+    tl = table.layout;
   const run = mergedRuns(il.shape, il.strides);
   if (run.length > 1 || (tl.shape[1]! > 1 && tl.strides[1] !== 1)) return null;
-  return { pre: 1, n: ids.numel, len: tl.shape[1]!, xPre: 0, xDim: tl.strides[0]!, idsStride: run[0]?.s ?? 0, limit: tl.shape[0]! };
+  return {
+    pre: 1,
+    n: ids.numel,
+    len: tl.shape[1]!,
+    xPre: 0,
+    xDim: tl.strides[0]!,
+    idsStride: run[0]?.s ?? 0,
+    limit: tl.shape[0]!,
+  };
 }
 
 /** y (new, contiguous) <- the rows `p` picks; false (nothing launched) when the rows do not
@@ -64,10 +81,24 @@ export function launchSelectRows(y: RawTensor, x: RawTensor, ids: RawTensor, p: 
   const dev = y.device;
   const name = `index_rows_${unitName(plan.unit)}_${ids.dtype}`;
   withDeviceErrors(dev, site, (err, tag) => {
-    dev.kernels.launch(FILE, name, plan.grid, plan.block, 0, dev.stream, [arg.ptr(y.storage.ptrAt(0)), arg.ptr(x.storage.ptrAt(0)),
-      arg.ptr(ids.storage.ptrAt(0)), arg.ptr(err),
-      arg.i64(plan.yOff), arg.i64(plan.xOff), arg.i64(ids.layout.offset), arg.u64(rows), arg.u64(p.n), arg.u64(plan.len),
-      arg.i64(plan.strides[0]!), arg.i64(plan.strides[1]!), arg.i64(p.idsStride), arg.u64(p.limit), arg.u32(plan.group), arg.u32(tag)]);
+    dev.kernels.launch(FILE, name, plan.grid, plan.block, 0, dev.stream, [
+      arg.ptr(y.storage.ptrAt(0)),
+      arg.ptr(x.storage.ptrAt(0)),
+      arg.ptr(ids.storage.ptrAt(0)),
+      arg.ptr(err),
+      arg.i64(plan.yOff),
+      arg.i64(plan.xOff),
+      arg.i64(ids.layout.offset),
+      arg.u64(rows),
+      arg.u64(p.n),
+      arg.u64(plan.len),
+      arg.i64(plan.strides[0]!),
+      arg.i64(plan.strides[1]!),
+      arg.i64(p.idsStride),
+      arg.u64(p.limit),
+      arg.u32(plan.group),
+      arg.u32(tag),
+    ]);
   });
   return true;
 }
@@ -77,9 +108,12 @@ export function launchSelectRows(y: RawTensor, x: RawTensor, ids: RawTensor, p: 
  * (nothing launched) when the rows are short or the row geometry does not fit a Geom.
  */
 export function launchGatherRows(y: RawTensor, x: RawTensor, ids: RawTensor, dim: number, site: ErrorSite): boolean {
-  const xl = x.layout, il = ids.layout, r = il.rank;
+  const xl = x.layout,
+    il = ids.layout,
+    r = il.rank;
   if (r === 0) return false;
-  const cols = il.shape[r - 1]!, lead = il.shape.slice(0, r - 1);
+  const cols = il.shape[r - 1]!,
+    lead = il.shape.slice(0, r - 1);
   if (cols < GATHER_MIN_COLS || cols > ROW_LEN_MAX) return false;
   let geom: Uint8Array;
   try {
@@ -92,14 +126,28 @@ export function launchGatherRows(y: RawTensor, x: RawTensor, ids: RawTensor, dim
     if (e instanceof ShapeError) return false;
     throw e;
   }
-  const dev = y.device, rows = numel(lead);
+  const dev = y.device,
+    rows = numel(lead);
   const xCol = dim === r - 1 ? 0 : xl.strides[r - 1]!;
   const { grid, block, group } = rowLaunch(dev, rows, cols);
   const name = `gather_rows_${copyWidth(x.dtype)}_${ids.dtype}`;
   withDeviceErrors(dev, site, (err, tag) => {
-    dev.kernels.launch(FILE, name, grid, block, 0, dev.stream, [arg.ptr(y.storage.ptrAt(0)), arg.ptr(x.storage.ptrAt(0)),
-      arg.ptr(ids.storage.ptrAt(0)), arg.ptr(err), arg.i64(y.layout.offset), arg.bytes(geom), arg.u64(rows), arg.u64(cols),
-      arg.i64(xCol), arg.i64(il.strides[r - 1]!), arg.i64(xl.strides[dim]!), arg.u64(xl.shape[dim]!), arg.u32(group), arg.u32(tag)]);
+    dev.kernels.launch(FILE, name, grid, block, 0, dev.stream, [
+      arg.ptr(y.storage.ptrAt(0)),
+      arg.ptr(x.storage.ptrAt(0)),
+      arg.ptr(ids.storage.ptrAt(0)),
+      arg.ptr(err),
+      arg.i64(y.layout.offset),
+      arg.bytes(geom),
+      arg.u64(rows),
+      arg.u64(cols),
+      arg.i64(xCol),
+      arg.i64(il.strides[r - 1]!),
+      arg.i64(xl.strides[dim]!),
+      arg.u64(xl.shape[dim]!),
+      arg.u32(group),
+      arg.u32(tag),
+    ]);
   });
   return true;
 }
@@ -109,22 +157,47 @@ export function launchGatherRows(y: RawTensor, x: RawTensor, ids: RawTensor, dim
  * false (nothing launched): src's dims before dim must merge into one run (any stride), the dims
  * after it into one unit-stride run (the rows).
  */
-export function launchIndexAddRows(acc: RawTensor, src: RawTensor, ids: RawTensor, dim: number, site: ErrorSite): boolean {
+export function launchIndexAddRows(
+  acc: RawTensor,
+  src: RawTensor,
+  ids: RawTensor,
+  dim: number,
+  site: ErrorSite,
+): boolean {
   const { shape, strides } = src.layout;
   const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
   const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
   if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return false;
-  const pre = before[0]?.n ?? 1, n = shape[dim]!, len = after[0]?.n ?? 1;
+  const pre = before[0]?.n ?? 1,
+    n = shape[dim]!,
+    len = after[0]?.n ?? 1;
   if ((pre > 1 && len < SHORT_ROW) || len > ROW_LEN_MAX) return false;
-  const limit = acc.layout.shape[dim]!, rows = pre * n;
+  const limit = acc.layout.shape[dim]!,
+    rows = pre * n;
   const dev = acc.device;
   const { grid, block, group } = rowLaunch(dev, rows, len);
   const name = `index_add_rows_${src.dtype}_${ids.dtype}`;
   withDeviceErrors(dev, site, (err, tag) => {
-    dev.kernels.launch(FILE, name, grid, block, 0, dev.stream, [arg.ptr(acc.storage.ptrAt(0)), arg.ptr(src.storage.ptrAt(0)),
-      arg.ptr(ids.storage.ptrAt(0)), arg.ptr(err), arg.i64(acc.layout.offset), arg.i64(src.layout.offset), arg.i64(ids.layout.offset),
-      arg.u64(rows), arg.u64(n), arg.u64(len), arg.i64(limit * len), arg.i64(len), arg.i64(before[0]?.s ?? 0), arg.i64(strides[dim]!),
-      arg.i64(ids.layout.strides[0]!), arg.u64(limit), arg.u32(group), arg.u32(tag)]);
+    dev.kernels.launch(FILE, name, grid, block, 0, dev.stream, [
+      arg.ptr(acc.storage.ptrAt(0)),
+      arg.ptr(src.storage.ptrAt(0)),
+      arg.ptr(ids.storage.ptrAt(0)),
+      arg.ptr(err),
+      arg.i64(acc.layout.offset),
+      arg.i64(src.layout.offset),
+      arg.i64(ids.layout.offset),
+      arg.u64(rows),
+      arg.u64(n),
+      arg.u64(len),
+      arg.i64(limit * len),
+      arg.i64(len),
+      arg.i64(before[0]?.s ?? 0),
+      arg.i64(strides[dim]!),
+      arg.i64(ids.layout.strides[0]!),
+      arg.u64(limit),
+      arg.u32(group),
+      arg.u32(tag),
+    ]);
   });
   return true;
 }

@@ -58,29 +58,58 @@ function gatherWalk(y: RawTensor, x: RawTensor, xOp: StridedOperand, dimStride: 
   try {
     withDeviceErrors(dev, site(w), (err, tag) => {
       eachGeom(w.op, w.shape, [yOp, xOp, w.idsOp, w.posOp], (g, work) => {
-        dev.kernels.launch1d(FILE, name, work, dev.stream, [ptrOf(y), ptrOf(x), ptrOf(w.ids), arg.bytes(g),
-          arg.i64(dimStride), arg.u64(w.limit), arg.ptr(err), arg.u32(tag)]);
+        dev.kernels.launch1d(FILE, name, work, dev.stream, [
+          ptrOf(y),
+          ptrOf(x),
+          ptrOf(w.ids),
+          arg.bytes(g),
+          arg.i64(dimStride),
+          arg.u64(w.limit),
+          arg.ptr(err),
+          arg.u32(tag),
+        ]);
       });
     });
-  } catch (e) { y.dispose(); throw e; }
+  } catch (e) {
+    y.dispose();
+    throw e;
+  }
   return y;
 }
 
 /** the row kernels of index-rows.ts first (they return false where the layout does not suit
  *  them), else the per-element walk */
-function viaRows(y: RawTensor, x: RawTensor, xOp: StridedOperand, dimStride: number, w: Walk, rows: () => boolean): RawTensor {
+function viaRows(
+  y: RawTensor,
+  x: RawTensor,
+  xOp: StridedOperand,
+  dimStride: number,
+  w: Walk,
+  rows: () => boolean,
+): RawTensor {
   if (y.numel === 0) return y;
-  try { if (rows()) return y; } catch (e) { y.dispose(); throw e; }
+  try {
+    if (rows()) return y;
+  } catch (e) {
+    y.dispose();
+    throw e;
+  }
   return gatherWalk(y, x, xOp, dimStride, w);
 }
 
 export function indexSelect(x: RawTensor, ids: RawTensor, dim: number, outShape: Shape): RawTensor {
-  const r = outShape.length, xl = x.layout, il = ids.layout;
+  const r = outShape.length,
+    xl = x.layout,
+    il = ids.layout;
   const y = RawTensor.empty(outShape, x.dtype, x.device);
   const w: Walk = {
-    op: 'indexSelect', shape: outShape, ids,
-    idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
-    limit: xl.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+    op: 'indexSelect',
+    shape: outShape,
+    ids,
+    idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
+    posOp: operand(only(r, dim, 1), 0),
+    limit: xl.shape[dim]!,
+    what: `dim ${dim} of x ${sig(x)}`,
   };
   return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () => {
     const p = selectRows(x, ids, dim);
@@ -89,24 +118,36 @@ export function indexSelect(x: RawTensor, ids: RawTensor, dim: number, outShape:
 }
 
 export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
-  const xl = x.layout, il = ids.layout;
+  const xl = x.layout,
+    il = ids.layout;
   const y = RawTensor.empty(il.shape, x.dtype, x.device);
   const w: Walk = {
-    op: 'gather', shape: il.shape, ids,
-    idsOp: operand(il.strides, il.offset), posOp: operand(contiguousStrides(il.shape), 0),
-    limit: xl.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+    op: 'gather',
+    shape: il.shape,
+    ids,
+    idsOp: operand(il.strides, il.offset),
+    posOp: operand(contiguousStrides(il.shape), 0),
+    limit: xl.shape[dim]!,
+    what: `dim ${dim} of x ${sig(x)}`,
   };
-  return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () => launchGatherRows(y, x, ids, dim, site(w)));
+  return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () =>
+    launchGatherRows(y, x, ids, dim, site(w)),
+  );
 }
 
 export function embedding(ids: RawTensor, table: RawTensor, outShape: Shape): RawTensor {
-  const tl = table.layout, il = ids.layout;
+  const tl = table.layout,
+    il = ids.layout;
   const y = RawTensor.empty(outShape, table.dtype, table.device);
   const lead = new Array<number>(il.rank).fill(0);
   const w: Walk = {
-    op: 'embedding', shape: outShape, ids,
-    idsOp: operand([...il.strides, 0], il.offset), posOp: operand([...contiguousStrides(il.shape), 0], 0),
-    limit: tl.shape[0]!, what: `the rows of table ${sig(table)}`,
+    op: 'embedding',
+    shape: outShape,
+    ids,
+    idsOp: operand([...il.strides, 0], il.offset),
+    posOp: operand([...contiguousStrides(il.shape), 0], 0),
+    limit: tl.shape[0]!,
+    what: `the rows of table ${sig(table)}`,
   };
   return viaRows(y, table, operand([...lead, tl.strides[1]!], tl.offset), tl.strides[0]!, w, () => {
     const p = embeddingRows(ids, table);
@@ -121,7 +162,12 @@ const accDType = (d: DType): DType => (d === 'f16' || d === 'bf16' ? 'f32' : d);
 function copyAs(x: RawTensor, to: DType): RawTensor {
   if (to !== x.dtype) return cast(x, to);
   const y = RawTensor.empty(x.layout.shape, to, x.device);
-  try { copyInto(y, x); } catch (e) { y.dispose(); throw e; }
+  try {
+    copyInto(y, x);
+  } catch (e) {
+    y.dispose();
+    throw e;
+  }
   return y;
 }
 
@@ -129,13 +175,24 @@ function copyAs(x: RawTensor, to: DType): RawTensor {
  * The scatter family over w.shape: a copy of x, then src written (or added) at the ids. srcOp
  * is src over w.shape. The output operand is the copy with 0 on the indexed dim.
  */
-function scatterWalk(x: RawTensor, src: RawTensor, srcOp: StridedOperand, dim: number, add: boolean, w: Walk, inPlace = false,
-  addRows?: (acc: RawTensor) => boolean): RawTensor {
-  const dev = x.device, stream = dev.stream;
+function scatterWalk(
+  x: RawTensor,
+  src: RawTensor,
+  srcOp: StridedOperand,
+  dim: number,
+  add: boolean,
+  w: Walk,
+  inPlace = false,
+  addRows?: (acc: RawTensor) => boolean,
+): RawTensor {
+  const dev = x.device,
+    stream = dev.stream;
   const work = w.shape.reduce((a, b) => a * b, 1);
   if (work === 0) return inPlace ? x : copyAs(x, x.dtype);
   if (!add && work >= 2 ** 32 - 1) {
-    throw new ShapeError(`${w.op}: ids ${sig(w.ids)} has ${work} elements; the GPU scatter orders duplicate targets by a 32-bit position, so it takes fewer than 2^32 - 1 (x ${sig(x)}, src ${sig(src)})`);
+    throw new ShapeError(
+      `${w.op}: ids ${sig(w.ids)} has ${work} elements; the GPU scatter orders duplicate targets by a 32-bit position, so it takes fewer than 2^32 - 1 (x ${sig(x)}, src ${sig(src)})`,
+    );
   }
   // in place (indexSet): x is contiguous, checked by the dispatcher, and is its own output
   const acc = inPlace ? x : copyAs(x, add ? accDType(x.dtype) : x.dtype);
@@ -143,14 +200,25 @@ function scatterWalk(x: RawTensor, src: RawTensor, srcOp: StridedOperand, dim: n
   const operands = [operand(without(accStrides, dim), acc.layout.offset), w.idsOp, w.posOp, srcOp];
   const dimStride = accStrides[dim]!;
   const tail = [arg.i64(dimStride), arg.u64(w.limit)];
-  const ids = ptrOf(w.ids), srcP = ptrOf(src), accP = ptrOf(acc), it = idType(w.ids);
+  const ids = ptrOf(w.ids),
+    srcP = ptrOf(src),
+    accP = ptrOf(acc),
+    it = idType(w.ids);
   try {
     if (add) {
       if (addRows?.(acc)) return acc.dtype === x.dtype ? acc : finish(acc, x.dtype);
       const name = `scatter_add_${x.dtype}_${it}`;
       withDeviceErrors(dev, site(w), (err, tag) => {
         eachGeom(w.op, w.shape, operands, (g, n) => {
-          dev.kernels.launch1d(FILE, name, n, stream, [accP, srcP, ids, arg.bytes(g), ...tail, arg.ptr(err), arg.u32(tag)]);
+          dev.kernels.launch1d(FILE, name, n, stream, [
+            accP,
+            srcP,
+            ids,
+            arg.bytes(g),
+            ...tail,
+            arg.ptr(err),
+            arg.u32(tag),
+          ]);
         });
       });
       return acc.dtype === x.dtype ? acc : finish(acc, x.dtype);
@@ -167,16 +235,28 @@ function scatterWalk(x: RawTensor, src: RawTensor, srcOp: StridedOperand, dim: n
       const winP = ptrOf(win);
       withDeviceErrors(dev, site(w), (err, tag) => {
         eachGeom(w.op, w.shape, operands, (g, n) => {
-          dev.kernels.launch1d(FILE, `scatter_mark_${it}`, n, stream, [winP, ids, arg.bytes(g), ...tail, arg.ptr(err), arg.u32(tag)]);
+          dev.kernels.launch1d(FILE, `scatter_mark_${it}`, n, stream, [
+            winP,
+            ids,
+            arg.bytes(g),
+            ...tail,
+            arg.ptr(err),
+            arg.u32(tag),
+          ]);
         });
       });
       const name = `scatter_write_${copyWidth(x.dtype)}_${it}`;
       eachGeom(w.op, w.shape, operands, (g, n) => {
         dev.kernels.launch1d(FILE, name, n, stream, [accP, srcP, ids, winP, arg.bytes(g), ...tail]);
       });
-    } finally { if (!ones) win.dispose(); }
+    } finally {
+      if (!ones) win.dispose();
+    }
     return acc;
-  } catch (e) { if (!inPlace) acc.dispose(); throw e; }
+  } catch (e) {
+    if (!inPlace) acc.dispose();
+    throw e;
+  }
 }
 
 // per device, u32 ones covering the largest in-place single-id write so far; grown outside
@@ -195,33 +275,64 @@ function onesFor(dev: Device, n: number): RawTensor | null {
 
 /** the f32 accumulator rounded once to the half type; the accumulator is freed */
 function finish(acc: RawTensor, to: DType): RawTensor {
-  try { return cast(acc, to); } finally { acc.dispose(); }
+  try {
+    return cast(acc, to);
+  } finally {
+    acc.dispose();
+  }
 }
 
 export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number, add: boolean): RawTensor {
-  const il = ids.layout, sl = src.layout;
+  const il = ids.layout,
+    sl = src.layout;
   return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, add, {
-    op: add ? 'scatterAdd' : 'scatter', shape: il.shape, ids,
-    idsOp: operand(il.strides, il.offset), posOp: operand(contiguousStrides(il.shape), 0),
-    limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+    op: add ? 'scatterAdd' : 'scatter',
+    shape: il.shape,
+    ids,
+    idsOp: operand(il.strides, il.offset),
+    posOp: operand(contiguousStrides(il.shape), 0),
+    limit: x.layout.shape[dim]!,
+    what: `dim ${dim} of x ${sig(x)}`,
   });
 }
 
 export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
-  const il = ids.layout, sl = src.layout, r = sl.rank;
-  scatterWalk(x, src, operand(sl.strides, sl.offset), dim, false, {
-    op: 'indexSet', shape: sl.shape, ids,
-    idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
-    limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
-  }, true);
+  const il = ids.layout,
+    sl = src.layout,
+    r = sl.rank;
+  scatterWalk(
+    x,
+    src,
+    operand(sl.strides, sl.offset),
+    dim,
+    false,
+    {
+      op: 'indexSet',
+      shape: sl.shape,
+      ids,
+      idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
+      posOp: operand(only(r, dim, 1), 0),
+      limit: x.layout.shape[dim]!,
+      what: `dim ${dim} of x ${sig(x)}`,
+    },
+    true,
+  );
 }
 
 export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
-  const il = ids.layout, sl = src.layout, r = sl.rank;
+  const il = ids.layout,
+    sl = src.layout,
+    r = sl.rank;
   const w: Walk = {
-    op: 'indexAdd', shape: sl.shape, ids,
-    idsOp: operand(only(r, dim, il.strides[0]!), il.offset), posOp: operand(only(r, dim, 1), 0),
-    limit: x.layout.shape[dim]!, what: `dim ${dim} of x ${sig(x)}`,
+    op: 'indexAdd',
+    shape: sl.shape,
+    ids,
+    idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
+    posOp: operand(only(r, dim, 1), 0),
+    limit: x.layout.shape[dim]!,
+    what: `dim ${dim} of x ${sig(x)}`,
   };
-  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, w, false, (acc) => launchIndexAddRows(acc, src, ids, dim, site(w)));
+  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, w, false, (acc) =>
+    launchIndexAddRows(acc, src, ids, dim, site(w)),
+  );
 }

@@ -18,8 +18,14 @@ export const ROW_LAUNCH_MAX = 2 ** 31 - 1;
  * short rows leave no thread idle; several rows per block when the group is smaller than it.
  * The kernels loop grid-stride, so the grid is capped.
  */
-export function rowLaunch(dev: Device, rows: number, cols: number, dtype: DType): { grid: Dim3; block: Dim3; group: number } {
-  const k = dev.kernels, info = dev.runtime.info;
+export function rowLaunch(
+  dev: Device,
+  rows: number,
+  cols: number,
+  dtype: DType,
+): { grid: Dim3; block: Dim3; group: number } {
+  const k = dev.kernels,
+    info = dev.runtime.info;
   const block = k.preferredBlockSize;
   const vectors = Math.ceil(cols / (16 / dtypeSize(dtype)));
   let group = Math.min(info.warpSize, block);
@@ -29,7 +35,12 @@ export function rowLaunch(dev: Device, rows: number, cols: number, dtype: DType)
 
 /** blocks of `block` threads enough for `rows` rows at `group` threads each, capped at about 32
  *  a multiprocessor (every row kernel loops grid-stride) */
-export function groupGrid(dev: Device, rows: number, block: number, group: number): { grid: Dim3; block: Dim3; group: number } {
+export function groupGrid(
+  dev: Device,
+  rows: number,
+  block: number,
+  group: number,
+): { grid: Dim3; block: Dim3; group: number } {
   const info = dev.runtime.info;
   const perBlock = Math.max(1, Math.floor(block / group));
   const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * 32);

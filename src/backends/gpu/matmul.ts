@@ -8,7 +8,13 @@ import type { BlasDType } from '../../runtime/gpu.ts';
 import { contiguous, constSet } from './copy.ts';
 import { linearRow } from './gemv-fused.ts';
 
-interface BlasOperand { t: RawTensor; trans: boolean; ld: number; batchStride: number; owned: boolean }
+interface BlasOperand {
+  t: RawTensor;
+  trans: boolean;
+  ld: number;
+  batchStride: number;
+  owned: boolean;
+}
 
 /** how a row-major [rows, cols] matrix with these strides looks to column-major BLAS; null where
  *  it cannot be handed over without a copy (also the 1x1 convolution route's test, gpu/conv-gemm.ts) */
@@ -30,7 +36,8 @@ export function matrixView(rows: number, cols: number, sr: number, sc: number): 
 function batchStride(t: RawTensor, batch: Shape): number | null {
   const l = t.layout.broadcastAs([...batch, ...t.layout.shape.slice(-2)]);
   const st = l.strides.slice(0, batch.length);
-  let s: number | null = null, inner = 1;
+  let s: number | null = null,
+    inner = 1;
   for (let j = batch.length - 1; j >= 0; j--) {
     if (batch[j] === 1) continue;
     if (s === null) s = st[j]!;
@@ -41,7 +48,9 @@ function batchStride(t: RawTensor, batch: Shape): number | null {
 }
 
 function operand(t: RawTensor, batch: Shape): BlasOperand {
-  const sh = t.layout.shape, st = t.layout.strides, r = sh.length;
+  const sh = t.layout.shape,
+    st = t.layout.strides,
+    r = sh.length;
   const mv = matrixView(sh[r - 2]!, sh[r - 1]!, st[r - 2]!, st[r - 1]!);
   const bs = batchStride(t, batch);
   // fields spelled out: V8 (Node 20) builds `{ t, ...mv, more }` on a slow path, microseconds a call
@@ -50,13 +59,16 @@ function operand(t: RawTensor, batch: Shape): BlasOperand {
   const full = t.broadcastAs([...batch, sh[r - 2]!, sh[r - 1]!]);
   const c = contiguous(full);
   full.dispose();
-  const m = sh[r - 2]!, n = sh[r - 1]!;
+  const m = sh[r - 2]!,
+    n = sh[r - 1]!;
   return { t: c, trans: false, ld: Math.max(n, 1), batchStride: m * n, owned: true };
 }
 
 export function matmul(a: RawTensor, b: RawTensor, outShape: Shape): RawTensor {
   const r = outShape.length;
-  const m = outShape[r - 2]!, n = outShape[r - 1]!, k = a.layout.shape[a.rank - 1]!;
+  const m = outShape[r - 2]!,
+    n = outShape[r - 1]!,
+    k = a.layout.shape[a.rank - 1]!;
   const batch = outShape.slice(0, -2);
   const count = numel(batch);
   if (count * m === 1 && n > 0 && k > 0 && b.rank === 2) {
@@ -67,23 +79,42 @@ export function matmul(a: RawTensor, b: RawTensor, outShape: Shape): RawTensor {
     try {
       const y = linearRow(a, w, {}, n, k, outShape);
       if (y) return y;
-    } finally { w.dispose(); }
+    } finally {
+      w.dispose();
+    }
   }
   const out = RawTensor.empty(outShape, a.dtype, a.device);
   if (out.numel === 0) return out;
-  if (k === 0) { constSet(out, 0); return out; }
-  const A = operand(a, batch), B = operand(b, batch);
+  if (k === 0) {
+    constSet(out, 0);
+    return out;
+  }
+  const A = operand(a, batch),
+    B = operand(b, batch);
   try {
-    a.device.runtime.blas().gemmStridedBatched({
-      dtype: a.dtype as BlasDType,
-      transA: B.trans, transB: A.trans,
-      m: n, n: m, k,
-      alpha: 1, beta: 0,
-      a: B.t.storage.ptrAt(B.t.layout.offset), lda: B.ld, strideA: B.batchStride,
-      b: A.t.storage.ptrAt(A.t.layout.offset), ldb: A.ld, strideB: A.batchStride,
-      c: out.storage.ptrAt(0), ldc: n, strideC: m * n,
-      batch: count,
-    }, a.device.stream);
+    a.device.runtime.blas().gemmStridedBatched(
+      {
+        dtype: a.dtype as BlasDType,
+        transA: B.trans,
+        transB: A.trans,
+        m: n,
+        n: m,
+        k,
+        alpha: 1,
+        beta: 0,
+        a: B.t.storage.ptrAt(B.t.layout.offset),
+        lda: B.ld,
+        strideA: B.batchStride,
+        b: A.t.storage.ptrAt(A.t.layout.offset),
+        ldb: A.ld,
+        strideB: A.batchStride,
+        c: out.storage.ptrAt(0),
+        ldc: n,
+        strideC: m * n,
+        batch: count,
+      },
+      a.device.stream,
+    );
   } finally {
     if (A.owned) A.t.dispose();
     if (B.owned) B.t.dispose();

@@ -26,7 +26,8 @@ const computeArg = (t: RawTensor, v: number): KernelArg => (t.dtype === 'f64' ? 
 
 /** the row kernels index within a row with 32 bits */
 function checkCols(op: string, x: RawTensor, cols: number): void {
-  if (cols > 0xffffffff) throw new ShapeError(`${op}: rows of ${cols} elements are too long for the GPU kernels (x ${sig(x)})`);
+  if (cols > 0xffffffff)
+    throw new ShapeError(`${op}: rows of ${cols} elements are too long for the GPU kernels (x ${sig(x)})`);
 }
 
 /** dim moved last (a view), made contiguous; the result comes back as the inverse view */
@@ -45,7 +46,12 @@ export function softmax(x: RawTensor, dim: number, log: boolean): RawTensor {
     const plan = rows > 0 && aligned16(c, y) ? regPlan(dev, rows, cols, x.dtype, 'softmax') : null;
     if (plan) softmaxRows(y, c, rows, cols, log, plan);
     else generalSoftmax(y, c, rows, cols, log);
-  } catch (e) { y.dispose(); throw e; } finally { c.dispose(); }
+  } catch (e) {
+    y.dispose();
+    throw e;
+  } finally {
+    c.dispose();
+  }
   if (dim === last || x.rank === 0) return y;
   const back = y.transpose(dim, last);
   y.dispose();
@@ -57,8 +63,15 @@ function generalSoftmax(y: RawTensor, c: RawTensor, rows: number, cols: number, 
   const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, c.dtype);
   for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
     const n = Math.min(ROW_LAUNCH_MAX, rows - r);
-    dev.kernels.launch('softmax.hip', `${log ? 'logsoftmax' : 'softmax'}_${c.dtype}`, grid, block, 0, dev.stream,
-      [base(y), base(c), arg.i64(y.layout.offset + r * cols), arg.i64(c.layout.offset + r * cols), arg.u64(n), arg.u64(cols), arg.u32(group)]);
+    dev.kernels.launch('softmax.hip', `${log ? 'logsoftmax' : 'softmax'}_${c.dtype}`, grid, block, 0, dev.stream, [
+      base(y),
+      base(c),
+      arg.i64(y.layout.offset + r * cols),
+      arg.i64(c.layout.offset + r * cols),
+      arg.u64(n),
+      arg.u64(cols),
+      arg.u32(group),
+    ]);
   }
 }
 
@@ -69,35 +82,83 @@ export function rmsNorm(x: RawTensor, w: RawTensor, eps: number): RawTensor {
   return lastDimNorm('rmsNorm', x, w, null, eps);
 }
 
-function lastDimNorm(op: 'layerNorm' | 'rmsNorm', x: RawTensor, w: RawTensor, b: RawTensor | null, eps: number): RawTensor {
+function lastDimNorm(
+  op: 'layerNorm' | 'rmsNorm',
+  x: RawTensor,
+  w: RawTensor,
+  b: RawTensor | null,
+  eps: number,
+): RawTensor {
   const dev = x.device;
   const cols = x.layout.shape[x.rank - 1]!;
   const y = RawTensor.empty(x.layout.shape, x.dtype, dev);
   const rows = cols === 0 ? 0 : x.numel / cols;
   if (rows === 0) return y;
-  const xc = contiguous(x), wc = contiguous(w), bc = b ? contiguous(b) : null;
+  const xc = contiguous(x),
+    wc = contiguous(w),
+    bc = b ? contiguous(b) : null;
   try {
     checkCols(op, x, cols);
     const plan = aligned16(xc, wc, y, ...(bc ? [bc] : [])) ? regPlan(dev, rows, cols, x.dtype, 'norm') : null;
     if (plan) normRows(y, xc, wc, op === 'rmsNorm' ? 'rms' : bc, rows, cols, eps, plan);
     else generalNorm(op, y, xc, wc, bc, rows, cols, eps);
-  } catch (e) { y.dispose(); throw e; } finally { xc.dispose(); wc.dispose(); bc?.dispose(); }
+  } catch (e) {
+    y.dispose();
+    throw e;
+  } finally {
+    xc.dispose();
+    wc.dispose();
+    bc?.dispose();
+  }
   return y;
 }
 /** norm.hip's general kernels: any row length and alignment, every float dtype */
-function generalNorm(op: 'layerNorm' | 'rmsNorm', y: RawTensor, xc: RawTensor, wc: RawTensor, bc: RawTensor | null, rows: number, cols: number, eps: number): void {
-  const dev = xc.device, k = dev.kernels;
+function generalNorm(
+  op: 'layerNorm' | 'rmsNorm',
+  y: RawTensor,
+  xc: RawTensor,
+  wc: RawTensor,
+  bc: RawTensor | null,
+  rows: number,
+  cols: number,
+  eps: number,
+): void {
+  const dev = xc.device,
+    k = dev.kernels;
   const { grid, block, group } = rowLaunch(dev, Math.min(rows, ROW_LAUNCH_MAX), cols, xc.dtype);
   for (let r = 0; r < rows; r += ROW_LAUNCH_MAX) {
     const n = Math.min(ROW_LAUNCH_MAX, rows - r);
-    const yOff = arg.i64(y.layout.offset + r * cols), xOff = arg.i64(xc.layout.offset + r * cols);
+    const yOff = arg.i64(y.layout.offset + r * cols),
+      xOff = arg.i64(xc.layout.offset + r * cols);
     if (op === 'layerNorm') {
       k.launch('norm.hip', `layernorm_${xc.dtype}`, grid, block, 0, dev.stream, [
-        base(y), base(xc), base(wc), bc ? base(bc) : base(wc), yOff, xOff, offsetOf(wc),
-        bc ? offsetOf(bc) : arg.i64(0), arg.u64(n), arg.u64(cols), computeArg(xc, eps), arg.u32(bc ? 1 : 0), arg.u32(group)]);
+        base(y),
+        base(xc),
+        base(wc),
+        bc ? base(bc) : base(wc),
+        yOff,
+        xOff,
+        offsetOf(wc),
+        bc ? offsetOf(bc) : arg.i64(0),
+        arg.u64(n),
+        arg.u64(cols),
+        computeArg(xc, eps),
+        arg.u32(bc ? 1 : 0),
+        arg.u32(group),
+      ]);
     } else {
       k.launch('norm.hip', `rmsnorm_${xc.dtype}`, grid, block, 0, dev.stream, [
-        base(y), base(xc), base(wc), yOff, xOff, offsetOf(wc), arg.u64(n), arg.u64(cols), computeArg(xc, eps), arg.u32(group)]);
+        base(y),
+        base(xc),
+        base(wc),
+        yOff,
+        xOff,
+        offsetOf(wc),
+        arg.u64(n),
+        arg.u64(cols),
+        computeArg(xc, eps),
+        arg.u32(group),
+      ]);
     }
   }
 }
@@ -108,12 +169,32 @@ export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeL
   const y = RawTensor.empty(x.layout.shape, x.dtype, dev);
   const pairs = x.numel / 2;
   if (pairs === 0) return y;
-  const xc = contiguous(x), cc = contiguous(cos), sc = contiguous(sin);
+  const xc = contiguous(x),
+    cc = contiguous(cos),
+    sc = contiguous(sin);
   try {
     dev.kernels.launch1d('rope.hip', `rope_${layout}_${x.dtype}`, pairs, dev.stream, [
-      base(y), base(xc), base(cc), base(sc), offsetOf(y), offsetOf(xc), offsetOf(cc), offsetOf(sc),
-      arg.u64(pairs), arg.u64(s1), arg.u64(s2), arg.u64(d / 2)]);
-  } catch (e) { y.dispose(); throw e; } finally { xc.dispose(); cc.dispose(); sc.dispose(); }
+      base(y),
+      base(xc),
+      base(cc),
+      base(sc),
+      offsetOf(y),
+      offsetOf(xc),
+      offsetOf(cc),
+      offsetOf(sc),
+      arg.u64(pairs),
+      arg.u64(s1),
+      arg.u64(s2),
+      arg.u64(d / 2),
+    ]);
+  } catch (e) {
+    y.dispose();
+    throw e;
+  } finally {
+    xc.dispose();
+    cc.dispose();
+    sc.dispose();
+  }
   return y;
 }
 /**
@@ -122,11 +203,20 @@ export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeL
  * half data when any of them is f32 (a mixed set is cast to that one dtype first; f64 data takes
  * f64). A missing weight is ones, a missing bias zeros.
  */
-export function batchNorm(x: RawTensor, mean: RawTensor, variance: RawTensor, weight: RawTensor | null, bias: RawTensor | null, eps: number): RawTensor {
-  const dev = x.device, shape = x.layout.shape;
+export function batchNorm(
+  x: RawTensor,
+  mean: RawTensor,
+  variance: RawTensor,
+  weight: RawTensor | null,
+  bias: RawTensor | null,
+  eps: number,
+): RawTensor {
+  const dev = x.device,
+    shape = x.layout.shape;
   const y = RawTensor.empty(shape, x.dtype, dev);
   if (y.numel === 0) return y;
-  const n = shape[0]!, c = shape[1]!;
+  const n = shape[0]!,
+    c = shape[1]!;
   let plane = 1;
   for (let i = 2; i < shape.length; i++) plane *= shape[i]!;
   const given = [mean, variance, weight, bias].filter((t): t is RawTensor => t !== null);
@@ -139,20 +229,40 @@ export function batchNorm(x: RawTensor, mean: RawTensor, variance: RawTensor, we
       return p;
     };
     const xc = dense(x, temps);
-    const mu = perChannel(mean), v = perChannel(variance);
-    const w = weight ? perChannel(weight) : mu, b = bias ? perChannel(bias) : mu;
+    const mu = perChannel(mean),
+      v = perChannel(variance);
+    const w = weight ? perChannel(weight) : mu,
+      b = bias ? perChannel(bias) : mu;
     const planes = n * c;
     const { multiprocessors, maxGridDim } = dev.runtime.info;
     const block = dev.kernels.preferredBlockSize;
     // a block a plane along x (grid-stride past the limit), and y splitting planes longer than a
     // block's worth of vectors, so a few large images still fill the device
     const perBlock = block * (16 / dtypeSize(x.dtype));
-    const gridY = Math.max(1, Math.min(maxGridDim[1], Math.ceil(plane / perBlock), Math.ceil((8 * multiprocessors) / planes)));
+    const gridY = Math.max(
+      1,
+      Math.min(maxGridDim[1], Math.ceil(plane / perBlock), Math.ceil((8 * multiprocessors) / planes)),
+    );
     const gridX = Math.max(1, Math.min(planes, maxGridDim[0], GRID_X_BLOCKS_MAX));
     dev.kernels.launch('batchnorm.hip', `batchnorm_${x.dtype}_${pd}`, [gridX, gridY, 1], [block, 1, 1], 0, dev.stream, [
-      base(y), base(xc), base(mu), base(v), base(w), base(b), offsetOf(y), offsetOf(xc), offsetOf(mu), offsetOf(v),
-      offsetOf(w), offsetOf(b), arg.u64(planes), arg.u32(c), arg.u64(plane), computeArg(x, eps),
-      arg.u32((weight ? 1 : 0) | (bias ? 2 : 0))]);
+      base(y),
+      base(xc),
+      base(mu),
+      base(v),
+      base(w),
+      base(b),
+      offsetOf(y),
+      offsetOf(xc),
+      offsetOf(mu),
+      offsetOf(v),
+      offsetOf(w),
+      offsetOf(b),
+      arg.u64(planes),
+      arg.u32(c),
+      arg.u64(plane),
+      computeArg(x, eps),
+      arg.u32((weight ? 1 : 0) | (bias ? 2 : 0)),
+    ]);
   });
 }
 /** the lowest finite value of each float dtype */
@@ -174,4 +284,3 @@ export function attention(q: RawTensor, k: RawTensor, v: RawTensor, p: Attention
   }
   return null;
 }
-

@@ -21,10 +21,16 @@ const TOPK_CAP = 2048;
 /** bits of a dtype's sort key (radix.h RKey::BITS): its 8-bit digit passes are keyBits / 8 */
 export function keyBits(d: DType): number {
   switch (d) {
-    case 'u8': return 8;
-    case 'f16': case 'bf16': return 16;
-    case 'f64': case 'i64': return 64;
-    default: return 32;
+    case 'u8':
+      return 8;
+    case 'f16':
+    case 'bf16':
+      return 16;
+    case 'f64':
+    case 'i64':
+      return 64;
+    default:
+      return 32;
   }
 }
 
@@ -68,20 +74,28 @@ export function gridFor(dev: Device, units: number): Dim3 {
 export function checkRadixBlock(op: string, x: RawTensor, lds: number): void {
   const info = x.device.runtime.info;
   if (info.maxThreadsPerBlock < RADIX || lds > info.maxSharedMemoryPerBlock) {
-    throw new NotOnDeviceError(`${op}: ${x.device} gives a block ${info.maxThreadsPerBlock} threads and ${info.maxSharedMemoryPerBlock} bytes of shared memory; the radix kernels need ${RADIX} and ${lds} (x ${sig(x)})`);
+    throw new NotOnDeviceError(
+      `${op}: ${x.device} gives a block ${info.maxThreadsPerBlock} threads and ${info.maxSharedMemoryPerBlock} bytes of shared memory; the radix kernels need ${RADIX} and ${lds} (x ${sig(x)})`,
+    );
   }
 }
 
 /** the units (row, tile) of a launch are counted in 32 bits on the device */
 export function checkUnits(op: string, x: RawTensor, units: number): void {
-  if (units >= 2 ** 31) throw new NotOnDeviceError(`${op}: ${units} tiles of rows in one launch; the kernels count at most 2^31 (x ${sig(x)})`);
+  if (units >= 2 ** 31)
+    throw new NotOnDeviceError(
+      `${op}: ${units} tiles of rows in one launch; the kernels count at most 2^31 (x ${sig(x)})`,
+    );
 }
 
 /**
  * x with `dim` moved last and made contiguous: [rows, cols] rows for the kernels. `back` turns
  * a result of the moved shape into the caller's dim order (a view; it takes the tensor over).
  */
-export function rowsView(x: RawTensor, dim: number): { c: RawTensor; rows: number; cols: number; back: (t: RawTensor) => RawTensor } {
+export function rowsView(
+  x: RawTensor,
+  dim: number,
+): { c: RawTensor; rows: number; cols: number; back: (t: RawTensor) => RawTensor } {
   const last = Math.max(x.rank - 1, 0);
   const inPlace = dim === last || x.rank === 0;
   const moved = inPlace ? x.view(x.layout) : x.transpose(dim, last);

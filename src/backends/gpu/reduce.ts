@@ -39,7 +39,13 @@ const ROWS32_MAX = 2 ** 31 - 1;
 
 /** mode 0 one thread a task, 1 one warp, 2 one block (reduce.hip) */
 type Mode = 0 | 1 | 2;
-interface Plan { readonly mode: Mode; readonly segLen: number; readonly segs: number; readonly grid: Dim3; readonly block: Dim3 }
+interface Plan {
+  readonly mode: Mode;
+  readonly segLen: number;
+  readonly segs: number;
+  readonly grid: Dim3;
+  readonly block: Dim3;
+}
 
 /**
  * How to spread `outer` runs of `inner` elements: `threadFriendly` when neighbouring outputs
@@ -50,7 +56,8 @@ function plan(dev: Device, outer: number, inner: number, threadFriendly: boolean
   const info = dev.runtime.info;
   const sms = Math.max(1, info.multiprocessors);
   const block = dev.kernels.preferredBlockSize;
-  let mode: Mode, segs = 1;
+  let mode: Mode,
+    segs = 1;
   if (threadFriendly || inner <= 16) {
     mode = 0;
     const want = sms * 1024;
@@ -70,23 +77,39 @@ function plan(dev: Device, outer: number, inner: number, threadFriendly: boolean
   const tasks = outer * segs;
   const perBlock = mode === 0 ? block : mode === 1 ? Math.max(1, Math.floor(block / info.warpSize)) : 1;
   const cap = Math.min(info.maxGridDim[0], sms * 32);
-  return { mode, segLen, segs, grid: [Math.max(1, Math.min(cap, Math.ceil(tasks / perBlock))), 1, 1], block: [block, 1, 1] };
+  return {
+    mode,
+    segLen,
+    segs,
+    grid: [Math.max(1, Math.min(cap, Math.ceil(tasks / perBlock))), 1, 1],
+    block: [block, 1, 1],
+  };
 }
 
 /** the dtype of the partial results: the kernels' accumulator A (i64 sums run in u64, same bits) */
 function accDType(d: DType): DType {
   switch (d) {
-    case 'f64': case 'i64': return d;
-    case 'u8': case 'u32': return 'u32';
-    default: return 'f32';
+    case 'f64':
+    case 'i64':
+      return d;
+    case 'u8':
+    case 'u32':
+      return 'u32';
+    default:
+      return 'f32';
   }
 }
 
 /** true when the last kept dim is unit-stride and the innermost reduced dim is not */
 function columnLike(l: Layout, nKept: number): boolean {
   const sizeOk = (i: number) => l.shape[i]! > 1;
-  let lastKept = -1, lastRed = -1;
-  for (let i = 0; i < l.rank; i++) if (sizeOk(i)) { if (i < nKept) lastKept = i; else lastRed = i; }
+  let lastKept = -1,
+    lastRed = -1;
+  for (let i = 0; i < l.rank; i++)
+    if (sizeOk(i)) {
+      if (i < nKept) lastKept = i;
+      else lastRed = i;
+    }
   if (lastKept < 0 || lastRed < 0) return false;
   return Math.abs(l.strides[lastKept]!) === 1 && Math.abs(l.strides[lastRed]!) !== 1;
 }
@@ -95,13 +118,21 @@ function columnLike(l: Layout, nKept: number): boolean {
  * dims: sorted, distinct, in range (may be empty: nothing reduced); outShape has keepdim applied.
  * min/max/argmin/argmax are never called with an empty reduced extent.
  */
-export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _keepdim: boolean, outShape: Shape): RawTensor {
+export function reduce(
+  op: ReduceOp,
+  x: RawTensor,
+  dims: readonly number[],
+  _keepdim: boolean,
+  outShape: Shape,
+): RawTensor {
   const dev = x.device;
   const isArg = op === 'argmin' || op === 'argmax';
   const shape = x.layout.shape;
   const inner = numel(dims.map((d) => shape[d]!));
   if (isArg && inner > 0xffffffff) {
-    throw new ShapeError(`${op}: the reduced extent ${inner} (dims [${dims.join(', ')}] of ${fmtShape(shape)} ${x.dtype}) does not fit the u32 index`);
+    throw new ShapeError(
+      `${op}: the reduced extent ${inner} (dims [${dims.join(', ')}] of ${fmtShape(shape)} ${x.dtype}) does not fit the u32 index`,
+    );
   }
   const out = RawTensor.empty(outShape, isArg ? 'u32' : x.dtype, dev);
   const outer = out.numel;
@@ -112,7 +143,9 @@ export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _kee
   if (!permuted.isContiguous() && reduceColumns(op, x, out, permuted, kept.length)) return out;
   if (permuted.isContiguous() && foldRows(op, out, x, permuted.offset, outer, inner)) return out;
 
-  let src = x, geom: Uint8Array | null = null, p: Plan;
+  let src = x,
+    geom: Uint8Array | null = null,
+    p: Plan;
   if (permuted.isContiguous()) {
     p = plan(dev, outer, inner, false);
   } else {
@@ -129,19 +162,40 @@ export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _kee
     }
   }
 
-  const k = dev.kernels, stream = dev.stream;
+  const k = dev.kernels,
+    stream = dev.stream;
   const tail = [arg.u64(outer), arg.u64(inner), arg.u64(p.segLen), arg.u32(p.mode)];
   try {
     withPartials(op, x.dtype, out, p.segs, inner, (pv, pi) => {
       if (geom) {
-        k.launch(FILE, `reduce_${op}_${x.dtype}_strided`, p.grid, p.block, 0, stream,
-          [base(out), pv, pi, base(src), offsetOf(out), arg.bytes(geom), ...tail]);
+        k.launch(FILE, `reduce_${op}_${x.dtype}_strided`, p.grid, p.block, 0, stream, [
+          base(out),
+          pv,
+          pi,
+          base(src),
+          offsetOf(out),
+          arg.bytes(geom),
+          ...tail,
+        ]);
       } else if (leanRows(op, src.dtype, p, outer, inner)) {
-        k.launch(FILE, `reduce_${op}_${x.dtype}_rows32`, p.grid, p.block, 0, stream,
-          [base(out), base(src), offsetOf(out), offsetOf(src), arg.u32(outer), arg.u32(inner)]);
+        k.launch(FILE, `reduce_${op}_${x.dtype}_rows32`, p.grid, p.block, 0, stream, [
+          base(out),
+          base(src),
+          offsetOf(out),
+          offsetOf(src),
+          arg.u32(outer),
+          arg.u32(inner),
+        ]);
       } else {
-        k.launch(FILE, `reduce_${op}_${x.dtype}_rows`, p.grid, p.block, 0, stream,
-          [base(out), pv, pi, base(src), offsetOf(out), offsetOf(src), ...tail]);
+        k.launch(FILE, `reduce_${op}_${x.dtype}_rows`, p.grid, p.block, 0, stream, [
+          base(out),
+          pv,
+          pi,
+          base(src),
+          offsetOf(out),
+          offsetOf(src),
+          ...tail,
+        ]);
       }
     });
   } finally {
@@ -155,8 +209,16 @@ export function reduce(op: ReduceOp, x: RawTensor, dims: readonly number[], _kee
  * segs is 1: the kernel writes out itself), then folds the partials into out with the _final
  * kernel. `count` is what mean divides by.
  */
-function withPartials(op: ReduceOp, dtype: DType, out: RawTensor, segs: number, count: number, launch: (pv: KernelArg, pi: KernelArg) => void): void {
-  const dev = out.device, outer = out.numel;
+function withPartials(
+  op: ReduceOp,
+  dtype: DType,
+  out: RawTensor,
+  segs: number,
+  count: number,
+  launch: (pv: KernelArg, pi: KernelArg) => void,
+): void {
+  const dev = out.device,
+    outer = out.numel;
   const split = segs > 1;
   const isArg = op === 'argmin' || op === 'argmax';
   const pv = split ? RawTensor.empty([segs * outer], accDType(dtype), dev) : null;
@@ -167,8 +229,16 @@ function withPartials(op: ReduceOp, dtype: DType, out: RawTensor, segs: number, 
     launch(pvArg, piArg);
     if (split) {
       const f = finalPlan(dev, outer, segs);
-      dev.kernels.launch(FILE, `reduce_${op}_${dtype}_final`, f.grid, f.block, 0, dev.stream,
-        [base(out), pvArg, piArg, offsetOf(out), arg.u64(outer), arg.u64(segs), arg.u64(count), arg.u32(f.mode)]);
+      dev.kernels.launch(FILE, `reduce_${op}_${dtype}_final`, f.grid, f.block, 0, dev.stream, [
+        base(out),
+        pvArg,
+        piArg,
+        offsetOf(out),
+        arg.u64(outer),
+        arg.u64(segs),
+        arg.u64(count),
+        arg.u32(f.mode),
+      ]);
     }
   } finally {
     // the allocator is stream-ordered: freed now, reused only by work queued after these kernels
@@ -185,17 +255,38 @@ function reduceColumns(op: ReduceOp, x: RawTensor, out: RawTensor, permuted: Lay
   const c = colsPlan(dev, op, dtypeSize(x.dtype), x.storage.ptrAt(0), permuted.offset, v);
   if (!c) return false;
   withPartials(op, x.dtype, out, c.segs, c.rows, (pv, pi) => {
-    dev.kernels.launch(COLS_FILE, `reduce_${op}_${x.dtype}_cols`, c.grid, c.block, 0, dev.stream, [base(out), pv, pi, base(x),
-      offsetOf(out), arg.i64(permuted.offset), arg.u64(c.rows), arg.u64(c.cols), arg.i64(c.xBatch), arg.i64(c.xRow),
-      arg.u64(c.segLen), arg.u32(c.batch), arg.u32(c.segs), arg.u32(c.tiles), arg.u32(c.tx), arg.u32(c.vec)]);
+    dev.kernels.launch(COLS_FILE, `reduce_${op}_${x.dtype}_cols`, c.grid, c.block, 0, dev.stream, [
+      base(out),
+      pv,
+      pi,
+      base(x),
+      offsetOf(out),
+      arg.i64(permuted.offset),
+      arg.u64(c.rows),
+      arg.u64(c.cols),
+      arg.i64(c.xBatch),
+      arg.i64(c.xRow),
+      arg.u64(c.segLen),
+      arg.u32(c.batch),
+      arg.u32(c.segs),
+      arg.u32(c.tiles),
+      arg.u32(c.tx),
+      arg.u32(c.vec),
+    ]);
   });
   return true;
 }
 
 /** a contiguous reduction the plan gives one warp per row and one segment, in u32 range */
 function leanRows(op: ReduceOp, dtype: DType, p: Plan, outer: number, inner: number): boolean {
-  return p.mode === 1 && p.segs === 1 && outer <= ROWS32_MAX && inner <= ROWS32_MAX &&
-    ROWS32_OPS.includes(op) && ROWS32_DTYPES.includes(dtype);
+  return (
+    p.mode === 1 &&
+    p.segs === 1 &&
+    outer <= ROWS32_MAX &&
+    inner <= ROWS32_MAX &&
+    ROWS32_OPS.includes(op) &&
+    ROWS32_DTYPES.includes(dtype)
+  );
 }
 
 /** the fold of the partials: a thread per output when there are many, else a warp or block */

@@ -30,7 +30,13 @@ const SPLIT_BLOCKS_PER_SM = 2;
 
 export type RegPlan =
   | { readonly kind: 'reg'; readonly vecs: number; readonly group: number; readonly grid: Dim3; readonly block: Dim3 }
-  | { readonly kind: 'split'; readonly chunkVecs: number; readonly chunks: number; readonly grid: Dim3; readonly block: Dim3 };
+  | {
+      readonly kind: 'split';
+      readonly chunkVecs: number;
+      readonly chunks: number;
+      readonly grid: Dim3;
+      readonly block: Dim3;
+    };
 
 const nextPow2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 /** threads of a group holding `v` vectors each of a row of `nv` */
@@ -64,11 +70,16 @@ export function regPlan(dev: Device, rows: number, cols: number, dtype: DType, f
   const per = 16 / dtypeSize(dtype);
   if (cols % per !== 0) return null;
   const nv = cols / per;
-  const info = dev.runtime.info, ws = info.warpSize, sms = Math.max(1, info.multiprocessors);
+  const info = dev.runtime.info,
+    ws = info.warpSize,
+    sms = Math.max(1, info.multiprocessors);
   const maxBlock = dev.kernels.preferredBlockSize;
   const force = forced();
   // one pass over the family's V (ascending), no closures or arrays: this runs on every call
-  let smallest = 0, deep = 0, some = 0, forcedFits = false;
+  let smallest = 0,
+    deep = 0,
+    some = 0,
+    forcedFits = false;
   if (force !== 'split') {
     for (const v of REG_ROW_VECS[family]) {
       const g = groupOf(nv, v);
@@ -111,48 +122,123 @@ const off = (t: RawTensor): KernelArg => arg.i64(t.layout.offset);
  * (the _fin kernel) with the same; the workspace is freed once both are queued (the allocator
  * is stream-ordered).
  */
-function withChunkStats(dev: Device, p: Split, rows: number, width: number, first: (ws: KernelArg) => void, second: (ws: KernelArg) => void): void {
+function withChunkStats(
+  dev: Device,
+  p: Split,
+  rows: number,
+  width: number,
+  first: (ws: KernelArg) => void,
+  second: (ws: KernelArg) => void,
+): void {
   const ws = RawTensor.empty([rows * p.chunks * width], 'f32', dev);
   try {
     first(base(ws));
     second(base(ws));
-  } finally { ws.dispose(); }
+  } finally {
+    ws.dispose();
+  }
 }
-
 
 /** y = softmax (or logSoftmax) of x's rows, both contiguous [rows, cols] and plan-checked */
 export function softmaxRows(y: RawTensor, x: RawTensor, rows: number, cols: number, log: boolean, p: RegPlan): void {
-  const dev = x.device, k = dev.kernels, d = x.dtype, name = log ? 'logsoftmax' : 'softmax';
+  const dev = x.device,
+    k = dev.kernels,
+    d = x.dtype,
+    name = log ? 'logsoftmax' : 'softmax';
   if (p.kind === 'reg') {
-    k.launch('softmax.hip', `${name}_${d}_v${p.vecs}`, p.grid, p.block, 0, dev.stream,
-      [base(y), base(x), off(y), off(x), arg.u32(rows), arg.u32(cols), arg.u32(p.group)]);
+    k.launch('softmax.hip', `${name}_${d}_v${p.vecs}`, p.grid, p.block, 0, dev.stream, [
+      base(y),
+      base(x),
+      off(y),
+      off(x),
+      arg.u32(rows),
+      arg.u32(cols),
+      arg.u32(p.group),
+    ]);
     return;
   }
   const counts = [arg.u32(rows), arg.u32(cols), arg.u32(p.chunkVecs), arg.u32(p.chunks)];
-  withChunkStats(dev, p, rows, 2,
-    (ws) => k.launch('softmax.hip', `softmax_part_${d}`, p.grid, p.block, 0, dev.stream, [ws, base(x), off(x), ...counts]),
-    (ws) => k.launch('softmax.hip', `${name}_fin_${d}`, p.grid, p.block, 0, dev.stream, [base(y), base(x), ws, off(y), off(x), ...counts]));
+  withChunkStats(
+    dev,
+    p,
+    rows,
+    2,
+    (ws) =>
+      k.launch('softmax.hip', `softmax_part_${d}`, p.grid, p.block, 0, dev.stream, [ws, base(x), off(x), ...counts]),
+    (ws) =>
+      k.launch('softmax.hip', `${name}_fin_${d}`, p.grid, p.block, 0, dev.stream, [
+        base(y),
+        base(x),
+        ws,
+        off(y),
+        off(x),
+        ...counts,
+      ]),
+  );
 }
 
 /** y = layerNorm (b: a tensor or null) or rmsNorm (b: 'rms') of x's rows; x, y contiguous
  *  [rows, cols], w and b contiguous [cols], plan-checked */
-export function normRows(y: RawTensor, x: RawTensor, w: RawTensor, b: RawTensor | null | 'rms', rows: number, cols: number, eps: number, p: RegPlan): void {
-  const dev = x.device, k = dev.kernels, d = x.dtype;
-  const rms = b === 'rms', bias = b !== null && b !== 'rms' ? b : null;
+export function normRows(
+  y: RawTensor,
+  x: RawTensor,
+  w: RawTensor,
+  b: RawTensor | null | 'rms',
+  rows: number,
+  cols: number,
+  eps: number,
+  p: RegPlan,
+): void {
+  const dev = x.device,
+    k = dev.kernels,
+    d = x.dtype;
+  const rms = b === 'rms',
+    bias = b !== null && b !== 'rms' ? b : null;
   const bArgs = rms ? [] : [bias ? base(bias) : base(w)];
   const bOff = rms ? [] : [bias ? off(bias) : arg.i64(0)];
   const hasBias = rms ? [] : [arg.u32(bias ? 1 : 0)];
   const name = rms ? 'rmsnorm' : 'layernorm';
   if (p.kind === 'reg') {
-    k.launch('norm.hip', `${name}_${d}_v${p.vecs}`, p.grid, p.block, 0, dev.stream, [base(y), base(x), base(w), ...bArgs,
-      off(y), off(x), off(w), ...bOff, arg.u32(rows), arg.u32(cols), arg.f32(eps), ...hasBias, arg.u32(p.group)]);
+    k.launch('norm.hip', `${name}_${d}_v${p.vecs}`, p.grid, p.block, 0, dev.stream, [
+      base(y),
+      base(x),
+      base(w),
+      ...bArgs,
+      off(y),
+      off(x),
+      off(w),
+      ...bOff,
+      arg.u32(rows),
+      arg.u32(cols),
+      arg.f32(eps),
+      ...hasBias,
+      arg.u32(p.group),
+    ]);
     return;
   }
   const counts = [arg.u32(rows), arg.u32(cols), arg.u32(p.chunkVecs), arg.u32(p.chunks)];
-  withChunkStats(dev, p, rows, rms ? 1 : 2,
+  withChunkStats(
+    dev,
+    p,
+    rows,
+    rms ? 1 : 2,
     (ws) => k.launch('norm.hip', `${name}_part_${d}`, p.grid, p.block, 0, dev.stream, [ws, base(x), off(x), ...counts]),
-    (ws) => k.launch('norm.hip', `${name}_fin_${d}`, p.grid, p.block, 0, dev.stream, [base(y), base(x), base(w), ...bArgs, ws,
-      off(y), off(x), off(w), ...bOff, ...counts, arg.f32(eps), ...hasBias]));
+    (ws) =>
+      k.launch('norm.hip', `${name}_fin_${d}`, p.grid, p.block, 0, dev.stream, [
+        base(y),
+        base(x),
+        base(w),
+        ...bArgs,
+        ws,
+        off(y),
+        off(x),
+        off(w),
+        ...bOff,
+        ...counts,
+        arg.f32(eps),
+        ...hasBias,
+      ]),
+  );
 }
 
 /**
@@ -161,13 +247,27 @@ export function normRows(y: RawTensor, x: RawTensor, w: RawTensor, b: RawTensor 
  * block's registers hold, at least a row a multiprocessor (fewer rows go to reduce.ts's split
  * segments, which spread a row over several blocks). False where it does not.
  */
-export function foldRows(op: ReduceOp, y: RawTensor, x: RawTensor, xOffset: number, rows: number, cols: number): boolean {
+export function foldRows(
+  op: ReduceOp,
+  y: RawTensor,
+  x: RawTensor,
+  xOffset: number,
+  rows: number,
+  cols: number,
+): boolean {
   const dev = x.device;
   if (!REG_FOLD_OPS.includes(op) || rows < Math.max(1, dev.runtime.info.multiprocessors)) return false;
   if ((x.storage.ptrAt(xOffset) as bigint) % 16n !== 0n) return false;
   const p = regPlan(dev, rows, cols, x.dtype, 'fold');
   if (!p || p.kind !== 'reg') return false;
-  dev.kernels.launch('reduce-rows.hip', `reduce_${op}_${x.dtype}_v${p.vecs}`, p.grid, p.block, 0, dev.stream,
-    [base(y), base(x), off(y), arg.i64(xOffset), arg.u32(rows), arg.u32(cols), arg.u32(p.group)]);
+  dev.kernels.launch('reduce-rows.hip', `reduce_${op}_${x.dtype}_v${p.vecs}`, p.grid, p.block, 0, dev.stream, [
+    base(y),
+    base(x),
+    off(y),
+    arg.i64(xOffset),
+    arg.u32(rows),
+    arg.u32(cols),
+    arg.u32(p.group),
+  ]);
   return true;
 }

@@ -30,20 +30,31 @@ export const ROW_LEN_MAX = 2 ** 31 - 1;
 const UNITS_PER_THREAD = 4;
 
 /** one view pair as `rows` rows of `len` contiguous elements, `dStride`/`sStride` apart */
-export interface RowForm { readonly rows: number; readonly len: number; readonly dStride: number; readonly sStride: number }
+export interface RowForm {
+  readonly rows: number;
+  readonly len: number;
+  readonly dStride: number;
+  readonly sStride: number;
+}
 
 /**
  * dst and src (the same shape) as rows of contiguous elements, or null: size-1 dims dropped,
  * dims contiguous in both merged (as packGeom does), and at most two dims left, the inner one
  * unit-stride in both. A dense pair is one row.
  */
-export function rowForm(shape: readonly number[], dStrides: readonly number[], sStrides: readonly number[]): RowForm | null {
+export function rowForm(
+  shape: readonly number[],
+  dStrides: readonly number[],
+  sStrides: readonly number[],
+): RowForm | null {
   const dims = mergedDims(shape, dStrides, sStrides);
   if (dims.length === 0) return { rows: 1, len: 1, dStride: 1, sStride: 1 };
   const inner = dims[0]!;
   if (inner.d !== 1 || inner.s !== 1 || dims.length > 2) return null;
   const outer = dims[1];
-  return outer ? { rows: outer.n, len: inner.n, dStride: outer.d, sStride: outer.s } : { rows: 1, len: inner.n, dStride: inner.n, sStride: inner.n };
+  return outer
+    ? { rows: outer.n, len: inner.n, dStride: outer.d, sStride: outer.s }
+    : { rows: 1, len: inner.n, dStride: inner.n, sStride: inner.n };
 }
 
 /**
@@ -54,7 +65,8 @@ export function rowForm(shape: readonly number[], dStrides: readonly number[], s
 export function rowUnitBytes(elemBytes: number, ptrs: readonly DevicePtr[], counts: readonly number[]): number {
   for (const u of [16, 8, 4, 2, 1]) {
     if (u < elemBytes) break;
-    if (ptrs.every((p) => (p as bigint) % BigInt(u) === 0n) && counts.every((c) => (Math.abs(c) * elemBytes) % u === 0)) return u;
+    if (ptrs.every((p) => (p as bigint) % BigInt(u) === 0n) && counts.every((c) => (Math.abs(c) * elemBytes) % u === 0))
+      return u;
   }
   return elemBytes;
 }
@@ -76,15 +88,35 @@ export function rowLaunch(dev: Device, rows: number, lenUnits: number): { grid: 
  *  Null when a row is too long for the kernels' 32-bit length (the caller takes its per-element
  *  kernel). */
 export interface RowPlan {
-  readonly unit: number; readonly yOff: number; readonly xOff: number;
-  readonly strides: readonly number[]; readonly len: number;
-  readonly grid: Dim3; readonly block: Dim3; readonly group: number;
+  readonly unit: number;
+  readonly yOff: number;
+  readonly xOff: number;
+  readonly strides: readonly number[];
+  readonly len: number;
+  readonly grid: Dim3;
+  readonly block: Dim3;
+  readonly group: number;
 }
-export function rowPlan(y: RawTensor, x: RawTensor, rows: number, len: number, strides: readonly number[]): RowPlan | null {
+export function rowPlan(
+  y: RawTensor,
+  x: RawTensor,
+  rows: number,
+  len: number,
+  strides: readonly number[],
+): RowPlan | null {
   const es = DTYPE_INFO[x.dtype].size;
-  const yOff = y.layout.offset, xOff = x.layout.offset;
+  const yOff = y.layout.offset,
+    xOff = x.layout.offset;
   const unit = rowUnitBytes(es, [y.storage.ptrAt(0), x.storage.ptrAt(0)], [yOff, xOff, ...strides, len]);
-  const per = unit / es, n = len / per;
+  const per = unit / es,
+    n = len / per;
   if (n > ROW_LEN_MAX) return null;
-  return { unit, yOff: yOff / per, xOff: xOff / per, strides: strides.map((t) => t / per), len: n, ...rowLaunch(y.device, rows, n) };
+  return {
+    unit,
+    yOff: yOff / per,
+    xOff: xOff / per,
+    strides: strides.map((t) => t / per),
+    len: n,
+    ...rowLaunch(y.device, rows, n),
+  };
 }

@@ -45,11 +45,23 @@ export function topkSlices(dev: Device, dt: DType, rows: number, cols: number): 
 }
 
 /** the first k of each row of c [rows, cols], by the radix select in levels, into vals/idx [rows, k] */
-function selectRows(c: RawTensor, rows: number, cols: number, k: number, largest: boolean, vals: RawTensor, idx: RawTensor): void {
-  const dev = c.device, dt = c.dtype;
+function selectRows(
+  c: RawTensor,
+  rows: number,
+  cols: number,
+  k: number,
+  largest: boolean,
+  vals: RawTensor,
+  idx: RawTensor,
+): void {
+  const dev = c.device,
+    dt = c.dtype;
   const lds = topkLdsBytes(dev, dt);
   checkRadixBlock('topk', c, lds);
-  let cur = c, curIdx: RawTensor | null = null, n = cols, ld = cols;
+  let cur = c,
+    curIdx: RawTensor | null = null,
+    n = cols,
+    ld = cols;
   const temps: RawTensor[] = [];
   try {
     for (;;) {
@@ -64,11 +76,27 @@ function selectRows(c: RawTensor, rows: number, cols: number, k: number, largest
       const oi = last ? idx : RawTensor.empty([rows, ostride], 'u32', dev);
       if (!last) temps.push(ov, oi);
       dev.kernels.launch(FILE, `topk_${dt}`, gridFor(dev, rows * slices), [RADIX, 1, 1], lds, dev.stream, [
-        base(ov), base(oi), base(cur), baseOrNull(curIdx),
-        offsetOf(ov), offsetOf(oi), offsetOf(cur), offsetOrZero(curIdx),
-        arg.u64(rows), arg.u64(n), arg.u64(ld), arg.u64(slen), arg.u64(ostride), arg.u32(k), arg.u32(largest ? 1 : 0)]);
+        base(ov),
+        base(oi),
+        base(cur),
+        baseOrNull(curIdx),
+        offsetOf(ov),
+        offsetOf(oi),
+        offsetOf(cur),
+        offsetOrZero(curIdx),
+        arg.u64(rows),
+        arg.u64(n),
+        arg.u64(ld),
+        arg.u64(slen),
+        arg.u64(ostride),
+        arg.u32(k),
+        arg.u32(largest ? 1 : 0),
+      ]);
       if (last) return;
-      cur = ov; curIdx = oi; n = ocols; ld = ostride;
+      cur = ov;
+      curIdx = oi;
+      n = ocols;
+      ld = ostride;
     }
   } finally {
     // queued work keeps them: the allocator is stream-ordered
@@ -77,33 +105,65 @@ function selectRows(c: RawTensor, rows: number, cols: number, k: number, largest
 }
 
 /** k past TOPK_MAX: the stable sort of each row (descending for largest), its first k copied out */
-function sortedRows(c: RawTensor, rows: number, cols: number, k: number, largest: boolean, vals: RawTensor, idx: RawTensor): void {
+function sortedRows(
+  c: RawTensor,
+  rows: number,
+  cols: number,
+  k: number,
+  largest: boolean,
+  vals: RawTensor,
+  idx: RawTensor,
+): void {
   const dev = c.device;
-  const sv = RawTensor.empty([rows, cols], c.dtype, dev), si = RawTensor.empty([rows, cols], 'u32', dev);
+  const sv = RawTensor.empty([rows, cols], c.dtype, dev),
+    si = RawTensor.empty([rows, cols], 'u32', dev);
   try {
     sortRows('topk', c, rows, cols, largest, si, sv);
-    const fv = sv.narrow(1, 0, k), fi = si.narrow(1, 0, k);
+    const fv = sv.narrow(1, 0, k),
+      fi = si.narrow(1, 0, k);
     try {
       copyInto(vals, fv);
       copyInto(idx, fi);
-    } finally { fv.dispose(); fi.dispose(); }
-  } finally { sv.dispose(); si.dispose(); }
+    } finally {
+      fv.dispose();
+      fi.dispose();
+    }
+  } finally {
+    sv.dispose();
+    si.dispose();
+  }
 }
 
-export function topk(x: RawTensor, dim: number, k: number, largest: boolean): { values: RawTensor; indices: RawTensor } {
+export function topk(
+  x: RawTensor,
+  dim: number,
+  k: number,
+  largest: boolean,
+): { values: RawTensor; indices: RawTensor } {
   const dev = x.device;
   const { c, rows, cols, back } = rowsView(x, dim);
   // the moved shape with k along the last dim (a 0-d x keeps its shape: k is 1 there)
   const shape = x.rank === 0 ? [] : [...c.layout.shape.slice(0, -1), k];
-  const vals = RawTensor.empty(shape, x.dtype, dev), idx = RawTensor.empty(shape, 'u32', dev);
+  const vals = RawTensor.empty(shape, x.dtype, dev),
+    idx = RawTensor.empty(shape, 'u32', dev);
   try {
     if (rows > 0 && k > 0) {
-      const v2 = vals.viewAs([rows, k]), i2 = idx.viewAs([rows, k]);
+      const v2 = vals.viewAs([rows, k]),
+        i2 = idx.viewAs([rows, k]);
       try {
         if (k <= TOPK_MAX) selectRows(c, rows, cols, k, largest, v2, i2);
         else sortedRows(c, rows, cols, k, largest, v2, i2);
-      } finally { v2.dispose(); i2.dispose(); }
+      } finally {
+        v2.dispose();
+        i2.dispose();
+      }
     }
-  } catch (e) { vals.dispose(); idx.dispose(); throw e; } finally { c.dispose(); }
+  } catch (e) {
+    vals.dispose();
+    idx.dispose();
+    throw e;
+  } finally {
+    c.dispose();
+  }
   return { values: back(vals), indices: back(idx) };
 }

@@ -20,15 +20,32 @@ function begin(x: RawTensor, outH: number, outW: number): { y: RawTensor; head: 
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH, sW] = x.layout.strides as [number, number, number, number];
   const y = RawTensor.empty([n, c, outH, outW], x.dtype, x.device);
-  const head = [arg.ptr(y.storage.ptrAt(y.layout.offset)), arg.ptr(x.storage.ptrAt(0)), arg.i64(x.layout.offset),
-    arg.u64(y.numel), arg.u64(c), arg.u64(h), arg.u64(w), arg.u64(outH), arg.u64(outW),
-    arg.i64(sN), arg.i64(sC), arg.i64(sH), arg.i64(sW)];
+  const head = [
+    arg.ptr(y.storage.ptrAt(y.layout.offset)),
+    arg.ptr(x.storage.ptrAt(0)),
+    arg.i64(x.layout.offset),
+    arg.u64(y.numel),
+    arg.u64(c),
+    arg.u64(h),
+    arg.u64(w),
+    arg.u64(outH),
+    arg.u64(outW),
+    arg.i64(sN),
+    arg.i64(sC),
+    arg.i64(sH),
+    arg.i64(sW),
+  ];
   return { y, head };
 }
 
 function launch(x: RawTensor, y: RawTensor, name: string, args: readonly KernelArg[]): RawTensor {
   const dev = x.device;
-  try { dev.kernels.launch1d(FILE, name, y.numel, dev.stream, args); } catch (e) { y.dispose(); throw e; }
+  try {
+    dev.kernels.launch1d(FILE, name, y.numel, dev.stream, args);
+  } catch (e) {
+    y.dispose();
+    throw e;
+  }
   return y;
 }
 
@@ -36,7 +53,8 @@ function launch(x: RawTensor, y: RawTensor, name: string, args: readonly KernelA
 export function upsampleNearest2d(x: RawTensor, outH: number, outW: number): RawTensor {
   const [, , h, w] = x.layout.shape as [number, number, number, number];
   // PyTorch's nearest scale: in / out rounded to f32 (nearestIndex in the CPU reference)
-  const scaleH = Math.fround(h / outH), scaleW = Math.fround(w / outW);
+  const scaleH = Math.fround(h / outH),
+    scaleW = Math.fround(w / outW);
   if (exactX2(x, outH, outW)) return launchX2(x, `upsample_nearest_x2_${copyWidth(x.dtype)}`);
   const dup = vectorRows(x, outW, scaleW);
   if (dup) return nearestRows(x, outH, outW, scaleH, dup);
@@ -96,9 +114,22 @@ function launchX2(x: RawTensor, name: string): RawTensor {
   const tasks = x2Tasks(x);
   try {
     dev.kernels.launch1d(FILE, name, tasks, dev.stream, [
-      arg.ptr(y.storage.ptrAt(y.layout.offset)), arg.ptr(x.storage.ptrAt(0)), arg.i64(x.layout.offset), arg.u32(tasks), arg.u64(c),
-      arg.u64(h), arg.u64(w), arg.u64(Math.ceil(h / X2_ROWS)), arg.i64(sN), arg.i64(sC), arg.i64(sH)]);
-  } catch (e) { y.dispose(); throw e; }
+      arg.ptr(y.storage.ptrAt(y.layout.offset)),
+      arg.ptr(x.storage.ptrAt(0)),
+      arg.i64(x.layout.offset),
+      arg.u32(tasks),
+      arg.u64(c),
+      arg.u64(h),
+      arg.u64(w),
+      arg.u64(Math.ceil(h / X2_ROWS)),
+      arg.i64(sN),
+      arg.i64(sC),
+      arg.i64(sH),
+    ]);
+  } catch (e) {
+    y.dispose();
+    throw e;
+  }
   return y;
 }
 
@@ -107,14 +138,30 @@ function nearestRows(x: RawTensor, outH: number, outW: number, scaleH: number, d
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH] = x.layout.strides as [number, number, number, number];
   const y = RawTensor.empty([n, c, outH, outW], x.dtype, dev);
-  const rows = n * c * outH, vw = w / (16 / dtypeSize(x.dtype));
+  const rows = n * c * outH,
+    vw = w / (16 / dtypeSize(x.dtype));
   if (rows * vw === 0) return y;
   try {
     // the kernel moves RT_UP_U (2) vectors a thread
     dev.kernels.launch1d(FILE, `upsample_nearest_rows_${copyWidth(x.dtype)}`, Math.ceil((rows * vw) / 2), dev.stream, [
-      arg.ptr(y.storage.ptrAt(y.layout.offset)), arg.ptr(x.storage.ptrAt(0)), arg.i64(x.layout.offset), arg.u64(rows), arg.u64(c),
-      arg.u64(h), arg.u64(outH), arg.u64(vw), arg.i64(sN), arg.i64(sC), arg.i64(sH), arg.f32(scaleH), arg.u32(dup)]);
-  } catch (e) { y.dispose(); throw e; }
+      arg.ptr(y.storage.ptrAt(y.layout.offset)),
+      arg.ptr(x.storage.ptrAt(0)),
+      arg.i64(x.layout.offset),
+      arg.u64(rows),
+      arg.u64(c),
+      arg.u64(h),
+      arg.u64(outH),
+      arg.u64(vw),
+      arg.i64(sN),
+      arg.i64(sC),
+      arg.i64(sH),
+      arg.f32(scaleH),
+      arg.u32(dup),
+    ]);
+  } catch (e) {
+    y.dispose();
+    throw e;
+  }
   return y;
 }
 
@@ -125,8 +172,9 @@ export function upsampleBilinear2d(x: RawTensor, outH: number, outW: number, ali
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [sN, sC, sH, sW] = x.layout.strides as [number, number, number, number];
   const scale = (inSize: number, outSize: number): number =>
-    (alignCorners ? (outSize > 1 ? (inSize - 1) / (outSize - 1) : 0) : inSize / outSize);
-  if (!alignCorners && x.dtype !== 'f64' && exactX2(x, outH, outW)) return launchX2(x, `upsample_bilinear_x2_${x.dtype}`);
+    alignCorners ? (outSize > 1 ? (inSize - 1) / (outSize - 1) : 0) : inSize / outSize;
+  if (!alignCorners && x.dtype !== 'f64' && exactX2(x, outH, outW))
+    return launchX2(x, `upsample_bilinear_x2_${x.dtype}`);
   const s = x.dtype === 'f64' ? arg.f64 : arg.f32;
   const tail = [s(scale(h, outH)), s(scale(w, outW)), arg.u32(alignCorners ? 1 : 0)];
   const per = 16 / dtypeSize(x.dtype);
@@ -135,9 +183,24 @@ export function upsampleBilinear2d(x: RawTensor, outH: number, outW: number, ali
     const vecs = y.numel / per;
     try {
       dev.kernels.launch1d(FILE, `upsample_bilinear_rows_${x.dtype}`, vecs, dev.stream, [
-        arg.ptr(y.storage.ptrAt(y.layout.offset)), arg.ptr(x.storage.ptrAt(0)), arg.i64(x.layout.offset), arg.u64(vecs), arg.u64(c),
-        arg.u64(h), arg.u64(w), arg.u64(outH), arg.u64(outW), arg.i64(sN), arg.i64(sC), arg.i64(sH), ...tail]);
-    } catch (e) { y.dispose(); throw e; }
+        arg.ptr(y.storage.ptrAt(y.layout.offset)),
+        arg.ptr(x.storage.ptrAt(0)),
+        arg.i64(x.layout.offset),
+        arg.u64(vecs),
+        arg.u64(c),
+        arg.u64(h),
+        arg.u64(w),
+        arg.u64(outH),
+        arg.u64(outW),
+        arg.i64(sN),
+        arg.i64(sC),
+        arg.i64(sH),
+        ...tail,
+      ]);
+    } catch (e) {
+      y.dispose();
+      throw e;
+    }
     return y;
   }
   const { y, head } = begin(x, outH, outW);

@@ -15,9 +15,12 @@ import type { RankSet } from '../../distributed/rank-set.ts';
 export function shardRows(w: Tensor, size: number, rank: number, blocks = 1): Tensor {
   const out = w.dim(0);
   if (out % (size * blocks) !== 0) {
-    throw new ShapeError(`shardRows: ${out} rows of ${fmtShape(w.layout.shape)} do not split into ${blocks} block(s) x ${size} ranks`);
+    throw new ShapeError(
+      `shardRows: ${out} rows of ${fmtShape(w.layout.shape)} do not split into ${blocks} block(s) x ${size} ranks`,
+    );
   }
-  const per = out / blocks, k = per / size;
+  const per = out / blocks,
+    k = per / size;
   const parts = Array.from({ length: blocks }, (_, b) => w.narrow(0, b * per + rank * k, k));
   if (blocks === 1) return parts[0]!;
   const cat = Tensor.cat(parts, 0);
@@ -28,16 +31,20 @@ export function shardRows(w: Tensor, size: number, rank: number, blocks = 1): Te
 /** rank r's columns of w [out, in] (the input features), as a contiguous copy */
 export function shardCols(w: Tensor, size: number, rank: number): Tensor {
   const inF = w.dim(1);
-  if (inF % size !== 0) throw new ShapeError(`shardCols: ${inF} columns of ${fmtShape(w.layout.shape)} do not split over ${size} ranks`);
+  if (inF % size !== 0)
+    throw new ShapeError(`shardCols: ${inF} columns of ${fmtShape(w.layout.shape)} do not split over ${size} ranks`);
   const k = inF / size;
-  const v = w.narrow(1, rank * k, k), c = v.contiguous();
+  const v = w.narrow(1, rank * k, k),
+    c = v.contiguous();
   v.dispose();
   return c;
 }
 
 function checkCount(what: string, ranks: RankSet, xs: readonly unknown[]): void {
   if (xs.length !== ranks.ranks.length) {
-    throw new TensorError(`${what}: got ${xs.length} inputs for the ${ranks.ranks.length} rank(s) this process holds (${ranks.ranks.join(', ')})`);
+    throw new TensorError(
+      `${what}: got ${xs.length} inputs for the ${ranks.ranks.length} rank(s) this process holds (${ranks.ranks.join(', ')})`,
+    );
   }
 }
 
@@ -50,20 +57,32 @@ export interface ColumnParallelOptions {
 
 /** y = x W^T + b with W's output features split over the ranks; the input is the same on every rank */
 export class ColumnParallelLinear {
-  constructor(readonly local: readonly Linear[], readonly ranks: RankSet, readonly options: ColumnParallelOptions = {}) {
+  constructor(
+    readonly local: readonly Linear[],
+    readonly ranks: RankSet,
+    readonly options: ColumnParallelOptions = {},
+  ) {
     checkCount('ColumnParallelLinear', ranks, local);
   }
 
   /** slices a full weight [out, in] (and bias [out]) held anywhere onto each held rank's device */
-  static fromFull(weight: Tensor, bias: Tensor | null, ranks: RankSet, options: ColumnParallelOptions = {}): ColumnParallelLinear {
+  static fromFull(
+    weight: Tensor,
+    bias: Tensor | null,
+    ranks: RankSet,
+    options: ColumnParallelOptions = {},
+  ): ColumnParallelLinear {
     const blocks = options.blocks ?? 1;
     const local = ranks.ranks.map((r, i) => {
       const dev = ranks.devices[i]!;
-      const w = shardRows(weight, ranks.size, r, blocks), wd = w.to(dev);
+      const w = shardRows(weight, ranks.size, r, blocks),
+        wd = w.to(dev);
       w.dispose();
       let bd: Tensor | null = null;
       if (bias) {
-        const b2 = bias.reshape([-1, 1]), bs = shardRows(b2, ranks.size, r, blocks), flat = bs.reshape([-1]);
+        const b2 = bias.reshape([-1, 1]),
+          bs = shardRows(b2, ranks.size, r, blocks),
+          flat = bs.reshape([-1]);
         bd = flat.to(dev);
         for (const t of [b2, bs, flat]) t.dispose();
       }
@@ -73,25 +92,31 @@ export class ColumnParallelLinear {
   }
 
   /** output features in all ranks together */
-  get outFeatures(): number { return this.local[0]!.outFeatures * this.ranks.size; }
+  get outFeatures(): number {
+    return this.local[0]!.outFeatures * this.ranks.size;
+  }
 
   forward(xs: readonly Tensor[]): Tensor[] {
     checkCount('ColumnParallelLinear.forward', this.ranks, xs);
     const ys = xs.map((x, i) => this.local[i]!.forward(x));
     if (!this.options.gatherOutput) return ys;
     return tidy(() => {
-      const n = this.ranks.size, blocks = this.options.blocks ?? 1;
+      const n = this.ranks.size,
+        blocks = this.options.blocks ?? 1;
       const g = this.ranks.allGather(ys);
       return g.map((t) => {
         // [n, ...lead, blocks * k] -> [...lead, blocks, n, k]: each block's slices side by side again
-        const lead = t.shape.slice(1, -1), k = t.shape.at(-1)! / blocks;
+        const lead = t.shape.slice(1, -1),
+          k = t.shape.at(-1)! / blocks;
         const rows = lead.reduce((a, b) => a * b, 1);
         const p = t.reshape([n, rows, blocks, k]).permute([1, 2, 0, 3]).contiguous();
         return p.reshape([...lead, blocks * n * k]);
       });
     });
   }
-  dispose(): void { for (const l of this.local) l.dispose(); }
+  dispose(): void {
+    for (const l of this.local) l.dispose();
+  }
 }
 
 export interface RowParallelOptions {
@@ -102,13 +127,24 @@ export interface RowParallelOptions {
 /** y = x W^T + b with W's input features split over the ranks: partial sums (the bias in rank
  *  0's), then one all-reduce */
 export class RowParallelLinear {
-  constructor(readonly local: readonly Linear[], readonly bias: readonly Tensor[] | null, readonly ranks: RankSet, readonly options: RowParallelOptions = {}) {
+  constructor(
+    readonly local: readonly Linear[],
+    readonly bias: readonly Tensor[] | null,
+    readonly ranks: RankSet,
+    readonly options: RowParallelOptions = {},
+  ) {
     checkCount('RowParallelLinear', ranks, local);
   }
 
-  static fromFull(weight: Tensor, bias: Tensor | null, ranks: RankSet, options: RowParallelOptions = {}): RowParallelLinear {
+  static fromFull(
+    weight: Tensor,
+    bias: Tensor | null,
+    ranks: RankSet,
+    options: RowParallelOptions = {},
+  ): RowParallelLinear {
     const local = ranks.ranks.map((r, i) => {
-      const w = shardCols(weight, ranks.size, r), wd = w.to(ranks.devices[i]!);
+      const w = shardCols(weight, ranks.size, r),
+        wd = w.to(ranks.devices[i]!);
       w.dispose();
       return new Linear(wd, null);
     });
@@ -117,7 +153,9 @@ export class RowParallelLinear {
     return new RowParallelLinear(local, b, ranks, options);
   }
 
-  get inFeatures(): number { return this.local[0]!.inFeatures * this.ranks.size; }
+  get inFeatures(): number {
+    return this.local[0]!.inFeatures * this.ranks.size;
+  }
 
   /**
    * xs: each held rank's input (its slice, unless splitInput); `residuals`, one per held rank and
@@ -133,21 +171,33 @@ export class RowParallelLinear {
         // the bias and the residual go into rank 0's partial sum alone, so that the sum holds
         // them once with no add after it (for one row on a GPU they ride in rank 0's GEMV kernel)
         const first = this.ranks.ranks[i] === 0;
-        return xi.linear(this.local[i]!.weight, first ? { bias: this.bias?.[i] ?? null, residual: residuals?.[i] ?? null } : {});
+        return xi.linear(
+          this.local[i]!.weight,
+          first ? { bias: this.bias?.[i] ?? null, residual: residuals?.[i] ?? null } : {},
+        );
       });
       return this.ranks.allReduceSum(parts);
     });
   }
-  dispose(): void { for (const l of this.local) l.dispose(); for (const b of this.bias ?? []) b.dispose(); }
+  dispose(): void {
+    for (const l of this.local) l.dispose();
+    for (const b of this.bias ?? []) b.dispose();
+  }
 }
 
 /** Llama's SwiGLU MLP split over the ranks: down(silu(gate(x)) * up(x)) with one all-reduce */
 export class ParallelGatedMLP {
-  constructor(readonly gateUp: ColumnParallelLinear, readonly down: RowParallelLinear) {}
+  constructor(
+    readonly gateUp: ColumnParallelLinear,
+    readonly down: RowParallelLinear,
+  ) {}
 
   /** from the fused weights: gate_up [2 * ff, hidden] (gate rows first, then up), down [hidden, ff] */
   static fromFull(gateUp: Tensor, down: Tensor, ranks: RankSet): ParallelGatedMLP {
-    return new ParallelGatedMLP(ColumnParallelLinear.fromFull(gateUp, null, ranks, { blocks: 2 }), RowParallelLinear.fromFull(down, null, ranks));
+    return new ParallelGatedMLP(
+      ColumnParallelLinear.fromFull(gateUp, null, ranks, { blocks: 2 }),
+      RowParallelLinear.fromFull(down, null, ranks),
+    );
   }
   /** the same weights as a one-device GatedMLP (which keeps its own) */
   static fromGatedMLP(mlp: GatedMLP, ranks: RankSet): ParallelGatedMLP {
@@ -161,11 +211,18 @@ export class ParallelGatedMLP {
     return tidy(() => {
       const gu = this.gateUp.forward(xs);
       const hs = gu.map((t) => {
-        const last = t.rank - 1, ff = t.dim(last) / 2;
-        return t.narrow(last, 0, ff).silu().mul(t.narrow(last, ff, ff));
+        const last = t.rank - 1,
+          ff = t.dim(last) / 2;
+        return t
+          .narrow(last, 0, ff)
+          .silu()
+          .mul(t.narrow(last, ff, ff));
       });
       return this.down.forward(hs);
     });
   }
-  dispose(): void { this.gateUp.dispose(); this.down.dispose(); }
+  dispose(): void {
+    this.gateUp.dispose();
+    this.down.dispose();
+  }
 }

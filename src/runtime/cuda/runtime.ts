@@ -12,13 +12,32 @@ import { readEnv } from '../../core/config.ts';
 import { CublasApi } from '../../ffi/cublas.ts';
 import { gridDepPtx, hasGridDep } from '../ptx-grid-dep.ts';
 import {
-  CUDA_CONST, CUDA_STRUCTS, cudaDeviceCount, cudaError, cudaProbe, fmtCudaVersion, loadCudaDriver, type CudaDriver, type CudaFns,
+  CUDA_CONST,
+  CUDA_STRUCTS,
+  cudaDeviceCount,
+  cudaError,
+  cudaProbe,
+  fmtCudaVersion,
+  loadCudaDriver,
+  type CudaDriver,
+  type CudaFns,
 } from '../../ffi/cuda.ts';
 import { CudnnApi } from '../../ffi/cudnn.ts';
 import { CaptureLog, invalidatedText } from '../capture-log.ts';
 import {
-  asDevicePtr, type BlasApi, type DeviceInfo, type DevicePtr, type DnnApi, type GpuEvent, type GpuFunction, type GpuGraphExec,
-  type GpuModule, type GpuRuntime, type GpuStream, type KernelParam, type PinnedBuffer,
+  asDevicePtr,
+  type BlasApi,
+  type DeviceInfo,
+  type DevicePtr,
+  type DnnApi,
+  type GpuEvent,
+  type GpuFunction,
+  type GpuGraphExec,
+  type GpuModule,
+  type GpuRuntime,
+  type GpuStream,
+  type KernelParam,
+  type PinnedBuffer,
 } from '../gpu.ts';
 
 export { cudaDeviceCount, cudaProbe };
@@ -30,7 +49,11 @@ let currentContext: bigint | null = null;
 
 class Wrapped {
   alive = true;
-  constructor(readonly ptr: bigint, readonly owner: CudaRuntime, readonly what: string) {}
+  constructor(
+    readonly ptr: bigint,
+    readonly owner: CudaRuntime,
+    readonly what: string,
+  ) {}
 }
 class CuStream extends Wrapped {
   /** its last queued work is one of our kernels: only a kernel of ours, which never lets its
@@ -39,17 +62,36 @@ class CuStream extends Wrapped {
    *  another stream's event, ordinary order keeps that wait plainly whole. */
   ownTail = false;
 }
-class CuEvent extends Wrapped { constructor(ptr: bigint, owner: CudaRuntime, readonly timing: boolean) { super(ptr, owner, 'event'); } }
+class CuEvent extends Wrapped {
+  constructor(
+    ptr: bigint,
+    owner: CudaRuntime,
+    readonly timing: boolean,
+  ) {
+    super(ptr, owner, 'event');
+  }
+}
 class CuModule extends Wrapped {
   readonly functions: CuFunction[] = [];
-  constructor(ptr: bigint, owner: CudaRuntime, readonly gridDep: ReadonlySet<string>) { super(ptr, owner, 'module'); }
+  constructor(
+    ptr: bigint,
+    owner: CudaRuntime,
+    readonly gridDep: ReadonlySet<string>,
+  ) {
+    super(ptr, owner, 'module');
+  }
 }
 class CuFunction extends Wrapped {
   /** dynamic shared memory the function was allowed past the default 48 KiB */
   sharedAllowed = 0;
   /** waits for the grid before it itself (ptx-grid-dep.ts): launched with programmatic serialization */
   readonly gridDep: boolean;
-  constructor(ptr: bigint, owner: CudaRuntime, readonly name: string, readonly module: CuModule) {
+  constructor(
+    ptr: bigint,
+    owner: CudaRuntime,
+    readonly name: string,
+    readonly module: CuModule,
+  ) {
     super(ptr, owner, `function ${name}`);
     this.gridDep = module.gridDep.has(name);
   }
@@ -66,28 +108,45 @@ class GridDepLaunch {
   readonly config = koffi.alloc('uint8_t', GridDepLaunch.C.size + GridDepLaunch.A.size) as bigint;
   private readonly view = new DataView(koffi.view(this.config, GridDepLaunch.C.size + GridDepLaunch.A.size));
   constructor() {
-    const { C, A } = GridDepLaunch, v = this.view;
+    const { C, A } = GridDepLaunch,
+      v = this.view;
     v.setBigUint64(C.fields.attrs, this.config + BigInt(C.size), true);
     v.setUint32(C.fields.numAttrs, 1, true);
     v.setUint32(C.size + A.fields.id, CUDA_CONST.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, true);
     v.setUint32(C.size + A.fields.value, 1, true);
   }
-  set(grid: readonly [number, number, number], block: readonly [number, number, number], shared: number, stream: bigint): bigint {
-    const f = GridDepLaunch.C.fields, v = this.view;
-    v.setUint32(f.gridDimX, grid[0], true); v.setUint32(f.gridDimY, grid[1], true); v.setUint32(f.gridDimZ, grid[2], true);
-    v.setUint32(f.blockDimX, block[0], true); v.setUint32(f.blockDimY, block[1], true); v.setUint32(f.blockDimZ, block[2], true);
+  set(
+    grid: readonly [number, number, number],
+    block: readonly [number, number, number],
+    shared: number,
+    stream: bigint,
+  ): bigint {
+    const f = GridDepLaunch.C.fields,
+      v = this.view;
+    v.setUint32(f.gridDimX, grid[0], true);
+    v.setUint32(f.gridDimY, grid[1], true);
+    v.setUint32(f.gridDimZ, grid[2], true);
+    v.setUint32(f.blockDimX, block[0], true);
+    v.setUint32(f.blockDimY, block[1], true);
+    v.setUint32(f.blockDimZ, block[2], true);
     v.setUint32(f.sharedMemBytes, shared, true);
     v.setBigUint64(f.hStream, stream, true);
     return this.config;
   }
-  dispose(): void { koffi.free(this.config); }
+  dispose(): void {
+    koffi.free(this.config);
+  }
 }
 /** dynamic shared memory a launch may take without cuFuncSetAttribute */
 const SHARED_DEFAULT_MAX = 48 * 1024;
 class CuGraphExec extends Wrapped {}
 class CuPinned implements PinnedBuffer {
   alive = true;
-  constructor(readonly ptr: bigint, readonly size: number, readonly bytes: Uint8Array) {}
+  constructor(
+    readonly ptr: bigint,
+    readonly size: number,
+    readonly bytes: Uint8Array,
+  ) {}
 }
 
 const handle = <T>(w: Wrapped): T => w as unknown as T;
@@ -133,8 +192,10 @@ class CudaRuntime implements GpuRuntime {
   private readonly gridDep: GridDepLaunch | null;
   private readonly out = new BigUint64Array(2);
   private readonly outInt = new Int32Array(1);
-  private readonly capture = new CaptureLog(CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-    CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+  private readonly capture = new CaptureLog(
+    CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+    CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+  );
   private blasApi: CublasApi | null = null;
   private dnnApi: CudnnApi | null = null;
   private closed = false;
@@ -157,8 +218,13 @@ class CudaRuntime implements GpuRuntime {
     this.label = `cuda:${index} (${this.info.name})`;
     // from CUDA 12.3 drivers on (programmatic launches came with 12.0; 12.3 is the first whose
     // stream capture takes them too, should one reach a capture); this was measured on 13.0
-    this.gridDep = hasGridDep(this.info.arch) && ver[0]! >= 12030 && this.f.cuLaunchKernelEx !== undefined &&
-      readEnv('ROCM_TENSOR_GRID_DEP') !== false ? new GridDepLaunch() : null;
+    this.gridDep =
+      hasGridDep(this.info.arch) &&
+      ver[0]! >= 12030 &&
+      this.f.cuLaunchKernelEx !== undefined &&
+      readEnv('ROCM_TENSOR_GRID_DEP') !== false
+        ? new GridDepLaunch()
+        : null;
     this.defaultStream = this.streamCreate();
   }
 
@@ -193,13 +259,20 @@ class CudaRuntime implements GpuRuntime {
   streamPtr(s: GpuStream, call = 'stream'): bigint {
     return this.unwrap(s, CuStream, 'stream', call).ptr;
   }
-  nativeStream(s: GpuStream): bigint { return this.foreignStream(s, 'nativeStream'); }
+  nativeStream(s: GpuStream): bigint {
+    return this.foreignStream(s, 'nativeStream');
+  }
   callForeign<T>(fn: () => T): T {
     this.enter();
-    try { return fn(); } finally { currentContext = null; }
+    try {
+      return fn();
+    } finally {
+      currentContext = null;
+    }
   }
   private pinnedPtr(b: PinnedBuffer, call: string, off: number, bytes: number): bigint {
-    if (!(b instanceof CuPinned)) throw new TensorError(`${call}: host buffer is not pinned memory from hostAlloc of the CUDA runtime`);
+    if (!(b instanceof CuPinned))
+      throw new TensorError(`${call}: host buffer is not pinned memory from hostAlloc of the CUDA runtime`);
     if (!b.alive) throw new DisposedError(`${call}: pinned buffer used after hostFree`);
     if (!Number.isInteger(off) || !Number.isInteger(bytes) || off < 0 || bytes < 0 || off + bytes > b.size) {
       throw new ShapeError(`${call}: range [${off}, ${off + bytes}) is outside the pinned buffer of ${b.size} bytes`);
@@ -237,8 +310,14 @@ class CudaRuntime implements GpuRuntime {
       multiprocessors: this.attr(c.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 'MULTIPROCESSOR_COUNT'),
       warpSize: this.attr(c.CU_DEVICE_ATTRIBUTE_WARP_SIZE, 'WARP_SIZE'),
       maxThreadsPerBlock: this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 'MAX_THREADS_PER_BLOCK'),
-      maxSharedMemoryPerBlock: this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 'MAX_SHARED_MEMORY_PER_BLOCK'),
-      maxSharedMemoryPerBlockOptin: this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 'MAX_SHARED_MEMORY_PER_BLOCK_OPTIN'),
+      maxSharedMemoryPerBlock: this.attr(
+        c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        'MAX_SHARED_MEMORY_PER_BLOCK',
+      ),
+      maxSharedMemoryPerBlockOptin: this.attr(
+        c.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        'MAX_SHARED_MEMORY_PER_BLOCK_OPTIN',
+      ),
       maxGridDim: [
         this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 'MAX_GRID_DIM_X'),
         this.attr(c.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 'MAX_GRID_DIM_Y'),
@@ -260,18 +339,28 @@ class CudaRuntime implements GpuRuntime {
   }
 
   malloc(bytes: number): DevicePtr {
-    if (!Number.isInteger(bytes) || bytes < 0) throw new ShapeError(`malloc(${bytes}): size must be a non-negative integer`);
+    if (!Number.isInteger(bytes) || bytes < 0)
+      throw new ShapeError(`malloc(${bytes}): size must be a non-negative integer`);
     this.enter();
     // 0 bytes still gets a distinct, freeable allocation, as on ROCm
     this.out[0] = 0n;
     const code = this.f.cuMemAlloc_v2(this.out, Math.max(bytes, 1));
     if (code === CUDA_CONST.CUDA_ERROR_OUT_OF_MEMORY) {
       let have = '';
-      try { const m = this.memGetInfo(); have = `; ${m.free} of ${m.total} bytes free`; } catch { /* keep the OOM */ }
-      throw new OutOfMemoryError(`cuMemAlloc_v2(${bytes} bytes) on ${this.label} failed: ${this.d.errorText(code)}${have}`,
-        code, 'cuMemAlloc_v2');
+      try {
+        const m = this.memGetInfo();
+        have = `; ${m.free} of ${m.total} bytes free`;
+      } catch {
+        /* keep the OOM */
+      }
+      throw new OutOfMemoryError(
+        `cuMemAlloc_v2(${bytes} bytes) on ${this.label} failed: ${this.d.errorText(code)}${have}`,
+        code,
+        'cuMemAlloc_v2',
+      );
     }
-    if (code !== CUDA_CONST.CUDA_SUCCESS) throw cudaError(code, `cuMemAlloc_v2(${bytes} bytes) on ${this.label}`, 'cuMemAlloc_v2', this.d.errorText);
+    if (code !== CUDA_CONST.CUDA_SUCCESS)
+      throw cudaError(code, `cuMemAlloc_v2(${bytes} bytes) on ${this.label}`, 'cuMemAlloc_v2', this.d.errorText);
     return asDevicePtr(this.out[0]!);
   }
 
@@ -281,19 +370,26 @@ class CudaRuntime implements GpuRuntime {
   }
 
   hostAlloc(bytes: number): PinnedBuffer {
-    if (!Number.isInteger(bytes) || bytes < 0) throw new ShapeError(`hostAlloc(${bytes}): size must be a non-negative integer`);
+    if (!Number.isInteger(bytes) || bytes < 0)
+      throw new ShapeError(`hostAlloc(${bytes}): size must be a non-negative integer`);
     this.enter();
     this.out[0] = 0n;
     const code = this.f.cuMemHostAlloc(this.out, Math.max(bytes, 1), CUDA_CONST.CU_MEMHOSTALLOC_PORTABLE);
     if (code !== CUDA_CONST.CUDA_SUCCESS) {
-      throw cudaError(code, `cuMemHostAlloc(${bytes} bytes, PORTABLE) on ${this.label}`, 'cuMemHostAlloc', this.d.errorText);
+      throw cudaError(
+        code,
+        `cuMemHostAlloc(${bytes} bytes, PORTABLE) on ${this.label}`,
+        'cuMemHostAlloc',
+        this.d.errorText,
+      );
     }
     const p = this.out[0]!;
     return new CuPinned(p, bytes, new Uint8Array(koffi.view(p, Math.max(bytes, 1)), 0, bytes));
   }
 
   hostFree(buf: PinnedBuffer): void {
-    if (!(buf instanceof CuPinned)) throw new TensorError('hostFree: buffer is not pinned memory from hostAlloc of the CUDA runtime');
+    if (!(buf instanceof CuPinned))
+      throw new TensorError('hostFree: buffer is not pinned memory from hostAlloc of the CUDA runtime');
     if (!buf.alive) throw new DisposedError('hostFree: pinned buffer freed twice');
     buf.alive = false;
     this.enter();
@@ -357,7 +453,8 @@ class CudaRuntime implements GpuRuntime {
   }
 
   streamDestroy(s: GpuStream): void {
-    if (s === this.defaultStream) throw new TensorError(`streamDestroy: ${this.label}'s default stream is owned by the runtime`);
+    if (s === this.defaultStream)
+      throw new TensorError(`streamDestroy: ${this.label}'s default stream is owned by the runtime`);
     const w = this.unwrap(s, CuStream, 'stream', 'streamDestroy');
     this.enter();
     w.alive = false;
@@ -402,14 +499,21 @@ class CudaRuntime implements GpuRuntime {
     this.enter();
     const code = this.f.cuEventQuery(ev.ptr);
     if (code === CUDA_CONST.CUDA_ERROR_NOT_READY) return false;
-    if (code !== CUDA_CONST.CUDA_SUCCESS) throw cudaError(code, `cuEventQuery(0x${ev.ptr.toString(16)}) on ${this.label}`, 'cuEventQuery', this.d.errorText);
+    if (code !== CUDA_CONST.CUDA_SUCCESS)
+      throw cudaError(
+        code,
+        `cuEventQuery(0x${ev.ptr.toString(16)}) on ${this.label}`,
+        'cuEventQuery',
+        this.d.errorText,
+      );
     return true;
   }
 
   eventElapsedMs(start: GpuEvent, end: GpuEvent): number {
     const a = this.unwrap(start, CuEvent, 'event', 'eventElapsedMs');
     const b = this.unwrap(end, CuEvent, 'event', 'eventElapsedMs');
-    if (!a.timing || !b.timing) throw new TensorError('eventElapsedMs: both events must be created with eventCreate(true)');
+    if (!a.timing || !b.timing)
+      throw new TensorError('eventElapsedMs: both events must be created with eventCreate(true)');
     this.enter();
     const ms = new Float32Array(1);
     if (this.f.cuEventElapsedTime_v2) this.call('cuEventElapsedTime_v2', ms, a.ptr, b.ptr);
@@ -443,7 +547,8 @@ class CudaRuntime implements GpuRuntime {
     const binary = startsWith(image, ELF_MAGIC) || startsWith(image, FATBIN_MAGIC);
     let data = image;
     // on sm_90+ the kernels' markers become grid waits (ptx-grid-dep.ts)
-    const dep = !binary && this.gridDep ? gridDepPtx(new TextDecoder().decode(image).replace(/\0+$/, ''), this.info.arch) : null;
+    const dep =
+      !binary && this.gridDep ? gridDepPtx(new TextDecoder().decode(image).replace(/\0+$/, ''), this.info.arch) : null;
     if (dep) data = new TextEncoder().encode(dep.text + '\0');
     else if (!binary && image[image.length - 1] !== 0) {
       // PTX is read as a NUL-terminated string
@@ -461,8 +566,12 @@ class CudaRuntime implements GpuRuntime {
       const end = log.view.indexOf(0);
       const text = new TextDecoder().decode(log.view.subarray(0, end < 0 ? JIT_LOG_BYTES : end)).trim();
       const kind = binary ? `cubin/fatbin ${image.length} bytes` : `PTX ${image.length} bytes`;
-      throw cudaError(code, `cuModuleLoadDataEx(<${kind}>) for ${this.info.arch} on ${this.label}` +
-        (text ? ` [JIT log: ${text}]` : ''), 'cuModuleLoadDataEx', this.d.errorText);
+      throw cudaError(
+        code,
+        `cuModuleLoadDataEx(<${kind}>) for ${this.info.arch} on ${this.label}` + (text ? ` [JIT log: ${text}]` : ''),
+        'cuModuleLoadDataEx',
+        this.d.errorText,
+      );
     }
     return handle<GpuModule>(new CuModule(this.out[0]!, this, dep?.entries ?? new Set()));
   }
@@ -509,7 +618,12 @@ class CudaRuntime implements GpuRuntime {
       if (code === CUDA_CONST.CUDA_ERROR_INVALID_VALUE) break;
       if (code === CUDA_CONST.CUDA_ERROR_NOT_SUPPORTED) return null;
       if (code !== CUDA_CONST.CUDA_SUCCESS) {
-        throw cudaError(code, `cuFuncGetParamInfo(${fn.name}, ${i}) on ${this.label}`, 'cuFuncGetParamInfo', this.d.errorText);
+        throw cudaError(
+          code,
+          `cuFuncGetParamInfo(${fn.name}, ${i}) on ${this.label}`,
+          'cuFuncGetParamInfo',
+          this.d.errorText,
+        );
       }
       params.push({ offset: Number(off[0]!), size: Number(size[0]!), kind: 'value' });
     }
@@ -522,16 +636,28 @@ class CudaRuntime implements GpuRuntime {
     const c = CUDA_CONST;
     const code = this.f.cuFuncSetAttribute(fn.ptr, c.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
     if (code !== c.CUDA_SUCCESS) {
-      throw cudaError(code, `cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${bytes}) on ${this.label}: ` +
-        `a block of this device may take at most ${this.info.maxSharedMemoryPerBlockOptin} bytes of shared memory`, 'cuFuncSetAttribute', this.d.errorText);
+      throw cudaError(
+        code,
+        `cuFuncSetAttribute(${fn.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES, ${bytes}) on ${this.label}: ` +
+          `a block of this device may take at most ${this.info.maxSharedMemoryPerBlockOptin} bytes of shared memory`,
+        'cuFuncSetAttribute',
+        this.d.errorText,
+      );
     }
     fn.sharedAllowed = bytes;
   }
 
-  launch(f: GpuFunction, grid: readonly [number, number, number], block: readonly [number, number, number],
-    sharedBytes: number, stream: GpuStream, args: Uint8Array): void {
+  launch(
+    f: GpuFunction,
+    grid: readonly [number, number, number],
+    block: readonly [number, number, number],
+    sharedBytes: number,
+    stream: GpuStream,
+    args: Uint8Array,
+  ): void {
     const fn = this.unwrap(f, CuFunction, 'function', 'launch');
-    const w = this.unwrap(stream, CuStream, 'stream', 'launch'), s = w.ptr;
+    const w = this.unwrap(stream, CuStream, 'stream', 'launch'),
+      s = w.ptr;
     checkLaunchDims(fn.name, grid, block, sharedBytes);
     this.enter();
     if (sharedBytes > SHARED_DEFAULT_MAX && sharedBytes > fn.sharedAllowed) this.allowShared(fn, sharedBytes);
@@ -543,12 +669,28 @@ class CudaRuntime implements GpuRuntime {
     if (this.gridDep) w.ownTail = true;
     const code = early
       ? this.f.cuLaunchKernelEx!(this.gridDep!.set(grid, block, sharedBytes, s), fn.ptr, null, this.launchBlock.extra)
-      : this.f.cuLaunchKernel(fn.ptr, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, s, null, this.launchBlock.extra);
+      : this.f.cuLaunchKernel(
+          fn.ptr,
+          grid[0],
+          grid[1],
+          grid[2],
+          block[0],
+          block[1],
+          block[2],
+          sharedBytes,
+          s,
+          null,
+          this.launchBlock.extra,
+        );
     if (code !== CUDA_CONST.CUDA_SUCCESS) {
       const call = early ? 'cuLaunchKernelEx' : 'cuLaunchKernel';
-      throw cudaError(code, `${call}(${fn.name}, grid [${grid.join(', ')}], block [${block.join(', ')}], ` +
-        `shared ${sharedBytes}, stream 0x${s.toString(16)}, args ${args.length} bytes) on ${this.label}`,
-      call, this.d.errorText);
+      throw cudaError(
+        code,
+        `${call}(${fn.name}, grid [${grid.join(', ')}], block [${block.join(', ')}], ` +
+          `shared ${sharedBytes}, stream 0x${s.toString(16)}, args ${args.length} bytes) on ${this.label}`,
+        call,
+        this.d.errorText,
+      );
     }
   }
 
@@ -575,8 +717,10 @@ class CudaRuntime implements GpuRuntime {
     if (code !== CUDA_CONST.CUDA_SUCCESS) {
       if (graph !== 0n) this.f.cuGraphDestroy(graph);
       const what = `cuStreamEndCapture(0x${p.toString(16)}) failed: ${this.d.errorText(code)}`;
-      const msg = code === CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED || cause !== null
-        ? invalidatedText(this.label, cause, what) : `captureEnd on ${this.label}: ${what}`;
+      const msg =
+        code === CUDA_CONST.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED || cause !== null
+          ? invalidatedText(this.label, cause, what)
+          : `captureEnd on ${this.label}: ${what}`;
       throw new GpuError(msg, code, 'cuStreamEndCapture');
     }
     // the exec holds its own copy of the nodes: the graph goes at once, whatever instantiation did
@@ -585,12 +729,21 @@ class CudaRuntime implements GpuRuntime {
     const exec = this.out[0]!;
     const destroyed = this.f.cuGraphDestroy(graph);
     if (inst !== CUDA_CONST.CUDA_SUCCESS) {
-      throw cudaError(inst, `captureEnd: cuGraphInstantiateWithFlags(0x${graph.toString(16)}, 0) on ${this.label}`,
-        'cuGraphInstantiateWithFlags', this.d.errorText);
+      throw cudaError(
+        inst,
+        `captureEnd: cuGraphInstantiateWithFlags(0x${graph.toString(16)}, 0) on ${this.label}`,
+        'cuGraphInstantiateWithFlags',
+        this.d.errorText,
+      );
     }
     if (destroyed !== CUDA_CONST.CUDA_SUCCESS) {
       this.f.cuGraphExecDestroy(exec);
-      throw cudaError(destroyed, `captureEnd: cuGraphDestroy(0x${graph.toString(16)}) on ${this.label}`, 'cuGraphDestroy', this.d.errorText);
+      throw cudaError(
+        destroyed,
+        `captureEnd: cuGraphDestroy(0x${graph.toString(16)}) on ${this.label}`,
+        'cuGraphDestroy',
+        this.d.errorText,
+      );
     }
     return handle<GpuGraphExec>(new CuGraphExec(exec, this, 'graph exec'));
   }
@@ -620,8 +773,9 @@ class CudaRuntime implements GpuRuntime {
 
   // ---- libraries ------------------------------------------------------------------------------
   blas(): BlasApi {
-    this.blasApi ??= new CublasApi({ label: this.label, enter: () => this.enter() },
-      (s) => this.foreignStream(s as GpuStream, 'gemmStridedBatched'));
+    this.blasApi ??= new CublasApi({ label: this.label, enter: () => this.enter() }, (s) =>
+      this.foreignStream(s as GpuStream, 'gemmStridedBatched'),
+    );
     return this.blasApi;
   }
 
@@ -662,12 +816,14 @@ function describe(h: unknown): string {
 }
 
 function fmt(args: readonly unknown[]): string {
-  return args.map((a) => {
-    if (typeof a === 'bigint') return `0x${a.toString(16)}`;
-    if (a === null) return 'NULL';
-    if (ArrayBuffer.isView(a)) return `<${a.byteLength}-byte host buffer>`;
-    return String(a);
-  }).join(', ');
+  return args
+    .map((a) => {
+      if (typeof a === 'bigint') return `0x${a.toString(16)}`;
+      if (a === null) return 'NULL';
+      if (ArrayBuffer.isView(a)) return `<${a.byteLength}-byte host buffer>`;
+      return String(a);
+    })
+    .join(', ');
 }
 
 const runtimes = new Map<number, CudaRuntime>();
@@ -678,9 +834,11 @@ export function openCuda(index: number): GpuRuntime {
   if (have) return have;
   const { count, reason } = cudaProbe();
   if (!Number.isInteger(index) || index < 0 || index >= count) {
-    throw new GpuError(`openCuda(${index}): device index out of range, ${count} CUDA device(s) visible` +
-      (reason ? ` (${reason})` : ''),
-      CUDA_CONST.CUDA_ERROR_INVALID_DEVICE, 'openCuda');
+    throw new GpuError(
+      `openCuda(${index}): device index out of range, ${count} CUDA device(s) visible` + (reason ? ` (${reason})` : ''),
+      CUDA_CONST.CUDA_ERROR_INVALID_DEVICE,
+      'openCuda',
+    );
   }
   const rt = new CudaRuntime(index);
   runtimes.set(index, rt);

@@ -10,8 +10,19 @@ import { createMiopenDnn } from '../../ffi/miopen.ts';
 import { fmtArgs, ptrOf, readCString } from '../../ffi/native.ts';
 import { createRocblasBlas } from '../../ffi/rocblas.ts';
 import {
-  asDevicePtr, type BlasApi, type DevicePtr, type DeviceInfo, type DnnApi, type GpuEvent, type GpuFunction, type GpuGraphExec,
-  type GpuModule, type GpuRuntime, type GpuStream, type KernelParam, type PinnedBuffer,
+  asDevicePtr,
+  type BlasApi,
+  type DevicePtr,
+  type DeviceInfo,
+  type DnnApi,
+  type GpuEvent,
+  type GpuFunction,
+  type GpuGraphExec,
+  type GpuModule,
+  type GpuRuntime,
+  type GpuStream,
+  type KernelParam,
+  type PinnedBuffer,
 } from '../gpu.ts';
 
 /** HIP_VERSION-style integer (major * 1e7 + minor * 1e5 + patch) as text */
@@ -51,7 +62,9 @@ export function rocmProbe(): RocmProbe {
   return { count: out[0], reason: out[0] > 0 ? '' : `no ROCm device (${h.loaded.path})`, code };
 }
 
-export function rocmDeviceCount(): number { return rocmProbe().count; }
+export function rocmDeviceCount(): number {
+  return rocmProbe().count;
+}
 
 // the current device is per host thread; all our calls come from the JS thread
 let currentDevice = -1;
@@ -60,7 +73,8 @@ const asHandle = <T>(p: bigint): T => p as unknown as T;
 const raw = (h: GpuStream | GpuEvent | GpuModule | GpuFunction | GpuGraphExec): bigint => h as unknown as bigint;
 
 function readDeviceInfo(h: Hip, index: number): DeviceInfo {
-  const rt: [number] = [0], drv: [number] = [0];
+  const rt: [number] = [0],
+    drv: [number] = [0];
   hipCall(h, 'hipRuntimeGetVersion', rt);
   hipCall(h, 'hipDriverGetVersion', drv);
   const attr = (id: number, name: string): number => {
@@ -123,18 +137,30 @@ export function openRocm(index: number): GpuRuntime {
   const countCode = h.fn.hipGetDeviceCount(count);
   if (countCode !== HIP_CONST.hipSuccess) {
     const initText = init !== HIP_CONST.hipSuccess ? `hipInit: ${h.errorText(init)}; ` : '';
-    throw new GpuError(`openRocm(${index}): ${initText}hipGetDeviceCount: ${h.errorText(countCode)} (${h.loaded.path})`, countCode, 'hipGetDeviceCount');
+    throw new GpuError(
+      `openRocm(${index}): ${initText}hipGetDeviceCount: ${h.errorText(countCode)} (${h.loaded.path})`,
+      countCode,
+      'hipGetDeviceCount',
+    );
   }
   if (!Number.isInteger(index) || index < 0 || index >= count[0]) {
-    throw new GpuError(`openRocm(${index}): device index out of range, ${count[0]} ROCm device(s) visible`,
-      HIP_CONST.hipErrorInvalidDevice, 'openRocm');
+    throw new GpuError(
+      `openRocm(${index}): device index out of range, ${count[0]} ROCm device(s) visible`,
+      HIP_CONST.hipErrorInvalidDevice,
+      'openRocm',
+    );
   }
-  const capture = new CaptureLog(HIP_CONST.hipErrorStreamCaptureUnsupported, HIP_CONST.hipErrorStreamCaptureWrongThread);
+  const capture = new CaptureLog(
+    HIP_CONST.hipErrorStreamCaptureUnsupported,
+    HIP_CONST.hipErrorStreamCaptureWrongThread,
+  );
   // every HIP call of this runtime checks its status here, so a failure that breaks a capture in
   // progress is remembered for captureEnd's error
   const check = (code: number, name: string, args: readonly unknown[]): void => {
     if (code === HIP_CONST.hipSuccess) return;
-    try { h.check(code, name, args); } catch (e) {
+    try {
+      h.check(code, name, args);
+    } catch (e) {
       if (capture.capturing && e instanceof GpuError) capture.noteFailure(code, e.message);
       throw e;
     }
@@ -162,20 +188,26 @@ export function openRocm(index: number): GpuRuntime {
 
   const memGetInfo = (): { free: number; total: number } => {
     activate();
-    const free: [number] = [0], total: [number] = [0];
+    const free: [number] = [0],
+      total: [number] = [0];
     call('hipMemGetInfo', free, total);
     return { free: free[0], total: total[0] };
   };
 
   const malloc = (bytes: number): DevicePtr => {
-    if (!Number.isInteger(bytes) || bytes < 0) throw new ShapeError(`malloc(${bytes}): size must be a non-negative integer`);
+    if (!Number.isInteger(bytes) || bytes < 0)
+      throw new ShapeError(`malloc(${bytes}): size must be a non-negative integer`);
     activate();
     const out: [bigint | null] = [null];
     const code = h.fn.hipMalloc(out, Math.max(bytes, 1));
     if (code === HIP_CONST.hipErrorOutOfMemory) {
       const m = memGetInfo();
-      throw new OutOfMemoryError(`hipMalloc(${bytes}) on rocm:${index} (${info.name}) failed: ${h.errorText(code)}; ` +
-        `${m.free} of ${m.total} bytes free`, code, 'hipMalloc');
+      throw new OutOfMemoryError(
+        `hipMalloc(${bytes}) on rocm:${index} (${info.name}) failed: ${h.errorText(code)}; ` +
+          `${m.free} of ${m.total} bytes free`,
+        code,
+        'hipMalloc',
+      );
     }
     check(code, 'hipMalloc', [bytes]);
     return asDevicePtr(ptrOf(out[0]));
@@ -183,7 +215,8 @@ export function openRocm(index: number): GpuRuntime {
 
   const pinnedPtr = (b: PinnedBuffer, call: string, off: number, bytes: number): bigint => {
     const p = pinned.get(b);
-    if (p === undefined) throw new GpuError(`${call}: host buffer is not pinned memory from hostAlloc on rocm:${index}`, -1, call);
+    if (p === undefined)
+      throw new GpuError(`${call}: host buffer is not pinned memory from hostAlloc on rocm:${index}`, -1, call);
     if (!Number.isInteger(off) || !Number.isInteger(bytes) || off < 0 || bytes < 0 || off + bytes > b.size) {
       throw new ShapeError(`${call}: range [${off}, ${off + bytes}) is outside the pinned buffer of ${b.size} bytes`);
     }
@@ -194,15 +227,20 @@ export function openRocm(index: number): GpuRuntime {
 
   /** instantiates a captured graph and destroys it: the exec holds its own copy of the nodes */
   const instantiate = (graph: bigint): GpuGraphExec => {
-    const out: [bigint | null] = [null], errNode: [bigint | null] = [null];
+    const out: [bigint | null] = [null],
+      errNode: [bigint | null] = [null];
     const log = new Uint8Array(GRAPH_LOG_BYTES);
     const code = h.fn.hipGraphInstantiate(out, graph, errNode, log, log.length);
     const destroyed = h.fn.hipGraphDestroy(graph);
     if (code !== HIP_CONST.hipSuccess) {
       const end = log.indexOf(0);
       const text = new TextDecoder().decode(log.subarray(0, end < 0 ? log.length : end)).trim();
-      throw new GpuError(`captureEnd on rocm:${index}: hipGraphInstantiate(${fmtArgs([graph])}) failed: ${h.errorText(code)}` +
-        (text ? ` [log: ${text}]` : ''), code, 'hipGraphInstantiate');
+      throw new GpuError(
+        `captureEnd on rocm:${index}: hipGraphInstantiate(${fmtArgs([graph])}) failed: ${h.errorText(code)}` +
+          (text ? ` [log: ${text}]` : ''),
+        code,
+        'hipGraphInstantiate',
+      );
     }
     const exec = ptrOf(out[0]);
     if (destroyed !== HIP_CONST.hipSuccess) {
@@ -224,7 +262,8 @@ export function openRocm(index: number): GpuRuntime {
       call('hipFree', ptr);
     },
     hostAlloc(bytes: number): PinnedBuffer {
-      if (!Number.isInteger(bytes) || bytes < 0) throw new ShapeError(`hostAlloc(${bytes}): size must be a non-negative integer`);
+      if (!Number.isInteger(bytes) || bytes < 0)
+        throw new ShapeError(`hostAlloc(${bytes}): size must be a non-negative integer`);
       activate();
       const out: [bigint | null] = [null];
       const code = h.fn.hipHostMalloc(out, Math.max(bytes, 1), HIP_CONST.hipHostMallocDefault);
@@ -239,7 +278,8 @@ export function openRocm(index: number): GpuRuntime {
     },
     hostFree(buf: PinnedBuffer): void {
       const p = pinned.get(buf);
-      if (p === undefined) throw new GpuError('hostFree: buffer is not live pinned memory from hostAlloc', -1, 'hostFree');
+      if (p === undefined)
+        throw new GpuError('hostFree: buffer is not live pinned memory from hostAlloc', -1, 'hostFree');
       pinned.delete(buf);
       call('hipHostFree', p);
     },
@@ -283,20 +323,36 @@ export function openRocm(index: number): GpuRuntime {
       return asHandle<GpuStream>(ptrOf(out[0]));
     },
     streamDestroy(s: GpuStream): void {
-      if (s === defaultStream) throw new GpuError(`streamDestroy: rocm:${index}'s default stream is owned by the runtime`, -1, 'hipStreamDestroy');
+      if (s === defaultStream)
+        throw new GpuError(
+          `streamDestroy: rocm:${index}'s default stream is owned by the runtime`,
+          -1,
+          'hipStreamDestroy',
+        );
       activate();
       call('hipStreamDestroy', raw(s));
     },
-    streamSynchronize(s: GpuStream): void { activate(); call('hipStreamSynchronize', raw(s)); },
-    streamWaitEvent(s: GpuStream, e: GpuEvent): void { activate(); call('hipStreamWaitEvent', raw(s), raw(e), 0); },
+    streamSynchronize(s: GpuStream): void {
+      activate();
+      call('hipStreamSynchronize', raw(s));
+    },
+    streamWaitEvent(s: GpuStream, e: GpuEvent): void {
+      activate();
+      call('hipStreamWaitEvent', raw(s), raw(e), 0);
+    },
     eventCreate(timing = false): GpuEvent {
       activate();
       const out: [bigint | null] = [null];
       call('hipEventCreateWithFlags', out, timing ? HIP_CONST.hipEventDefault : HIP_CONST.hipEventDisableTiming);
       return asHandle<GpuEvent>(ptrOf(out[0]));
     },
-    eventRecord(e: GpuEvent, s: GpuStream): void { activate(); call('hipEventRecord', raw(e), raw(s)); },
-    eventSynchronize(e: GpuEvent): void { call('hipEventSynchronize', raw(e)); },
+    eventRecord(e: GpuEvent, s: GpuStream): void {
+      activate();
+      call('hipEventRecord', raw(e), raw(s));
+    },
+    eventSynchronize(e: GpuEvent): void {
+      call('hipEventSynchronize', raw(e));
+    },
     eventQuery(e: GpuEvent): boolean {
       const code = h.fn.hipEventQuery(raw(e));
       if (code === HIP_CONST.hipErrorNotReady) return false;
@@ -308,8 +364,13 @@ export function openRocm(index: number): GpuRuntime {
       call('hipEventElapsedTime', ms, raw(start), raw(end));
       return ms[0];
     },
-    eventDestroy(e: GpuEvent): void { call('hipEventDestroy', raw(e)); },
-    synchronize(): void { activate(); call('hipDeviceSynchronize'); },
+    eventDestroy(e: GpuEvent): void {
+      call('hipEventDestroy', raw(e));
+    },
+    synchronize(): void {
+      activate();
+      call('hipDeviceSynchronize');
+    },
 
     moduleLoad(image: Uint8Array): GpuModule {
       activate();
@@ -332,16 +393,37 @@ export function openRocm(index: number): GpuRuntime {
       call('hipModuleUnload', raw(m));
       images.delete(raw(m));
     },
-    functionParams(): KernelParam[] | null { return null; },
-    startsEarly(): boolean { return false; },
+    functionParams(): KernelParam[] | null {
+      return null;
+    },
+    startsEarly(): boolean {
+      return false;
+    },
     launch(f, grid, block, sharedBytes, stream, args): void {
       checkLaunchDims('hipModuleLaunchKernel', grid, block, sharedBytes);
       activate();
       launchBlock.pack(args);
-      const code = h.fn.hipModuleLaunchKernel(raw(f), grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes,
-        raw(stream), null, launchBlock.extra);
-      check(code, 'hipModuleLaunchKernel', [raw(f), `grid [${grid.join(', ')}]`, `block [${block.join(', ')}]`,
-        `shared ${sharedBytes}`, raw(stream), `args ${args.length} bytes`]);
+      const code = h.fn.hipModuleLaunchKernel(
+        raw(f),
+        grid[0],
+        grid[1],
+        grid[2],
+        block[0],
+        block[1],
+        block[2],
+        sharedBytes,
+        raw(stream),
+        null,
+        launchBlock.extra,
+      );
+      check(code, 'hipModuleLaunchKernel', [
+        raw(f),
+        `grid [${grid.join(', ')}]`,
+        `block [${block.join(', ')}]`,
+        `shared ${sharedBytes}`,
+        raw(stream),
+        `args ${args.length} bytes`,
+      ]);
     },
 
     captureBegin(s: GpuStream): void {
@@ -361,8 +443,10 @@ export function openRocm(index: number): GpuRuntime {
       if (code !== HIP_CONST.hipSuccess) {
         if (graph !== 0n) h.fn.hipGraphDestroy(graph);
         const what = `hipStreamEndCapture(${fmtArgs([raw(s)])}) failed: ${h.errorText(code)}`;
-        const msg = code === HIP_CONST.hipErrorStreamCaptureInvalidated || cause !== null
-          ? invalidatedText(`rocm:${index}`, cause, what) : `captureEnd on rocm:${index}: ${what}`;
+        const msg =
+          code === HIP_CONST.hipErrorStreamCaptureInvalidated || cause !== null
+            ? invalidatedText(`rocm:${index}`, cause, what)
+            : `captureEnd on rocm:${index}: ${what}`;
         throw new GpuError(msg, code, 'hipStreamEndCapture');
       }
       return instantiate(graph);
@@ -374,13 +458,25 @@ export function openRocm(index: number): GpuRuntime {
       // an invalidated capture is still in progress: only captureEnd ends it
       return status[0] !== HIP_CONST.hipStreamCaptureStatusNone;
     },
-    graphLaunch(g: GpuGraphExec, s: GpuStream): void { activate(); call('hipGraphLaunch', raw(g), raw(s)); },
-    graphExecDestroy(g: GpuGraphExec): void { activate(); call('hipGraphExecDestroy', raw(g)); },
+    graphLaunch(g: GpuGraphExec, s: GpuStream): void {
+      activate();
+      call('hipGraphLaunch', raw(g), raw(s));
+    },
+    graphExecDestroy(g: GpuGraphExec): void {
+      activate();
+      call('hipGraphExecDestroy', raw(g));
+    },
 
-    nativeStream(s: GpuStream): bigint { return raw(s); },
+    nativeStream(s: GpuStream): bigint {
+      return raw(s);
+    },
     callForeign<T>(fn: () => T): T {
       activate();
-      try { return fn(); } finally { currentDevice = -1; }
+      try {
+        return fn();
+      } finally {
+        currentDevice = -1;
+      }
     },
 
     blas(): BlasApi {

@@ -8,7 +8,8 @@ const { seed } = workerData as { seed: number };
 const live0 = liveTensors().length;
 let temp: Tensor | null = null;
 const product = await tidy(async () => {
-  const a = Tensor.randn([16, 8], { seed }), b = Tensor.randn([8, 4], { seed: seed + 1 });
+  const a = Tensor.randn([16, 8], { seed }),
+    b = Tensor.randn([8, 4], { seed: seed + 1 });
   temp = a.matmul(b);
   await new Promise((r) => setTimeout(r, 1));
   return temp.relu().sum();
@@ -26,6 +27,12 @@ const koffiOk = new Uint8Array(koffi.view(p, 64)).every((x) => x === 0x33);
 koffi.free(p);
 
 parentPort!.postMessage({
-  threadId, runtime: process.versions.bun ? 'bun' : 'node', sum, liveInScope,
-  tempDisposed: temp!.isDisposed, liveAfter: liveTensors().length - live0, koffiOk, device,
+  threadId,
+  runtime: process.versions.bun ? 'bun' : 'node',
+  sum,
+  liveInScope,
+  tempDisposed: temp!.isDisposed,
+  liveAfter: liveTensors().length - live0,
+  koffiOk,
+  device,
 });

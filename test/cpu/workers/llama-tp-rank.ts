@@ -10,7 +10,13 @@ import { MemoryWeights } from '../../../src/nn/weights.ts';
 import { TP_CASES, tpModel } from '../../fixtures/tp-models.ts';
 import { shmFail, shmRanks, type ShmShared } from './shm-ranks.ts';
 
-export interface RankJob { readonly rank: number; readonly caseIndex: number; readonly shared: ShmShared; readonly prompt: number[]; readonly next: number[] }
+export interface RankJob {
+  readonly rank: number;
+  readonly caseIndex: number;
+  readonly shared: ShmShared;
+  readonly prompt: number[];
+  readonly next: number[];
+}
 export interface RankResult {
   readonly rank: number;
   readonly prefill: number[];
@@ -25,7 +31,10 @@ export interface RankResult {
 const job = workerData as RankJob;
 try {
   const { config, weights } = tpModel(TP_CASES[job.caseIndex]!);
-  const model = await LlamaModel.fromWeights(config, new MemoryWeights(weights), { tp: shmRanks(job.shared, job.rank), dtype: 'f32' });
+  const model = await LlamaModel.fromWeights(config, new MemoryWeights(weights), {
+    tp: shmRanks(job.shared, job.rank),
+    dtype: 'f32',
+  });
   const ids = (row: number[]) => Tensor.from(row, { dtype: 'u32', shape: [1, row.length] });
   const cache = model.newCache(1, job.prompt.length + job.next.length);
   const prefill = Array.from(model.forward(ids(job.prompt), cache).toArraySync(), Number);
@@ -40,7 +49,16 @@ try {
   const greedy = (await run([job.prompt], {})).map((r) => r[0]!);
   const sampled = (await run([job.prompt], { temperature: 0.9, topK: 40, seed: 100 + job.rank })).map((r) => r[0]!);
   const batch = await run([job.prompt, job.prompt.slice(0, 3)], { maxTokens: 6 });
-  const result: RankResult = { rank: job.rank, prefill, decode, greedy, sampled, batch, cacheShape, weightBytes: model.weightBytes() };
+  const result: RankResult = {
+    rank: job.rank,
+    prefill,
+    decode,
+    greedy,
+    sampled,
+    batch,
+    cacheShape,
+    weightBytes: model.weightBytes(),
+  };
   model.dispose();
   parentPort!.postMessage(result);
 } catch (e) {

@@ -46,14 +46,16 @@ export function shmRanks(shared: ShmShared, rank: number, timeoutMs = 60_000): R
     const deadline = Date.now() + timeoutMs;
     while (Atomics.load(ctl, 1) === gen) {
       if (Atomics.load(ctl, 2) !== 0) throw new Error(`shm rank ${rank}: another rank failed`);
-      if (Date.now() >= deadline) throw new Error(`shm rank ${rank}: waited ${timeoutMs} ms at a barrier for the other ranks`);
+      if (Date.now() >= deadline)
+        throw new Error(`shm rank ${rank}: waited ${timeoutMs} ms at a barrier for the other ranks`);
       Atomics.wait(ctl, 1, gen, 50);
     }
   };
   const one = (ts: readonly Tensor[]): Tensor => {
     if (ts.length !== 1) throw new Error(`shm rank ${rank}: one tensor per call, got ${ts.length}`);
     const t = ts[0]!;
-    if (t.numel > slotElems) throw new Error(`shm rank ${rank}: ${t.numel} elements exceed the ${slotElems}-element slots`);
+    if (t.numel > slotElems)
+      throw new Error(`shm rank ${rank}: ${t.numel} elements exceed the ${slotElems}-element slots`);
     return t;
   };
   /** this rank's values into its slot; every rank's values back, once all have written */
@@ -67,9 +69,12 @@ export function shmRanks(shared: ShmShared, rank: number, timeoutMs = 60_000): R
   };
 
   return {
-    size, ranks: [rank], devices: [cpu],
+    size,
+    ranks: [rank],
+    devices: [cpu],
     allReduceSum: (ts) => {
-      const t = one(ts), all = exchange(t);
+      const t = one(ts),
+        all = exchange(t);
       const sum = new Float64Array(t.numel);
       // f32 partial sums round after each add, as the library's f32 reduction does
       const round = t.dtype === 'f32' ? Math.fround : (x: number) => x;
@@ -78,13 +83,15 @@ export function shmRanks(shared: ShmShared, rank: number, timeoutMs = 60_000): R
       return [Tensor.from(sum, { dtype: t.dtype, shape: t.shape })];
     },
     allGather: (ts) => {
-      const t = one(ts), all = exchange(t);
+      const t = one(ts),
+        all = exchange(t);
       const flat = new Float64Array(size * t.numel);
       all.forEach((a, r) => flat.set(a, r * t.numel));
       return [Tensor.from(flat, { dtype: t.dtype, shape: [size, ...t.shape] })];
     },
     broadcast: (ts, root) => {
-      const t = one(ts), all = exchange(t);
+      const t = one(ts),
+        all = exchange(t);
       if (rank !== root) {
         const src = Tensor.from(all[root]!, { dtype: t.dtype, shape: t.shape });
         t.sliceSet(src, 0, 0);

@@ -29,9 +29,14 @@ async function expectFailure(what: string, fn: () => Promise<unknown>): Promise<
 }
 
 async function ops(comm: Communicator): Promise<void> {
-  const n = comm.size, r = comm.rank, dev = comm.device;
+  const n = comm.size,
+    r = comm.rank,
+    dev = comm.device;
   let checks = 0;
-  const fail = (what: string, d: string | null) => { if (d) throw new Error(`${what}: ${d}`); checks++; };
+  const fail = (what: string, d: string | null) => {
+    if (d) throw new Error(`${what}: ${d}`);
+    checks++;
+  };
   for (const [ci, size] of [1, 1000, 65537].entries()) {
     for (const dtype of DTYPES) {
       const seed = ci * 100 + DTYPES.indexOf(dtype) * 10;
@@ -48,7 +53,10 @@ async function ops(comm: Communicator): Promise<void> {
       fail(`allGather ${dtype} [${size}]`, firstDiff(await numbers(g), all.flat()));
       const big = Array.from({ length: n }, (_, k) => values(seed + 7, k, size * n, dtype, 'sum'));
       const rs = comm.reduceScatter(tensorOf(big[r]!, dtype, dev));
-      fail(`reduceScatter ${dtype} [${size * n}]`, firstDiff(await numbers(rs), reduceRef('sum', big).slice(r * size, (r + 1) * size)));
+      fail(
+        `reduceScatter ${dtype} [${size * n}]`,
+        firstDiff(await numbers(rs), reduceRef('sum', big).slice(r * size, (r + 1) * size)),
+      );
       const b = tensorOf(all[r]!, dtype, dev);
       comm.broadcast(b, { root: n - 1 });
       fail(`broadcast ${dtype} [${size}]`, firstDiff(await numbers(b), all[n - 1]!));
@@ -58,7 +66,10 @@ async function ops(comm: Communicator): Promise<void> {
       if (r === 1 % n) fail(`reduce(max) ${dtype} [${size}]`, firstDiff(await numbers(red), reduceRef('max', all)));
       // an exchange around the ring: send to r + 1, receive from r - 1, in one group
       const got = Tensor.empty([size], dtype, dev);
-      comm.group(() => { comm.send(mine, (r + 1) % n); comm.recv(got, (r + n - 1) % n); });
+      comm.group(() => {
+        comm.send(mine, (r + 1) % n);
+        comm.recv(got, (r + n - 1) % n);
+      });
       fail(`send/recv ${dtype} [${size}]`, firstDiff(await numbers(got), all[(r + n - 1) % n]!));
       for (const x of [mine, g, rs, b, red, got]) x.dispose();
     }
@@ -73,17 +84,30 @@ async function main(): Promise<void> {
     await expectFailure('the rendezvous without rank 1', () => initProcessGroup({ rendezvousTimeoutMs: 3000 }));
     return;
   }
-  const comm = await initProcessGroup({ checkShapes: mode === 'mismatch' || process.argv[3] === 'check', timeoutMs: 60_000 });
+  const comm = await initProcessGroup({
+    checkShapes: mode === 'mismatch' || process.argv[3] === 'check',
+    timeoutMs: 60_000,
+  });
   say(`joined: ${comm}`);
-  if (mode === 'ops') { await ops(comm); comm.destroy(); return; }
+  if (mode === 'ops') {
+    await ops(comm);
+    comm.destroy();
+    return;
+  }
   if (mode === 'mismatch') {
     const t = Tensor.zeros(env.rank === 0 ? [4, 4] : [4, 3], { device: comm.device });
-    await expectFailure('allReduce over different shapes', async () => { comm.allReduce(t); await comm.synchronize(); });
+    await expectFailure('allReduce over different shapes', async () => {
+      comm.allReduce(t);
+      await comm.synchronize();
+    });
     return;
   }
   if (env.rank === 1) {
     if (mode === 'dies') throw new Error('rank 1 throws on purpose (the dies test)');
-    if (mode === 'hangs') { await new Promise((res) => setTimeout(res, 25_000)); return; }
+    if (mode === 'hangs') {
+      await new Promise((res) => setTimeout(res, 25_000));
+      return;
+    }
   }
   const t = Tensor.ones([1 << 20], { device: comm.device });
   await expectFailure(`allReduce with rank 1 ${mode === 'dies' ? 'dead' : 'absent'}`, async () => {
@@ -91,8 +115,13 @@ async function main(): Promise<void> {
     await comm.synchronize({ timeoutMs: 5000 });
   });
   // the communicator is aborted: a further call must fail at once
-  await expectFailure('a collective on the aborted communicator', async () => { comm.allReduce(t); });
+  await expectFailure('a collective on the aborted communicator', async () => {
+    comm.allReduce(t);
+  });
   process.exit(0);
 }
 
-main().catch((e: Error) => { console.error(`rank ${env.rank}: ${e.stack ?? e.message}`); process.exit(1); });
+main().catch((e: Error) => {
+  console.error(`rank ${env.rank}: ${e.stack ?? e.message}`);
+  process.exit(1);
+});

@@ -28,4 +28,7 @@ async function main(): Promise<void> {
   console.log(`rank ${comm.rank}: ${runs.length} runs written`);
 }
 
-main().catch((e: Error) => { console.error(e.stack ?? e.message); process.exit(1); });
+main().catch((e: Error) => {
+  console.error(e.stack ?? e.message);
+  process.exit(1);
+});
