@@ -4,6 +4,7 @@
 import type { DnnApi, GpuRuntime, GpuStream, GpuEvent } from '../runtime/gpu.ts';
 import { CachingAllocator, type MemoryStats } from '../runtime/allocator.ts';
 import { Kernels } from '../runtime/kernels.ts';
+import { tuningFor, type VendorTuning } from '../runtime/tuning.ts';
 import { StagingPool } from '../runtime/staging.ts';
 import { StagedUploader, type DeviceAddress, type FillChunk } from '../runtime/staged-upload.ts';
 import { waitForEvent } from '../runtime/event-wait.ts';
@@ -136,6 +137,10 @@ export class Device {
   get kernels(): Kernels {
     this.kern ??= new Kernels(this.runtime);
     return this.kern;
+  }
+  /** the vendor's launch shapes and tunings (runtime/tuning.ts): GPU devices only */
+  get tuning(): VendorTuning {
+    return tuningFor(this.runtime.vendor);
   }
   get allocator(): CachingAllocator {
     this.alloc_ ??= new CachingAllocator(this.runtime);

@@ -10,6 +10,7 @@ import { NoKernelForArchError, TensorError } from '../core/errors.ts';
 import { readEnv } from '../core/config.ts';
 import { parseAmdCodeObject, parsePtxEntries } from '../ffi/codeobject.ts';
 import type { DevicePtr, GpuFunction, GpuModule, GpuRuntime, GpuStream, KernelParam } from './gpu.ts';
+import { tuningFor } from './tuning.ts';
 
 /** One kernel argument. Pointers are device addresses; 64-bit integers take a bigint or a safe
  *  integer; `bytes` is a by-value struct (e.g. the 368-byte Geom from kernel-sigs.ts). */
@@ -469,19 +470,13 @@ export class Kernels {
   }
 
   /**
-   * Threads per block of a contiguous elementwise launch. At the same occupancy, smaller blocks
-   * retire sooner (a block's slot frees when its slowest wave ends), so a multiprocessor refills
-   * more evenly and the last blocks of a launch leave less of the device idle. On CUDA 64
-   * threads: on an H200, exp f32 2^28 ran 2.6% faster than at 128 and 3.4% than at 256, the
-   * other rows equal (docs/internals/tried-not-kept.md); an SM holds 32 such blocks, so occupancy
-   * is full. On ROCm
-   * 128, unmeasured: a 64-thread block is a single wave64 there and the per-CU workgroup limit
-   * could cap occupancy. ROCM_TENSOR_CONTIG_BLOCK (64, 128 or 256)
-   * overrides it, for tuning; capped at preferredBlockSize.
+   * Threads per block of a contiguous elementwise launch: the vendor's (runtime/tuning.ts; on an
+   * H200, exp f32 2^28 ran 2.6% faster at 64 than at 128). ROCM_TENSOR_CONTIG_BLOCK (64, 128 or
+   * 256) overrides it, for tuning; capped at preferredBlockSize.
    */
   get contigBlockSize(): number {
     if (this.contigBlock === 0) {
-      const want = readEnv('ROCM_TENSOR_CONTIG_BLOCK') ?? (this.rt.vendor === 'cuda' ? 64 : 128);
+      const want = readEnv('ROCM_TENSOR_CONTIG_BLOCK') ?? tuningFor(this.rt.vendor).contigBlock;
       this.contigBlock = Math.max(this.rt.info.warpSize, Math.min(want, this.preferredBlockSize));
     }
     return this.contigBlock;

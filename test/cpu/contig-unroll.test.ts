@@ -1,5 +1,5 @@
 // The contiguous elementwise launches' vectors a thread without a GPU: the host's counts
-// (src/backends/gpu/copy.ts mapUnroll, elementwise.ts unaryUnroll) must be the kernels' (RT_UNROLL in
+// (src/runtime/{cuda,rocm}/tuning.ts through copy.ts mapUnroll, elementwise.ts unaryUnroll) must be the kernels' (RT_UNROLL in
 // hip-src/elementwise.h, UnaryUnroll in unary.hip), or each block covers the wrong tile (still
 // correct, grid-stride, but not the launch that was measured).
 import { test } from 'uvu';
@@ -10,8 +10,9 @@ import type { Device } from '../../src/device/device.ts';
 import { mapUnroll } from '../../src/backends/gpu/copy.ts';
 import { unaryUnroll } from '../../src/backends/gpu/elementwise.ts';
 import { REPO_ROOT } from '../runtime.ts';
+import { tuningFor } from '../../src/runtime/tuning.ts';
 
-const device = (vendor: 'cuda' | 'rocm'): Device => ({ runtime: { info: { vendor } } }) as unknown as Device;
+const device = (vendor: 'cuda' | 'rocm'): Device => ({ tuning: tuningFor(vendor) }) as unknown as Device;
 
 /** RT_UNROLL on NVIDIA and on AMD, as elementwise.h defines it */
 function kernelUnroll(): { cuda: number; rocm: number } {

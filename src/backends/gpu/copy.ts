@@ -62,9 +62,8 @@ export function eachGeom(
   }
 }
 
-/** vectors a thread takes in the contiguous kernels of hip-src/elementwise.h: RT_UNROLL there
- *  (2 on NVIDIA, 4 on AMD) */
-export const mapUnroll = (dev: Device): number => (dev.runtime.info.vendor === 'cuda' ? 2 : 4);
+/** vectors a thread takes in the contiguous kernels of hip-src/elementwise.h: RT_UNROLL there */
+export const mapUnroll = (dev: Device): number => dev.tuning.mapUnroll;
 
 /** elements a thread of a contiguous elementwise kernel handles, for Kernels.launchContig:
  *  16-byte vectors of the widest operand (hip-src/elementwise.h), `unroll` of them */

@@ -7,6 +7,7 @@
 import { RawTensor } from '../../device/raw-tensor.ts';
 import type { AttentionParams } from '../options.ts';
 import type { DeviceInfo } from '../../runtime/gpu.ts';
+import { tuningFor } from '../../runtime/tuning.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, operands, splitArgs, splitSums } from './attention.ts';
 import { base } from './launch.ts';
@@ -15,24 +16,6 @@ import { filled } from './fill.ts';
 /** the head-dim buckets flash.hip instantiates (flash_fwd_<dt>_<bucket>) */
 export const FLASH_HEAD_DIMS = [64, 80, 96, 128, 256] as const;
 const MAX_GRID_Y = 65535;
-
-/**
- * A flash_fwd block as flash.hip's FlCfg has it: query rows, threads and dynamic LDS bytes.
- * NVIDIA: four warps, 32 rows each up to head dim 128 (Q, a K block of 64 keys and a V block in
- * LDS, rows padded by 8 elements: 68 KiB at head dim 128), 16 each past it (Q in registers, 32
- * keys a block). AMD: 256 threads over 64 rows in static LDS (wave64: 4 waves; wave32: 8, two per
- * 16 rows). Measured on an H200 (b8 h16 s4096 d128 bf16, full): 8 warps of 16 rows 4.81 ms
- * against 4 of 16 5.53 ms.
- */
-function fwdShape(cuda: boolean, bucket: number): { rows: number; threads: number; shared: number } {
-  if (!cuda) return { rows: 64, threads: 256, shared: 0 };
-  const wide = bucket <= 128,
-    rows = wide ? 128 : 64,
-    keys = wide ? 64 : 32,
-    ld = bucket + 8;
-  const elems = Math.max(((wide ? rows : 0) + 2 * keys) * ld, rows * ld);
-  return { rows, threads: 128, shared: 2 * elems };
-}
 
 const bucketOf = (d: number): number | undefined => FLASH_HEAD_DIMS.find((b) => d <= b);
 
@@ -51,14 +34,6 @@ export function flashApplies(q: RawTensor, k: RawTensor, v: RawTensor): boolean 
   );
 }
 
-/**
- * Keys a decode block takes at a time (FlCfg's BN): NVIDIA 64 (32 at head dim 256); AMD wave64
- * 64 (16 past 128), wave32 16.
- */
-function decodeKeyBlock(cuda: boolean, wave: number, bucket: number): number {
-  if (cuda) return bucket > 128 ? 32 : 64;
-  return wave === 32 || bucket > 128 ? 16 : 64;
-}
 /**
  * Decode splits the key split aims at per multiprocessor (a split is one warp with 18 to 35 KB
  * of LDS on NVIDIA, six of which fit an H200 multiprocessor). Measured in a graph on an H200
@@ -127,9 +102,9 @@ export function decodePlan(
   d: number,
   tune: DecodeTuning = {},
 ): DecodePlan {
-  const cuda = info.vendor === 'cuda';
+  const tuning = tuningFor(info.vendor);
   const bucket = bucketOf(d)!;
-  const bn = decodeKeyBlock(cuda, info.warpSize, bucket);
+  const bn = tuning.flashDecodeKeyBlock(info.warpSize, bucket);
   const tiles = Math.ceil(((hq / hkv) * tq) / 16),
     per = b * hkv * tiles;
   const keyBlocks = Math.ceil(tk / bn);
@@ -137,8 +112,9 @@ export function decodePlan(
   const want = Math.max(1, Math.min(keyBlocks, ATT_MAX_SPLITS, aim));
   const blocksPerSplit = Math.ceil(keyBlocks / want),
     splits = Math.ceil(keyBlocks / blocksPerSplit);
-  const groupBytes = cuda ? decodeGroupBytes(bucket, bn) : 0;
-  const fit = cuda ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
+  const grouped = tuning.flashDecodeGroups;
+  const groupBytes = grouped ? decodeGroupBytes(bucket, bn) : 0;
+  const fit = grouped ? Math.max(1, Math.floor(info.maxSharedMemoryPerBlockOptin / groupBytes)) : 1;
   const groups =
     tune.groups !== undefined
       ? Math.max(1, Math.min(tune.groups, splits, fit))
@@ -149,7 +125,7 @@ export function decodePlan(
     per,
     blocksY: Math.ceil(splits / groups),
     groups,
-    threads: (cuda ? 32 : 64) * groups,
+    threads: tuning.flashDecodeSplitThreads * groups,
     shared: groups * groupBytes,
     perSplit: blocksPerSplit * bn,
     splits,
@@ -202,7 +178,7 @@ export function flashAttention(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: A
   return filled(out, (temps) => {
     const bucket = bucketOf(d)!;
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
-    const { rows, threads, shared } = fwdShape(dev.runtime.info.vendor === 'cuda', bucket);
+    const { rows, threads, shared } = dev.tuning.flashFwd(bucket);
     dev.kernels.launch(
       'flash.hip',
       `flash_fwd_${q.dtype}_${bucket}`,

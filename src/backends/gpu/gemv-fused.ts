@@ -17,23 +17,6 @@ const U32_MAX = 0xffffffff;
 const WAVES_PER_SM = 16;
 const FLAG_BIAS = 1,
   FLAG_RESID = 2;
-/**
- * Blocks a multiprocessor for the SwiGLU product on NVIDIA, its units then walked grid-stride.
- * A paired unit keeps twice a plain row's loads of W in flight (gate and up rows), so four
- * 256-thread blocks a multiprocessor hold as many bytes in flight as eight plain ones, and the
- * launch has no partial last wave: on an H200 the fused decode step got 2% faster, and the same
- * cap made the plain product slower and the q/k/v one no faster, so their grids still cover
- * every unit at once (docs/internals/tried-not-kept.md, GEMV). So do AMD's (unmeasured there).
- */
-const PAIR_BLOCKS_PER_MP = 4;
-/**
- * Waves a plain (one row a unit) product gives each row at least on NVIDIA: two halves of k, so
- * a wave has half the round trips to memory and a row's loads are in flight over twice the lanes
- * (AMD keeps the fewest that fill the device, unmeasured there). On an H200 the 8B decode step
- * got 0.8% faster, the 1B step was unchanged; the paired products keep the fewest (two made the
- * fused replay slower): docs/internals/tried-not-kept.md, GEMV.
- */
-const PLAIN_LEAST_SPLIT = 2;
 
 /** W [rows, k] with unit stride along k: rows at w + j * ldw */
 function rowsLd(w: RawTensor, k: number): number | null {
@@ -112,15 +95,15 @@ export function linearRow(
     const [bp, bo] = opt(o.bias, temps, xd);
     const [rp, ro] = opt(o.residual, temps, xd);
     const flags = (o.bias ? FLAG_BIAS : 0) | (o.residual ? FLAG_RESID : 0);
-    // the launch shapes measured on NVIDIA (PAIR_BLOCKS_PER_MP, PLAIN_LEAST_SPLIT); AMD as before
+    // the vendor's launch shapes (runtime/tuning.ts)
     const pair = o.act === 'swiglu',
-      nvidia = dev.runtime.info.vendor === 'cuda';
-    const split = splitFor(dev, n, nvidia && !pair ? PLAIN_LEAST_SPLIT : 1);
+      tuning = dev.tuning;
+    const split = splitFor(dev, n, pair ? 1 : tuning.gemvPlainLeastSplit);
     const name = `gemvf${pair ? '_swiglu' : ''}_${o.norm ? 'r' : 'n'}_${x.dtype}`;
     dev.kernels.launch(
       'gemv-fused.hip',
       name,
-      grid(dev, n, split, nvidia && pair ? PAIR_BLOCKS_PER_MP : 0),
+      grid(dev, n, split, pair ? tuning.gemvPairBlocksPerMp : 0),
       [BLOCK, 1, 1],
       0,
       dev.stream,

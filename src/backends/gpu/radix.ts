@@ -38,8 +38,8 @@ export function keyBits(d: DType): number {
 export const rawBytes = (d: DType): number => (keyBits(d) === 64 ? 8 : 4);
 
 const waves = (dev: Device): number => RADIX / dev.runtime.info.warpSize;
-/** bytes of a lane mask (radix.h LaneMask): u64 on AMD, u32 on NVIDIA */
-const maskBytes = (dev: Device): number => (dev.runtime.info.vendor === 'cuda' ? 4 : 8);
+/** bytes of a lane mask (radix.h LaneMask) */
+const maskBytes = (dev: Device): number => dev.tuning.laneMaskBytes;
 
 /**
  * LDS of radix_rows and radix_sweep over `cap` records (sort.hip RadixLds): the waves' lane
