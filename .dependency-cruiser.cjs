@@ -32,11 +32,6 @@ const LAYERS = [
  */
 const TYPE_EXCEPTIONS = [
   {
-    from: '^src/ffi/(codeobject|cublas|cudnn|miopen|rocblas)[.]ts$',
-    to: '^src/runtime/gpu[.]ts$',
-    why: 'the library bindings implement the BLAS, DNN and kernel-parameter interfaces that runtime/gpu.ts declares for both vendors',
-  },
-  {
     from: '^src/runtime/device-errors[.]ts$',
     to: '^src/device/device[.]ts$',
     why: 'the record of errors found by kernels is kept per Device (a WeakMap keyed by it) and reached through its runtime and stream',

@@ -2,7 +2,12 @@
 // image itself: AMD code objects (ELF, NT_AMDGPU_METADATA note, msgpack) and PTX text (.entry
 // signatures). Pure parsing, no driver calls; the manifest builder and the ABI tests use it too.
 import { decode } from '@msgpack/msgpack';
-import type { KernelParam } from '../runtime/gpu.ts';
+/** A kernel's explicit parameters as the code object (or driver) describes them. */
+export interface KernelParam {
+  readonly offset: number;
+  readonly size: number;
+  readonly kind: 'pointer' | 'value';
+}
 
 /** one argument as the AMDGPU metadata lists it (explicit and hidden) */
 export interface AmdKernelArg {

@@ -1,5 +1,5 @@
-// What a GPU is, seen from the ops: one interface, implemented by rocm.ts (HIP, rocBLAS,
-// MIOpen) and cuda.ts (driver API, cuBLAS, cuDNN). Everything above this file is vendor-neutral.
+// What a GPU is, seen from the ops: one interface, implemented by rocm/runtime.ts (HIP, rocBLAS,
+// MIOpen) and cuda/runtime.ts (driver API, cuBLAS, cuDNN). Everything above this file is vendor-neutral.
 // Device pointers are branded bigints; streams, events, modules and functions are opaque
 // handles owned by the implementation. Sizes and offsets are in bytes unless named otherwise.
 
@@ -49,12 +49,8 @@ export interface PinnedBuffer {
   readonly bytes: Uint8Array;
 }
 
-/** A kernel's explicit parameters as the code object (or driver) describes them. */
-export interface KernelParam {
-  readonly offset: number;
-  readonly size: number;
-  readonly kind: 'pointer' | 'value';
-}
+import type { KernelParam } from '../ffi/codeobject.ts';
+export type { KernelParam };
 
 export type BlasDType = 'f32' | 'f64' | 'f16' | 'bf16';
 

@@ -1,7 +1,7 @@
-// The CUDA implementation of the GPU runtime interface, the twin of rocm.ts: the driver API for
-// memory, copies, streams, events, modules and launches; cuBLAS and cuDNN on first use. Each
-// device's primary context is retained once and made current before every call that needs it
-// (the current context is per host thread; all our calls come from the JS thread). Streams,
+// The CUDA implementation of the GPU runtime interface, the twin of rocm/runtime.ts: the driver
+// API for memory, copies, streams, events, modules and launches; cuBLAS and cuDNN on first use.
+// Each device's primary context is retained once and made current before every call that needs
+// it (the current context is per host thread; all our calls come from the JS thread). Streams,
 // events, modules and functions cross the interface as small wrapper objects, so a handle used
 // after it was destroyed is a clear error instead of a driver crash.
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,6 @@ import koffi from 'koffi';
 import { LaunchBlock, checkLaunchDims } from '../launch-block.ts';
 import { DisposedError, GpuError, OutOfMemoryError, ShapeError, TensorError } from '../../core/errors.ts';
 import { readEnv } from '../../core/config.ts';
-import { CublasApi } from '../../ffi/cublas.ts';
 import { gridDepPtx, hasGridDep } from '../ptx-grid-dep.ts';
 import {
   CUDA_CONST,
@@ -22,8 +21,9 @@ import {
   type CudaDriver,
   type CudaFns,
 } from '../../ffi/cuda.ts';
-import { CudnnApi } from '../../ffi/cudnn.ts';
 import { CaptureLog, invalidatedText } from '../capture-log.ts';
+import { CublasApi } from './cublas.ts';
+import { CudnnApi } from './cudnn.ts';
 import {
   asDevicePtr,
   type BlasApi,

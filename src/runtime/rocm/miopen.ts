@@ -1,0 +1,285 @@
+// The DNN interface on MIOpen (ffi/miopen.ts), the twin of cuda/cudnn.ts.
+//
+// Environment that changes MIOpen's behaviour (read by MIOpen itself, not by us):
+//   MIOPEN_USER_DB_PATH      where MIOpen keeps its per-user find/perf database; the first call
+//                            for a new convolution shape benchmarks and records here, so keep it
+//                            on persistent storage (default ~/.config/miopen).
+//   MIOPEN_CUSTOM_CACHE_DIR  where compiled kernels are cached (default ~/.cache/miopen).
+//   MIOPEN_FIND_MODE         how miopenFindConvolution*Algorithm searches: NORMAL (1) benchmarks
+//                            every solver; FAST (2) takes the find-db entry or the immediate-mode
+//                            fallback, for quick start-up; HYBRID (3) and DYNAMIC_HYBRID (5, the
+//                            default) benchmark only on a find-db miss.
+// First calls can take seconds while MIOpen compiles kernels; later ones hit both caches, and the
+// algorithm chosen per shape is also cached in this process (convAlgoCache below).
+import { GpuError, ShapeError } from '../../core/errors.ts';
+import { loadMiopen, MIOPEN_CONST, MIOPEN_STRUCTS } from '../../ffi/miopen.ts';
+import type { ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../gpu.ts';
+
+/** an output argument: koffi writes the value into the one-element array */
+type Out<T> = [T];
+type Ptr = bigint;
+
+/** what the DNN layer needs from the HIP runtime that owns it */
+export interface DnnHost {
+  readonly device: number;
+  /** makes the device current on this thread */
+  activate(): void;
+  malloc(bytes: number): DevicePtr;
+  free(p: DevicePtr): void;
+  streamPtr(s: GpuStream): bigint | null;
+}
+
+const DTYPE: Record<DnnDType, number> = {
+  f32: MIOPEN_CONST.miopenFloat,
+  f64: MIOPEN_CONST.miopenDouble,
+  f16: MIOPEN_CONST.miopenHalf,
+  bf16: MIOPEN_CONST.miopenBFloat16,
+};
+
+// MIOpen reads alpha/beta as host floats for these ops
+const ONE = new Float32Array([1]);
+const ZERO = new Float32Array([0]);
+
+/** the chosen forward algorithm per problem, for the life of the process */
+const convAlgoCache = new Map<string, { algo: number; workspace: number }>();
+
+export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
+  const mi = loadMiopen();
+  const f = mi.fn;
+  const handles = new Map<string, bigint>();
+  let ws = { ptr: 0n, size: 0 };
+
+  const handleFor = (stream: GpuStream): bigint => {
+    const s = host.streamPtr(stream);
+    const key = (s ?? 0n).toString();
+    const hit = handles.get(key);
+    if (hit !== undefined) return hit;
+    host.activate();
+    const out: Out<Ptr | null> = [null];
+    mi.check(f.miopenCreateWithStream(out, s), 'miopenCreateWithStream', [s]);
+    const h = out[0] ?? 0n;
+    handles.set(key, h);
+    return h;
+  };
+
+  // one growable workspace per device; callers on one device share it, as MIOpen's own
+  // workspace contract assumes work on it is ordered (ops use one stream per device)
+  const workspace = (bytes: number): { ptr: bigint; size: number } => {
+    if (bytes <= ws.size) return ws;
+    if (ws.size > 0) host.free(ws.ptr as DevicePtr);
+    ws = { ptr: 0n, size: 0 };
+    const size = Math.max(bytes, 1 << 20);
+    ws = { ptr: host.malloc(size), size };
+    return ws;
+  };
+
+  const tensor = (dtype: number, n: number, c: number, h: number, w: number): bigint => {
+    const out: Out<Ptr | null> = [null];
+    mi.check(f.miopenCreateTensorDescriptor(out), 'miopenCreateTensorDescriptor', []);
+    const d = out[0] ?? 0n;
+    try {
+      mi.check(f.miopenSet4dTensorDescriptor(d, dtype, n, c, h, w), 'miopenSet4dTensorDescriptor', [
+        d,
+        dtype,
+        n,
+        c,
+        h,
+        w,
+      ]);
+    } catch (e) {
+      f.miopenDestroyTensorDescriptor(d);
+      throw e;
+    }
+    return d;
+  };
+
+  /** runs body with descriptors that are always destroyed afterwards */
+  const withDescs = <T>(body: (own: (d: bigint, kind: 'tensor' | 'conv' | 'pool') => bigint) => T): T => {
+    const owned: { d: bigint; kind: 'tensor' | 'conv' | 'pool' }[] = [];
+    try {
+      return body((d, kind) => {
+        owned.push({ d, kind });
+        return d;
+      });
+    } finally {
+      for (const { d, kind } of owned.reverse()) {
+        if (kind === 'tensor') f.miopenDestroyTensorDescriptor(d);
+        else if (kind === 'conv') f.miopenDestroyConvolutionDescriptor(d);
+        else f.miopenDestroyPoolingDescriptor(d);
+      }
+    }
+  };
+
+  const conv = (p: ConvParams, stream: GpuStream, transpose: boolean): void => {
+    const op = transpose ? 'convTransposeForward' : 'convForward';
+    const dt = DTYPE[p.dtype];
+    const g = p.groups;
+    if (p.cIn % g !== 0 || p.cOut % g !== 0) {
+      throw new ShapeError(`${op}: channels cIn=${p.cIn}, cOut=${p.cOut} are not divisible by groups=${g}`);
+    }
+    const h = handleFor(stream);
+    host.activate();
+    withDescs((own) => {
+      const xd = own(tensor(dt, p.n, p.cIn, p.inH, p.inW), 'tensor');
+      const wd = own(
+        transpose ? tensor(dt, p.cIn, p.cOut / g, p.kH, p.kW) : tensor(dt, p.cOut, p.cIn / g, p.kH, p.kW),
+        'tensor',
+      );
+      const yd = own(tensor(dt, p.n, p.cOut, p.outH, p.outW), 'tensor');
+      const cdOut: Out<Ptr | null> = [null];
+      mi.check(f.miopenCreateConvolutionDescriptor(cdOut), 'miopenCreateConvolutionDescriptor', []);
+      const cd = own(cdOut[0] ?? 0n, 'conv');
+      const mode = transpose ? MIOPEN_CONST.miopenTranspose : MIOPEN_CONST.miopenConvolution;
+      const initArgs = [cd, mode, p.padH, p.padW, p.strideH, p.strideW, p.dilationH, p.dilationW] as const;
+      mi.check(f.miopenInitConvolutionDescriptor(...initArgs), 'miopenInitConvolutionDescriptor', initArgs);
+      if (g !== 1) mi.check(f.miopenSetConvolutionGroupCount(cd, g), 'miopenSetConvolutionGroupCount', [cd, g]);
+      if (transpose) {
+        // output padding: what the requested size adds beyond the smallest transposed output
+        const adjH = p.outH - ((p.inH - 1) * p.strideH - 2 * p.padH + p.dilationH * (p.kH - 1) + 1);
+        const adjW = p.outW - ((p.inW - 1) * p.strideW - 2 * p.padW + p.dilationW * (p.kW - 1) + 1);
+        if (
+          adjH < 0 ||
+          adjW < 0 ||
+          adjH >= Math.max(p.strideH, p.dilationH) ||
+          adjW >= Math.max(p.strideW, p.dilationW)
+        ) {
+          throw new ShapeError(
+            `${op}: output [${p.outH}, ${p.outW}] is not reachable from input [${p.inH}, ${p.inW}] ` +
+              `with kernel [${p.kH}, ${p.kW}], stride [${p.strideH}, ${p.strideW}], padding [${p.padH}, ${p.padW}]`,
+          );
+        }
+        if (adjH || adjW)
+          mi.check(f.miopenSetTransposeConvOutputPadding(cd, adjH, adjW), 'miopenSetTransposeConvOutputPadding', [
+            cd,
+            adjH,
+            adjW,
+          ]);
+      }
+      const dims: Out<number>[] = [[0], [0], [0], [0]];
+      mi.check(
+        f.miopenGetConvolutionForwardOutputDim(cd, xd, wd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
+        'miopenGetConvolutionForwardOutputDim',
+        [cd, xd, wd],
+      );
+      const got = dims.map((d) => d[0]);
+      const want = [p.n, p.cOut, p.outH, p.outW];
+      if (got.some((v, i) => v !== want[i])) {
+        throw new ShapeError(
+          `${op}: MIOpen computes output [${got.join(', ')}] but y is [${want.join(', ')}] ` +
+            `(x [${p.n}, ${p.cIn}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`,
+        );
+      }
+      const key = [
+        op,
+        p.dtype,
+        p.n,
+        p.cIn,
+        p.inH,
+        p.inW,
+        p.cOut,
+        p.kH,
+        p.kW,
+        p.outH,
+        p.outW,
+        p.padH,
+        p.padW,
+        p.strideH,
+        p.strideW,
+        p.dilationH,
+        p.dilationW,
+        g,
+        host.device,
+      ].join(',');
+      let choice = convAlgoCache.get(key);
+      if (!choice) {
+        const need: Out<number> = [0];
+        mi.check(
+          f.miopenConvolutionForwardGetWorkSpaceSize(h, wd, xd, cd, yd, need),
+          'miopenConvolutionForwardGetWorkSpaceSize',
+          [h],
+        );
+        const w = need[0] > 0 ? workspace(need[0]) : { ptr: 0n, size: 0 };
+        const perf = new Uint8Array(MIOPEN_STRUCTS.miopenConvAlgoPerf_t.size * 4);
+        const count: Out<number> = [0];
+        const findArgs = [h, xd, p.x, wd, p.w, cd, yd, p.y, 4, count, perf, w.ptr, need[0], false] as const;
+        mi.check(
+          f.miopenFindConvolutionForwardAlgorithm(...findArgs),
+          'miopenFindConvolutionForwardAlgorithm',
+          findArgs,
+        );
+        if (count[0] < 1)
+          throw new GpuError(
+            `miopenFindConvolutionForwardAlgorithm found no algorithm for ${key}`,
+            -1,
+            'miopenFindConvolutionForwardAlgorithm',
+          );
+        const dv = new DataView(perf.buffer);
+        const fields = MIOPEN_STRUCTS.miopenConvAlgoPerf_t.fields;
+        choice = { algo: dv.getInt32(fields.fwd_algo, true), workspace: Number(dv.getBigUint64(fields.memory, true)) };
+        convAlgoCache.set(key, choice);
+      }
+      const w = choice.workspace > 0 ? workspace(choice.workspace) : { ptr: 0n, size: 0 };
+      const fwdArgs = [h, ONE, xd, p.x, wd, p.w, cd, choice.algo, ZERO, yd, p.y, w.ptr, w.size] as const;
+      mi.check(f.miopenConvolutionForward(...fwdArgs), 'miopenConvolutionForward', fwdArgs);
+    });
+  };
+
+  return {
+    name: 'MIOpen',
+    version: mi.version,
+    convForward: (p, s) => conv(p, s, false),
+    convTransposeForward: (p, s) => conv(p, s, true),
+    poolForward(p: PoolParams, stream: GpuStream): void {
+      const dt = DTYPE[p.dtype];
+      const mode =
+        p.mode === 'max'
+          ? MIOPEN_CONST.miopenPoolingMax
+          : p.countIncludePad
+            ? MIOPEN_CONST.miopenPoolingAverageInclusive
+            : MIOPEN_CONST.miopenPoolingAverage;
+      const h = handleFor(stream);
+      host.activate();
+      withDescs((own) => {
+        const xd = own(tensor(dt, p.n, p.c, p.inH, p.inW), 'tensor');
+        const yd = own(tensor(dt, p.n, p.c, p.outH, p.outW), 'tensor');
+        const pdOut: Out<Ptr | null> = [null];
+        mi.check(f.miopenCreatePoolingDescriptor(pdOut), 'miopenCreatePoolingDescriptor', []);
+        const pd = own(pdOut[0] ?? 0n, 'pool');
+        const setArgs = [pd, mode, p.kH, p.kW, p.padH, p.padW, p.strideH, p.strideW] as const;
+        mi.check(f.miopenSet2dPoolingDescriptor(...setArgs), 'miopenSet2dPoolingDescriptor', setArgs);
+        const dims: Out<number>[] = [[0], [0], [0], [0]];
+        mi.check(
+          f.miopenGetPoolingForwardOutputDim(pd, xd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
+          'miopenGetPoolingForwardOutputDim',
+          [pd, xd],
+        );
+        if (dims[2]![0] !== p.outH || dims[3]![0] !== p.outW) {
+          throw new ShapeError(
+            `poolForward: MIOpen computes output [${dims[2]![0]}, ${dims[3]![0]}] (floor mode) but y is ` +
+              `[${p.outH}, ${p.outW}] (x [${p.n}, ${p.c}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`,
+          );
+        }
+        const args = [h, pd, ONE, xd, p.x, ZERO, yd, p.y, false, 0n, 0] as const;
+        mi.check(f.miopenPoolingForward(...args), 'miopenPoolingForward', args);
+      });
+    },
+    softmaxForward(p: SoftmaxParams, stream: GpuStream): void {
+      const dt = DTYPE[p.dtype];
+      const h = handleFor(stream);
+      host.activate();
+      withDescs((own) => {
+        // [rows, cols, 1, 1] with channel mode: softmax over cols for every row
+        const d = own(tensor(dt, p.rows, p.cols, 1, 1), 'tensor');
+        const algo = p.log ? MIOPEN_CONST.MIOPEN_SOFTMAX_LOG : MIOPEN_CONST.MIOPEN_SOFTMAX_ACCURATE;
+        const args = [h, ONE, d, p.x, ZERO, d, p.y, algo, MIOPEN_CONST.MIOPEN_SOFTMAX_MODE_CHANNEL] as const;
+        mi.check(f.miopenSoftmaxForward_V2(...args), 'miopenSoftmaxForward_V2', args);
+      });
+    },
+    dispose(): void {
+      for (const hd of handles.values()) f.miopenDestroy(hd);
+      handles.clear();
+      if (ws.size > 0) host.free(ws.ptr as DevicePtr);
+      ws = { ptr: 0n, size: 0 };
+    },
+  };
+}
