@@ -12,6 +12,8 @@ export type { RawTensor } from './device/raw-tensor.ts';
 export type { Graph } from './device/graph.ts';
 export { DTYPES, DTYPE_INFO, isDType, type DType } from './core/dtype.ts';
 export { tidy, keep, liveTensors } from './core/scope.ts';
+export { noGrad } from './tensor/autograd.ts';
+export { setCpuExact } from './backends/cpu/mode.ts';
 export type { MemoryStats } from './runtime/allocator.ts';
 export type {
   ConvOptions,
@@ -68,9 +70,18 @@ export { MemoryWeights, type WeightSource, type WeightInfo } from './nn/weights.
 export { LlamaModel, type ModelLoadOptions } from './models/llama.ts';
 export { llamaShard, shardSlices, type LlamaShard, type ShardSlices, type WeightSlice } from './models/llama-shard.ts';
 export { parseLlamaConfig, MODEL_TYPES, type LlamaConfig, type ModelType } from './models/llama-config.ts';
-export { PretrainedLlama, type GeneratedToken } from './models/pretrained.ts';
+export { PretrainedLlama, type GeneratedToken, type PretrainedLoadOptions } from './models/pretrained.ts';
 export { generateIds, type GenerateOptions, type GenerateStep, type GenerateTimings } from './models/generate.ts';
-export { Sampler, type SamplingOptions } from './models/sampling.ts';
+export {
+  Sampler,
+  TokenHistory,
+  VocabMask,
+  NONFINITE_ID,
+  flagNonFinite,
+  type Choice,
+  type SamplingOptions,
+  type SampleContext,
+} from './models/sampling.ts';
 export { DecodeGraph } from './models/decode-graph.ts';
 export {
   rendezvous,

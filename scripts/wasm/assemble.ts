@@ -91,17 +91,74 @@ const PLAIN: Record<string, number[]> = {
   'f32x4.sub': simd(0xe5),
   'f32x4.mul': simd(0xe6),
   'f32x4.convert_i32x4_u': simd(0xfb),
+  'i32.eq': [0x46],
+  'i32.gt_u': [0x4b],
+  'i32.ge_u': [0x4f],
+  'f32x4.div': simd(0xe7),
+  'f32x4.min': simd(0xe8),
+  'f32x4.max': simd(0xe9),
+  'f32x4.demote_f64x2_zero': simd(0x5e),
+  'f64x2.promote_low_f32x4': simd(0x5f),
+  'f64x2.splat': simd(0x14),
+  'f64x2.nearest': simd(0x94),
+  'f64x2.add': simd(0xf0),
+  'f64x2.sub': simd(0xf1),
+  'f64x2.mul': simd(0xf2),
+  'f64x2.min': simd(0xf4),
+  'f64x2.max': simd(0xf5),
+  'f32x4.pmin': simd(0xea),
+  'f32x4.pmax': simd(0xeb),
+  'f64x2.pmin': simd(0xf6),
+  'f64x2.pmax': simd(0xf7),
+  'i32x4.trunc_sat_f64x2_s_zero': simd(0xfc),
+  'i32x4.min_s': simd(0xb6),
+  'i32x4.max_s': simd(0xb8),
+  'f64x2.lt': simd(0x49),
+  'f64x2.gt': simd(0x4a),
+  'v128.andnot': simd(0x4f),
+  'v128.bitselect': simd(0x52),
 };
 /** memory instructions: opcode, natural alignment (log2), whether a lane index follows */
 const MEM: Record<string, [number[], number, boolean]> = {
   'i32.load': [[0x28], 2, false],
   'i32.store': [[0x36], 2, false],
+  'f32.load': [[0x2a], 2, false],
+  'f64.load': [[0x2b], 3, false],
+  'f32.store': [[0x38], 2, false],
+  'f64.store': [[0x39], 3, false],
   'v128.load': [simd(0x00), 4, false],
   'v128.store': [simd(0x0b), 4, false],
   'v128.load32_splat': [simd(0x09), 2, false],
   'v128.load32_lane': [simd(0x56), 2, true],
+  'v128.load64_splat': [simd(0x0a), 3, false],
+  'v128.load64_lane': [simd(0x57), 3, true],
 };
-const LANE: Record<string, number[]> = { 'i32x4.extract_lane': simd(0x1b), 'i32x4.replace_lane': simd(0x1c) };
+const LANE: Record<string, number[]> = {
+  'i32x4.extract_lane': simd(0x1b),
+  'i32x4.replace_lane': simd(0x1c),
+  'f64x2.extract_lane': simd(0x21),
+  'f64x2.replace_lane': simd(0x22),
+};
+
+/** a float literal (decimal, exponent, inf, nan, hexadecimal integers) as its little-endian bytes */
+function floatBytes(t: string | undefined, width: 4 | 8): number[] {
+  const v =
+    t === undefined
+      ? NaN
+      : /^[+-]?inf$/.test(t)
+        ? t.startsWith('-')
+          ? -Infinity
+          : Infinity
+        : t === 'nan'
+          ? NaN
+          : Number(t);
+  if (t === undefined || (Number.isNaN(v) && t !== 'nan'))
+    throw new Error(`wat: expected a float, got ${JSON.stringify(t)}`);
+  const b = new DataView(new ArrayBuffer(width));
+  if (width === 4) b.setFloat32(0, v, true);
+  else b.setFloat64(0, v, true);
+  return [...new Uint8Array(b.buffer)];
+}
 
 function num(t: Tree | undefined): bigint {
   if (typeof t !== 'string' || !/^-?(0x[0-9a-f_]+|[0-9_]+)$/i.test(t))
@@ -239,6 +296,8 @@ function body(f: Func, fnIndex: Map<string, number>): number[] {
       if (k === undefined) throw new Error(`wat: ${f.name}: unknown function ${n}`);
       out.push(0x10, ...uleb(k));
     } else if (op === 'i32.const') out.push(0x41, ...sleb(BigInt.asIntN(32, num(next()))));
+    else if (op === 'f32.const') out.push(0x43, ...floatBytes(next(), 4));
+    else if (op === 'f64.const') out.push(0x44, ...floatBytes(next(), 8));
     else if (op === 'v128.const') {
       if (next() !== 'i32x4') throw new Error(`wat: ${f.name}: v128.const takes i32x4 lanes here`);
       out.push(...simd(0x0c));

@@ -132,13 +132,33 @@ program
   .option('--ids <list>', 'the prompt as token ids: 1,2,3')
   .option('--max-tokens <n>', 'new tokens at most', '128')
   .option('--temperature <t>', '0 = greedy (default: generation_config.json, else greedy)')
-  .option('--top-k <k>', 'sample from the k most likely tokens')
-  .option('--top-p <p>', 'sample from the smallest set of tokens with this probability mass')
-  .option('--seed <s>', 'seed of the draws')
+  .option('--top-k <k>', 'sample from the k most likely tokens (samples even without --temperature, see below)')
+  .option('--top-p <p>', 'sample from the smallest set of tokens with this probability mass (likewise)')
+  .option('--seed <s>', 'seed of the draws (likewise)')
+  .option(
+    '--repetition-penalty <r>',
+    "divide the logits of tokens already seen (prompt too) by r, as transformers' repetition_penalty (1 = off)",
+  )
+  .option('--presence-penalty <p>', 'subtract p from the logits of tokens generated so far (0 = off)')
+  .option(
+    '--frequency-penalty <f>',
+    'subtract f times its count from the logit of each token generated so far (0 = off)',
+  )
   .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')
   .option('--dtype <dtype>', "bf16, f16 or f32 (default: the checkpoint's on a GPU, f32 on the CPU)")
   .option('--json', 'print one JSON object at the end (ids, text, speeds) instead of streaming')
   .option('--no-chat', 'feed --prompt as raw text, without the chat template')
+  .addHelpText(
+    'after',
+    `
+Sampling: --top-k, --top-p or --seed without --temperature turn sampling on, at the temperature of
+generation_config.json when it samples, else at 1 (transformers would stay greedy and warn). An
+explicit --temperature 0 is greedy, and a warning says the other flags have no effect.
+repetition_penalty in generation_config.json applies unless --repetition-penalty says otherwise;
+other generation settings it holds that are not implemented are named in a warning.
+Without a tokenizer.json the stream is the new token ids (1,2,3), as --ids takes them.
+The model folder must be on disk: models are not downloaded (huggingface-cli download ID --local-dir DIR).`,
+  )
   .action(async (dir: string, o: GenerateCliOptions) => generateCommand(dir, o));
 program
   .command('launch')

@@ -3,6 +3,7 @@
 import { Device } from '../device/device.ts';
 import { rocmProbe } from '../runtime/rocm/runtime.ts';
 import { cudaProbe } from '../runtime/cuda/runtime.ts';
+import { describeCpuMatmul } from '../backends/cpu/gemm.ts';
 
 export interface DeviceReport {
   /** the JavaScript runtime running this: 'Node.js v20.20.2', 'Bun 1.4.5' */
@@ -91,6 +92,9 @@ export function deviceReport(): DeviceReport {
       status: dnn.value ? `${dnn.value.name} ${dnn.value.version}` : `not loaded: ${dnn.error}`,
     });
   }
+  // the CPU: which code computes matmul and linear there (BLAS, the built-in kernel, the exact reference)
+  const cpuGemm = probe(() => describeCpuMatmul());
+  report.libraries.push({ name: 'CPU matmul', status: cpuGemm.value ?? `error: ${cpuGemm.error}` });
   report.chosen = String(probe(() => Device.best()).value ?? 'cpu');
   return report;
 }

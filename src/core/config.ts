@@ -127,6 +127,26 @@ export const ENV_VARS = [
     readBy: 'src/distributed/watchdog.ts',
     when: 'when a communicator is created without timeoutMs',
   },
+  {
+    name: 'ROCM_TENSOR_CPU_EXACT',
+    type: 'flag',
+    section: 'general',
+    default: '0: BLAS and the fast kernels',
+    description:
+      '1 computes matmul, linear and f32 exp on the CPU as the exact reference (every sum in f64 in order, one rounding to the dtype), without BLAS (slower); the GPU test suites turn it on (setCpuExact() overrides)',
+    readBy: 'src/backends/cpu/mode.ts',
+    when: 'each CPU matmul and exp',
+  },
+  {
+    name: 'ROCM_TENSOR_CPU_CACHE',
+    type: 'bytes',
+    section: 'general',
+    default: '512m',
+    description:
+      'the most bytes of freed CPU tensor memory kept for reuse by later tensors of the same byte size (blocks of 4 KiB and up); 0 turns the cache off',
+    readBy: 'src/device/host-memory.ts',
+    when: 'each CPU tensor freed',
+  },
   // ---- tuning ----------------------------------------------------------------------------------
   {
     name: 'ROCM_TENSOR_ROW_VECS',
@@ -192,6 +212,26 @@ export const ENV_VARS = [
     readBy: 'src/ffi/loader.ts (openLibrary)',
     when: 'when the library is first opened',
   })),
+  {
+    name: 'ROCM_TENSOR_BLAS_LIB',
+    type: 'path',
+    section: 'libraries',
+    default: 'searched: OpenBLAS, then BLIS, then MKL; without one, the built-in kernel',
+    description:
+      'the CPU BLAS shared object (libopenblas, libblis or libmkl_rt) for matmul and linear on the CPU; `none` uses the built-in kernel; one that fails to load is an error, never a fallback',
+    readBy: 'src/backends/cpu/gemm.ts (through src/ffi/loader.ts)',
+    when: 'the first CPU matmul or linear, or `rocm-tensor info`',
+  },
+  {
+    name: 'OPENBLAS_CORETYPE',
+    type: 'string',
+    section: 'libraries',
+    default: "SkylakeX where the CPU has AVX-512 (while the CPU BLAS loads), else OpenBLAS's own choice",
+    description:
+      "OpenBLAS's kernel family; set, it is left to OpenBLAS. Unset on a CPU with AVX-512, the library sets SkylakeX while it loads OpenBLAS (older OpenBLAS, such as Debian 12's 0.3.21, runs its AVX2 kernels on AMD Zen 4: half the speed) and unsets it again",
+    readBy: 'src/ffi/openblas.ts',
+    when: 'when the CPU BLAS is first opened',
+  },
   // ---- library search paths ------------------------------------------------------------------
   {
     name: 'ROCM_PATH',

@@ -2,6 +2,7 @@
 // survives `await`), a FinalizationRegistry net for tensors nobody disposed, and a registry of
 // live tensors for leak hunting.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { DTYPE_INFO, type DType } from './dtype.ts';
 
 export interface Disposable {
   dispose(): void;
@@ -81,6 +82,13 @@ export function keep<T extends Disposable>(t: T): T {
 // The safety net works per allocation, not per tensor: a storage becomes unreachable only when
 // every view of it is, so one FinalizationRegistry cell per storage frees forgotten memory,
 // and views (and the small tensors of a hot loop) stay cheap: no WeakRef, no registry cell.
+//
+// What it can and cannot do. A CPU storage's memory is a typed array: once nothing references
+// the storage the collector reclaims it by itself, in any kind of loop. Device memory goes back
+// only when the registry's callback runs, and JavaScript engines run those callbacks as tasks:
+// after a collection AND a turn of the event loop. A synchronous loop, or one that only awaits
+// promises that are already settled, gets no turn, so nothing can free its forgotten device
+// memory until it yields; the allocator's out-of-memory error says so, with the bytes held.
 
 /** what the leak registry knows of a live allocation; never references the storage itself */
 export interface StorageRecord {
@@ -90,12 +98,89 @@ export interface StorageRecord {
   views: number;
 }
 
+/** what the net keeps for a registered storage (never the storage itself) */
+interface Held {
+  readonly id: number;
+  readonly free: (() => void) | null;
+  readonly bytes: number;
+  readonly device: string;
+  /** where it was made: recorded only once forgotten memory has been seen (see SITES_FROM) */
+  readonly site: string | null;
+}
+
+const MiB = 2 ** 20;
+/** storages this large enter the net at once: a registry cell is nothing next to the allocation */
+const AT_ONCE_BYTES = MiB;
+/** smaller ones wait for the next turn, but never more than this many bytes or storages */
+const PENDING_BYTES = 16 * MiB;
+const PENDING_COUNT = 4096;
+/** device bytes made and not disposed since the last collection the net asked for: past this, it asks again */
+const COLLECT_EVERY = 1024 * MiB;
+/** forgotten bytes (freed by the net, not by dispose) after which creation sites are recorded, and the warning */
+const SITES_FROM = 32 * MiB;
+const WARN_FROM = 256 * MiB;
+
 const live = new Map<number, StorageRecord>();
 let nextId = 1;
-const net = new FinalizationRegistry<{ id: number; free: (() => void) | null }>(({ id, free }) => {
-  live.delete(id);
-  free?.();
+/** bytes of storages made and not yet released, per device ('cpu', 'rocm:0', ...) */
+const heldBytes = new Map<string, number>();
+let deviceHeld = 0;
+let deviceHeldAtCollect = 0;
+let forgottenBytes = 0;
+let recordSites = false;
+let warned = false;
+let lastSite: string | null = null;
+
+const net = new FinalizationRegistry<Held>((h) => {
+  live.delete(h.id);
+  h.free?.();
+  hold(h.device, -h.bytes);
+  forgottenBytes += h.bytes;
+  if (h.site) lastSite = h.site;
+  if (forgottenBytes >= SITES_FROM) recordSites = true;
+  if (!warned && forgottenBytes >= WARN_FROM) {
+    warned = true;
+    warnForgotten();
+  }
 });
+
+function warnForgotten(): void {
+  const mib = Math.round(forgottenBytes / MiB);
+  const where = lastSite ? ` One was made at:\n${lastSite}` : '';
+  const msg =
+    `${mib} MiB of tensors were freed by the garbage collector instead of dispose() or tidy(). ` +
+    'The collector finds them late (device memory only after a collection and a turn of the event loop), ' +
+    `so a loop that drops tensors can run out of memory first: dispose them, or work inside tidy().${where}`;
+  process.emitWarning(msg, { type: 'RocmTensorWarning', code: 'RocmTensorForgottenTensors' });
+}
+
+function hold(device: string, bytes: number): void {
+  heldBytes.set(device, (heldBytes.get(device) ?? 0) + bytes);
+  if (device === 'cpu') return;
+  deviceHeld += bytes;
+  if (deviceHeld < deviceHeldAtCollect) deviceHeldAtCollect = deviceHeld;
+  else if (deviceHeld - deviceHeldAtCollect > COLLECT_EVERY) {
+    deviceHeldAtCollect = deviceHeld;
+    requestCollection();
+  }
+}
+
+/** asks the engine for a collection where it offers one (Bun always; Node with --expose-gc) */
+function requestCollection(): void {
+  const g = globalThis as { Bun?: { gc(force: boolean): void }; gc?: () => void };
+  if (g.Bun) g.Bun.gc(false);
+  else g.gc?.();
+}
+
+/** the user's frames of a creation stack (the library's own are left out where they can be told apart) */
+function creationSite(): string | null {
+  const stack = new Error().stack;
+  if (!stack) return null;
+  const frames = stack.split('\n').slice(1);
+  const inLib = /[\\/]src[\\/](core|device|ops|backends|tensor|runtime)[\\/]/;
+  const user = frames.filter((f) => !inLib.test(f));
+  return (user.length ? user : frames.slice(2)).slice(0, 4).join('\n');
+}
 
 /** what the safety net needs of an allocation */
 export interface NetOwner {
@@ -103,37 +188,73 @@ export interface NetOwner {
   freeFn(): (() => void) | null;
 }
 
-// Registration is deferred to the next turn of the event loop: most storages of a hot loop
-// are disposed long before that, and a registry cell costs more than the op's own host work.
-// Forgotten ones are registered a moment later; the net only ever acts after a GC anyway. A
-// storage released before then leaves the pending set at once, so a long synchronous loop (a
-// benchmark, a decode step) keeps none of its dead storages alive until the flush: holding them
-// made the collector promote and mark every one of them.
-const pending = new Map<NetOwner, number>();
+// Registration of small storages is deferred to the next turn of the event loop: most storages
+// of a hot loop are disposed long before that, and a registry cell costs more than the op's own
+// host work. A storage released before then leaves the pending set at once. The pending set
+// holds its storages strongly, so it is bounded: large storages enter the net at once, and the
+// set is flushed when it passes PENDING_BYTES or PENDING_COUNT. Unbounded, a synchronous loop
+// that dropped large tensors kept every one of them until the loop ended.
+const pending = new Map<NetOwner, { readonly id: number; readonly bytes: number; readonly device: string }>();
+let pendingBytes = 0;
 let flushQueued = false;
 const registered = new WeakSet<object>();
-function flush(): void {
-  flushQueued = false;
-  for (const [owner, id] of pending) {
-    net.register(owner, { id, free: owner.freeFn() }, owner);
-    registered.add(owner);
-  }
-  pending.clear();
+
+function enter(owner: NetOwner, id: number, bytes: number, device: string, site: string | null): void {
+  net.register(owner, { id, free: owner.freeFn(), bytes, device, site }, owner);
+  registered.add(owner);
 }
+function flushPending(): void {
+  for (const [owner, p] of pending) enter(owner, p.id, p.bytes, p.device, null);
+  pending.clear();
+  pendingBytes = 0;
+}
+function onTurn(): void {
+  flushQueued = false;
+  flushPending();
+}
+
+const bytesOf = (rec: StorageRecord): number => rec.length * (DTYPE_INFO[rec.dtype as DType]?.size ?? 8);
 
 export function registerStorage(owner: NetOwner, rec: StorageRecord): number {
   const id = nextId++;
   live.set(id, rec);
-  pending.set(owner, id);
-  if (!flushQueued) {
+  const bytes = bytesOf(rec);
+  hold(rec.device, bytes);
+  if (bytes >= AT_ONCE_BYTES) {
+    enter(owner, id, bytes, rec.device, recordSites ? creationSite() : null);
+    return id;
+  }
+  pending.set(owner, { id, bytes, device: rec.device });
+  pendingBytes += bytes;
+  if (pendingBytes > PENDING_BYTES || pending.size > PENDING_COUNT) flushPending();
+  else if (!flushQueued) {
     flushQueued = true;
-    setImmediate(flush);
+    setImmediate(onTurn);
   }
   return id;
 }
 export function unregisterStorage(owner: NetOwner, id: number): void {
-  if (!pending.delete(owner) && registered.has(owner)) net.unregister(owner);
+  const p = pending.get(owner);
+  if (p) {
+    pending.delete(owner);
+    pendingBytes -= p.bytes;
+  } else if (registered.has(owner)) net.unregister(owner);
+  const rec = live.get(id);
+  if (rec) hold(rec.device, -bytesOf(rec));
   live.delete(id);
+}
+
+/**
+ * For an out-of-memory error on `device`: how much its tensors that are not disposed hold, and
+ * why forgotten ones may not have come back yet.
+ */
+export function heldNote(device: string): string {
+  const held = heldBytes.get(device) ?? 0;
+  return (
+    `; tensors not yet disposed hold ${(held / MiB).toFixed(1)} MiB on ${device} (liveTensors() lists them). ` +
+    'Tensors dropped without dispose() come back only after a garbage collection and a turn of the event loop, ' +
+    'never inside a synchronous loop: dispose() them or use tidy()'
+  );
 }
 
 /** allocations still held by tensors that were neither disposed nor garbage-collected */

@@ -13,6 +13,8 @@ type ViewOf<T> = new (storage: Storage, layout: Layout, dtype: DType) => T;
 
 export class RawTensor {
   private disposed = false;
+  /** its place in autograd (tensor/autograd.ts); null: it takes no part */
+  gradState: { readonly node: unknown } | null = null;
 
   constructor(
     readonly storage: Storage,

@@ -2,15 +2,18 @@
 // Views hold references; the memory goes back when the last view is disposed (or, as a safety
 // net, garbage-collected). Device pointer arithmetic happens here and nowhere else.
 import { DTYPE_INFO, type DType, type HostArray } from '../core/dtype.ts';
-import { DisposedError } from '../core/errors.ts';
+import { DisposedError, OutOfMemoryError } from '../core/errors.ts';
 import { readEnv } from '../core/config.ts';
+import { allocHost, recycleHost } from './host-memory.ts';
 import type { Device } from './device.ts';
 import type { DevicePtr } from '../runtime/gpu.ts';
 import type { Block } from '../runtime/allocator.ts';
-import { registerStorage, unregisterStorage, type NetOwner, type StorageRecord } from '../core/scope.ts';
+import { heldNote, registerStorage, unregisterStorage, type NetOwner, type StorageRecord } from '../core/scope.ts';
 
 export class Storage implements NetOwner {
   private refs = 0;
+  /** moves on at every in-place write (autograd refuses a gradient whose saved inputs were written) */
+  version = 0;
   private released = false;
   private readonly rec: StorageRecord;
   private readonly regId: number;
@@ -29,9 +32,9 @@ export class Storage implements NetOwner {
 
   /** new storage; host memory is zeroed, device memory is not (poisoned when ROCM_TENSOR_POISON=1) */
   static alloc(device: Device, dtype: DType, length: number): Storage {
-    if (device.kind === 'cpu') return new Storage(device, dtype, length, new DTYPE_INFO[dtype].hostArray(length), null);
+    if (device.kind === 'cpu') return new Storage(device, dtype, length, allocHost(dtype, length), null);
     const bytes = length * DTYPE_INFO[dtype].size;
-    const block = device.allocator.alloc(bytes, device.stream);
+    const block = deviceBlock(device, bytes);
     const s = new Storage(device, dtype, length, null, block);
     if ((poison ?? poisonFromEnv()) && bytes > 0) device.runtime.memsetAsync(block.ptr, 0xff, bytes, device.stream);
     return s;
@@ -81,6 +84,7 @@ export class Storage implements NetOwner {
     this.released = true;
     unregisterStorage(this, this.regId);
     if (this.block) this.device.allocator.free(this.block, this.device.stream);
+    else if (this.hostData) recycleHost(this.hostData);
   }
   private check(): void {
     if (this.released)
@@ -111,4 +115,14 @@ export function poisonEnabled(): boolean {
 /** the safety net's free: a closure over the device and block only, never the storage */
 function freeLater(device: Device, block: Block): () => void {
   return () => device.allocator.free(block, device.runtime.defaultStream);
+}
+
+/** a device block; an out-of-memory error also says what tensors not yet disposed hold there */
+function deviceBlock(device: Device, bytes: number): Block {
+  try {
+    return device.allocator.alloc(bytes, device.stream);
+  } catch (e) {
+    if (e instanceof OutOfMemoryError) e.message += heldNote(String(device));
+    throw e;
+  }
 }

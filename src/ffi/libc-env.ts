@@ -22,3 +22,32 @@ export function setNativeEnvDefault(name: string, value: string): void {
   process.env[name] = value;
   libcSetenv()?.(name, value, 0);
 }
+
+type UnsetEnv = (name: string) => number;
+let unsetenv: UnsetEnv | null | undefined;
+
+function libcUnsetenv(): UnsetEnv | null {
+  if (unsetenv !== undefined) return unsetenv;
+  try {
+    unsetenv = koffi.load('libc.so.6').func('int unsetenv(const char *name)') as UnsetEnv;
+  } catch {
+    unsetenv = null;
+  }
+  return unsetenv;
+}
+
+/**
+ * runs fn with `name` set to `value` for this process and its native libraries (a library that
+ * reads it while it loads), then unsets it again; a value the user set is left as it is
+ */
+export function withNativeEnv<T>(name: string, value: string, fn: () => T): T {
+  if (process.env[name] !== undefined) return fn();
+  process.env[name] = value;
+  libcSetenv()?.(name, value, 1);
+  try {
+    return fn();
+  } finally {
+    delete process.env[name];
+    libcUnsetenv()?.(name);
+  }
+}

@@ -129,6 +129,28 @@ export const NCCL_LIB: LibrarySpec = {
     "install NCCL (`apt install libnccl2` from NVIDIA's CUDA repository, or `pip install nvidia-nccl-cu12`); or set ROCM_TENSOR_NCCL_LIB",
 };
 
+/** where the CPU BLAS libraries install: the system folders and the alternatives' own folders */
+export function blasDirs(): string[] {
+  const subs = ['openblas-pthread', 'openblas-openmp', 'openblas-serial', 'blis-pthread', 'blis-openmp', 'blis-serial'];
+  return uniq([
+    ...SYSTEM_DIRS,
+    ...SYSTEM_DIRS.flatMap((d) => subs.map((s) => join(d, s))),
+    '/opt/intel/oneapi/mkl/latest/lib',
+    '/opt/intel/oneapi/mkl/latest/lib/intel64',
+  ]);
+}
+
+/** the CPU BLAS (CBLAS interface, 32-bit integers): OpenBLAS, then BLIS, then Intel MKL's single library */
+export const BLAS_LIB: LibrarySpec = {
+  id: 'blas',
+  envVar: 'ROCM_TENSOR_BLAS_LIB',
+  sonames: ['libopenblas.so.0', 'libopenblas.so', 'libblis.so.4', 'libblis.so', 'libmkl_rt.so.2', 'libmkl_rt.so'],
+  dirs: blasDirs,
+  install:
+    '`apt install libopenblas0` on Debian/Ubuntu (or libblis4, or Intel oneMKL for libmkl_rt); ' +
+    'or set ROCM_TENSOR_BLAS_LIB (none: the built-in kernel)',
+};
+
 const cache = new Map<string, LoadedLibrary>();
 
 export function openLibrary(spec: LibrarySpec): LoadedLibrary {

@@ -4,7 +4,7 @@
 // the device's bounded pinned double buffer (Device.uploadStreamed), so host memory never
 // holds a whole tensor or model.
 import { open, type FileHandle } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { Tensor, toDevice, type DeviceLike } from '../tensor/tensor.ts';
 import { DTYPE_INFO, isDType, type DType } from '../core/dtype.ts';
 import { SafetensorsError } from '../core/errors.ts';
@@ -90,8 +90,16 @@ export class Checkpoint {
       }
       const table = new Map<string, Entry>();
       let metadata: Record<string, string> = { ...index.metadata };
+      const folder = dirname(source.path);
       for (const [shard, names] of [...byShard].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const shardPath = resolve(dirname(source.path), shard);
+        const shardPath = resolve(folder, shard);
+        // an index names files beside it: one that leads out of its folder is refused (links
+        // inside the folder, as the Hugging Face cache makes them, are followed as usual)
+        const rel = relative(folder, shardPath);
+        if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel) || isAbsolute(shard))
+          throw new SafetensorsError(
+            `${source.path}: shard '${shard}' (holding '${names[0]}'${names.length > 1 ? ` and ${names.length - 1} more` : ''}) is outside the index's folder ${folder}: shards must be files in that folder`,
+          );
         const f = await openFile(
           shardPath,
           opened,

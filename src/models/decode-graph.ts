@@ -11,7 +11,7 @@ import type { Graph } from '../device/graph.ts';
 import { TensorError } from '../core/errors.ts';
 import type { KVCache } from '../nn/kv-cache.ts';
 import type { LlamaModel } from './llama.ts';
-import type { Sampler } from './sampling.ts';
+import { flagNonFinite, type SampleContext, type Sampler } from './sampling.ts';
 
 export class DecodeGraph {
   private readonly tokens: Tensor;
@@ -25,8 +25,8 @@ export class DecodeGraph {
   private steps = 0;
 
   /**
-   * After the prefill: `first` [b] are the ids sampled from it (their position is
-   * cache.length), and at most `maxSteps` replays will follow.
+   * After the prefill: `first` [b] are the ids chosen from it (Sampler.choose's, in range; their
+   * position is cache.length), and at most `maxSteps` replays will follow.
    */
   constructor(
     readonly model: LlamaModel,
@@ -34,6 +34,7 @@ export class DecodeGraph {
     sampler: Sampler,
     first: Tensor,
     readonly maxSteps: number,
+    ctx: SampleContext = {},
   ) {
     const dev = model.device,
       b = cache.batch,
@@ -64,7 +65,7 @@ export class DecodeGraph {
       // an eager draw first: what sampling builds once (cumsum's triangles) is made outside the capture
       const probe = Tensor.zeros([b, model.config.vocabSize], { dtype: model.dtype, device: dev });
       const u = this.uniforms!.narrow(0, 0, 1).reshape([b, 1]);
-      sampler.sample(probe, u).dispose();
+      sampler.sample(probe, u, ctx).dispose();
       probe.dispose();
       u.dispose();
     }
@@ -81,12 +82,14 @@ export class DecodeGraph {
       });
       const last = logits.reshape([b, logits.dim(2)]);
       const u = this.uniforms ? this.uniforms.indexSelect(this.step, 0).reshape([b, 1]) : undefined;
-      const next = sampler.sample(last, u);
-      model.shareIds(next);
-      // feed the next replay: its tokens, position and step
-      this.tokens.sliceSet(next.reshape([b, 1]), 1, 0);
+      const next = sampler.choose(last, u, ctx);
+      model.shareIds(next.ids);
+      ctx.history?.record(next.ids);
+      // feed the next replay: its tokens (the chosen ids, in range), position and step
+      this.tokens.sliceSet(next.ids.reshape([b, 1]), 1, 0);
       this.counts.sliceSet(this.counts.add(1), 0, 0);
-      return next;
+      // what the host reads: NONFINITE_ID where the logits were not finite
+      return flagNonFinite(next);
     });
   }
 

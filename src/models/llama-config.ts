@@ -63,6 +63,13 @@ export function parseLlamaConfig(raw: unknown, where = 'config.json'): LlamaConf
     return v;
   };
 
+  const quant = c.quantization_config;
+  if (quant !== undefined && quant !== null) {
+    const method = typeof quant === 'object' && 'quant_method' in quant ? String(quant.quant_method) : 'unknown';
+    fail(
+      `quantization_config (quant_method '${method}'): quantized checkpoints are not supported; use a float16, bfloat16 or float32 checkpoint of the model`,
+    );
+  }
   const modelType = c.model_type;
   if (typeof modelType !== 'string' || !(MODEL_TYPES as readonly string[]).includes(modelType)) {
     fail(`model_type ${JSON.stringify(modelType)} is not supported (supported: ${MODEL_TYPES.join(', ')})`);

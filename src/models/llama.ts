@@ -98,6 +98,7 @@ export class LlamaModel {
     const owned: { dispose(): void }[] = [];
     /** a weight of the full `shape`, or only `slice` of it */
     const get = async (name: string, shape: number[], slice?: WeightSlice): Promise<Tensor> => {
+      refuseQuantized(src, name);
       const t = await loadChecked(src, name, shape, at);
       opts.onProgress?.(++done, total);
       if (!slice) return t;
@@ -299,5 +300,25 @@ export class LlamaModel {
     this.norm.dispose();
     this.lmHead.dispose();
     this.rope.dispose();
+  }
+}
+
+/**
+ * Integer weights are a quantized checkpoint (GPTQ and AWQ pack int4 into I32 `qweight`s,
+ * bitsandbytes stores I8 or packed U8 `weight`s with scales beside them): converting them to
+ * floats would give garbage, so they are refused by name.
+ */
+function refuseQuantized(src: WeightSource, name: string): void {
+  const packed = name.endsWith('.weight') ? `${name.slice(0, -'.weight'.length)}.qweight` : null;
+  const [tensor, dtype] = src.has(name)
+    ? [name, src.info(name).dtype]
+    : packed && src.has(packed)
+      ? [packed, src.info(packed).dtype ?? 'packed']
+      : [name, undefined];
+  if (dtype !== undefined && /^(u|i)\d+$|^bool$|^packed$/i.test(dtype)) {
+    throw new TensorError(
+      `${src.label}: weight '${tensor}' has dtype ${dtype}: quantized checkpoints (GPTQ, AWQ, bitsandbytes) are not supported; ` +
+        'use a float16, bfloat16 or float32 checkpoint of the model',
+    );
   }
 }

@@ -8,6 +8,8 @@ import { TensorError } from '../core/errors.ts';
 
 export interface WeightInfo {
   readonly shape: readonly number[];
+  /** the stored dtype ('BF16' in a safetensors file, 'bf16' in memory), where the source knows it */
+  readonly dtype?: string;
 }
 
 export interface WeightSource {
@@ -33,7 +35,7 @@ export class MemoryWeights implements WeightSource {
   info(name: string): WeightInfo {
     const t = this.get(name);
     if (!t) throw new TensorError(`${this.label}: no tensor named '${name}'`);
-    return { shape: t.shape };
+    return { shape: t.shape, dtype: t.dtype };
   }
   async load(name: string, opts: { device: Device; dtype: DType }): Promise<Tensor> {
     const t = this.get(name);

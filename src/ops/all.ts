@@ -16,5 +16,6 @@ import './reduce.ts';
 import './scan.ts';
 import './sort.ts';
 import './upsample.ts';
+import './grads.ts';
 
 export { registeredOps, type OpInfo } from './registry.ts';

@@ -22,6 +22,7 @@ export const copyInto = defineOp({
   variants: [],
   dtypes: DTYPES,
   check: (dst: RawTensor, src: RawTensor): [RawTensor, RawTensor] => [dst, src],
+  writes: (dst) => dst,
   cpu: (dst, src) => {
     if (dst.numel > 0) cpu.copyInto(dst, src);
   },
@@ -139,7 +140,7 @@ export const cat = defineOp({
 });
 
 /** a view of dst's region at start along dim, for src */
-function sliceRegion(dst: RawTensor, src: RawTensor, dim: number, start: number): [RawTensor, RawTensor] {
+function sliceRegion(dst: RawTensor, src: RawTensor, dim: number, start: number): [RawTensor, RawTensor, RawTensor] {
   sameDevice('sliceSet', dst, src);
   sameDType('sliceSet', dst, src);
   const d = normDim('sliceSet', dim, dst.rank);
@@ -148,9 +149,9 @@ function sliceRegion(dst: RawTensor, src: RawTensor, dim: number, start: number)
   if (!shapeOk || n === undefined || !Number.isInteger(start) || start < 0 || start + n > dst.layout.shape[d]!) {
     throw new ShapeError(`sliceSet: cannot write ${sig(src)} into ${sig(dst)} at ${start} along dim ${d}`);
   }
-  return [dst.view(dst.layout.narrow(d, start, n)), src];
+  return [dst.view(dst.layout.narrow(d, start, n)), src, dst];
 }
-function copyToRegion(region: RawTensor, src: RawTensor): void {
+function copyToRegion(region: RawTensor, src: RawTensor, _dst: RawTensor): void {
   try {
     copyInto(region, src);
   } finally {
@@ -164,6 +165,7 @@ export const sliceSet = defineOp({
   summary: 'writes a tensor into a region of another, in place',
   dtypes: DTYPES,
   check: sliceRegion,
+  writes: (_region, _src, dst) => dst,
   cpu: copyToRegion,
   gpu: copyToRegion,
   grad: 'missing',
@@ -221,6 +223,7 @@ export const copy2d = defineOp({
   summary: 'a rows x cols block between two contiguous tensors seen as flat arrays, in place',
   dtypes: DTYPES,
   check: checkBlock,
+  writes: (_src, dst) => dst,
   cpu: copyBlock,
   gpu: copyBlock,
   grad: 'missing',
@@ -236,6 +239,7 @@ export const constSet = defineOp({
     if (typeof value !== 'number') throw new TensorError(`constSet: value must be a number, got ${typeof value}`);
     return [x, value];
   },
+  writes: (x) => x,
   cpu: (x, value) => {
     if (x.numel > 0) cpu.constSet(x, roundTo(x.dtype, value));
   },

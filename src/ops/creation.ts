@@ -15,6 +15,16 @@ import { RawTensor } from '../device/raw-tensor.ts';
 import type { NestedArray } from '../core/dtype.ts';
 import { constSet } from './copy.ts';
 import { defineOp } from './registry.ts';
+import {
+  describeValue,
+  expectDType,
+  expectDevice,
+  expectFits,
+  expectFitsBig,
+  expectFitsValue,
+  expectNumber,
+  expectShape,
+} from './args.ts';
 
 function fromHost(host: HostArray, shape: Shape, dtype: DType, device: Device): RawTensor {
   return new RawTensor(Storage.fromHost(device, dtype, host), Layout.contiguous(shape), dtype);
@@ -62,8 +72,11 @@ function valuesOf(
   device: Device,
 ): HostValues {
   if (dtype !== undefined && !isDType(dtype)) throw new TensorError(`from: unknown dtype '${String(dtype)}'`);
+  if (shape !== undefined) expectShape('from', 'shape', shape);
+  expectDevice('from', 'device', device);
   if (typeof data === 'number') {
     const d = dtype ?? 'f32';
+    expectFits('from', d, [data]);
     return hostValues(hostFromNumbers(d, [data]), shape ?? [], d, device);
   }
   if (Array.isArray(data)) {
@@ -74,8 +87,13 @@ function valuesOf(
     if (numel(finalShape) !== flat.length)
       throw new ShapeError(`from: shape ${fmtShape(finalShape)} does not hold ${flat.length} values`);
     const d = dtype ?? 'f32';
+    expectFits('from', d, flat);
     return hostValues(hostFromNumbers(d, flat), finalShape, d, device);
   }
+  if (!isArrayLike(data))
+    throw new TensorError(
+      `from: data must be a typed array, an array of numbers or a number, got ${describeValue(data)}`,
+    );
   const arr = data as ArrayLike<number> | BigInt64Array;
   const finalShape = shape ?? [arr.length];
   checkShape('from', finalShape);
@@ -91,10 +109,16 @@ function valuesOf(
     return hostValues((arr as HostArray).slice() as HostArray, finalShape, d, device);
   }
   if (arr instanceof BigInt64Array) {
+    expectFitsBig('from', d, arr);
     const nums = Array.from(arr, (x) => Number(x));
     return hostValues(hostFromNumbers(d, nums), finalShape, d, device);
   }
+  expectFits('from', d, arr as ArrayLike<number>);
   return hostValues(hostFromNumbers(d, arr as ArrayLike<number>), finalShape, d, device);
+}
+
+function isArrayLike(v: unknown): boolean {
+  return ArrayBuffer.isView(v) && !(v instanceof DataView);
 }
 
 function hostValues(data: HostArray, shape: Shape, dtype: DType, device: Device): HostValues {
@@ -115,6 +139,8 @@ export const fromData = defineOp({
 
 function filled(shape: Shape, value: number, dtype: DType, device: Device): RawTensor {
   const t = RawTensor.empty(shape, dtype, device);
+  // new CPU memory is zeroed already: zeros of any size cost no writes (no pages touched)
+  if (device.isCpu && value === 0 && !Object.is(value, -0)) return t;
   try {
     constSet(t, value);
   } catch (e) {
@@ -130,8 +156,11 @@ export const full = defineOp({
   variants: ['full', 'zeros', 'ones', 'zerosLike', 'onesLike'],
   dtypes: DTYPES,
   check: (shape: Shape, value: number, dtype: DType, device: Device): [Shape, number, DType, Device] => {
-    checkShape('full', shape);
+    expectShape('full', 'shape', shape);
     if (!isDType(dtype)) throw new TensorError(`full: unknown dtype '${String(dtype)}'`);
+    expectNumber('full', 'value', value, false);
+    expectFitsValue('full', dtype, value);
+    expectDevice('full', 'device', device);
     return [shape, value, dtype, device];
   },
   device: (...a) => a[3],
@@ -153,12 +182,15 @@ export const arange = defineOp({
 });
 
 function arangeValues(start: number, end: number, step: number, dtype: DType, device: Device): HostValues {
+  expectDType('arange', 'dtype', dtype);
+  expectDevice('arange', 'device', device);
   if (!Number.isFinite(start) || !Number.isFinite(end) || !Number.isFinite(step) || step === 0) {
     throw new RangeError(`arange: need finite start/end and a nonzero step, got (${start}, ${end}, ${step})`);
   }
   const n = Math.max(0, Math.ceil((end - start) / step));
   const v = new Float64Array(n);
   for (let i = 0; i < n; i++) v[i] = start + i * step;
+  expectFits('arange', dtype, v);
   return hostValues(hostFromNumbers(dtype, v), [n], dtype, device);
 }
 
@@ -176,6 +208,8 @@ export const eye = defineOp({
 
 function eyeValues(n: number, dtype: DType, device: Device): HostValues {
   checkShape('eye', [n, n]);
+  expectDType('eye', 'dtype', dtype);
+  expectDevice('eye', 'device', device);
   const v = new Float64Array(n * n);
   for (let i = 0; i < n; i++) v[i * n + i] = 1;
   return hostValues(hostFromNumbers(dtype, v), [n, n], dtype, device);

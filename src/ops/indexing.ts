@@ -1,12 +1,35 @@
 // Indexing ops: indexSelect, gather, scatter / scatterAdd, indexAdd, embedding. Each returns a
 // new tensor (inputs unchanged), except indexSet, which writes into x. Ids are u8, u32 or i64; an id outside its dim is an IndexError.
 import { normDim } from '../core/layout.ts';
-import { ShapeError, fmtShape } from '../core/errors.ts';
+import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
 import { ALL_DTYPES, INDEX_DTYPES, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as cpu from '../backends/cpu/indexing.ts';
 import * as gpu from '../backends/gpu/indexing.ts';
 import { defineOp } from './registry.ts';
+import { describeValue, expectInt, expectTensor } from './args.ts';
+
+/** how each call reads here, named when an argument has the wrong type (PyTorch puts dim first) */
+const ORDER: Record<string, string> = {
+  indexSelect: "x.indexSelect(ids, dim); PyTorch's index_select takes (dim, ids)",
+  gather: "x.gather(ids, dim); PyTorch's gather takes (dim, ids)",
+  scatter: "x.scatter(ids, src, dim); PyTorch's scatter takes (dim, ids, src)",
+  scatterAdd: "x.scatterAdd(ids, src, dim); PyTorch's scatter_add takes (dim, ids, src)",
+  indexAdd: "x.indexAdd(ids, src, dim); PyTorch's index_add takes (dim, ids, src)",
+  indexSet: "x.indexSet(ids, src, dim); PyTorch's index_copy_ takes (dim, ids, src)",
+  embedding: 'Tensor.embedding(ids, table)',
+};
+
+/** the tensor arguments of an indexing op, by name, and its dim: types first, with the call's order */
+function args(op: string, ts: Record<string, unknown>, ...dim: unknown[]): void {
+  for (const [name, v] of Object.entries(ts)) expectTensor(op, name, v, ORDER[op]);
+  if (dim.length === 0) return;
+  if (typeof dim[0] !== 'number')
+    throw new TensorError(
+      `${op}: dim must be an integer, got ${describeValue(dim[0])} (the arguments are ${ORDER[op]})`,
+    );
+  expectInt(op, 'dim', dim[0]);
+}
 
 /** normDim, with the tensor named in the error */
 function dimOf(op: string, dim: number, x: RawTensor, rank = x.rank): number {
@@ -33,6 +56,7 @@ export const indexSelect = defineOp({
   dtypes: ALL_DTYPES,
   check: (x: RawTensor, ids: RawTensor, dim: number): [RawTensor, RawTensor, number, number[]] => {
     const op = 'indexSelect';
+    args(op, { x, ids }, dim);
     sameDevice(op, x, ids);
     dtypeIn(op, x, ALL_DTYPES);
     checkIds(op, ids);
@@ -54,6 +78,7 @@ export const gather = defineOp({
   dtypes: ALL_DTYPES,
   check: (x: RawTensor, ids: RawTensor, dim: number): [RawTensor, RawTensor, number] => {
     const op = 'gather';
+    args(op, { x, ids }, dim);
     sameDevice(op, x, ids);
     dtypeIn(op, x, ALL_DTYPES);
     checkIds(op, ids);
@@ -85,6 +110,7 @@ export const scatter = defineOp({
     add: boolean,
   ): [RawTensor, RawTensor, RawTensor, number, boolean] => {
     const op = add ? 'scatterAdd' : 'scatter';
+    args(op, { x, ids, src }, dim);
     sameDevice(op, x, ids, src);
     dtypeIn(op, x, ALL_DTYPES);
     sameDType(op, x, src);
@@ -109,6 +135,7 @@ export const scatter = defineOp({
 
 /** the checks of indexAdd and indexSet: src is x with dim the length of the 1-d ids; returns dim */
 function sliceWriteDim(op: string, x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): number {
+  args(op, { x, ids, src }, dim);
   sameDevice(op, x, ids, src);
   dtypeIn(op, x, ALL_DTYPES);
   sameDType(op, x, src);
@@ -152,6 +179,7 @@ export const indexSet = defineOp({
     if (!x.isContiguous()) throw new ShapeError(`indexSet: x ${sig(x)} must be contiguous: it is written in place`);
     return [x, ids, src, d];
   },
+  writes: (x) => x,
   cpu: cpu.indexSet,
   gpu: gpu.indexSet,
   grad: 'missing',
@@ -164,6 +192,7 @@ export const embedding = defineOp({
   dtypes: ALL_DTYPES,
   check: (ids: RawTensor, table: RawTensor): [RawTensor, RawTensor, number[]] => {
     const op = 'embedding';
+    args(op, { ids, table });
     sameDevice(op, ids, table);
     dtypeIn(op, table, ALL_DTYPES);
     checkIds(op, ids);

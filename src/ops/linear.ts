@@ -7,6 +7,7 @@
 // else (the CPU, several rows, f64, layouts the kernel does not read) the same result is
 // composed from the separate ops, rounding to the dtype between them as they do.
 import type { RawTensor } from '../device/raw-tensor.ts';
+import { numel } from '../core/layout.ts';
 import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as gpu from '../backends/gpu/gemv-fused.ts';
@@ -71,7 +72,7 @@ function composedLinear(x: RawTensor, w: RawTensor, o: LinearOptions, outShape: 
   try {
     const xn = o.norm ? keep(rmsNorm(x, o.norm.weight, o.norm.eps)) : x;
     const k = xn.dim(-1);
-    const x2 = keep(reshape(xn, [k === 0 ? 0 : xn.numel / k, k]));
+    const x2 = keep(reshape(xn, [numel(xn.layout.shape.slice(0, -1)), k]));
     let y = keep(matmul(x2, keep(w.T)));
     if (o.bias) y = keep(binary('add', y, o.bias));
     if (o.act === 'swiglu') {

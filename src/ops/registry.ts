@@ -7,6 +7,7 @@ import type { DType } from '../core/dtype.ts';
 import { NotOnDeviceError, TensorError } from '../core/errors.ts';
 import type { Device } from '../device/device.ts';
 import { RawTensor } from '../device/raw-tensor.ts';
+import { HostMemoryError } from '../device/host-memory.ts';
 
 /** the backends an op can run on: the CPU reference, and the GPU (ROCm and CUDA alike) */
 export type BackendName = 'cpu' | 'gpu';
@@ -18,9 +19,10 @@ export const BACKENDS: readonly BackendName[] = ['cpu', 'gpu'];
  * written (autograd refuses it by name), or the rule itself.
  */
 export type GradSlot<B extends unknown[]> = 'none' | 'missing' | GradRule<B>;
-/** reverse mode: the gradient of each backend argument (null: that argument takes none) from
- *  the output's gradient; written in terms of other ops */
-export type GradRule<B extends unknown[]> = (gradOut: RawTensor, args: B, out: RawTensor) => (RawTensor | null)[];
+/** reverse mode: from the output's gradient, [input, its gradient] for the tensor arguments
+ *  (as they appear in args) that take one, each gradient in its input's shape and dtype; written
+ *  in terms of other ops, which run with recording off */
+export type GradRule<B extends unknown[]> = (gradOut: RawTensor, args: B, out: RawTensor) => [RawTensor, RawTensor][];
 
 export interface OpDef<A extends unknown[], B extends unknown[], R> {
   readonly name: string;
@@ -39,6 +41,8 @@ export interface OpDef<A extends unknown[], B extends unknown[], R> {
   readonly cpu: ((...args: B) => R) | null;
   readonly gpu: ((...args: B) => R) | null;
   readonly grad: GradSlot<B>;
+  /** in-place ops: the tensor they write (its storage's version counter moves on) */
+  writes?(...args: B): RawTensor;
 }
 
 /** what the op reference and the autograd layer read of a declaration */
@@ -55,7 +59,34 @@ export interface OpInfo {
 /** an op as its callers see it: a function, with its declaration attached */
 export type Op<A extends unknown[], R> = ((...args: A) => R) & { readonly info: OpInfo };
 
-const ops = new Map<string, OpInfo>();
+const ops = new Map<string, OpInfo & { grad: OpInfo['grad'] }>();
+const grads = new Map<string, GradSlot<unknown[]>>();
+
+/**
+ * Autograd's hook (tensor/autograd.ts installs it while a leaf that requires a gradient is alive,
+ * outside noGrad): called with the op's backend arguments and output; for in-place ops, before
+ * they write, with the tensor they write.
+ */
+export type GradRecorder = (op: string, args: readonly unknown[], out: unknown, writes: RawTensor | null) => void;
+let recorder: GradRecorder | null = null;
+export function setGradRecorder(r: GradRecorder | null): void {
+  recorder = r;
+}
+
+/** the gradient slot of an op */
+export function gradRuleOf(name: string): GradSlot<unknown[]> {
+  const g = grads.get(name);
+  if (g === undefined) throw new TensorError(`op registry: no op '${name}'`);
+  return g;
+}
+
+/** gives a declared op its gradient rule (the rules live in ops/grads.ts, written in other ops) */
+export function defineGrad<B extends unknown[]>(name: string, rule: GradRule<B>): void {
+  const info = ops.get(name);
+  if (info === undefined) throw new TensorError(`op registry: no op '${name}' to give a gradient`);
+  grads.set(name, rule as unknown as GradRule<unknown[]>);
+  info.grad = 'rule';
+}
 
 function firstDevice(args: readonly unknown[], name: string): Device {
   for (const a of args) if (a instanceof RawTensor) return a.device;
@@ -65,7 +96,7 @@ function firstDevice(args: readonly unknown[], name: string): Device {
 /** declares an op once; the returned function checks, dispatches and runs it */
 export function defineOp<A extends unknown[], B extends unknown[], R>(def: OpDef<A, B, R>): Op<A, R> {
   if (ops.has(def.name)) throw new TensorError(`op registry: '${def.name}' is declared twice`);
-  const info: OpInfo = {
+  const info: OpInfo & { grad: OpInfo['grad'] } = {
     name: def.name,
     family: def.family,
     summary: def.summary,
@@ -75,16 +106,46 @@ export function defineOp<A extends unknown[], B extends unknown[], R>(def: OpDef
     grad: typeof def.grad === 'function' ? 'rule' : def.grad,
   };
   ops.set(def.name, info);
-  const { check, cpu, gpu, name } = def;
+  grads.set(def.name, def.grad as GradSlot<unknown[]>);
+  const { check, cpu, gpu, name, writes } = def;
   const deviceOf = def.device;
   const run = (...args: A): R => {
     const b = check(...args);
     const dev = deviceOf ? deviceOf(...b) : firstDevice(b, name);
     const impl = dev.isCpu ? cpu : gpu;
     if (impl === null) throw new NotOnDeviceError(`${name}: not on ${dev.kind} devices yet (on ${dev})`);
-    return impl(...b);
+    if (writes !== undefined) {
+      const w = writes(...b);
+      w.storage.version++;
+      if (recorder !== null) recorder(name, b, undefined, w);
+    }
+    if (recorder === null) return dev.isCpu ? runCpu(name, impl, b) : impl(...b);
+    // the ops an op runs inside are its own business: only the op itself is recorded
+    const rec = recorder;
+    recorder = null;
+    let out: R;
+    try {
+      out = dev.isCpu ? runCpu(name, impl, b) : impl(...b);
+    } finally {
+      recorder = rec;
+    }
+    if (writes === undefined) rec(name, b, out, null);
+    return out;
   };
   return Object.assign(run, { info });
+}
+
+/** a CPU op's call: an allocation too large for the machine is named by the innermost op */
+function runCpu<B extends unknown[], R>(name: string, impl: (...args: B) => R, b: B): R {
+  try {
+    return impl(...b);
+  } catch (e) {
+    if (e instanceof HostMemoryError && e.op === null) {
+      e.op = name;
+      e.message = `${name}: ${e.message}`;
+    }
+    throw e;
+  }
 }
 
 /** every declared op, in declaration order (the op reference is generated from this) */

@@ -1,13 +1,13 @@
 // Tensor: a storage plus a layout (shape, strides, offset) and a dtype. Views share storage;
 // every op is a method here that hands off to ops/<family>.ts, which checks its arguments and
 // runs the CPU reference or the GPU path.
-import { DTYPE_INFO, isDType, getElem, type DType, type HostArray } from '../core/dtype.ts';
+import { DTYPE_INFO, isDType, isFloatDType, getElem, type DType, type HostArray } from '../core/dtype.ts';
 import { Layout, checkShape, normDim, numel, type Shape } from '../core/layout.ts';
 import { Device } from '../device/device.ts';
 import { Storage } from '../device/storage.ts';
 import { RawTensor } from '../device/raw-tensor.ts';
-import { ShapeError, TensorError, fmtShape } from '../core/errors.ts';
-import { track, SCOPE_LEAF } from '../core/scope.ts';
+import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
+import { keep, track, SCOPE_LEAF } from '../core/scope.ts';
 import type {
   AttentionOptions,
   BatchNormOptions,
@@ -34,6 +34,9 @@ import * as scanOps from '../ops/scan.ts';
 import * as creation from '../ops/creation.ts';
 import * as random from '../ops/random.ts';
 import { toHostArray, hostToNumbers } from '../ops/readback.ts';
+import { sumTo } from '../ops/grads.ts';
+import * as autograd from './autograd.ts';
+import { describeValue, expectDType, expectOptions, expectShape, expectTensor } from '../ops/args.ts';
 
 export type { DType } from '../core/dtype.ts';
 export type { NestedArray } from '../core/dtype.ts';
@@ -42,6 +45,8 @@ export type DeviceLike = Device | string;
 export interface CreateOptions {
   dtype?: DType;
   device?: DeviceLike;
+  /** a leaf whose gradient backward() computes (float dtypes) */
+  requiresGrad?: boolean;
 }
 export interface RandomOptions extends CreateOptions {
   seed?: number;
@@ -51,7 +56,21 @@ export type ReadArray = Float32Array | Float64Array | Uint8Array | Uint32Array |
 
 export function toDevice(d: DeviceLike | undefined): Device {
   if (d === undefined) return Device.cpu();
-  return typeof d === 'string' ? Device.parse(d) : d;
+  if (typeof d === 'string') return Device.parse(d);
+  // a Device, or an object standing in for one (the storage-level tests' devices)
+  if (!(d instanceof Device) && (typeof d !== 'object' || d === null || typeof (d as Device).kind !== 'string'))
+    throw new TensorError(`device: expected a Device or a string such as 'cpu' or 'cuda:0', got ${describeValue(d)}`);
+  return d;
+}
+
+const OPTS = "{ dtype: 'f32', device: 'cpu' }";
+/** a tensor argument besides the receiver (the op's name and the argument's in the error) */
+const arg: (op: string, name: string, v: unknown) => RawTensor = expectTensor;
+/** a creation call's options: an object (a dtype string in its place is a common slip) */
+function createOpts<T extends CreateOptions>(op: string, o: T | undefined): T {
+  const opts = expectOptions(op, o, OPTS);
+  if (opts.dtype !== undefined) expectDType(op, 'dtype', opts.dtype);
+  return opts;
 }
 
 export class Tensor extends RawTensor {
@@ -66,15 +85,141 @@ export class Tensor extends RawTensor {
   static wrap(r: RawTensor): Tensor {
     if (r instanceof Tensor) return r;
     const t = new Tensor(r.storage, r.layout, r.dtype);
+    // the result's place in autograd moves to the tensor (no reference taken or dropped)
+    t.gradState = r.gradState;
+    r.gradState = null;
     r.dispose();
     return t;
   }
 
+  // ---- autograd (tensor/autograd.ts) ---------------------------------------------------------
+  /** the gradient backward() accumulated into this leaf; null before the first backward() */
+  grad: Tensor | null = null;
+  /** whether backward() computes a gradient for this tensor (settable on leaves, float dtypes) */
+  get requiresGrad(): boolean {
+    return this.gradState !== null;
+  }
+  set requiresGrad(on: boolean) {
+    if (typeof on !== 'boolean') throw new TypeError(`requiresGrad: expected a boolean, got ${describeValue(on)}`);
+    if (on === this.requiresGrad) return;
+    if (!this.isLeaf) {
+      throw new TensorError(`requiresGrad: ${this.describe()} is the result of an op; detach() it to make a new leaf`);
+    }
+    if (on && !isFloatDType(this.dtype)) {
+      throw new DTypeError(`requiresGrad: ${this.describe()} has an integer dtype; only float tensors take gradients`);
+    }
+    this.check('requiresGrad');
+    this.gradState = on ? { node: null } : null;
+    autograd.leafCount(on ? 1 : -1);
+  }
+  /** a tensor no op made, or one that takes no part in autograd */
+  get isLeaf(): boolean {
+    return this.gradState === null || this.gradState.node === null;
+  }
+  /**
+   * Computes the gradient of this tensor with respect to every leaf that requires one and adds
+   * it to the leaves' .grad. grad: the gradient of this tensor (default 1 for one element).
+   * The graph is freed afterwards unless retainGraph; a second backward() through it is refused.
+   */
+  backward(grad?: Tensor, opts: { retainGraph?: boolean } = {}): void {
+    this.check('backward');
+    if (!this.requiresGrad) throw new TensorError(`backward: ${this.describe()} does not require a gradient`);
+    let g: RawTensor;
+    if (grad === undefined) {
+      if (this.numel !== 1) {
+        throw new ShapeError(
+          `backward: ${this.describe()} has ${this.numel} elements: pass its gradient (a tensor of its shape)`,
+        );
+      }
+      g = creation.full(this.layout.shape, 1, this.dtype, this.device);
+    } else {
+      const given = arg('backward', 'grad', grad);
+      if (!sameShapeAs(given, this) || given.dtype !== this.dtype || given.device !== this.device) {
+        throw new ShapeError(`backward: grad ${given.describe()} must match ${this.describe()}`);
+      }
+      g = given.view(given.layout);
+    }
+    autograd.backward(this, g, opts.retainGraph ?? false, (r) => {
+      const t = Tensor.wrap(r);
+      keep(t);
+      return t;
+    });
+  }
+  /** a view of the same data that takes no part in autograd */
+  detach(): Tensor {
+    this.check('detach');
+    return new Tensor(this.storage, this.layout, this.dtype);
+  }
+  override dispose(): void {
+    if (this.isDisposed) return;
+    const state = this.gradState as autograd.GradState | null;
+    if (state !== null) {
+      if (state.node === null) autograd.leafCount(-1);
+      else autograd.dropNode(state.node);
+    }
+    this.gradState = null;
+    super.dispose();
+  }
+
+  // views carry gradients: each records how its gradient maps back to this tensor's shape
+  override transpose(a: number, b: number): this {
+    const out = super.transpose(a, b);
+    if (this.gradState !== null) autograd.recordView(this, out, 'transpose', (g) => g.transpose(a, b));
+    return out;
+  }
+  override permute(dims: readonly number[]): this {
+    const out = super.permute(dims);
+    if (this.gradState !== null) {
+      const inv = new Array<number>(dims.length);
+      dims.forEach((d, i) => {
+        inv[normDim('permute', d, this.rank)] = i;
+      });
+      autograd.recordView(this, out, 'permute', (g) => g.permute(inv));
+    }
+    return out;
+  }
+  override narrow(dim: number, start: number, len: number): this {
+    const out = super.narrow(dim, start, len);
+    if (this.gradState !== null) {
+      const d = normDim('narrow', dim, this.rank);
+      autograd.recordView(this, out, 'narrow', (g) => padInto(this.layout.shape, g, (z) => z.narrow(d, start, len)));
+    }
+    return out;
+  }
+  override slice(dim: number, start = 0, end?: number, step = 1): this {
+    const out = super.slice(dim, start, end, step);
+    if (this.gradState !== null) {
+      autograd.recordView(this, out, 'slice', (g) =>
+        padInto(this.layout.shape, g, (z) => z.slice(dim, start, end, step)),
+      );
+    }
+    return out;
+  }
+  override broadcastAs(shape: Shape): this {
+    const out = super.broadcastAs(shape);
+    if (this.gradState !== null) autograd.recordView(this, out, 'broadcastAs', (g) => sumTo(g, this.layout.shape));
+    return out;
+  }
+  override squeeze(dim?: number): this {
+    const out = super.squeeze(dim);
+    if (this.gradState !== null)
+      autograd.recordView(this, out, 'squeeze', (g) => copyOps.reshape(g, this.layout.shape));
+    return out;
+  }
+  override unsqueeze(dim: number): this {
+    const out = super.unsqueeze(dim);
+    if (this.gradState !== null)
+      autograd.recordView(this, out, 'unsqueeze', (g) => copyOps.reshape(g, this.layout.shape));
+    return out;
+  }
+
   // ---- creation ------------------------------------------------------------------------------
-  /** an uninitialized contiguous tensor (internal building block of ops) */
-  static override empty(shape: Shape, dtype: DType, device: Device): Tensor {
-    checkShape('empty', shape);
-    return new Tensor(Storage.alloc(device, dtype, numel(shape)), Layout.contiguous(shape), dtype);
+  /** an uninitialized contiguous tensor (internal building block of ops); the CPU by default */
+  static override empty(shape: Shape, dtype: DType = 'f32', device: DeviceLike = Device.cpu()): Tensor {
+    expectShape('empty', 'shape', shape);
+    expectDType('empty', 'dtype', dtype);
+    const dev = toDevice(device);
+    return new Tensor(Storage.alloc(dev, dtype, numel(shape)), Layout.contiguous(shape), dtype);
   }
 
   /**
@@ -86,39 +231,65 @@ export class Tensor extends RawTensor {
     data: ArrayLike<number> | BigInt64Array | NestedArray,
     opts: CreateOptions & { shape?: Shape } = {},
   ): Tensor {
-    return Tensor.wrap(creation.fromData(data, opts.shape, opts.dtype, toDevice(opts.device)));
+    const o = createOpts('from', opts);
+    return withGrad(o, Tensor.wrap(creation.fromData(data, o.shape, o.dtype, toDevice(o.device))));
   }
   static zeros(shape: Shape, opts: CreateOptions = {}): Tensor {
-    return Tensor.wrap(creation.full(shape, 0, opts.dtype ?? 'f32', toDevice(opts.device)));
+    const o = createOpts('zeros', opts);
+    return withGrad(
+      o,
+      Tensor.wrap(creation.full(expectShape('zeros', 'shape', shape), 0, o.dtype ?? 'f32', toDevice(o.device))),
+    );
   }
   static ones(shape: Shape, opts: CreateOptions = {}): Tensor {
-    return Tensor.wrap(creation.full(shape, 1, opts.dtype ?? 'f32', toDevice(opts.device)));
+    const o = createOpts('ones', opts);
+    return withGrad(
+      o,
+      Tensor.wrap(creation.full(expectShape('ones', 'shape', shape), 1, o.dtype ?? 'f32', toDevice(o.device))),
+    );
   }
   static full(shape: Shape, value: number, opts: CreateOptions = {}): Tensor {
-    return Tensor.wrap(creation.full(shape, value, opts.dtype ?? 'f32', toDevice(opts.device)));
+    const o = createOpts('full', opts);
+    return withGrad(o, Tensor.wrap(creation.full(shape, value, o.dtype ?? 'f32', toDevice(o.device))));
   }
   /** [start, end) by step; arange(n) is [0, n) */
   static arange(start: number, end?: number, step = 1, opts: CreateOptions = {}): Tensor {
-    const dev = toDevice(opts.device),
-      dtype = opts.dtype ?? 'f32';
-    return Tensor.wrap(
-      end === undefined ? creation.arange(0, start, step, dtype, dev) : creation.arange(start, end, step, dtype, dev),
+    const o = createOpts('arange', opts);
+    const dev = toDevice(o.device),
+      dtype = o.dtype ?? 'f32';
+    return withGrad(
+      o,
+      Tensor.wrap(
+        end === undefined ? creation.arange(0, start, step, dtype, dev) : creation.arange(start, end, step, dtype, dev),
+      ),
     );
   }
   static eye(n: number, opts: CreateOptions = {}): Tensor {
-    return Tensor.wrap(creation.eye(n, opts.dtype ?? 'f32', toDevice(opts.device)));
+    const o = createOpts('eye', opts);
+    return withGrad(o, Tensor.wrap(creation.eye(n, o.dtype ?? 'f32', toDevice(o.device))));
   }
   /** uniform [0, 1); the same numbers on every device for a given seed */
   static rand(shape: Shape, opts: RandomOptions = {}): Tensor {
-    return Tensor.wrap(random.rand(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device)));
+    const o = createOpts('rand', opts);
+    return withGrad(
+      o,
+      Tensor.wrap(random.rand(expectShape('rand', 'shape', shape), o.seed, o.dtype ?? 'f32', toDevice(o.device))),
+    );
   }
   /** standard normal; the same numbers on every device for a given seed */
   static randn(shape: Shape, opts: RandomOptions = {}): Tensor {
-    return Tensor.wrap(random.randn(shape, opts.seed, opts.dtype ?? 'f32', toDevice(opts.device)));
+    const o = createOpts('randn', opts);
+    return withGrad(
+      o,
+      Tensor.wrap(random.randn(expectShape('randn', 'shape', shape), o.seed, o.dtype ?? 'f32', toDevice(o.device))),
+    );
   }
   /** integers uniform in [low, high) (high - low <= 2^32); i64 unless told; seeded like rand */
   static randint(low: number, high: number, shape: Shape, opts: RandomOptions = {}): Tensor {
-    return Tensor.wrap(random.randint(low, high, shape, opts.seed, opts.dtype ?? 'i64', toDevice(opts.device)));
+    const o = createOpts('randint', opts);
+    return Tensor.wrap(
+      random.randint(low, high, expectShape('randint', 'shape', shape), o.seed, o.dtype ?? 'i64', toDevice(o.device)),
+    );
   }
   /** 0/1 with probability p: p a tensor of probabilities (output in its dtype unless told, on
    *  its device), or a number with opts.shape (f32 unless told) */
@@ -159,10 +330,15 @@ export class Tensor extends RawTensor {
     this.check('reshape');
     const target = inferShape('reshape', shape, this.numel, this.layout.shape);
     const v = this.layout.reshapeView(target);
-    if (v) return this.view(v);
-    const c = this.contiguous();
-    const out = c.view(c.layout.reshapeView(target)!);
-    c.dispose();
+    let out: Tensor;
+    if (v) out = this.view(v);
+    else {
+      const c = this.gradState === null ? copyOps.contiguous(this) : autograd.noGrad(() => copyOps.contiguous(this));
+      out = new Tensor(c.storage, c.layout.reshapeView(target)!, c.dtype);
+      c.dispose();
+    }
+    if (this.gradState !== null)
+      autograd.recordView(this, out, 'reshape', (g) => copyOps.reshape(g, this.layout.shape));
     return out;
   }
   flatten(startDim = 0, endDim = -1): Tensor {
@@ -359,7 +535,7 @@ export class Tensor extends RawTensor {
   }
   /** cond (u8/u32/i64, nonzero = true) ? a : b, broadcasting all three */
   static where(cond: Tensor, a: Tensor | number, b: Tensor | number): Tensor {
-    return Tensor.wrap(ew.where(cond.check('where'), a, b));
+    return Tensor.wrap(ew.where(arg('where', 'cond', cond), a, b));
   }
 
   // ---- reductions ------------------------------------------------------------------------------
@@ -398,30 +574,30 @@ export class Tensor extends RawTensor {
   // ---- linear algebra, convolution, pooling, resampling ------------------------------------
   /** batched, broadcasting batch dims: [..., m, k] x [..., k, n] */
   matmul(other: Tensor): Tensor {
-    return Tensor.wrap(matmulOps.matmul(this.check('matmul'), other.check('matmul')));
+    return Tensor.wrap(matmulOps.matmul(this.check('matmul'), arg('matmul', 'other', other)));
   }
   /**
    * x W^T with W [out, in] as nn.Linear keeps it, and optionally a bias, an RMSNorm of x before
    * and a SwiGLU or residual after: one kernel for a single row on a GPU (ops/linear.ts)
    */
   linear(w: Tensor, opts: LinearOptions = {}): Tensor {
-    return Tensor.wrap(linearOps.linear(this.check('linear'), w.check('linear'), opts));
+    return Tensor.wrap(linearOps.linear(this.check('linear'), arg('linear', 'w', w), opts));
   }
   /** x [n, cIn, l], w [cOut, cIn/groups, k] */
   conv1d(w: Tensor, opts: ConvOptions = {}): Tensor {
-    return Tensor.wrap(convOps.conv1d(this.check('conv1d'), w.check('conv1d'), opts));
+    return Tensor.wrap(convOps.conv1d(this.check('conv1d'), arg('conv1d', 'w', w), opts));
   }
   /** x [n, cIn, h, w], w [cOut, cIn/groups, kh, kw] */
   conv2d(w: Tensor, opts: ConvOptions = {}): Tensor {
-    return Tensor.wrap(convOps.conv2d(this.check('conv2d'), w.check('conv2d'), opts));
+    return Tensor.wrap(convOps.conv2d(this.check('conv2d'), arg('conv2d', 'w', w), opts));
   }
   /** x [n, cIn, l], w [cIn, cOut/groups, k] */
   convTranspose1d(w: Tensor, opts: ConvTransposeOptions = {}): Tensor {
-    return Tensor.wrap(convOps.convTranspose1d(this.check('convTranspose1d'), w.check('convTranspose1d'), opts));
+    return Tensor.wrap(convOps.convTranspose1d(this.check('convTranspose1d'), arg('convTranspose1d', 'w', w), opts));
   }
   /** x [n, cIn, h, w], w [cIn, cOut/groups, kh, kw] */
   convTranspose2d(w: Tensor, opts: ConvTransposeOptions = {}): Tensor {
-    return Tensor.wrap(convOps.convTranspose2d(this.check('convTranspose2d'), w.check('convTranspose2d'), opts));
+    return Tensor.wrap(convOps.convTranspose2d(this.check('convTranspose2d'), arg('convTranspose2d', 'w', w), opts));
   }
   avgPool2d(opts: PoolOptions): Tensor {
     return Tensor.wrap(poolOps.avgPool2d(this.check('avgPool2d'), opts));
@@ -444,29 +620,27 @@ export class Tensor extends RawTensor {
   // ---- indexing --------------------------------------------------------------------------------
   /** ids: 1-d u8/u32/i64; picks slices along dim */
   indexSelect(ids: Tensor, dim = 0): Tensor {
-    return Tensor.wrap(idx.indexSelect(this.check('indexSelect'), ids.check('indexSelect'), dim));
+    return Tensor.wrap(idx.indexSelect(this.check('indexSelect'), ids, dim));
   }
   /** out[i][j] = x[ids[i][j]][j] (dim 0), ids the same rank as x */
   gather(ids: Tensor, dim: number): Tensor {
-    return Tensor.wrap(idx.gather(this.check('gather'), ids.check('gather'), dim));
+    return Tensor.wrap(idx.gather(this.check('gather'), ids, dim));
   }
   /** a copy of x with x[ids[i][j]][j] = src[i][j] (dim 0) */
   scatter(ids: Tensor, src: Tensor, dim: number): Tensor {
-    return Tensor.wrap(idx.scatter(this.check('scatter'), ids.check('scatter'), src.check('scatter'), dim, false));
+    return Tensor.wrap(idx.scatter(this.check('scatter'), ids, src, dim, false));
   }
   /** like scatter, adding src into x */
   scatterAdd(ids: Tensor, src: Tensor, dim: number): Tensor {
-    return Tensor.wrap(
-      idx.scatter(this.check('scatterAdd'), ids.check('scatterAdd'), src.check('scatterAdd'), dim, true),
-    );
+    return Tensor.wrap(idx.scatter(this.check('scatterAdd'), ids, src, dim, true));
   }
   /** a copy of x with src's slices added at positions ids along dim */
   indexAdd(ids: Tensor, src: Tensor, dim: number): Tensor {
-    return Tensor.wrap(idx.indexAdd(this.check('indexAdd'), ids.check('indexAdd'), src.check('indexAdd'), dim));
+    return Tensor.wrap(idx.indexAdd(this.check('indexAdd'), ids, src, dim));
   }
   /** rows of `table` [vocab, hidden] picked by ids of any shape -> [...ids.shape, hidden] */
   static embedding(ids: Tensor, table: Tensor): Tensor {
-    return Tensor.wrap(idx.embedding(ids.check('embedding'), table.check('embedding')));
+    return Tensor.wrap(idx.embedding(ids, table));
   }
 
   // ---- copies and in-place writes ----------------------------------------------------------
@@ -480,18 +654,18 @@ export class Tensor extends RawTensor {
   }
   /** writes src into this tensor (in place) at `start` along dim */
   sliceSet(src: Tensor, dim: number, start: number): this {
-    copyOps.sliceSet(this.check('sliceSet'), src.check('sliceSet'), dim, start);
+    copyOps.sliceSet(this.check('sliceSet'), arg('sliceSet', 'src', src), dim, start);
     return this;
   }
   /** writes src's slices (in place) at positions ids (on the device) along dim: a KV-cache write
    *  whose position lives in device memory, so one captured graph serves every step */
   indexSet(ids: Tensor, src: Tensor, dim: number): this {
-    idx.indexSet(this.check('indexSet'), ids.check('indexSet'), src.check('indexSet'), dim);
+    idx.indexSet(this.check('indexSet'), ids, src, dim);
     return this;
   }
   /** copies `rows` rows of `cols` elements between flat contiguous tensors (in place on dst) */
   static copy2d(src: Tensor, dst: Tensor, p: copyOps.Copy2dParams): void {
-    copyOps.copy2d(src.check('copy2d'), dst.check('copy2d'), p);
+    copyOps.copy2d(arg('copy2d', 'src', src), arg('copy2d', 'dst', dst), p);
   }
 
   // ---- nn ----------------------------------------------------------------------------------
@@ -503,22 +677,24 @@ export class Tensor extends RawTensor {
   }
   /** over the last dim; w and b [hidden] (b optional) */
   layerNorm(w: Tensor, b: Tensor | null, eps = 1e-5): Tensor {
-    return Tensor.wrap(nn.layerNorm(this.check('layerNorm'), w.check('layerNorm'), b?.check('layerNorm') ?? null, eps));
+    return Tensor.wrap(
+      nn.layerNorm(this.check('layerNorm'), arg('layerNorm', 'w', w), b == null ? null : arg('layerNorm', 'b', b), eps),
+    );
   }
   rmsNorm(w: Tensor, eps = 1e-6): Tensor {
-    return Tensor.wrap(nn.rmsNorm(this.check('rmsNorm'), w.check('rmsNorm'), eps));
+    return Tensor.wrap(nn.rmsNorm(this.check('rmsNorm'), arg('rmsNorm', 'w', w), eps));
   }
   /** rotary embedding on [b, h, t, d] with cos/sin [t, d/2]: halves layout */
   rope(cos: Tensor, sin: Tensor): Tensor {
-    return Tensor.wrap(nn.rope(this.check('rope'), cos.check('rope'), sin.check('rope'), 'halves'));
+    return Tensor.wrap(nn.rope(this.check('rope'), arg('rope', 'cos', cos), arg('rope', 'sin', sin), 'halves'));
   }
   /** interleaved pairs (x[2i], x[2i+1]) */
   ropeI(cos: Tensor, sin: Tensor): Tensor {
-    return Tensor.wrap(nn.rope(this.check('ropeI'), cos.check('ropeI'), sin.check('ropeI'), 'interleaved'));
+    return Tensor.wrap(nn.rope(this.check('ropeI'), arg('ropeI', 'cos', cos), arg('ropeI', 'sin', sin), 'interleaved'));
   }
   /** halves layout on [b, t, h, d] */
   ropeThd(cos: Tensor, sin: Tensor): Tensor {
-    return Tensor.wrap(nn.rope(this.check('ropeThd'), cos.check('ropeThd'), sin.check('ropeThd'), 'thd'));
+    return Tensor.wrap(nn.rope(this.check('ropeThd'), arg('ropeThd', 'cos', cos), arg('ropeThd', 'sin', sin), 'thd'));
   }
   /** inference batch norm over dim 1 */
   batchNorm(opts: BatchNormOptions): Tensor {
@@ -528,9 +704,9 @@ export class Tensor extends RawTensor {
   static scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions = {}): Tensor {
     return Tensor.wrap(
       attentionOps.attention(
-        q.check('scaledDotProductAttention'),
-        k.check('scaledDotProductAttention'),
-        v.check('scaledDotProductAttention'),
+        arg('scaledDotProductAttention', 'q', q),
+        arg('scaledDotProductAttention', 'k', k),
+        arg('scaledDotProductAttention', 'v', v),
         opts,
       ),
     );
@@ -556,6 +732,34 @@ export class Tensor extends RawTensor {
 function wrapPair(r: { values: RawTensor; indices: RawTensor }): { values: Tensor; indices: Tensor } {
   return { values: Tensor.wrap(r.values), indices: Tensor.wrap(r.indices) };
 }
+
+/** t made a leaf that requires a gradient when the creation options say so */
+function withGrad(o: CreateOptions, t: Tensor): Tensor {
+  if (o.requiresGrad !== undefined && o.requiresGrad !== false) {
+    try {
+      t.requiresGrad = o.requiresGrad;
+    } catch (e) {
+      t.dispose();
+      throw e;
+    }
+  }
+  return t;
+}
+
+/** zeros of `shape` with g written into the view region() makes of them: a view's gradient */
+function padInto(shape: readonly number[], g: RawTensor, region: (z: RawTensor) => RawTensor): RawTensor {
+  const z = creation.full(shape, 0, g.dtype, g.device);
+  const r = region(z);
+  try {
+    copyOps.copyInto(r, g);
+  } finally {
+    r.dispose();
+  }
+  return z;
+}
+
+const sameShapeAs = (a: RawTensor, b: RawTensor): boolean =>
+  a.rank === b.rank && a.layout.shape.every((n, i) => n === b.layout.shape[i]);
 
 // ---- helpers ---------------------------------------------------------------------------------
 function inferShape(op: string, shape: Shape, n: number, from: Shape): number[] {

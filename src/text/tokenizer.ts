@@ -153,6 +153,13 @@ export class TextTokenizer {
     return this.tok.token_to_id(token);
   }
 
+  /** one byte per id in [0, n): 1 where the tokenizer has a token for the id (decode() takes it), 0 where not */
+  knownIds(n: number): Uint8Array {
+    const known = new Uint8Array(n);
+    for (const id of this.tok.get_vocab(true).values()) if (id >= 0 && id < n) known[id] = 1;
+    return known;
+  }
+
   applyChatTemplate(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): string {
     if (!this.chat) throw new TokenizerError(this.chatMissing);
     const vars: Record<string, string | boolean> = { add_generation_prompt: opts.addGenerationPrompt ?? false };

@@ -15,9 +15,12 @@ import { Device, Tensor, NotOnDeviceError, TensorError, tidy, type DType } from 
 import { rocmProbe } from '../../src/runtime/rocm/runtime.ts';
 import { cudaProbe } from '../../src/runtime/cuda/runtime.ts';
 import { poisonEnabled, setPoison } from '../../src/device/storage.ts';
+import { setCpuExact } from '../../src/backends/cpu/mode.ts';
 import { withLayout, type LayoutKind } from '../helpers.ts';
 
 setPoison(true);
+// the CPU side of every comparison is the exact reference: f64 sums in index order, no BLAS
+setCpuExact(true);
 
 export { LAYOUTS, type LayoutKind } from '../helpers.ts';
 

@@ -1,72 +1,98 @@
 // CPU reference for softmax, the norms, rotary embeddings, batch norm and attention: every sum in
 // f64, one rounding to the output dtype on store.
 import type { RawTensor } from '../../device/raw-tensor.ts';
-import { fromNumbers, readNumbers } from './util.ts';
-import { readBroadcast } from './matmul.ts';
+import { DTYPE_INFO } from '../../core/dtype.ts';
+import {
+  forEachLine,
+  fromNumbers,
+  fromRaw,
+  gather,
+  outArray,
+  readBroadcast,
+  readNumbers,
+  scatter,
+  scatterStrided,
+} from './util.ts';
 import type { AttentionParams } from '../options.ts';
 
 export type RopeLayout = 'halves' | 'interleaved' | 'thd';
 
-/** x rank 0 counts as one element along dim 0 */
+/** x rank 0 counts as one element along dim 0; each line along dim is read, computed and written on its own */
 export function softmax(x: RawTensor, dim: number, log: boolean): RawTensor {
   const shape = x.layout.shape;
-  let outer = 1,
-    inner = 1;
-  for (let i = 0; i < dim; i++) outer *= shape[i]!;
+  let inner = 1;
   for (let i = dim + 1; i < shape.length; i++) inner *= shape[i]!;
   const n = shape.length === 0 ? 1 : shape[dim]!;
-  const v = readNumbers(x);
-  const out = new Float64Array(v.length);
-  for (let o = 0; o < outer; o++) {
-    for (let i = 0; i < inner; i++) {
-      const base = o * n * inner + i;
+  const sd = shape.length === 0 ? 0 : x.layout.strides[dim]!;
+  const dtype = x.dtype,
+    host = x.storage.host;
+  const out = outArray(dtype, x.numel);
+  const v = new Float64Array(n),
+    tmp = new DTYPE_INFO[dtype].hostArray(inner > 1 ? n : 0);
+  if (n > 0)
+    forEachLine(x, dim, (start, p) => {
+      gather(dtype, host, start, sd, v, 0, n);
       // Math.max passes NaN on; a row of -inf gets max -inf and so NaN (-inf - -inf), like PyTorch
       let m = -Infinity;
-      for (let k = 0; k < n; k++) m = Math.max(m, v[base + k * inner]!);
+      for (let k = 0; k < n; k++) m = Math.max(m, v[k]!);
       let s = 0;
-      for (let k = 0; k < n; k++) s += Math.exp(v[base + k * inner]! - m);
+      for (let k = 0; k < n; k++) s += Math.exp(v[k]! - m);
       const logS = Math.log(s);
       for (let k = 0; k < n; k++) {
-        const z = v[base + k * inner]! - m;
-        out[base + k * inner] = log ? z - logS : Math.exp(z) / s;
+        const z = v[k]! - m;
+        v[k] = log ? z - logS : Math.exp(z) / s;
       }
-    }
-  }
-  return fromNumbers(out, shape, x.dtype, x.device);
+      // line p is (o, i) with p = o inner + i: it starts at o n inner + i in the output
+      const o = Math.floor(p / inner);
+      scatterStrided(dtype, v, 0, out, o * n * inner + (p - o * inner), inner, n, tmp);
+    });
+  return fromRaw(out, shape, dtype, x.device);
+}
+
+/** calls fn(row, r) with each row of x over its last dim read into row (h elements), r counting rows */
+function forEachRow(x: RawTensor, h: number, fn: (row: Float64Array, r: number) => void): void {
+  if (h === 0 || x.numel === 0) return;
+  const row = new Float64Array(h),
+    host = x.storage.host,
+    s = x.layout.strides[x.rank - 1]!;
+  forEachLine(x, x.rank - 1, (start, r) => {
+    gather(x.dtype, host, start, s, row, 0, h);
+    fn(row, r);
+  });
 }
 
 /** rows over the last dim: y = (x - mean) / sqrt(var + eps) * w + b, var biased */
 export function layerNorm(x: RawTensor, w: RawTensor, b: RawTensor | null, eps: number): RawTensor {
-  const v = readNumbers(x),
-    wv = readNumbers(w),
+  const wv = readNumbers(w),
     bv = b ? readNumbers(b) : null;
   const h = wv.length,
-    out = new Float64Array(v.length);
-  for (let r = 0; r + h <= v.length && h > 0; r += h) {
+    out = outArray(x.dtype, x.numel);
+  forEachRow(x, h, (v, r) => {
     let mean = 0;
-    for (let i = 0; i < h; i++) mean += v[r + i]!;
+    for (let i = 0; i < h; i++) mean += v[i]!;
     mean /= h;
     let vr = 0;
-    for (let i = 0; i < h; i++) vr += (v[r + i]! - mean) ** 2;
+    for (let i = 0; i < h; i++) vr += (v[i]! - mean) ** 2;
     const inv = 1 / Math.sqrt(vr / h + eps);
-    for (let i = 0; i < h; i++) out[r + i] = (v[r + i]! - mean) * inv * wv[i]! + (bv ? bv[i]! : 0);
-  }
-  return fromNumbers(out, x.layout.shape, x.dtype, x.device);
+    for (let i = 0; i < h; i++) v[i] = (v[i]! - mean) * inv * wv[i]! + (bv ? bv[i]! : 0);
+    scatter(x.dtype, v, 0, out, r * h, h);
+  });
+  return fromRaw(out, x.layout.shape, x.dtype, x.device);
 }
 
 /** rows over the last dim: y = x / sqrt(mean(x^2) + eps) * w */
 export function rmsNorm(x: RawTensor, w: RawTensor, eps: number): RawTensor {
-  const v = readNumbers(x),
-    wv = readNumbers(w);
+  const wv = readNumbers(w);
   const h = wv.length,
-    out = new Float64Array(v.length);
-  for (let r = 0; r + h <= v.length && h > 0; r += h) {
+    out = outArray(x.dtype, x.numel);
+  forEachRow(x, h, (v, r) => {
     let ss = 0;
-    for (let i = 0; i < h; i++) ss += v[r + i]! ** 2;
+    for (let i = 0; i < h; i++) ss += v[i]! ** 2;
     const inv = 1 / Math.sqrt(ss / h + eps);
-    for (let i = 0; i < h; i++) out[r + i] = v[r + i]! * inv * wv[i]!;
-  }
-  return fromNumbers(out, x.layout.shape, x.dtype, x.device);
+    for (let i = 0; i < h; i++) v[i] = v[i]! * inv * wv[i]!;
+    scatter(x.dtype, v, 0, out, r * h, h);
+  });
+  return fromRaw(out, x.layout.shape, x.dtype, x.device);
 }
 
 /**

@@ -7,9 +7,10 @@
 // scalar reference's (philox.ts, normal.ts, src/core/dtype.ts's rounding) bit for bit; the CPU tests
 // compare the two.
 import { WASM_BASE64 } from './wasm/random-wasm.ts';
+import { allocHost } from '../../device/host-memory.ts';
 import { RANDN_TABLE } from './randn-table.ts';
 import { roundKeys } from './philox.ts';
-import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, type FLOAT_DTYPES } from '../../core/dtype.ts';
+import { numberToBf16Bits, numberToF16Bits, type FLOAT_DTYPES } from '../../core/dtype.ts';
 
 /** the part of the WebAssembly API used here (the project's TypeScript libs do not declare it) */
 interface WasmApi {
@@ -219,8 +220,9 @@ export function floats<D extends FloatOut>(
   return dst;
 }
 
+/** an output the draw writes in full: from the CPU's allocator (huge pages, the cache of freed blocks) */
 const newFloats = <D extends FloatOut>(dtype: D, n: number): FloatArrays[D] =>
-  new DTYPE_INFO[dtype].hostArray(n) as FloatArrays[D];
+  allocHost(dtype, n, false) as FloatArrays[D];
 
 /** dropout of data exact in f32 (f32, f16, bf16 tensors): x[i] scale, one f32 multiply, where
  *  (w >>> 8) >= thr for word i (rand's u >= p), else +0; in f32 or rounded to f16/bf16. x goes

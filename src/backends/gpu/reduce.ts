@@ -14,7 +14,7 @@ import { arg, type Dim3, type KernelArg } from '../../runtime/kernels.ts';
 import { packGeom } from '../../runtime/kernel-sigs.ts';
 import type { ReduceOp } from '../../core/op-types.ts';
 import { ROWS32_OPS } from '../../runtime/kernel-sigs-reduce.ts';
-import { contiguous } from './copy.ts';
+import { constSet, contiguous } from './copy.ts';
 import { colsPlan, columnView } from './colreduce.ts';
 import { foldRows } from './rowreg.ts';
 import { base, baseOrNull, offsetOf } from './launch.ts';
@@ -137,6 +137,11 @@ export function reduce(
   const out = RawTensor.empty(outShape, isArg ? 'u32' : x.dtype, dev);
   const outer = out.numel;
   if (outer === 0) return out;
+  // an empty extent (only sum and mean get here): 0, and mean's 0 / 0, as on the CPU
+  if (inner === 0) {
+    constSet(out, op === 'mean' ? Number.NaN : 0);
+    return out;
+  }
   const kept = shape.map((_, i) => i).filter((i) => !dims.includes(i));
   const permuted = x.layout.permute([...kept, ...dims]);
 

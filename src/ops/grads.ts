@@ -1,0 +1,289 @@
+// Gradient rules, written in other ops (autograd runs them with recording off). Each takes the
+// output's gradient g, the op's backend arguments and its output, and returns [input, gradient]
+// for the tensor inputs that take one, each gradient in its input's shape and dtype. Rules own
+// every tensor they make; what they return passes to autograd.
+import { numel, sameShape } from '../core/layout.ts';
+import type { BinaryOp, ParamUnary, ReduceOp, UnaryOp } from '../core/op-types.ts';
+import type { RawTensor } from '../device/raw-tensor.ts';
+import type { LinearOptions } from '../backends/options.ts';
+import { cast } from './cast.ts';
+import { contiguous, reshape, toDevice } from './copy.ts';
+import { full } from './creation.ts';
+import { binary, compare, paramUnary, unary, where } from './elementwise.ts';
+import { matmul } from './matmul.ts';
+import { reduce } from './reduce.ts';
+import { defineGrad } from './registry.ts';
+
+type Pair = [RawTensor, RawTensor];
+
+/** runs f with a list for temporaries, all disposed after */
+function scoped<T>(f: (keep: (t: RawTensor) => RawTensor) => T): T {
+  const temps: RawTensor[] = [];
+  try {
+    return f((t) => {
+      temps.push(t);
+      return t;
+    });
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}
+
+/** g summed over the dims it was broadcast along, to `shape` (a new tensor) */
+export function sumTo(g: RawTensor, shape: readonly number[]): RawTensor {
+  const gs = g.layout.shape;
+  if (sameShape(gs, shape)) return g.view(g.layout);
+  const extra = gs.length - shape.length;
+  const dims: number[] = [];
+  for (let i = 0; i < gs.length; i++) if (i < extra || (shape[i - extra] === 1 && gs[i] !== 1)) dims.push(i);
+  const r = reduce('sum', g, dims, true);
+  try {
+    return reshape(r, shape);
+  } finally {
+    r.dispose();
+  }
+}
+
+const mulBy = (g: RawTensor, t: RawTensor): RawTensor => binary('mul', g, t);
+const scale = (t: RawTensor, a: number): RawTensor => paramUnary(t, { op: 'affine', a, b: 0 });
+
+// ---- elementwise ---------------------------------------------------------------------------
+
+/** d out / d x of each unary op, times g */
+function unaryGrad(op: UnaryOp, g: RawTensor, x: RawTensor, y: RawTensor): RawTensor {
+  return scoped((keep) => {
+    const affine = (t: RawTensor, a: number, b: number): RawTensor => keep(paramUnary(t, { op: 'affine', a, b }));
+    const sq = (t: RawTensor): RawTensor => keep(unary(t, 'sqr'));
+    switch (op) {
+      case 'exp':
+        return mulBy(g, y);
+      case 'log':
+        return binary('div', g, x);
+      case 'sin':
+        return mulBy(g, keep(unary(x, 'cos')));
+      case 'cos':
+        return mulBy(g, keep(unary(keep(unary(x, 'sin')), 'neg')));
+      case 'tanh':
+        return mulBy(g, affine(sq(y), -1, 1));
+      case 'neg':
+        return unary(g, 'neg');
+      case 'recip':
+        return mulBy(g, keep(unary(sq(y), 'neg')));
+      case 'sqr':
+        return mulBy(g, affine(x, 2, 0));
+      case 'sqrt':
+        return binary('div', g, affine(y, 2, 0));
+      case 'relu':
+        return mulBy(g, keep(cast(keep(compare('gt', x, 0)), x.dtype)));
+      case 'abs':
+        return mulBy(g, keep(unary(x, 'sign')));
+      case 'sigmoid':
+        return mulBy(g, keep(binary('mul', y, affine(y, -1, 1))));
+      case 'silu': {
+        // s + x s (1 - s), s = sigmoid(x)
+        const s = keep(unary(x, 'sigmoid'));
+        return mulBy(g, keep(binary('add', s, keep(binary('mul', keep(binary('mul', x, s)), affine(s, -1, 1))))));
+      }
+      case 'erf':
+        // 2/sqrt(pi) exp(-x^2)
+        return mulBy(g, affine(keep(unary(keep(unary(sq(x), 'neg')), 'exp')), 2 / Math.sqrt(Math.PI), 0));
+      case 'geluErf': {
+        // Phi(x) + x phi(x): 0.5 (1 + erf(x / sqrt 2)) + x exp(-x^2 / 2) / sqrt(2 pi)
+        const cdf = affine(keep(unary(affine(x, Math.SQRT1_2, 0), 'erf')), 0.5, 0.5);
+        const pdf = affine(keep(unary(affine(sq(x), -0.5, 0), 'exp')), 1 / Math.sqrt(2 * Math.PI), 0);
+        return mulBy(g, keep(binary('add', cdf, keep(binary('mul', x, pdf)))));
+      }
+      case 'gelu': {
+        // tanh form: 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2), t = tanh(c (x + k x^3))
+        const c = Math.sqrt(2 / Math.PI),
+          k = 0.044715;
+        const x2 = sq(x);
+        const t = keep(unary(keep(binary('mul', affine(x, c, 0), affine(x2, k, 1))), 'tanh'));
+        const left = affine(t, 0.5, 0.5);
+        const right = keep(
+          binary('mul', keep(binary('mul', affine(x, 0.5 * c, 0), affine(sq(t), -1, 1))), affine(x2, 3 * k, 1)),
+        );
+        return mulBy(g, keep(binary('add', left, right)));
+      }
+      case 'ceil':
+      case 'floor':
+      case 'round':
+      case 'sign':
+        return full(g.layout.shape, 0, g.dtype, g.device);
+    }
+  });
+}
+
+defineGrad('unary', (g, [x, op]: [RawTensor, UnaryOp], y) => [[x, unaryGrad(op, g, x, y)]]);
+
+function paramUnaryGrad(p: ParamUnary, g: RawTensor, x: RawTensor, y: RawTensor): RawTensor {
+  return scoped((keep) => {
+    const mask = (t: RawTensor): RawTensor => keep(cast(t, x.dtype));
+    switch (p.op) {
+      case 'affine':
+        return scale(g, p.a);
+      case 'powf':
+        // e x^(e - 1)
+        return mulBy(g, keep(scale(keep(paramUnary(x, { op: 'powf', a: p.a - 1, b: 0 })), p.a)));
+      case 'clamp': {
+        // passes where lo <= x <= hi
+        const inside = keep(binary('mul', mask(keep(compare('ge', x, p.a))), mask(keep(compare('le', x, p.b)))));
+        return mulBy(g, inside);
+      }
+      case 'leakyRelu': {
+        const pos = mask(keep(compare('gt', x, 0)));
+        return mulBy(g, keep(paramUnary(pos, { op: 'affine', a: 1 - p.a, b: p.a })));
+      }
+      case 'elu':
+        // 1 where x > 0, else y + alpha
+        return mulBy(g, keep(where(keep(compare('gt', x, 0)), 1, keep(paramUnary(y, { op: 'affine', a: 1, b: p.a })))));
+    }
+  });
+}
+
+defineGrad('paramUnary', (g, [x, p]: [RawTensor, ParamUnary], y) => [[x, paramUnaryGrad(p, g, x, y)]]);
+
+defineGrad('binary', (g, [op, a, b]: [BinaryOp, RawTensor, RawTensor | number, readonly number[]]) => {
+  const out: Pair[] = [];
+  const bt = typeof b === 'number' ? null : b;
+  scoped((keep) => {
+    let ga: RawTensor, gb: RawTensor | null;
+    switch (op) {
+      case 'add':
+        ga = g;
+        gb = g;
+        break;
+      case 'sub':
+        ga = g;
+        gb = keep(unary(g, 'neg'));
+        break;
+      case 'mul':
+        ga = keep(binary('mul', g, b));
+        gb = bt && keep(binary('mul', g, a));
+        break;
+      case 'div':
+        ga = keep(binary('div', g, b));
+        // -g a / b^2
+        gb = bt && keep(unary(keep(binary('div', keep(binary('mul', g, a)), keep(unary(bt, 'sqr')))), 'neg'));
+        break;
+      case 'maximum':
+      case 'minimum': {
+        // the larger (smaller) input takes g; ties split it evenly
+        const cmp = op === 'maximum' ? 'gt' : 'lt';
+        const win = keep(cast(keep(compare(cmp, a, b)), g.dtype));
+        const tie = keep(scale(keep(cast(keep(compare('eq', a, b)), g.dtype)), 0.5));
+        const wa = keep(binary('add', win, tie));
+        ga = keep(binary('mul', g, wa));
+        gb = bt && keep(binary('mul', g, keep(paramUnary(wa, { op: 'affine', a: -1, b: 1 }))));
+        break;
+      }
+    }
+    out.push([a, sumTo(ga, a.layout.shape)]);
+    if (bt && gb) out.push([bt, sumTo(gb, bt.layout.shape)]);
+  });
+  return out;
+});
+
+defineGrad(
+  'where',
+  (g, [cond, a, b]: [RawTensor, RawTensor | number, RawTensor | number, readonly number[], string]) => {
+    const out: Pair[] = [];
+    scoped((keep) => {
+      if (typeof a !== 'number') out.push([a, sumTo(keep(where(cond, g, 0)), a.layout.shape)]);
+      if (typeof b !== 'number') out.push([b, sumTo(keep(where(cond, 0, g)), b.layout.shape)]);
+    });
+    return out;
+  },
+);
+
+// ---- reductions ------------------------------------------------------------------------------
+
+defineGrad('reduce', (g, [op, x, dims, keepdim]: [ReduceOp, RawTensor, number[], boolean, number[]], y) =>
+  scoped((keep) => {
+    const kept = x.layout.shape.map((n, i) => (dims.includes(i) ? 1 : n));
+    const gk = keepdim ? g : keep(reshape(g, kept));
+    const gb = keep(gk.broadcastAs(x.layout.shape));
+    if (op === 'sum') return [[x, contiguous(gb)]];
+    const count = dims.reduce((c, d) => c * x.layout.shape[d]!, 1);
+    if (op === 'mean') return [[x, scale(gb, 1 / count)]];
+    // max / min: the elements equal to the result share the gradient evenly
+    const yk = keepdim ? y : keep(reshape(y, kept));
+    const hit = keep(cast(keep(compare('eq', x, keep(yk.broadcastAs(x.layout.shape)))), g.dtype));
+    const ties = keep(reduce('sum', hit, dims, true));
+    return [[x, binary('mul', gb, keep(binary('div', hit, keep(ties.broadcastAs(x.layout.shape)))))]];
+  }),
+);
+
+// ---- linear algebra --------------------------------------------------------------------------
+
+defineGrad('matmul', (g, [a, b]: [RawTensor, RawTensor, readonly number[]]) =>
+  scoped((keep) => {
+    // as matrices: a [..., m, k], b [..., k, n], g [..., m, n]
+    const a2 = a.rank === 1 ? keep(a.unsqueeze(0)) : a;
+    const b2 = b.rank === 1 ? keep(b.unsqueeze(1)) : b;
+    let g2 = g;
+    if (a.rank === 1) g2 = keep(g2.unsqueeze(g2.rank - (b.rank === 1 ? 0 : 1)));
+    if (b.rank === 1) g2 = keep(g2.unsqueeze(g2.rank));
+    const ga = keep(matmul(g2, keep(b2.transpose(-2, -1))));
+    const gb = keep(matmul(keep(a2.transpose(-2, -1)), g2));
+    return [
+      [a, sumTo(ga, a.rank === 1 ? [1, a.layout.shape[0]!] : a.layout.shape)],
+      [b, sumTo(gb, b.rank === 1 ? [b.layout.shape[0]!, 1] : b.layout.shape)],
+    ].map(([t, gt]) => {
+      if (sameShape(gt!.layout.shape, t!.layout.shape)) return [t, gt] as Pair;
+      try {
+        return [t, reshape(gt!, t!.layout.shape)] as Pair;
+      } finally {
+        gt!.dispose();
+      }
+    });
+  }),
+);
+
+defineGrad('linear', (g, [x, w, o]: [RawTensor, RawTensor, LinearOptions, number, number, number[]]) => {
+  if (o.norm || o.act) throw new Error('linear: no gradient yet with a fused norm or activation; use the separate ops');
+  return scoped((keep) => {
+    const k = x.layout.shape[x.rank - 1]!,
+      n = w.layout.shape[0]!;
+    const rows = numel(x.layout.shape.slice(0, -1));
+    const g2 = keep(reshape(g, [rows, n]));
+    const x2 = keep(reshape(x, [rows, k]));
+    const out: Pair[] = [
+      [x, reshape(keep(matmul(g2, w)), x.layout.shape)],
+      [w, matmul(keep(g2.transpose(0, 1)), x2)],
+    ];
+    if (o.bias) out.push([o.bias, sumTo(g2, [n])]);
+    if (o.residual) out.push([o.residual, g.view(g.layout)]);
+    return out;
+  });
+});
+
+// ---- copies, casts, nn -------------------------------------------------------------------
+
+defineGrad('toDtype', (g, [x]: [RawTensor, string]) => [[x, cast(g, x.dtype)]]);
+defineGrad('contiguous', (g, [x]: [RawTensor]) => [[x, g.view(g.layout)]]);
+defineGrad('reshape', (g, [x]: [RawTensor, readonly number[]]) => [[x, reshape(g, x.layout.shape)]]);
+defineGrad('to', (g, [x]: [RawTensor, unknown]) => [[x, toDevice(g, x.device)]]);
+
+defineGrad('cat', (g, [ts, d]: [readonly RawTensor[], number, number[]]) => {
+  let at = 0;
+  return ts.map((t) => {
+    const n = t.layout.shape[d]!;
+    const part = g.narrow(d, at, n);
+    at += n;
+    return [t, part] as Pair;
+  });
+});
+
+defineGrad('softmax', (g, [x, dim, log]: [RawTensor, number, boolean], y) =>
+  scoped((keep) => {
+    if (log) {
+      // g - exp(y) sum(g)
+      const s = keep(reduce('sum', g, [dim], true));
+      return [[x, binary('sub', g, keep(binary('mul', keep(unary(y, 'exp')), s)))]];
+    }
+    // y (g - sum(g y))
+    const s = keep(reduce('sum', keep(binary('mul', g, y)), [dim], true));
+    return [[x, binary('mul', y, keep(binary('sub', g, s)))]];
+  }),
+);

@@ -1,0 +1,282 @@
+// Reverse-mode autograd. The op registry calls record() after an op ran whenever a leaf tensor
+// that requires a gradient is alive (one branch otherwise); record() saves the op's arguments as
+// views (so disposing the inputs cannot free what backward needs), notes each saved storage's
+// version (an in-place write after that is refused at backward), and ties the output to a node
+// whose edges lead to the inputs' nodes or leaves. backward() walks the nodes in reverse
+// topological order, calls each op's gradient rule (src/ops/grads.ts, written in other ops) with
+// recording off, and accumulates into the leaves' .grad. Higher-order gradients are not supported.
+import { TensorError } from '../core/errors.ts';
+import { isFloatDType } from '../core/dtype.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
+import type { Storage } from '../device/storage.ts';
+import { type GradRule, gradRuleOf, setGradRecorder } from '../ops/registry.ts';
+import { binary } from '../ops/elementwise.ts';
+
+/** an input's way back: the node that made it, or the leaf itself */
+type Edge = GradNode | GradLeaf;
+
+/** what a tensor holds once it takes part in autograd (RawTensor.gradState) */
+export interface GradState {
+  /** the node that made this tensor; null for a leaf */
+  readonly node: GradNode | null;
+}
+
+/** a leaf tensor that requires a gradient: where backward accumulates */
+export interface GradLeaf {
+  readonly gradState: GradState;
+  grad: RawTensor | null;
+  readonly isDisposed: boolean;
+  readonly shape: number[];
+}
+
+/**
+ * One recorded op. A node lives while a tensor it made (or a view of it) is alive or a live node
+ * leads to it (refs); at zero its saved tensors go back, and so do its edges' references.
+ */
+export class GradNode {
+  freed = false;
+  refs = 0;
+  constructor(
+    readonly op: string,
+    readonly rule: GradRule<unknown[]>,
+    /** the op's arguments with every tensor replaced by a view this node owns */
+    readonly saved: unknown[],
+    readonly out: RawTensor,
+    /** saved view of an input that requires a gradient -> its edge */
+    readonly edges: Map<RawTensor, Edge>,
+    readonly versions: [Storage, number, RawTensor][],
+  ) {}
+
+  /** gives back what the node saved; the node stays in the graph, freed */
+  release(): void {
+    if (this.freed) return;
+    this.freed = true;
+    for (const [, , t] of this.versions) t.dispose();
+    this.out.dispose();
+  }
+}
+
+/** one reference to node fewer: at zero it releases and drops its own references */
+export function dropNode(node: GradNode): void {
+  const stack = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (--n.refs > 0) continue;
+    n.release();
+    for (const e of n.edges.values()) if (e instanceof GradNode) stack.push(e);
+  }
+}
+
+/** ties out to node (one reference) */
+function attach(out: RawTensor, node: GradNode): void {
+  for (const e of node.edges.values()) if (e instanceof GradNode) e.refs++;
+  node.refs++;
+  out.gradState = { node };
+}
+
+let leaves = 0;
+let noGradDepth = 0;
+const refresh = (): void => setGradRecorder(leaves > 0 && noGradDepth === 0 ? record : null);
+
+/** a leaf starts (or stops) requiring a gradient */
+export function leafCount(delta: number): void {
+  leaves += delta;
+  refresh();
+}
+
+/** runs fn with recording off: nothing it computes takes part in a gradient */
+export function noGrad<T>(fn: () => T): T {
+  noGradDepth++;
+  refresh();
+  try {
+    return fn();
+  } finally {
+    noGradDepth--;
+    refresh();
+  }
+}
+
+/** the tensors an op's arguments hold: at the top level, in arrays, and in option records */
+function eachTensor(v: unknown, f: (t: RawTensor) => void, depth = 0): void {
+  if (v instanceof RawTensor) f(v);
+  else if (depth < 2 && v !== null && typeof v === 'object') {
+    for (const x of Array.isArray(v) ? v : Object.values(v)) eachTensor(x, f, depth + 1);
+  }
+}
+
+/** v with every tensor replaced by a view the node owns */
+function saveArgs(
+  v: unknown,
+  views: [Storage, number, RawTensor][],
+  map: Map<RawTensor, RawTensor>,
+  depth = 0,
+): unknown {
+  if (v instanceof RawTensor) {
+    let s = map.get(v);
+    if (!s) {
+      s = new RawTensor(v.storage, v.layout, v.dtype);
+      map.set(v, s);
+      views.push([v.storage, v.storage.version, s]);
+    }
+    return s;
+  }
+  if (depth < 2 && v !== null && typeof v === 'object') {
+    if (Array.isArray(v)) return v.map((x) => saveArgs(x, views, map, depth + 1));
+    if (Object.getPrototypeOf(v) === Object.prototype) {
+      const o: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) o[k] = saveArgs(x, views, map, depth + 1);
+      return o;
+    }
+  }
+  return v;
+}
+
+const edgeOf = (t: RawTensor): Edge => (t.gradState as GradState).node ?? (t as unknown as GradLeaf);
+
+/** the registry's hook: ties out to a node when an argument requires a gradient */
+function record(op: string, args: readonly unknown[], out: unknown, writes: RawTensor | null): void {
+  let wants = false;
+  eachTensor(args, (t) => {
+    if (t.gradState !== null) wants = true;
+  });
+  if (writes !== null && writes.gradState !== null) {
+    throw new TensorError(
+      `${op}: writes in place into a tensor that requires a gradient; write into a copy, or detach() it`,
+    );
+  }
+  if (!wants || writes !== null) return;
+  const rule = gradRuleOf(op);
+  if (rule === 'none') return;
+  if (rule === 'missing') {
+    throw new TensorError(
+      `${op}: has no gradient yet, and an input requires one; run it under noGrad() or on detach()ed inputs`,
+    );
+  }
+  if (!(out instanceof RawTensor))
+    throw new TensorError(`${op}: internal: a gradient rule for an op without one output`);
+  // integer results (argmax, comparisons) take no gradient
+  if (!isFloatDType(out.dtype)) return;
+  const views: [Storage, number, RawTensor][] = [];
+  const map = new Map<RawTensor, RawTensor>();
+  const saved = saveArgs(args, views, map) as unknown[];
+  const edges = new Map<RawTensor, Edge>();
+  for (const [orig, view] of map) if (orig.gradState !== null) edges.set(view, edgeOf(orig));
+  attach(out, new GradNode(op, rule, saved, new RawTensor(out.storage, out.layout, out.dtype), edges, views));
+}
+
+/** records a view (or a reshape) of base: rule maps the view's gradient to base's shape */
+export function recordView(base: RawTensor, out: RawTensor, op: string, rule: (g: RawTensor) => RawTensor): void {
+  if (base.gradState === null || noGradDepth > 0) return;
+  const edges = new Map<RawTensor, Edge>();
+  const keep = new RawTensor(base.storage, base.layout, base.dtype);
+  edges.set(keep, edgeOf(base));
+  const node = new GradNode(
+    op,
+    (g) => [[keep, rule(g)]],
+    [keep],
+    new RawTensor(out.storage, out.layout, out.dtype),
+    edges,
+    [[base.storage, base.storage.version, keep]],
+  );
+  attach(out, node);
+}
+
+/** adds g into acc (both owned by the caller; the sum replaces acc) */
+function accumulate(acc: RawTensor | null, g: RawTensor): RawTensor {
+  if (acc === null) return g;
+  try {
+    return binary('add', acc, g);
+  } finally {
+    acc.dispose();
+    g.dispose();
+  }
+}
+
+/** the nodes reachable from root, each after every node that feeds it */
+function topoOrder(root: GradNode): GradNode[] {
+  const order: GradNode[] = [];
+  const seen = new Set<GradNode>();
+  const stack: [GradNode, boolean][] = [[root, false]];
+  while (stack.length > 0) {
+    const [n, done] = stack.pop()!;
+    if (done) {
+      order.push(n);
+      continue;
+    }
+    if (seen.has(n)) continue;
+    seen.add(n);
+    stack.push([n, true]);
+    for (const e of n.edges.values()) if (e instanceof GradNode && !seen.has(e)) stack.push([e, false]);
+  }
+  return order.reverse();
+}
+
+/**
+ * Backward from root with gradient g (owned by this call): every leaf reached gets its gradient
+ * added to .grad, in the leaf's shape and dtype. The nodes are freed unless retainGraph.
+ */
+export function backward(
+  root: RawTensor,
+  g: RawTensor,
+  retainGraph: boolean,
+  toLeafGrad: (r: RawTensor) => RawTensor,
+): void {
+  const state = root.gradState as GradState | null;
+  if (state === null) throw new TensorError(`backward: ${root.describe()} does not require a gradient`);
+  const pending = new Map<GradNode, RawTensor>();
+  const toLeaf = (leaf: GradLeaf, grad: RawTensor): void => {
+    if (leaf.isDisposed) {
+      grad.dispose();
+      return;
+    }
+    leaf.grad = toLeafGrad(accumulate(leaf.grad, grad));
+  };
+  noGradDepth++;
+  refresh();
+  try {
+    if (state.node === null) {
+      toLeaf(root as unknown as GradLeaf, g);
+      return;
+    }
+    pending.set(state.node, g);
+    for (const node of topoOrder(state.node)) {
+      const grad = pending.get(node);
+      if (grad === undefined) continue;
+      pending.delete(node);
+      if (node.freed) {
+        grad.dispose();
+        throw new TensorError(
+          `backward: the graph through ${node.op} was freed by an earlier backward(); pass { retainGraph: true } to the first`,
+        );
+      }
+      for (const [s, v] of node.versions) {
+        if (s.version !== v) {
+          grad.dispose();
+          throw new TensorError(
+            `backward: a tensor that ${node.op}'s gradient needs was written in place after ${node.op} ran; write into a copy instead`,
+          );
+        }
+      }
+      let pairs: [RawTensor, RawTensor][];
+      try {
+        pairs = node.rule(grad, node.saved, node.out);
+      } finally {
+        grad.dispose();
+      }
+      for (const [input, gi] of pairs) {
+        const edge = node.edges.get(input);
+        if (edge === undefined) {
+          gi.dispose();
+          continue;
+        }
+        if (edge instanceof GradNode) pending.set(edge, accumulate(pending.get(edge) ?? null, gi));
+        else toLeaf(edge, gi);
+      }
+      if (!retainGraph) node.release();
+    }
+  } finally {
+    for (const r of pending.values()) r.dispose();
+    noGradDepth--;
+    refresh();
+  }
+}

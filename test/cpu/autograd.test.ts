@@ -1,0 +1,284 @@
+// Autograd on the CPU: every gradient rule against central finite differences in f64 (random
+// inputs, broadcast operands, views and non-contiguous inputs, a random output weighting so the
+// whole vector-Jacobian product is checked), and the tape's behaviour: accumulation, retainGraph,
+// noGrad, detach, in-place writes after the forward, refused dtypes and ops, and no leaks.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Tensor, noGrad, liveTensors, tidy, DTypeError, ShapeError, TensorError } from '../../src/index.ts';
+import { UNARY_OPS } from '../../src/core/op-types.ts';
+
+let seed = 77;
+/** an f64 leaf, uniform in [lo, hi) */
+function leaf(shape: number[], lo = -1.5, hi = 1.5): Tensor {
+  const u = Tensor.rand(shape, { seed: seed++, dtype: 'f64' });
+  const t = u.affine(hi - lo, lo);
+  u.dispose();
+  t.requiresGrad = true;
+  return t;
+}
+
+const values = (t: Tensor): number[] => Array.from(t.toArraySync() as Float64Array);
+
+/**
+ * f's gradient at the given leaves against central differences of sum(f(x) * r) for a random r,
+ * element by element (relative tolerance tol); every tensor made on the way is disposed.
+ */
+function gradCheck(
+  name: string,
+  f: (xs: Tensor[]) => Tensor,
+  shapes: number[][],
+  opts: { lo?: number; hi?: number; tol?: number } = {},
+): void {
+  const before = liveTensors().length;
+  const xs = shapes.map((s) => leaf(s, opts.lo, opts.hi));
+  // tidy frees what f makes on the way; the graph's saved tensors are autograd's, not tidy's
+  const y = tidy(() => f(xs));
+  const r = Tensor.rand(y.shape, { seed: seed++, dtype: 'f64' });
+  const loss = tidy(() => y.mul(r).sum());
+  loss.backward();
+  const h = 1e-6,
+    tol = opts.tol ?? 1e-6;
+  const lossAt = (vals: Tensor[]): number => noGrad(() => tidy(() => f(vals).mul(r).sum().itemSync()));
+  xs.forEach((x, i) => {
+    const base = values(x);
+    const got = values(x.grad!);
+    for (let j = 0; j < base.length; j++) {
+      const shifted = (d: number): Tensor[] =>
+        xs.map((o, k) => {
+          if (k !== i) return o.detach();
+          const v = base.slice();
+          v[j]! += d;
+          return Tensor.from(new Float64Array(v), { shape: x.shape });
+        });
+      const plus = shifted(h),
+        minus = shifted(-h);
+      const want = (lossAt(plus) - lossAt(minus)) / (2 * h);
+      for (const t of [...plus, ...minus]) t.dispose();
+      const err = Math.abs(got[j]! - want) / Math.max(1, Math.abs(want));
+      assert.ok(
+        Number.isFinite(got[j]!) && err <= tol,
+        `${name}: input ${i} element ${j}: autograd ${got[j]} finite differences ${want}`,
+      );
+    }
+  });
+  for (const t of [y, r, loss, ...xs.map((x) => x.grad!), ...xs]) t.dispose();
+  assert.is(liveTensors().length, before, `${name}: tensors left alive`);
+}
+
+test('unary ops: every one against finite differences', () => {
+  const smooth = UNARY_OPS.filter((op) => !['ceil', 'floor', 'round', 'sign', 'abs', 'relu'].includes(op));
+  for (const op of smooth) {
+    const positive = op === 'log' || op === 'sqrt' || op === 'recip';
+    gradCheck(op, ([x]) => x!.unary(op), [[3, 4]], positive ? { lo: 0.5, hi: 2 } : {});
+  }
+  // kinks away from 0: the inputs avoid it
+  for (const op of ['abs', 'relu'] as const) gradCheck(op, ([x]) => x!.unary(op), [[2, 5]], { lo: 0.2, hi: 2 });
+  for (const op of ['abs', 'relu'] as const) gradCheck(op, ([x]) => x!.unary(op), [[2, 5]], { lo: -2, hi: -0.2 });
+});
+
+test('steps have zero gradient', () => {
+  const x = leaf([6]);
+  const y = tidy(() => x.floor().add(x.sign()).sum());
+  y.backward();
+  assert.equal(values(x.grad!), [0, 0, 0, 0, 0, 0]);
+  for (const t of [x.grad!, y, x]) t.dispose();
+});
+
+test('ops with number parameters', () => {
+  gradCheck('affine', ([x]) => x!.affine(2.5, -1), [[4]]);
+  gradCheck('powf', ([x]) => x!.powf(2.7), [[5]], { lo: 0.3, hi: 2 });
+  gradCheck('clamp', ([x]) => x!.clamp(-0.3, 0.4), [[12]]);
+  gradCheck('leakyRelu', ([x]) => x!.leakyRelu(0.1), [[8]], { lo: 0.1, hi: 1 });
+  gradCheck('leakyRelu negative', ([x]) => x!.leakyRelu(0.1), [[8]], { lo: -1, hi: -0.1 });
+  gradCheck('elu', ([x]) => x!.elu(0.7), [[8]], { lo: -2, hi: -0.1 });
+});
+
+test('binary ops, broadcast both ways and with numbers', () => {
+  for (const op of ['add', 'sub', 'mul', 'div', 'maximum', 'minimum'] as const) {
+    const o = op === 'div' ? { lo: 0.5, hi: 2 } : {};
+    gradCheck(
+      op,
+      ([a, b]) => a!.binary(op, b!),
+      [
+        [3, 4],
+        [3, 4],
+      ],
+      o,
+    );
+    gradCheck(
+      `${op} broadcast`,
+      ([a, b]) => a!.binary(op, b!),
+      [
+        [2, 3, 4],
+        [3, 1],
+      ],
+      o,
+    );
+    gradCheck(`${op} number`, ([a]) => a!.binary(op, 0.75), [[5]], o);
+  }
+});
+
+test('where: the gradient goes to the chosen side', () => {
+  const cond = Tensor.from([1, 0, 1, 0, 0, 1], { dtype: 'u8', shape: [2, 3] });
+  gradCheck('where', ([a, b]) => Tensor.where(cond, a!, b!), [
+    [2, 3],
+    [1, 3],
+  ]);
+  gradCheck('where number', ([a]) => Tensor.where(cond, a!, 0.5), [[2, 3]]);
+  cond.dispose();
+});
+
+test('reductions: sum, mean, max and min over dims, with and without keepdim', () => {
+  gradCheck('sum all', ([x]) => x!.sum(), [[3, 4]]);
+  gradCheck('sum dim', ([x]) => x!.sum(1), [[3, 4, 2]]);
+  gradCheck('sum dims keepdim', ([x]) => x!.sum([0, 2], true), [[3, 4, 2]]);
+  gradCheck('mean', ([x]) => x!.mean(-1), [[3, 5]]);
+  gradCheck('max', ([x]) => x!.max(1), [[4, 6]]);
+  gradCheck('min keepdim', ([x]) => x!.min(0, true), [[4, 6]]);
+});
+
+test('max: tied elements share the gradient evenly', () => {
+  const x = Tensor.from([1, 3, 3, 2], { dtype: 'f64', requiresGrad: true });
+  const m = x.max();
+  m.backward();
+  assert.equal(values(x.grad!), [0, 0.5, 0.5, 0]);
+  for (const t of [x.grad!, m, x]) t.dispose();
+});
+
+test('matmul: matrices, batches broadcast, vectors', () => {
+  gradCheck('2-d', ([a, b]) => a!.matmul(b!), [
+    [3, 4],
+    [4, 2],
+  ]);
+  gradCheck('batched broadcast', ([a, b]) => a!.matmul(b!), [
+    [2, 3, 4],
+    [4, 5],
+  ]);
+  gradCheck('vector x matrix', ([a, b]) => a!.matmul(b!), [[4], [4, 3]]);
+  gradCheck('matrix x vector', ([a, b]) => a!.matmul(b!), [[3, 4], [4]]);
+  gradCheck('transposed operand', ([a, b]) => a!.matmul(b!.T), [
+    [3, 4],
+    [5, 4],
+  ]);
+});
+
+test('linear with bias and residual', () => {
+  gradCheck('linear', ([x, w, b, r]) => x!.linear(w!, { bias: b!, residual: r! }), [[2, 3, 4], [5, 4], [5], [2, 3, 5]]);
+});
+
+test('softmax and logSoftmax', () => {
+  gradCheck('softmax', ([x]) => x!.softmax(-1), [[3, 5]]);
+  gradCheck('softmax dim 0', ([x]) => x!.softmax(0), [[3, 5]]);
+  gradCheck('logSoftmax', ([x]) => x!.logSoftmax(1), [[2, 4, 3]]);
+});
+
+test('views and copies carry gradients: transpose, permute, narrow, slice, expand, reshape, cat', () => {
+  gradCheck('transpose', ([x]) => x!.transpose(0, 1).mul(x!.transpose(0, 1)), [[3, 4]]);
+  gradCheck('permute', ([x]) => x!.permute([2, 0, 1]).exp(), [[2, 3, 4]]);
+  gradCheck('narrow', ([x]) => x!.narrow(1, 1, 2).sqr(), [[3, 4]]);
+  gradCheck('slice', ([x]) => x!.slice(0, 1, 6, 2).sqr(), [[7, 2]]);
+  gradCheck('expand', ([x]) => x!.expand([3, -1]).sqr(), [[1, 4]]);
+  gradCheck('squeeze, unsqueeze', ([x]) => x!.unsqueeze(0).squeeze(1).sqr(), [[3, 1, 2]]);
+  gradCheck('reshape of a view (a copy)', ([x]) => x!.T.reshape([-1]).sqr(), [[3, 4]]);
+  gradCheck('contiguous', ([x]) => x!.T.contiguous().sqr(), [[3, 4]]);
+  gradCheck('cat', ([a, b]) => Tensor.cat([a!, b!], 1).sqr(), [
+    [2, 3],
+    [2, 2],
+  ]);
+  gradCheck('chunk', ([x]) => x!.chunk(2, 1)[1]!.sqr(), [[2, 4]]);
+});
+
+test('toDtype: the gradient comes back in the input dtype', () => {
+  const x = Tensor.from([0.5, -1, 2], { dtype: 'f32', requiresGrad: true });
+  const y = x.toDtype('f64').sqr().sum();
+  y.backward();
+  assert.is(x.grad!.dtype, 'f32');
+  assert.equal(values(x.grad!.toDtype('f64')), [1, -2, 4]);
+  for (const t of [x.grad!, y, x]) t.dispose();
+});
+
+test('gradients accumulate across backward calls; retainGraph allows a second pass', () => {
+  const x = Tensor.from([1, 2], { dtype: 'f64', requiresGrad: true });
+  const y = x.sqr().sum();
+  y.backward(undefined, { retainGraph: true });
+  y.backward();
+  assert.equal(values(x.grad!), [4, 8]);
+  assert.throws(
+    () => y.backward(),
+    (e: unknown) => e instanceof TensorError && /freed by an earlier backward/.test((e as Error).message),
+  );
+  for (const t of [x.grad!, y, x]) t.dispose();
+});
+
+test('noGrad and detach take no part; a result is not a leaf', () => {
+  const x = leaf([3]);
+  const a = noGrad(() => x.mul(2));
+  const b = x.detach().mul(2);
+  const c = x.mul(2);
+  assert.not.ok(a.requiresGrad);
+  assert.not.ok(b.requiresGrad);
+  assert.ok(c.requiresGrad && !c.isLeaf && x.isLeaf);
+  assert.throws(() => {
+    c.requiresGrad = false;
+  }, /result of an op/);
+  for (const t of [a, b, c, x]) t.dispose();
+});
+
+test('an input written in place after the forward is refused at backward', () => {
+  const w = leaf([3]);
+  const x = Tensor.from([1, 2, 3], { dtype: 'f64' });
+  const y = x.mul(w).sum();
+  x.fill(0);
+  assert.throws(
+    () => y.backward(),
+    (e: unknown) => e instanceof TensorError && /written in place/.test((e as Error).message),
+  );
+  assert.throws(() => w.fill(1), /requires a gradient/);
+  for (const t of [x, y, w]) t.dispose();
+});
+
+test('integer tensors refuse requiresGrad; an op without a gradient says so', () => {
+  assert.throws(
+    () => Tensor.from([1, 2], { dtype: 'u32', requiresGrad: true }),
+    (e: unknown) => e instanceof DTypeError,
+  );
+  const x = Tensor.zeros([1, 1, 4, 4], { dtype: 'f64', requiresGrad: true });
+  const w = Tensor.ones([1, 1, 3, 3], { dtype: 'f64' });
+  assert.throws(
+    () => x.conv2d(w),
+    (e: unknown) => e instanceof TensorError && /conv2d: has no gradient yet/.test((e as Error).message),
+  );
+  // argmax has none to give: its result simply takes no part
+  const i = x.reshape([-1]).argmax(0);
+  assert.not.ok(i.requiresGrad);
+  for (const t of [i, w, x]) t.dispose();
+});
+
+test('backward needs a gradient for a tensor of several elements', () => {
+  const x = leaf([3]);
+  const y = x.mul(3);
+  assert.throws(
+    () => y.backward(),
+    (e: unknown) => e instanceof ShapeError,
+  );
+  const g = Tensor.ones([3], { dtype: 'f64' });
+  y.backward(g);
+  assert.equal(values(x.grad!), [3, 3, 3]);
+  for (const t of [g, x.grad!, y, x]) t.dispose();
+});
+
+test('a graph nobody runs backward on is freed with its tensors', () => {
+  const before = liveTensors().length;
+  const x = leaf([4]);
+  let y = x;
+  for (let i = 0; i < 5; i++) {
+    const z = tidy(() => y.mul(1.5).exp().sum(0, true).add(y));
+    if (y !== x) y.dispose();
+    y = z;
+  }
+  y.dispose();
+  x.dispose();
+  assert.is(liveTensors().length, before);
+});
+
+test.run();
