@@ -103,7 +103,7 @@ export const linear = defineOp({
   },
   cpu: (x, w, o, _n, _k, outShape) => composedLinear(x, w, o, outShape),
   gpu: (x, w, o, n, k, outShape) =>
-    (x.numel === k ? gpu.linearRow(x, w, o, n, k, outShape) : null) ?? composedLinear(x, w, o, outShape),
+    (k > 0 && x.numel === k ? gpu.linearRow(x, w, o, n, k, outShape) : null) ?? composedLinear(x, w, o, outShape),
   grad: 'missing',
 });
 
