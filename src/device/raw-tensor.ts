@@ -176,3 +176,33 @@ export class RawTensor {
     this.dispose();
   }
 }
+
+/** x as a new view when it is contiguous, else a contiguous copy made with copy(dst, src) */
+export function contiguousVia(x: RawTensor, copy: (dst: RawTensor, src: RawTensor) => void): RawTensor {
+  if (x.isContiguous()) return x.view(x.layout);
+  const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
+  try {
+    copy(out, x);
+  } catch (e) {
+    out.dispose();
+    throw e;
+  }
+  return out;
+}
+
+/** x with another shape (the same element count): a view where the layout allows, else a view
+ *  of a contiguous copy made with copy(dst, src) */
+export function reshapeVia(
+  x: RawTensor,
+  shape: readonly number[],
+  copy: (dst: RawTensor, src: RawTensor) => void,
+): RawTensor {
+  const l = x.layout.reshapeView(shape);
+  if (l) return x.view(l);
+  const c = contiguousVia(x, copy);
+  try {
+    return c.viewAs(shape);
+  } finally {
+    c.dispose();
+  }
+}

@@ -2,7 +2,7 @@
 // reduce to one primitive, a strided-to-strided copy between two views of the same shape.
 import { Layout, normDim, numel, sameShape } from '../core/layout.ts';
 import { DTypeError, ShapeError, TensorError, fmtShape } from '../core/errors.ts';
-import { RawTensor } from '../device/raw-tensor.ts';
+import { RawTensor, contiguousVia, reshapeVia } from '../device/raw-tensor.ts';
 import type { Device } from '../device/device.ts';
 import { Storage } from '../device/storage.ts';
 import { DTYPES, roundTo, type HostArray } from '../core/dtype.ts';
@@ -32,17 +32,7 @@ export const copyInto = defineOp({
   grad: 'missing',
 });
 
-function contiguousCopy(x: RawTensor): RawTensor {
-  if (x.isContiguous()) return x.view(x.layout);
-  const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
-  try {
-    copyInto(out, x);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  }
-  return out;
-}
+const contiguousCopy = (x: RawTensor): RawTensor => contiguousVia(x, copyInto);
 export const contiguous = defineOp({
   name: 'contiguous',
   family: 'copy',
@@ -54,16 +44,7 @@ export const contiguous = defineOp({
   grad: 'missing',
 });
 
-function reshapeCopy(x: RawTensor, shape: readonly number[]): RawTensor {
-  const l = x.layout.reshapeView(shape);
-  if (l) return x.view(l);
-  const c = contiguous(x);
-  try {
-    return c.viewAs(shape);
-  } finally {
-    c.dispose();
-  }
-}
+const reshapeCopy = (x: RawTensor, shape: readonly number[]): RawTensor => reshapeVia(x, shape, copyInto);
 /** x with another shape (the same element count, no -1): a view where the layout allows, else a copy */
 export const reshape = defineOp({
   name: 'reshape',

@@ -10,7 +10,7 @@ import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, roundTo, type DType } fr
 import { ShapeError } from '../../core/errors.ts';
 import { numel, type Shape } from '../../core/layout.ts';
 import type { Device } from '../../device/device.ts';
-import { RawTensor } from '../../device/raw-tensor.ts';
+import { RawTensor, contiguousVia, reshapeVia } from '../../device/raw-tensor.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { GEOM_MAX_RANK, copyWidth, packGeom, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES } from '../checks.ts';
@@ -182,26 +182,7 @@ function copyRows(dst: RawTensor, src: RawTensor, f: RowForm): boolean {
 }
 
 /** x as a new view when it is contiguous, else a contiguous copy */
-export function contiguous(x: RawTensor): RawTensor {
-  if (x.isContiguous()) return x.view(x.layout);
-  const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
-  try {
-    copyInto(out, x);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  }
-  return out;
-}
+export const contiguous = (x: RawTensor): RawTensor => contiguousVia(x, copyInto);
 
 /** x with another shape (same element count): a view where the layout allows, else a copy */
-export function reshaped(x: RawTensor, shape: readonly number[]): RawTensor {
-  const l = x.layout.reshapeView(shape);
-  if (l) return x.view(l);
-  const c = contiguous(x);
-  try {
-    return c.viewAs(shape);
-  } finally {
-    c.dispose();
-  }
-}
+export const reshaped = (x: RawTensor, shape: readonly number[]): RawTensor => reshapeVia(x, shape, copyInto);
