@@ -275,6 +275,17 @@ test('embedding: known values, any ids shape', () => {
   assert.equal(Tensor.embedding(ids([]), table).shape, [0, 2]);
 });
 
+test('embedding: rows of a table that starts inside its storage (a narrowed, contiguous view)', () => {
+  const full = Tensor.arange(0, 12, 1, { dtype: 'f64' }).reshape([6, 2]);
+  const table = full.narrow(0, 2, 3);
+  const e = Tensor.embedding(Tensor.from([2, 0], { dtype: 'u32' }), table);
+  assert.equal(e.toNestedSync(), [
+    [8, 9],
+    [4, 5],
+  ]);
+  for (const t of [e, table, full]) t.dispose();
+});
+
 test('embedding: every dtype exact; equals indexSelect on flat ids; non-contiguous', async () => {
   for (const dt of ALL) {
     const table = anyRand([6, 4], dt);

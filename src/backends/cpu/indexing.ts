@@ -153,8 +153,18 @@ export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
 export function embedding(ids: RawTensor, table: RawTensor, outShape: Shape): RawTensor {
   const [vocab, hidden] = table.layout.shape as [number, number];
   const id = readIds('embedding', ids, vocab, `the rows of table ${sig(table)}`);
-  const src = readRaw(table);
   const out = newRaw(table.dtype, id.length * hidden);
+  if (table.layout.isContiguous()) {
+    // rows straight from the table's storage: a [vocab, hidden] table is never copied whole
+    const host = table.storage.host as Float32Array,
+      off = table.layout.offset;
+    for (let k = 0; k < id.length; k++) {
+      const a = off + id[k]! * hidden;
+      (out as Float32Array).set(host.subarray(a, a + hidden), k * hidden);
+    }
+    return fromRaw(out, outShape, table.dtype, table.device);
+  }
+  const src = readRaw(table);
   let j = 0;
   for (let k = 0; k < id.length; k++) for (let i = 0; i < hidden; i++) move(out, j++, src, id[k]! * hidden + i);
   return fromRaw(out, outShape, table.dtype, table.device);
