@@ -188,6 +188,22 @@ test('views and copies carry gradients: transpose, permute, narrow, slice, expan
   gradCheck('chunk', ([x]) => x!.chunk(2, 1)[1]!.sqr(), [[2, 4]]);
 });
 
+test('norms: rmsNorm and layerNorm, input and weights', () => {
+  gradCheck('rmsNorm', ([x, w]) => x!.rmsNorm(w!, 1e-5), [[3, 4], [4]]);
+  gradCheck('layerNorm', ([x, w, b]) => x!.layerNorm(w!, b!, 1e-5), [[2, 3, 5], [5], [5]]);
+});
+
+test('indexing: indexSelect, embedding and gather, repeated ids adding up', () => {
+  const ids = Tensor.from([2, 0, 2, 1], { dtype: 'u32' });
+  gradCheck('indexSelect dim 0', ([x]) => x!.indexSelect(ids, 0), [[3, 2]]);
+  gradCheck('indexSelect dim 1', ([x]) => x!.indexSelect(ids, 1), [[2, 3]]);
+  const ids2 = Tensor.from([3, 0, 3, 1, 2, 3], { dtype: 'u32', shape: [2, 3] });
+  gradCheck('embedding', ([t]) => Tensor.embedding(ids2, t!), [[4, 2]]);
+  const gi = Tensor.from([0, 2, 1, 1, 0, 0], { dtype: 'u32', shape: [2, 3] });
+  gradCheck('gather', ([x]) => x!.gather(gi, 1), [[2, 3]]);
+  for (const t of [ids, ids2, gi]) t.dispose();
+});
+
 test('toDtype: the gradient comes back in the input dtype', () => {
   const x = Tensor.from([0.5, -1, 2], { dtype: 'f32', requiresGrad: true });
   const y = x.toDtype('f64').sqr().sum();
