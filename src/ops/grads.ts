@@ -13,7 +13,10 @@ import { binary, compare, paramUnary, unary, where } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { reduce } from './reduce.ts';
 import { defineGrad } from './registry.ts';
-import { indexAdd, scatter } from './indexing.ts';
+import { indexAdd, indexSelect, scatter } from './indexing.ts';
+import { cumsum } from './scan.ts';
+import { rope } from './nn.ts';
+import type { RopeLayout } from '../backends/cpu/nn.ts';
 
 type Pair = [RawTensor, RawTensor];
 
@@ -366,3 +369,22 @@ defineGrad('embedding', (g, [ids, table]: [RawTensor, RawTensor, number[]]) =>
 defineGrad('gather', (g, [x, ids, d]: [RawTensor, RawTensor, number]) =>
   scoped((keep) => [[x, scatter(keep(full(x.layout.shape, 0, g.dtype, g.device)), ids, g, d, true)]]),
 );
+
+defineGrad('cumsum', (g, [x, d]: [RawTensor, number]) =>
+  scoped((keep) => {
+    // out[i] = sum of x[0..i], so x[i] gets the sum of g[i..]: the total minus the running sum before i
+    const total = keep(reduce('sum', g, [d], true));
+    const before = keep(binary('sub', keep(cumsum(g, d)), g));
+    return [[x, binary('sub', total, before)]];
+  }),
+);
+
+defineGrad('rope', (g, [x, cos, sin, layout]: [RawTensor, RawTensor, RawTensor, RopeLayout]) =>
+  // a rotation by the angle's negative undoes it: the same pairing with -sin
+  scoped((keep) => [[x, rope(g, cos, keep(unary(sin, 'neg')), layout)]]),
+);
+
+defineGrad('indexAdd', (g, [x, ids, src, d]: [RawTensor, RawTensor, RawTensor, number]) => [
+  [x, g.view(g.layout)],
+  [src, indexSelect(g, ids, d)],
+]);

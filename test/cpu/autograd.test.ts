@@ -204,6 +204,23 @@ test('indexing: indexSelect, embedding and gather, repeated ids adding up', () =
   for (const t of [ids, ids2, gi]) t.dispose();
 });
 
+test('cumsum, rotary embeddings (every pairing) and indexAdd', () => {
+  gradCheck('cumsum dim 1', ([x]) => x!.cumsum(1), [[2, 5]]);
+  gradCheck('cumsum dim 0', ([x]) => x!.cumsum(0), [[4, 3]]);
+  const ang = Tensor.rand([3, 2], { seed: 5, dtype: 'f64' }).affine(3, -1.5);
+  const cos = ang.cos(),
+    sin = ang.sin();
+  gradCheck('rope halves', ([x]) => x!.rope(cos, sin), [[1, 2, 3, 4]]);
+  gradCheck('rope interleaved', ([x]) => x!.ropeI(cos, sin), [[1, 2, 3, 4]]);
+  gradCheck('rope thd', ([x]) => x!.ropeThd(cos, sin), [[1, 3, 2, 4]]);
+  const ids = Tensor.from([1, 0, 1], { dtype: 'u32' });
+  gradCheck('indexAdd', ([x, src]) => x!.indexAdd(ids, src!, 0), [
+    [2, 3],
+    [3, 3],
+  ]);
+  for (const t of [ang, cos, sin, ids]) t.dispose();
+});
+
 test('toDtype: the gradient comes back in the input dtype', () => {
   const x = Tensor.from([0.5, -1, 2], { dtype: 'f32', requiresGrad: true });
   const y = x.toDtype('f64').sqr().sum();
