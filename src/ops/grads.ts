@@ -295,15 +295,13 @@ defineGrad('softmax', (g, [x, dim, log]: [RawTensor, number, boolean], y) =>
 /** the mean over the last dim, kept as a dim of 1 */
 const meanLast = (t: RawTensor): RawTensor => reduce('mean', t, [t.rank - 1], true);
 /** the sum over every dim but the last, as [hidden] */
-const sumRows = (t: RawTensor): RawTensor => {
-  const s = reduce(
+const sumRows = (t: RawTensor): RawTensor =>
+  reduce(
     'sum',
     t,
     t.layout.shape.slice(0, -1).map((_, i) => i),
     false,
   );
-  return s;
-};
 
 defineGrad('rmsNorm', (g, [x, w, eps]: [RawTensor, RawTensor, number]) =>
   scoped((keep) => {

@@ -58,24 +58,19 @@ function run4(kernel: PoolKernel, x: RawTensor, p: Pool2dParams, outShape: numbe
   }
 }
 
-export const avgPool2d = defineOp({
-  name: 'avgPool2d',
-  family: 'pooling',
-  summary: "window means over [n, c, h, w] (or unbatched), PyTorch's floor mode",
-  dtypes: FLOATS,
-  check: (x: RawTensor, o: PoolOptions) => checkPool('avgPool2d', x, o),
-  cpu: (x, p, s) => run4(cpu.avgPool2d, x, p, s),
-  gpu: (x, p, s) => run4(gpu.avgPool2d, x, p, s),
-  grad: 'missing',
-});
+function poolOp(name: 'avgPool2d' | 'maxPool2d', summary: string) {
+  return defineOp({
+    name,
+    family: 'pooling',
+    summary,
+    dtypes: FLOATS,
+    check: (x: RawTensor, o: PoolOptions) => checkPool(name, x, o),
+    cpu: (x, p, s) => run4(cpu[name], x, p, s),
+    gpu: (x, p, s) => run4(gpu[name], x, p, s),
+    grad: 'missing',
+  });
+}
+
+export const avgPool2d = poolOp('avgPool2d', "window means over [n, c, h, w] (or unbatched), PyTorch's floor mode");
 /** padding cells never win (they count as -inf); NaN in a window gives NaN, like PyTorch */
-export const maxPool2d = defineOp({
-  name: 'maxPool2d',
-  family: 'pooling',
-  summary: 'window maxima (NaN wins; padding never does)',
-  dtypes: FLOATS,
-  check: (x: RawTensor, o: PoolOptions) => checkPool('maxPool2d', x, o),
-  cpu: (x, p, s) => run4(cpu.maxPool2d, x, p, s),
-  gpu: (x, p, s) => run4(gpu.maxPool2d, x, p, s),
-  grad: 'missing',
-});
+export const maxPool2d = poolOp('maxPool2d', 'window maxima (NaN wins; padding never does)');

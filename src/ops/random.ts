@@ -47,35 +47,26 @@ function checkDraw(op: string, shape: Shape, seed: number | undefined, dtype: DT
   const [k0, k1] = keyOf(op, seed);
   return [shape, numel(shape), k0, k1, dtype, device];
 }
-const onDevice = (...a: Draw): Device => a[5];
+/** a float draw: the CPU reference's values and the GPU kernel for the same words */
+function drawOp(name: 'rand' | 'randn', summary: string) {
+  return defineOp({
+    name,
+    family: 'random',
+    summary,
+    dtypes: FLOAT_DTYPES,
+    check: (shape: Shape, seed: number | undefined, dtype: DType, device: Device) =>
+      checkDraw(name, shape, seed, dtype, device),
+    device: (...a: Draw): Device => a[5],
+    cpu: (shape, n, k0, k1, dtype, device) => host(device, dtype, shape, cpu[name](n, k0, k1, dtype)),
+    gpu: gpu[name],
+    grad: 'none',
+  });
+}
 
 /** uniform [0, 1) in a float dtype */
-export const rand = defineOp({
-  name: 'rand',
-  family: 'random',
-  summary: 'uniform [0, 1), seeded: the same numbers on every device',
-  dtypes: FLOAT_DTYPES,
-  check: (shape: Shape, seed: number | undefined, dtype: DType, device: Device) =>
-    checkDraw('rand', shape, seed, dtype, device),
-  device: onDevice,
-  cpu: (shape, n, k0, k1, dtype, device) => host(device, dtype, shape, cpu.rand(n, k0, k1, dtype)),
-  gpu: gpu.rand,
-  grad: 'none',
-});
-
+export const rand = drawOp('rand', 'uniform [0, 1), seeded: the same numbers on every device');
 /** standard normal in a float dtype (the inverse normal CDF of each word, in f32; f64 is the f32 value widened) */
-export const randn = defineOp({
-  name: 'randn',
-  family: 'random',
-  summary: 'standard normal, seeded: the same numbers on every device',
-  dtypes: FLOAT_DTYPES,
-  check: (shape: Shape, seed: number | undefined, dtype: DType, device: Device) =>
-    checkDraw('randn', shape, seed, dtype, device),
-  device: onDevice,
-  cpu: (shape, n, k0, k1, dtype, device) => host(device, dtype, shape, cpu.randn(n, k0, k1, dtype)),
-  gpu: gpu.randn,
-  grad: 'none',
-});
+export const randn = drawOp('randn', 'standard normal, seeded: the same numbers on every device');
 
 /** the integers each dtype holds exactly, for randint's bounds */
 const EXACT: Record<DType, [number, number]> = {

@@ -59,7 +59,7 @@ export interface OpInfo {
 /** an op as its callers see it: a function, with its declaration attached */
 export type Op<A extends unknown[], R> = ((...args: A) => R) & { readonly info: OpInfo };
 
-const ops = new Map<string, OpInfo & { grad: OpInfo['grad'] }>();
+const ops = new Map<string, OpInfo>();
 const grads = new Map<string, GradSlot<unknown[]>>();
 
 /**
@@ -82,10 +82,8 @@ export function gradRuleOf(name: string): GradSlot<unknown[]> {
 
 /** gives a declared op its gradient rule (the rules live in ops/grads.ts, written in other ops) */
 export function defineGrad<B extends unknown[]>(name: string, rule: GradRule<B>): void {
-  const info = ops.get(name);
-  if (info === undefined) throw new TensorError(`op registry: no op '${name}' to give a gradient`);
+  if (!ops.has(name)) throw new TensorError(`op registry: no op '${name}' to give a gradient`);
   grads.set(name, rule as unknown as GradRule<unknown[]>);
-  info.grad = 'rule';
 }
 
 function firstDevice(args: readonly unknown[], name: string): Device {
@@ -96,14 +94,18 @@ function firstDevice(args: readonly unknown[], name: string): Device {
 /** declares an op once; the returned function checks, dispatches and runs it */
 export function defineOp<A extends unknown[], B extends unknown[], R>(def: OpDef<A, B, R>): Op<A, R> {
   if (ops.has(def.name)) throw new TensorError(`op registry: '${def.name}' is declared twice`);
-  const info: OpInfo & { grad: OpInfo['grad'] } = {
+  const info: OpInfo = {
     name: def.name,
     family: def.family,
     summary: def.summary,
     variants: def.variants ?? [def.name],
     dtypes: def.dtypes,
     backends: BACKENDS.filter((b) => def[b] !== null),
-    grad: typeof def.grad === 'function' ? 'rule' : def.grad,
+    // read from the slot, which defineGrad may fill after the declaration
+    get grad() {
+      const g = gradRuleOf(def.name);
+      return typeof g === 'function' ? 'rule' : g;
+    },
   };
   ops.set(def.name, info);
   grads.set(def.name, def.grad as GradSlot<unknown[]>);

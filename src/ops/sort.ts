@@ -46,15 +46,18 @@ function check(op: string, x: RawTensor, dim: number): { d: number; n: number } 
   return { d, n };
 }
 
+/** the arguments of a full sort along dim */
+function checkSort(op: string, x: RawTensor, dim: number, descending: boolean): [RawTensor, number, boolean] {
+  const { d } = check(op, x, dim);
+  return [x, d, flag(op, 'descending', descending, x)];
+}
+
 export const argsort = defineOp({
   name: 'argsort',
   family: 'sorting',
   summary: 'u32 indices that sort along dim (stable; NaN largest)',
   dtypes: ALL_DTYPES,
-  check: (x: RawTensor, dim: number, descending: boolean): [RawTensor, number, boolean] => {
-    const { d } = check('argsort', x, dim);
-    return [x, d, flag('argsort', 'descending', descending, x)];
-  },
+  check: (x: RawTensor, dim: number, descending: boolean) => checkSort('argsort', x, dim, descending),
   cpu: cpu.argsort,
   gpu: gpu.argsort,
   grad: 'none',
@@ -65,10 +68,7 @@ export const sort = defineOp({
   family: 'sorting',
   summary: 'values and u32 indices, stable, along dim',
   dtypes: ALL_DTYPES,
-  check: (x: RawTensor, dim: number, descending: boolean): [RawTensor, number, boolean] => {
-    const { d } = check('sort', x, dim);
-    return [x, d, flag('sort', 'descending', descending, x)];
-  },
+  check: (x: RawTensor, dim: number, descending: boolean) => checkSort('sort', x, dim, descending),
   cpu: cpu.sort,
   gpu: gpu.sort,
   grad: 'missing',

@@ -2,7 +2,7 @@
 // every op is a method here that hands off to ops/<family>.ts, which checks its arguments and
 // runs the CPU reference or the GPU path.
 import { DTYPE_INFO, isDType, isFloatDType, getElem, type DType, type HostArray } from '../core/dtype.ts';
-import { Layout, checkShape, normDim, numel, type Shape } from '../core/layout.ts';
+import { Layout, checkShape, normDim, numel, sameShape, type Shape } from '../core/layout.ts';
 import { Device } from '../device/device.ts';
 import { Storage } from '../device/storage.ts';
 import { RawTensor } from '../device/raw-tensor.ts';
@@ -134,7 +134,11 @@ export class Tensor extends RawTensor {
       g = creation.full(this.layout.shape, 1, this.dtype, this.device);
     } else {
       const given = arg('backward', 'grad', grad);
-      if (!sameShapeAs(given, this) || given.dtype !== this.dtype || given.device !== this.device) {
+      if (
+        !sameShape(given.layout.shape, this.layout.shape) ||
+        given.dtype !== this.dtype ||
+        given.device !== this.device
+      ) {
         throw new ShapeError(`backward: grad ${given.describe()} must match ${this.describe()}`);
       }
       g = given.view(given.layout);
@@ -328,18 +332,9 @@ export class Tensor extends RawTensor {
   /** a view when the layout allows it, otherwise a contiguous copy; one dim may be -1 */
   reshape(shape: Shape): Tensor {
     this.check('reshape');
-    const target = inferShape('reshape', shape, this.numel, this.layout.shape);
-    const v = this.layout.reshapeView(target);
-    let out: Tensor;
-    if (v) out = this.view(v);
-    else {
-      const c = this.gradState === null ? copyOps.contiguous(this) : autograd.noGrad(() => copyOps.contiguous(this));
-      out = new Tensor(c.storage, c.layout.reshapeView(target)!, c.dtype);
-      c.dispose();
-    }
-    if (this.gradState !== null)
-      autograd.recordView(this, out, 'reshape', (g) => copyOps.reshape(g, this.layout.shape));
-    return out;
+    // the reshape op: a view where the layout allows, else a copy; recorded (and its gradient
+    // taken) like every op
+    return Tensor.wrap(copyOps.reshape(this, inferShape('reshape', shape, this.numel, this.layout.shape)));
   }
   flatten(startDim = 0, endDim = -1): Tensor {
     if (this.rank === 0) return this.reshape([1]);
@@ -757,9 +752,6 @@ function padInto(shape: readonly number[], g: RawTensor, region: (z: RawTensor) 
   }
   return z;
 }
-
-const sameShapeAs = (a: RawTensor, b: RawTensor): boolean =>
-  a.rank === b.rank && a.layout.shape.every((n, i) => n === b.layout.shape[i]);
 
 // ---- helpers ---------------------------------------------------------------------------------
 function inferShape(op: string, shape: Shape, n: number, from: Shape): number[] {
