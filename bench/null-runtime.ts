@@ -40,7 +40,9 @@ export function nullRuntime(): GpuRuntime {
     version: 'none',
     convForward() {},
     convTransposeForward() {},
+    convBackwardWeights() {},
     poolForward() {},
+    poolBackward() {},
     softmaxForward() {},
   };
   const none = (): void => {};

@@ -52,6 +52,25 @@ const NCCL_IN_PROGRESS = 7;
 /** how many recent collectives an error names */
 const RECENT = 4;
 
+// A process that ends with a communicator neither destroyed nor aborted leaves the library's
+// proxy thread running while the driver tears the context down at exit, which can end the
+// process with a signal instead of its exit code. So communicators still open at exit are
+// aborted (not destroyed: destroy waits for queued work, which a dead peer never finishes).
+const open = new Set<Communicator>();
+let exitHooked = false;
+/** aborts every communicator of this process that is still open (the exit hook; also for tests) */
+export function abortOpenCommunicators(reason = 'the process is exiting'): number {
+  const n = open.size;
+  for (const c of [...open]) c.abort(reason);
+  return n;
+}
+function track(c: Communicator): void {
+  open.add(c);
+  if (exitHooked) return;
+  exitHooked = true;
+  process.once('exit', () => abortOpenCommunicators());
+}
+
 export class Communicator implements RankQueue {
   private abortedBecause: string | null = null;
   private destroyed = false;
@@ -78,6 +97,7 @@ export class Communicator implements RankQueue {
     this.timeoutMs = o.timeoutMs ?? defaultTimeoutMs();
     this.checkShapes = o.checkShapes ?? false;
     this.lib = { vendor: device.kind === 'rocm' ? 'rocm' : 'cuda', version: nccl.version };
+    track(this);
   }
 
   /** "NCCL 2.28.3" / "RCCL 2.18.3" */
@@ -164,6 +184,7 @@ export class Communicator implements RankQueue {
   abort(reason = 'abort() was called'): void {
     if (this.abortedBecause !== null || this.destroyed) return;
     this.abortedBecause = reason;
+    open.delete(this);
     this.pending.clear();
     this.device.runtime.callForeign(() => this.nccl.fn.ncclCommAbort(this.handle));
   }
@@ -172,6 +193,7 @@ export class Communicator implements RankQueue {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    open.delete(this);
     this.barrierBuf?.dispose();
     this.barrierBuf = null;
     if (this.abortedBecause !== null) return;

@@ -23,6 +23,7 @@ const ENUMS = [
   'cudnnMathType_t',
   'cudnnConvolutionFwdAlgo_t',
   'cudnnConvolutionBwdDataAlgo_t',
+  'cudnnConvolutionBwdFilterAlgo_t',
   'cudnnPoolingMode_t',
   'cudnnNanPropagation_t',
   'cudnnSoftmaxAlgorithm_t',
@@ -43,6 +44,7 @@ export const CUDNN_ALIASES: readonly NativeAlias[] = [
   // perf results are read as raw bytes at the offsets in CUDNN_PERF, never marshalled by koffi
   { name: 'cudnnFwdPerf_p', c: 'cudnnConvolutionFwdAlgoPerf_t *', cls: 'pointer', koffi: 'void *' },
   { name: 'cudnnBwdDataPerf_p', c: 'cudnnConvolutionBwdDataAlgoPerf_t *', cls: 'pointer', koffi: 'void *' },
+  { name: 'cudnnBwdFilterPerf_p', c: 'cudnnConvolutionBwdFilterAlgoPerf_t *', cls: 'pointer', koffi: 'void *' },
 ];
 
 const T = 'cudnnTensorDescriptor_t';
@@ -116,6 +118,23 @@ export const CUDNN_FUNCTIONS = {
       `const void *w, ${T} dyDesc, const void *dy, ${C} convDesc, cudnnConvolutionBwdDataAlgo_t algo, ` +
       `void *workSpace, size_t workSpaceSizeInBytes, const void *beta, ${T} dxDesc, void *dx)`,
   },
+  cudnnGetConvolutionBackwardFilterAlgorithm_v7: {
+    proto:
+      `cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle, ${T} srcDesc, ` +
+      `${T} diffDesc, ${C} convDesc, ${F} gradDesc, int requestedAlgoCount, int *returnedAlgoCount, ` +
+      'cudnnBwdFilterPerf_p perfResults)',
+  },
+  cudnnGetConvolutionBackwardFilterWorkspaceSize: {
+    proto:
+      `cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t handle, ${T} xDesc, ` +
+      `${T} dyDesc, ${C} convDesc, ${F} gradDesc, cudnnConvolutionBwdFilterAlgo_t algo, size_t *sizeInBytes)`,
+  },
+  cudnnConvolutionBackwardFilter: {
+    proto:
+      `cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha, ${T} xDesc, ` +
+      `const void *x, ${T} dyDesc, const void *dy, ${C} convDesc, cudnnConvolutionBwdFilterAlgo_t algo, ` +
+      `void *workSpace, size_t workSpaceSizeInBytes, const void *beta, ${F} dwDesc, void *dw)`,
+  },
   cudnnCreatePoolingDescriptor: {
     proto: 'cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t *poolingDesc)',
   },
@@ -132,6 +151,12 @@ export const CUDNN_FUNCTIONS = {
     proto:
       `cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, cudnnPoolingDescriptor_t poolingDesc, ` +
       `const void *alpha, ${T} xDesc, const void *x, const void *beta, ${T} yDesc, void *y)`,
+  },
+  cudnnPoolingBackward: {
+    proto:
+      `cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, ` +
+      `const void *alpha, ${T} yDesc, const void *y, ${T} dyDesc, const void *dy, ${T} xDesc, const void *x, ` +
+      `const void *beta, ${T} dxDesc, void *dx)`,
   },
   cudnnSoftmaxForward: {
     proto:
@@ -162,7 +187,8 @@ export const CUDNN_CONST = {
   CUDNN_SOFTMAX_MODE_INSTANCE: 0,
 } as const;
 
-/** cudnnConvolutionFwdAlgoPerf_t and cudnnConvolutionBwdDataAlgoPerf_t share this layout */
+/** cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionBwdDataAlgoPerf_t and
+ *  cudnnConvolutionBwdFilterAlgoPerf_t share this layout */
 export const CUDNN_PERF = {
   size: 48,
   fields: { algo: 0, status: 4, time: 8, memory: 16, determinism: 24, mathType: 28 },
@@ -251,6 +277,32 @@ export interface CudnnFns {
     dxd: H,
     dx: P,
   ): R;
+  cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+    h: H,
+    x: H,
+    dy: H,
+    c: H,
+    dw: H,
+    requested: number,
+    returned: Int32Array,
+    perf: Uint8Array,
+  ): R;
+  cudnnGetConvolutionBackwardFilterWorkspaceSize(h: H, x: H, dy: H, c: H, dw: H, algo: number, out: BigUint64Array): R;
+  cudnnConvolutionBackwardFilter(
+    h: H,
+    alpha: ArrayBufferView,
+    xd: H,
+    x: P,
+    dyd: H,
+    dy: P,
+    cd: H,
+    algo: number,
+    ws: P | null,
+    wsBytes: number,
+    beta: ArrayBufferView,
+    dwd: H,
+    dw: P,
+  ): R;
   cudnnCreatePoolingDescriptor(out: BigUint64Array): R;
   cudnnSetPooling2dDescriptor(
     d: H,
@@ -265,6 +317,20 @@ export interface CudnnFns {
   ): R;
   cudnnDestroyPoolingDescriptor(d: H): R;
   cudnnPoolingForward(h: H, pd: H, alpha: ArrayBufferView, xd: H, x: P, beta: ArrayBufferView, yd: H, y: P): R;
+  cudnnPoolingBackward(
+    h: H,
+    pd: H,
+    alpha: ArrayBufferView,
+    yd: H,
+    y: P,
+    dyd: H,
+    dy: P,
+    xd: H,
+    x: P,
+    beta: ArrayBufferView,
+    dxd: H,
+    dx: P,
+  ): R;
   cudnnSoftmaxForward(
     h: H,
     algo: number,

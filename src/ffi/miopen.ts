@@ -11,6 +11,8 @@ export const MIOPEN_ALIASES: readonly NativeAlias[] = [
   { name: 'miopenDataType_t', c: 'miopenDataType_t', cls: 'enum' },
   { name: 'miopenConvolutionMode_t', c: 'miopenConvolutionMode_t', cls: 'enum' },
   { name: 'miopenConvFwdAlgorithm_t', c: 'miopenConvFwdAlgorithm_t', cls: 'enum' },
+  { name: 'miopenConvBwdWeightsAlgorithm_t', c: 'miopenConvBwdWeightsAlgorithm_t', cls: 'enum' },
+  { name: 'miopenIndexType_t', c: 'miopenIndexType_t', cls: 'enum' },
   { name: 'miopenPoolingMode_t', c: 'miopenPoolingMode_t', cls: 'enum' },
   { name: 'miopenSoftmaxAlgorithm_t', c: 'miopenSoftmaxAlgorithm_t', cls: 'enum' },
   { name: 'miopenSoftmaxMode_t', c: 'miopenSoftmaxMode_t', cls: 'enum' },
@@ -86,6 +88,25 @@ export const MIOPEN_FUNCTIONS = {
       'miopenTensorDescriptor_t wDesc, cdevptr_t w, miopenConvolutionDescriptor_t convDesc, miopenConvFwdAlgorithm_t algo, ' +
       'const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, devptr_t workSpace, size_t workSpaceSize)',
   },
+  miopenConvolutionBackwardWeightsGetWorkSpaceSize: {
+    proto:
+      'miopenStatus_t miopenConvolutionBackwardWeightsGetWorkSpaceSize(miopenHandle_t handle, miopenTensorDescriptor_t dyDesc, ' +
+      'miopenTensorDescriptor_t xDesc, miopenConvolutionDescriptor_t convDesc, miopenTensorDescriptor_t dwDesc, _Out_ size_t *workSpaceSize)',
+  },
+  miopenFindConvolutionBackwardWeightsAlgorithm: {
+    proto:
+      'miopenStatus_t miopenFindConvolutionBackwardWeightsAlgorithm(miopenHandle_t handle, miopenTensorDescriptor_t dyDesc, cdevptr_t dy, ' +
+      'miopenTensorDescriptor_t xDesc, cdevptr_t x, miopenConvolutionDescriptor_t convDesc, miopenTensorDescriptor_t dwDesc, devptr_t dw, ' +
+      'int requestAlgoCount, _Out_ int *returnedAlgoCount, miopenConvAlgoPerf_p perfResults, devptr_t workSpace, size_t workSpaceSize, ' +
+      'bool exhaustiveSearch)',
+  },
+  miopenConvolutionBackwardWeights: {
+    proto:
+      'miopenStatus_t miopenConvolutionBackwardWeights(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t dyDesc, ' +
+      'cdevptr_t dy, miopenTensorDescriptor_t xDesc, cdevptr_t x, miopenConvolutionDescriptor_t convDesc, ' +
+      'miopenConvBwdWeightsAlgorithm_t algo, const void *beta, miopenTensorDescriptor_t dwDesc, devptr_t dw, devptr_t workSpace, ' +
+      'size_t workSpaceSize)',
+  },
   miopenCreatePoolingDescriptor: {
     proto: 'miopenStatus_t miopenCreatePoolingDescriptor(_Out_ miopenPoolingDescriptor_t *poolDesc)',
   },
@@ -104,6 +125,20 @@ export const MIOPEN_FUNCTIONS = {
       'miopenStatus_t miopenPoolingForward(miopenHandle_t handle, miopenPoolingDescriptor_t poolDesc, const void *alpha, ' +
       'miopenTensorDescriptor_t xDesc, cdevptr_t x, const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
       'bool do_backward, devptr_t workSpace, size_t workSpaceSize)',
+  },
+  miopenSetPoolingIndexType: {
+    proto: 'miopenStatus_t miopenSetPoolingIndexType(miopenPoolingDescriptor_t poolDesc, miopenIndexType_t index_type)',
+  },
+  miopenPoolingGetWorkSpaceSizeV2: {
+    proto:
+      'miopenStatus_t miopenPoolingGetWorkSpaceSizeV2(miopenPoolingDescriptor_t poolDesc, miopenTensorDescriptor_t yDesc, ' +
+      '_Out_ size_t *workSpaceSize)',
+  },
+  miopenPoolingBackward: {
+    proto:
+      'miopenStatus_t miopenPoolingBackward(miopenHandle_t handle, miopenPoolingDescriptor_t poolDesc, const void *alpha, ' +
+      'miopenTensorDescriptor_t yDesc, cdevptr_t y, miopenTensorDescriptor_t dyDesc, cdevptr_t dy, miopenTensorDescriptor_t xDesc, ' +
+      'cdevptr_t x, const void *beta, miopenTensorDescriptor_t dxDesc, devptr_t dx, devptr_t workSpace)',
   },
   miopenDestroyPoolingDescriptor: {
     proto: 'miopenStatus_t miopenDestroyPoolingDescriptor(miopenPoolingDescriptor_t poolDesc)',
@@ -127,6 +162,7 @@ export const MIOPEN_CONST = {
   miopenPoolingMax: 0,
   miopenPoolingAverage: 1,
   miopenPoolingAverageInclusive: 2,
+  miopenIndexUint32: 2,
   MIOPEN_SOFTMAX_ACCURATE: 1,
   MIOPEN_SOFTMAX_LOG: 2,
   MIOPEN_SOFTMAX_MODE_CHANNEL: 1,
@@ -204,6 +240,45 @@ export interface MiopenFns {
     ws: Ptr,
     wsSize: number,
   ): Status;
+  miopenConvolutionBackwardWeightsGetWorkSpaceSize(
+    h: Ptr,
+    dy: Ptr,
+    x: Ptr,
+    conv: Ptr,
+    dw: Ptr,
+    size: Out<number>,
+  ): Status;
+  miopenFindConvolutionBackwardWeightsAlgorithm(
+    h: Ptr,
+    dyd: Ptr,
+    dy: Ptr,
+    xd: Ptr,
+    x: Ptr,
+    conv: Ptr,
+    dwd: Ptr,
+    dw: Ptr,
+    request: number,
+    returned: Out<number>,
+    perf: Uint8Array,
+    ws: Ptr,
+    wsSize: number,
+    exhaustive: boolean,
+  ): Status;
+  miopenConvolutionBackwardWeights(
+    h: Ptr,
+    alpha: Float32Array,
+    dyd: Ptr,
+    dy: Ptr,
+    xd: Ptr,
+    x: Ptr,
+    conv: Ptr,
+    algo: number,
+    beta: Float32Array,
+    dwd: Ptr,
+    dw: Ptr,
+    ws: Ptr,
+    wsSize: number,
+  ): Status;
   miopenCreatePoolingDescriptor(d: Out<Ptr | null>): Status;
   miopenSet2dPoolingDescriptor(
     d: Ptr,
@@ -235,6 +310,23 @@ export interface MiopenFns {
     back: boolean,
     ws: Ptr,
     wsSize: number,
+  ): Status;
+  miopenSetPoolingIndexType(d: Ptr, t: number): Status;
+  miopenPoolingGetWorkSpaceSizeV2(d: Ptr, y: Ptr, size: Out<number>): Status;
+  miopenPoolingBackward(
+    h: Ptr,
+    d: Ptr,
+    alpha: Float32Array,
+    yd: Ptr,
+    y: Ptr,
+    dyd: Ptr,
+    dy: Ptr,
+    xd: Ptr,
+    x: Ptr,
+    beta: Float32Array,
+    dxd: Ptr,
+    dx: Ptr,
+    ws: Ptr,
   ): Status;
   miopenDestroyPoolingDescriptor(d: Ptr): Status;
   miopenSoftmaxForward_V2(

@@ -29,7 +29,7 @@ function opt(
 }
 
 /** what the backends' 2-d kernels take, for one checked call */
-interface ConvCall<P> {
+export interface ConvCall<P> {
   x: RawTensor;
   w: RawTensor;
   bias: RawTensor | null;

@@ -220,18 +220,47 @@ export const dropout = defineOp({
     const scale = p === 1 ? 0 : x.dtype === 'f64' ? 1 / (1 - p) : Math.fround(1 / (1 - p));
     return [x, k0, k1, threshold(p), scale, training];
   },
-  // f32 data goes to the CPU reference as it is, not widened to f64 and narrowed back
-  cpu: (x, k0, k1, thr, scale, training) =>
-    !training
-      ? x.view(x.layout)
-      : host(
-          x.device,
-          x.dtype,
-          x.layout.shape,
-          cpu.dropout(x.dtype === 'f32' ? (readRaw(x) as Float32Array) : readNumbers(x), k0, k1, thr, scale, x.dtype),
-        ),
-  gpu: (x, k0, k1, thr, scale, training) =>
-    !training ? x.view(x.layout) : withContiguous(x, (c) => gpu.dropout(c, k0, k1, thr, scale)),
+  cpu: (x, k0, k1, thr, scale, training) => (!training ? x.view(x.layout) : dropCpu(x, k0, k1, thr, scale)),
+  gpu: (x, k0, k1, thr, scale, training) => (!training ? x.view(x.layout) : dropGpu(x, k0, k1, thr, scale)),
+  // the same mask again, from the same key: the gradient is dropout's own map applied to g
+  grad: (g, [x, k0, k1, thr, scale, training]) => [
+    [x, training ? dropoutKeyed(g, k0, k1, thr, scale) : g.view(g.layout)],
+  ],
+});
+
+// f32 data goes to the CPU reference as it is, not widened to f64 and narrowed back
+const dropCpu = (x: RawTensor, k0: number, k1: number, thr: number, scale: number): RawTensor =>
+  host(
+    x.device,
+    x.dtype,
+    x.layout.shape,
+    cpu.dropout(x.dtype === 'f32' ? (readRaw(x) as Float32Array) : readNumbers(x), k0, k1, thr, scale, x.dtype),
+  );
+const dropGpu = (x: RawTensor, k0: number, k1: number, thr: number, scale: number): RawTensor =>
+  withContiguous(x, (c) => gpu.dropout(c, k0, k1, thr, scale));
+
+/** dropout with the Philox key, threshold and scale given (what dropout's gradient runs) */
+export const dropoutKeyed = defineOp({
+  name: 'dropoutKeyed',
+  family: 'random',
+  summary: "dropout's mask from a given Philox key (dropout's gradient)",
+  dtypes: FLOAT_DTYPES,
+  check: (
+    x: RawTensor,
+    k0: number,
+    k1: number,
+    thr: number,
+    scale: number,
+  ): [RawTensor, number, number, number, number] => {
+    x.check('dropoutKeyed');
+    if (!isFloatDType(x.dtype)) throw new DTypeError(`dropoutKeyed: x must have a float dtype (x ${sig(x)})`);
+    for (const v of [k0, k1, thr])
+      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff)
+        throw new TensorError(`dropoutKeyed: key words and threshold must be u32 integers (x ${sig(x)})`);
+    return [x, k0, k1, thr, scale];
+  },
+  cpu: dropCpu,
+  gpu: dropGpu,
   grad: 'missing',
 });
 

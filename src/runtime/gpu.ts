@@ -129,6 +129,12 @@ export interface PoolParams {
   readonly y: DevicePtr;
 }
 
+/** pooling's backward: dx from dy, with the forward's x and y (all contiguous, dx written) */
+export interface PoolBackwardParams extends PoolParams {
+  readonly dy: DevicePtr;
+  readonly dx: DevicePtr;
+}
+
 /** softmax over the last dim of a contiguous [rows, cols] tensor */
 export interface SoftmaxParams {
   readonly dtype: DnnDType;
@@ -146,7 +152,13 @@ export interface DnnApi {
   convForward(p: ConvParams, stream: GpuStream): void;
   /** transposed convolution, through backward-data */
   convTransposeForward(p: ConvParams, stream: GpuStream): void;
+  /**
+   * the weight gradient of convForward (backward-filter / backward-weights), overwriting w:
+   * p.x is the forward's input, p.y the gradient of its output, p.w the weight gradient written
+   */
+  convBackwardWeights(p: ConvParams, stream: GpuStream): void;
   poolForward(p: PoolParams, stream: GpuStream): void;
+  poolBackward(p: PoolBackwardParams, stream: GpuStream): void;
   softmaxForward(p: SoftmaxParams, stream: GpuStream): void;
 }
 

@@ -35,6 +35,7 @@ import * as creation from '../ops/creation.ts';
 import * as random from '../ops/random.ts';
 import { toHostArray, hostToNumbers } from '../ops/readback.ts';
 import { sumTo } from '../ops/grads.ts';
+import '../ops/conv-grad.ts';
 import * as autograd from './autograd.ts';
 import { describeValue, expectDType, expectOptions, expectShape, expectTensor } from '../ops/args.ts';
 

@@ -22,6 +22,7 @@ import {
 import { DeviceGroup } from '../../src/distributed/group.ts';
 import { initProcessGroup } from '../../src/distributed/init.ts';
 import { CollectiveError, CollectiveTimeoutError } from '../../src/distributed/errors.ts';
+import { abortOpenCommunicators } from '../../src/distributed/communicator.ts';
 import { ncclDType, ncclRedOp, ncclVersionText, REDUCE_OPS } from '../../src/distributed/nccl-types.ts';
 import { encodePlan, disagreement, describeWords } from '../../src/distributed/agreement.ts';
 import { planAllReduce } from '../../src/distributed/plans.ts';
@@ -708,6 +709,20 @@ test('tensor-parallel shapes that do not split are refused', () => {
     TensorError,
     /got 1 inputs for the 3 rank\(s\)/,
   );
+});
+
+
+test('communicators still open when the process exits are aborted (not destroyed); destroyed ones are left alone', () => {
+  const { f, g } = setup(2);
+  assert.ok(process.listeners('exit').length >= 1, 'an exit hook is installed with the first communicator');
+  g.comms[0]!.destroy();
+  const aborted = abortOpenCommunicators('the process is exiting');
+  assert.ok(aborted >= 1);
+  const handles = f.of('ncclCommAbort').map((x) => x.args[0]);
+  assert.is(handles.length, 1, 'only the open communicator of this group');
+  assert.ok(g.comms[1]!.isAborted && !g.comms[0]!.isAborted);
+  assert.is(f.of('ncclCommDestroy').length, 1);
+  assert.is(abortOpenCommunicators(), 0, 'nothing left open');
 });
 
 test.run();

@@ -95,3 +95,43 @@ export function convTranspose2d(
   }
   return fromNumbers(out, outShape, x.dtype, x.device);
 }
+
+/** conv2d's weight gradient: dw[o, c, i, j] = sum over images and output cells of dy * the x cell
+ *  tap (i, j) read for it */
+export function convWeightGrad(x: RawTensor, dy: RawTensor, wShape: Shape, p: Conv2dParams): RawTensor {
+  const [n, cIn, h, wd] = x.layout.shape as [number, number, number, number];
+  const [cOut, cg, kh, kw] = wShape as [number, number, number, number];
+  const [, , oh, ow] = dy.layout.shape as [number, number, number, number];
+  const [ph, pw] = p.padding,
+    [sh, sw] = p.stride,
+    [dh, dw] = p.dilation;
+  const oPerGroup = cOut / p.groups;
+  const xv = readNumbers(x),
+    gv = readNumbers(dy);
+  const out = new Float64Array(cOut * cg * kh * kw);
+  for (let o = 0; o < cOut; o++) {
+    const c0 = Math.floor(o / oPerGroup) * cg;
+    for (let c = 0; c < cg; c++) {
+      for (let i = 0; i < kh; i++) {
+        for (let j = 0; j < kw; j++) {
+          let s = 0;
+          for (let b = 0; b < n; b++) {
+            const xBase = (b * cIn + c0 + c) * h * wd,
+              gBase = (b * cOut + o) * oh * ow;
+            for (let y = 0; y < oh; y++) {
+              const iy = y * sh - ph + i * dh;
+              if (iy < 0 || iy >= h) continue;
+              for (let xo = 0; xo < ow; xo++) {
+                const ix = xo * sw - pw + j * dw;
+                if (ix < 0 || ix >= wd) continue;
+                s += gv[gBase + y * ow + xo]! * xv[xBase + iy * wd + ix]!;
+              }
+            }
+          }
+          out[((o * cg + c) * kh + i) * kw + j] = s;
+        }
+      }
+    }
+  }
+  return fromNumbers(out, wShape, x.dtype, x.device);
+}

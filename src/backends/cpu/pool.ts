@@ -66,3 +66,63 @@ export function maxPool2d(x: RawTensor, p: Pool2dParams, outShape: Shape): RawTe
     return m;
   });
 }
+
+/**
+ * dx of a pooling: each output cell's gradient goes back to its window, split evenly (avg, by
+ * the forward's divisor) or all to the window's first maximum (max; a NaN window to its first
+ * NaN), as PyTorch's CPU kernels do
+ */
+export function pool2dBackward(
+  mode: 'max' | 'avg',
+  x: RawTensor,
+  _y: RawTensor,
+  dy: RawTensor,
+  p: Pool2dParams,
+): RawTensor {
+  const [n, c, h, w] = x.layout.shape as [number, number, number, number];
+  const [, , oh, ow] = dy.layout.shape as [number, number, number, number];
+  const [kh, kw] = p.kernel,
+    [sh, sw] = p.stride,
+    [ph, pw] = p.padding;
+  const xv = mode === 'max' ? readNumbers(x) : null;
+  const gv = readNumbers(dy);
+  const out = new Float64Array(n * c * h * w);
+  for (let plane = 0; plane < n * c; plane++) {
+    const base = plane * h * w;
+    for (let y = 0; y < oh; y++) {
+      const wy0 = y * sh - ph,
+        wy1 = Math.min(wy0 + kh, h + ph);
+      const y0 = Math.max(wy0, 0),
+        y1 = Math.min(wy1, h);
+      for (let xo = 0; xo < ow; xo++) {
+        const wx0 = xo * sw - pw,
+          wx1 = Math.min(wx0 + kw, w + pw);
+        const x0 = Math.max(wx0, 0),
+          x1 = Math.min(wx1, w);
+        const g = gv[(plane * oh + y) * ow + xo]!;
+        if (xv === null) {
+          const share = g / (p.countIncludePad ? (wy1 - wy0) * (wx1 - wx0) : (y1 - y0) * (x1 - x0));
+          for (let yy = y0; yy < y1; yy++) for (let xx = x0; xx < x1; xx++) out[base + yy * w + xx]! += share;
+          continue;
+        }
+        let at = -1,
+          m = -Infinity;
+        scan: for (let yy = y0; yy < y1; yy++) {
+          for (let xx = x0; xx < x1; xx++) {
+            const e = xv[base + yy * w + xx]!;
+            if (Number.isNaN(e)) {
+              at = base + yy * w + xx;
+              break scan;
+            }
+            if (e > m || at < 0) {
+              m = e;
+              at = base + yy * w + xx;
+            }
+          }
+        }
+        if (at >= 0) out[at]! += g;
+      }
+    }
+  }
+  return fromNumbers(out, x.layout.shape, x.dtype, x.device);
+}

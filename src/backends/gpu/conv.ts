@@ -32,7 +32,7 @@ function params(x: RawTensor, w: RawTensor, y: RawTensor, p: Conv2dParams, cIn: 
     groups: p.groups,
     x: x.storage.ptrAt(x.layout.offset),
     w: w.storage.ptrAt(w.layout.offset),
-    y: y.storage.ptrAt(0),
+    y: y.storage.ptrAt(y.layout.offset),
   };
 }
 
@@ -78,4 +78,23 @@ export function convTranspose2d(
     release(X, W);
   }
   return addChannelBias(y, bias);
+}
+
+/**
+ * the weight gradient of conv2d: x [n, cIn, h, w] (the forward's input), dy [n, cOut, oh, ow]
+ * (its output's gradient) into a new [cOut, cIn/groups, kh, kw]
+ */
+export function convWeightGrad(x: RawTensor, dy: RawTensor, wShape: Shape, p: Conv2dParams): RawTensor {
+  // an empty batch (a zero gradient) is the op layer's
+  const dw = RawTensor.empty(wShape, x.dtype, x.device);
+  if (dw.numel === 0) return dw;
+  const X = dense(x),
+    DY = dense(dy);
+  try {
+    const q = params(X.t, dw, DY.t, p, x.layout.shape[1]!, wShape[0]!);
+    x.device.dnn('convBackwardWeights').convBackwardWeights({ ...q, w: dw.storage.ptrAt(0) }, x.device.stream);
+  } finally {
+    release(X, DY);
+  }
+  return dw;
 }

@@ -4,7 +4,16 @@
 import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../../core/errors.ts';
 import { fmtArgs } from '../../ffi/native.ts';
 import { CUDNN_CONST, CUDNN_PERF, loadCudnn, type Cudnn } from '../../ffi/cudnn.ts';
-import type { ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../gpu.ts';
+import type {
+  ConvParams,
+  DevicePtr,
+  DnnApi,
+  DnnDType,
+  GpuStream,
+  PoolBackwardParams,
+  PoolParams,
+  SoftmaxParams,
+} from '../gpu.ts';
 
 /** 91400 -> '9.14.0' (cuDNN 9 encodes major*10000 + minor*100 + patch) */
 function fmtCudnnVersion(v: number): string {
@@ -187,15 +196,14 @@ export class CudnnApi implements DnnApi {
   /** picks the first algorithm cuDNN's heuristics rank as working in our math mode (once a
    *  shape: convPlan keeps the choice with the shape's descriptors) */
   private chooseAlgo(
-    kind: 'fwd' | 'bwdData',
+    kind: ConvKind,
     p: ConvParams,
     find: (requested: number, returned: Int32Array, perf: Uint8Array) => number,
     wsSize: (algo: number, out: BigUint64Array) => number,
     conv: bigint,
     what: string,
   ): AlgoChoice {
-    const call =
-      kind === 'fwd' ? 'cudnnGetConvolutionForwardAlgorithm_v7' : 'cudnnGetConvolutionBackwardDataAlgorithm_v7';
+    const call = ALGO_CALL[kind];
     this.outInt[0] = 0;
     this.ok(find(MAX_ALGOS, this.outInt, this.perf), call, [what]);
     const count = Math.min(this.outInt[0]!, MAX_ALGOS);
@@ -233,16 +241,16 @@ export class CudnnApi implements DnnApi {
    * (CONV_PLANS of them, the oldest made destroyed first): a later call builds only the shape's
    * key and makes the library call; error text is formatted on failure alone.
    */
-  private convPlan(kind: 'fwd' | 'bwdData', p: ConvParams): ConvPlan {
+  private convPlan(kind: ConvKind, p: ConvParams): ConvPlan {
     const key = `${kind} ${convKey(p)}`;
     const hit = this.convPlans.get(key);
     if (hit) return hit;
-    const op = kind === 'fwd' ? 'convForward' : 'convTransposeForward';
+    const op = CONV_OP[kind];
     const what = convWhat(op, p);
     const t = this.dataType(p.dtype, op);
-    // fwd: x [n, cIn, ...] -> y through the filter [cOut, cIn/g, kh, kw]; bwdData (transposed):
-    // dy = x, dx = y, the filter [cIn, cOut/g, kh, kw]
-    const [fk, fc] = kind === 'fwd' ? [p.cOut, p.cIn / p.groups] : [p.cIn, p.cOut / p.groups];
+    // fwd and bwdFilter: x [n, cIn, ...], y (or dy) [n, cOut, ...], the filter [cOut, cIn/g, kh, kw];
+    // bwdData (transposed): dy = x, dx = y, the filter [cIn, cOut/g, kh, kw]
+    const [fk, fc] = kind === 'bwdData' ? [p.cIn, p.cOut / p.groups] : [p.cOut, p.cIn / p.groups];
     const f = this.lib.fn;
     const a = this.tensor(t, p.n, p.cIn, p.inH, p.inW);
     let w = 0n;
@@ -262,15 +270,25 @@ export class CudnnApi implements DnnApi {
               c,
               what,
             )
-          : this.chooseAlgo(
-              'bwdData',
-              p,
-              (req, ret, perf) =>
-                f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, w, a, c, b, req, ret, perf),
-              (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, w, a, c, b, algo, out),
-              c,
-              what,
-            );
+          : kind === 'bwdData'
+            ? this.chooseAlgo(
+                'bwdData',
+                p,
+                (req, ret, perf) =>
+                  f.cudnnGetConvolutionBackwardDataAlgorithm_v7(this.handle, w, a, c, b, req, ret, perf),
+                (algo, out) => f.cudnnGetConvolutionBackwardDataWorkspaceSize(this.handle, w, a, c, b, algo, out),
+                c,
+                what,
+              )
+            : this.chooseAlgo(
+                'bwdFilter',
+                p,
+                (req, ret, perf) =>
+                  f.cudnnGetConvolutionBackwardFilterAlgorithm_v7(this.handle, a, b, c, w, req, ret, perf),
+                (algo, out) => f.cudnnGetConvolutionBackwardFilterWorkspaceSize(this.handle, a, b, c, w, algo, out),
+                c,
+                what,
+              );
       // the descriptor keeps the math type the algorithm was picked for
       this.ok(f.cudnnSetConvolutionMathType(c, choice.mathType), 'cudnnSetConvolutionMathType', [choice.mathType]);
       const plan: ConvPlan = { a, w, b, c, choice };
@@ -360,12 +378,51 @@ export class CudnnApi implements DnnApi {
     }
   }
 
+  convBackwardWeights(p: ConvParams, stream: GpuStream): void {
+    this.begin(stream);
+    const pl = this.convPlan('bwdFilter', p),
+      ch = pl.choice;
+    const ws = this.ensureWorkspace(ch.workspace, stream);
+    const [one, zero] = this.scalars(p.dtype);
+    const st = this.lib.fn.cudnnConvolutionBackwardFilter(
+      this.handle,
+      one,
+      pl.a,
+      p.x,
+      pl.b,
+      p.y,
+      pl.c,
+      ch.algo,
+      ws,
+      ch.workspace,
+      zero,
+      pl.w,
+      p.w,
+    );
+    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
+      this.fail(
+        st,
+        `cudnnConvolutionBackwardFilter: ${convWhat('convBackwardWeights', p)}, algo ${ch.algo}`,
+        'cudnnConvolutionBackwardFilter',
+      );
+    }
+  }
+
   poolForward(p: PoolParams, stream: GpuStream): void {
+    this.pool(p, null, stream);
+  }
+  poolBackward(p: PoolBackwardParams, stream: GpuStream): void {
+    this.pool(p, p, stream);
+  }
+
+  /** the forward, or with b the backward (dx from dy, x and y), on one pooling descriptor */
+  private pool(p: PoolParams, b: PoolBackwardParams | null, stream: GpuStream): void {
+    const op = b ? 'poolBackward' : 'poolForward';
     const what =
-      `poolForward(${p.mode}${p.mode === 'avg' ? (p.countIncludePad ? ' incl. pad' : ' excl. pad') : ''}, ` +
+      `${op}(${p.mode}${p.mode === 'avg' ? (p.countIncludePad ? ' incl. pad' : ' excl. pad') : ''}, ` +
       `${p.dtype}, x ${fmtShape([p.n, p.c, p.inH, p.inW])}, y ${fmtShape([p.n, p.c, p.outH, p.outW])}, ` +
       `window ${p.kH}x${p.kW} pad ${p.padH},${p.padW} stride ${p.strideH},${p.strideW})`;
-    const t = this.dataType(p.dtype, 'poolForward');
+    const t = this.dataType(p.dtype, op);
     const mode =
       p.mode === 'max'
         ? CUDNN_CONST.CUDNN_POOLING_MAX
@@ -397,6 +454,13 @@ export class CudnnApi implements DnnApi {
       xd = this.tensor(t, p.n, p.c, p.inH, p.inW);
       yd = this.tensor(t, p.n, p.c, p.outH, p.outW);
       const [one, zero] = this.scalars(p.dtype);
+      if (b) {
+        // dy and dx share y's and x's shapes, so their descriptors too
+        const st = f.cudnnPoolingBackward(this.handle, pd, one, yd, b.y, yd, b.dy, xd, b.x, zero, xd, b.dx);
+        if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS)
+          this.fail(st, `cudnnPoolingBackward: ${what}`, 'cudnnPoolingBackward');
+        return;
+      }
       const st = f.cudnnPoolingForward(this.handle, pd, one, xd, p.x, zero, yd, p.y);
       if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) this.fail(st, `cudnnPoolingForward: ${what}`, 'cudnnPoolingForward');
     } finally {
@@ -460,8 +524,21 @@ function mathAllowed(d: DnnDType, math: number): boolean {
   return math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH && math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
+type ConvKind = 'fwd' | 'bwdData' | 'bwdFilter';
+const ALGO_CALL: Record<ConvKind, string> = {
+  fwd: 'cudnnGetConvolutionForwardAlgorithm_v7',
+  bwdData: 'cudnnGetConvolutionBackwardDataAlgorithm_v7',
+  bwdFilter: 'cudnnGetConvolutionBackwardFilterAlgorithm_v7',
+};
+const CONV_OP: Record<ConvKind, string> = {
+  fwd: 'convForward',
+  bwdData: 'convTransposeForward',
+  bwdFilter: 'convBackwardWeights',
+};
+
 function convWhat(op: string, p: ConvParams): string {
-  const w = op === 'convForward' ? [p.cOut, p.cIn / p.groups, p.kH, p.kW] : [p.cIn, p.cOut / p.groups, p.kH, p.kW];
+  const w =
+    op !== 'convTransposeForward' ? [p.cOut, p.cIn / p.groups, p.kH, p.kW] : [p.cIn, p.cOut / p.groups, p.kH, p.kW];
   return (
     `${op}(${p.dtype}, x ${fmtShape([p.n, p.cIn, p.inH, p.inW])}, w ${fmtShape(w)}, ` +
     `y ${fmtShape([p.n, p.cOut, p.outH, p.outW])}, pad ${p.padH},${p.padW} stride ${p.strideH},${p.strideW} ` +

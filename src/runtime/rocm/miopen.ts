@@ -13,7 +13,16 @@
 // algorithm chosen per shape is also cached in this process (convAlgoCache below).
 import { GpuError, ShapeError } from '../../core/errors.ts';
 import { loadMiopen, MIOPEN_CONST, MIOPEN_STRUCTS } from '../../ffi/miopen.ts';
-import type { ConvParams, DevicePtr, DnnApi, DnnDType, GpuStream, PoolParams, SoftmaxParams } from '../gpu.ts';
+import type {
+  ConvParams,
+  DevicePtr,
+  DnnApi,
+  DnnDType,
+  GpuStream,
+  PoolBackwardParams,
+  PoolParams,
+  SoftmaxParams,
+} from '../gpu.ts';
 
 /** an output argument: koffi writes the value into the one-element array */
 type Out<T> = [T];
@@ -35,6 +44,8 @@ const DTYPE: Record<DnnDType, number> = {
   f16: MIOPEN_CONST.miopenHalf,
   bf16: MIOPEN_CONST.miopenBFloat16,
 };
+
+const DTYPE_BYTES: Record<DnnDType, number> = { f32: 4, f64: 8, f16: 2, bf16: 2 };
 
 // MIOpen reads alpha/beta as host floats for these ops
 const ONE = new Float32Array([1]);
@@ -71,6 +82,21 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     const size = Math.max(bytes, 1 << 20);
     ws = { ptr: host.malloc(size), size };
     return ws;
+  };
+
+  // max-pooling backward's scratch (the indices workspace and the forward's second y), grown as
+  // needed and kept like the convolution workspace, so no call frees (which would synchronize)
+  const poolIndices = { ptr: 0n, size: 0 };
+  const poolY = { ptr: 0n, size: 0 };
+  const grow = (slot: { ptr: bigint; size: number }, bytes: number): { ptr: bigint; size: number } => {
+    if (bytes <= slot.size) return slot;
+    if (slot.size > 0) host.free(slot.ptr as DevicePtr);
+    slot.ptr = 0n;
+    slot.size = 0;
+    const size = Math.max(bytes, 1 << 16);
+    slot.ptr = host.malloc(size);
+    slot.size = size;
+    return slot;
   };
 
   const tensor = (dtype: number, n: number, c: number, h: number, w: number): bigint => {
@@ -110,8 +136,11 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     }
   };
 
-  const conv = (p: ConvParams, stream: GpuStream, transpose: boolean): void => {
-    const op = transpose ? 'convTransposeForward' : 'convForward';
+  /** fwd: y from x and w; transpose: the transposed convolution (MIOpen's transpose mode);
+   *  bwdWeights: w (the weight gradient) from x and y (the output gradient) */
+  const conv = (p: ConvParams, stream: GpuStream, kind: 'fwd' | 'transpose' | 'bwdWeights'): void => {
+    const transpose = kind === 'transpose';
+    const op = transpose ? 'convTransposeForward' : kind === 'fwd' ? 'convForward' : 'convBackwardWeights';
     const dt = DTYPE[p.dtype];
     const g = p.groups;
     if (p.cIn % g !== 0 || p.cOut % g !== 0) {
@@ -191,78 +220,112 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
         host.device,
       ].join(',');
       let choice = convAlgoCache.get(key);
+      const bwd = kind === 'bwdWeights';
       if (!choice) {
         const need: Out<number> = [0];
-        mi.check(
-          f.miopenConvolutionForwardGetWorkSpaceSize(h, wd, xd, cd, yd, need),
-          'miopenConvolutionForwardGetWorkSpaceSize',
-          [h],
-        );
+        if (bwd)
+          mi.check(
+            f.miopenConvolutionBackwardWeightsGetWorkSpaceSize(h, yd, xd, cd, wd, need),
+            'miopenConvolutionBackwardWeightsGetWorkSpaceSize',
+            [h],
+          );
+        else
+          mi.check(
+            f.miopenConvolutionForwardGetWorkSpaceSize(h, wd, xd, cd, yd, need),
+            'miopenConvolutionForwardGetWorkSpaceSize',
+            [h],
+          );
         const w = need[0] > 0 ? workspace(need[0]) : { ptr: 0n, size: 0 };
         const perf = new Uint8Array(MIOPEN_STRUCTS.miopenConvAlgoPerf_t.size * 4);
         const count: Out<number> = [0];
-        const findArgs = [h, xd, p.x, wd, p.w, cd, yd, p.y, 4, count, perf, w.ptr, need[0], false] as const;
-        mi.check(
-          f.miopenFindConvolutionForwardAlgorithm(...findArgs),
-          'miopenFindConvolutionForwardAlgorithm',
-          findArgs,
-        );
-        if (count[0] < 1)
-          throw new GpuError(
-            `miopenFindConvolutionForwardAlgorithm found no algorithm for ${key}`,
-            -1,
-            'miopenFindConvolutionForwardAlgorithm',
-          );
+        const call = bwd ? 'miopenFindConvolutionBackwardWeightsAlgorithm' : 'miopenFindConvolutionForwardAlgorithm';
+        if (bwd) {
+          const findArgs = [h, yd, p.y, xd, p.x, cd, wd, p.w, 4, count, perf, w.ptr, need[0], false] as const;
+          mi.check(f.miopenFindConvolutionBackwardWeightsAlgorithm(...findArgs), call, findArgs);
+        } else {
+          const findArgs = [h, xd, p.x, wd, p.w, cd, yd, p.y, 4, count, perf, w.ptr, need[0], false] as const;
+          mi.check(f.miopenFindConvolutionForwardAlgorithm(...findArgs), call, findArgs);
+        }
+        if (count[0] < 1) throw new GpuError(`${call} found no algorithm for ${key}`, -1, call);
         const dv = new DataView(perf.buffer);
         const fields = MIOPEN_STRUCTS.miopenConvAlgoPerf_t.fields;
+        // the algorithm sits in a union: fwd_algo and bwd_weights_algo share offset 0
         choice = { algo: dv.getInt32(fields.fwd_algo, true), workspace: Number(dv.getBigUint64(fields.memory, true)) };
         convAlgoCache.set(key, choice);
       }
       const w = choice.workspace > 0 ? workspace(choice.workspace) : { ptr: 0n, size: 0 };
+      if (bwd) {
+        const args = [h, ONE, yd, p.y, xd, p.x, cd, choice.algo, ZERO, wd, p.w, w.ptr, w.size] as const;
+        mi.check(f.miopenConvolutionBackwardWeights(...args), 'miopenConvolutionBackwardWeights', args);
+        return;
+      }
       const fwdArgs = [h, ONE, xd, p.x, wd, p.w, cd, choice.algo, ZERO, yd, p.y, w.ptr, w.size] as const;
       mi.check(f.miopenConvolutionForward(...fwdArgs), 'miopenConvolutionForward', fwdArgs);
+    });
+  };
+
+  /** the forward, or with b the backward (dx from dy, x and y), on one pooling descriptor */
+  const pool = (p: PoolParams, b: PoolBackwardParams | null, stream: GpuStream): void => {
+    const dt = DTYPE[p.dtype];
+    const mode =
+      p.mode === 'max'
+        ? MIOPEN_CONST.miopenPoolingMax
+        : p.countIncludePad
+          ? MIOPEN_CONST.miopenPoolingAverageInclusive
+          : MIOPEN_CONST.miopenPoolingAverage;
+    const h = handleFor(stream);
+    host.activate();
+    withDescs((own) => {
+      const xd = own(tensor(dt, p.n, p.c, p.inH, p.inW), 'tensor');
+      const yd = own(tensor(dt, p.n, p.c, p.outH, p.outW), 'tensor');
+      const pdOut: Out<Ptr | null> = [null];
+      mi.check(f.miopenCreatePoolingDescriptor(pdOut), 'miopenCreatePoolingDescriptor', []);
+      const pd = own(pdOut[0] ?? 0n, 'pool');
+      const setArgs = [pd, mode, p.kH, p.kW, p.padH, p.padW, p.strideH, p.strideW] as const;
+      mi.check(f.miopenSet2dPoolingDescriptor(...setArgs), 'miopenSet2dPoolingDescriptor', setArgs);
+      const dims: Out<number>[] = [[0], [0], [0], [0]];
+      mi.check(
+        f.miopenGetPoolingForwardOutputDim(pd, xd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
+        'miopenGetPoolingForwardOutputDim',
+        [pd, xd],
+      );
+      if (dims[2]![0] !== p.outH || dims[3]![0] !== p.outW) {
+        throw new ShapeError(
+          `poolForward: MIOpen computes output [${dims[2]![0]}, ${dims[3]![0]}] (floor mode) but y is ` +
+            `[${p.outH}, ${p.outW}] (x [${p.n}, ${p.c}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`,
+        );
+      }
+      if (!b) {
+        const args = [h, pd, ONE, xd, p.x, ZERO, yd, p.y, false, 0n, 0] as const;
+        mi.check(f.miopenPoolingForward(...args), 'miopenPoolingForward', args);
+        return;
+      }
+      // MIOpen's max-pooling backward reads where each maximum was from a workspace that only a
+      // forward run with do_backward fills: the forward runs again into a scratch y for it (32-bit
+      // indices, so any window size fits). Average pooling needs no workspace.
+      let indices = 0n;
+      if (p.mode === 'max') {
+        mi.check(f.miopenSetPoolingIndexType(pd, MIOPEN_CONST.miopenIndexUint32), 'miopenSetPoolingIndexType', [pd]);
+        const need: Out<number> = [0];
+        mi.check(f.miopenPoolingGetWorkSpaceSizeV2(pd, yd, need), 'miopenPoolingGetWorkSpaceSizeV2', [pd, yd]);
+        indices = grow(poolIndices, need[0]).ptr;
+        const yAgain = grow(poolY, p.n * p.c * p.outH * p.outW * DTYPE_BYTES[p.dtype]).ptr;
+        const fargs = [h, pd, ONE, xd, b.x, ZERO, yd, yAgain, true, indices, need[0]] as const;
+        mi.check(f.miopenPoolingForward(...fargs), 'miopenPoolingForward', fargs);
+      }
+      const args = [h, pd, ONE, yd, b.y, yd, b.dy, xd, b.x, ZERO, xd, b.dx, indices] as const;
+      mi.check(f.miopenPoolingBackward(...args), 'miopenPoolingBackward', args);
     });
   };
 
   return {
     name: 'MIOpen',
     version: mi.version,
-    convForward: (p, s) => conv(p, s, false),
-    convTransposeForward: (p, s) => conv(p, s, true),
-    poolForward(p: PoolParams, stream: GpuStream): void {
-      const dt = DTYPE[p.dtype];
-      const mode =
-        p.mode === 'max'
-          ? MIOPEN_CONST.miopenPoolingMax
-          : p.countIncludePad
-            ? MIOPEN_CONST.miopenPoolingAverageInclusive
-            : MIOPEN_CONST.miopenPoolingAverage;
-      const h = handleFor(stream);
-      host.activate();
-      withDescs((own) => {
-        const xd = own(tensor(dt, p.n, p.c, p.inH, p.inW), 'tensor');
-        const yd = own(tensor(dt, p.n, p.c, p.outH, p.outW), 'tensor');
-        const pdOut: Out<Ptr | null> = [null];
-        mi.check(f.miopenCreatePoolingDescriptor(pdOut), 'miopenCreatePoolingDescriptor', []);
-        const pd = own(pdOut[0] ?? 0n, 'pool');
-        const setArgs = [pd, mode, p.kH, p.kW, p.padH, p.padW, p.strideH, p.strideW] as const;
-        mi.check(f.miopenSet2dPoolingDescriptor(...setArgs), 'miopenSet2dPoolingDescriptor', setArgs);
-        const dims: Out<number>[] = [[0], [0], [0], [0]];
-        mi.check(
-          f.miopenGetPoolingForwardOutputDim(pd, xd, dims[0]!, dims[1]!, dims[2]!, dims[3]!),
-          'miopenGetPoolingForwardOutputDim',
-          [pd, xd],
-        );
-        if (dims[2]![0] !== p.outH || dims[3]![0] !== p.outW) {
-          throw new ShapeError(
-            `poolForward: MIOpen computes output [${dims[2]![0]}, ${dims[3]![0]}] (floor mode) but y is ` +
-              `[${p.outH}, ${p.outW}] (x [${p.n}, ${p.c}, ${p.inH}, ${p.inW}], kernel [${p.kH}, ${p.kW}], ${p.dtype})`,
-          );
-        }
-        const args = [h, pd, ONE, xd, p.x, ZERO, yd, p.y, false, 0n, 0] as const;
-        mi.check(f.miopenPoolingForward(...args), 'miopenPoolingForward', args);
-      });
-    },
+    convForward: (p, s) => conv(p, s, 'fwd'),
+    convTransposeForward: (p, s) => conv(p, s, 'transpose'),
+    convBackwardWeights: (p, s) => conv(p, s, 'bwdWeights'),
+    poolForward: (p, s) => pool(p, null, s),
+    poolBackward: (p, s) => pool(p, p, s),
     softmaxForward(p: SoftmaxParams, stream: GpuStream): void {
       const dt = DTYPE[p.dtype];
       const h = handleFor(stream);
@@ -280,6 +343,11 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
       handles.clear();
       if (ws.size > 0) host.free(ws.ptr as DevicePtr);
       ws = { ptr: 0n, size: 0 };
+      for (const slot of [poolIndices, poolY]) {
+        if (slot.size > 0) host.free(slot.ptr as DevicePtr);
+        slot.ptr = 0n;
+        slot.size = 0;
+      }
     },
   };
 }

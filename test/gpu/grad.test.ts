@@ -1,0 +1,166 @@
+// Gradients on the GPU against the CPU reference, per float dtype and input layout (outputs
+// poisoned): for each case, the same random inputs and output gradient on both devices, backward()
+// through the op, and every input's gradient compared. The CPU gradients themselves are checked
+// against f64 finite differences in test/cpu/autograd*.test.ts.
+import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, type MakeInputs, type RunOp } from './harness.ts';
+import { Tensor, noGrad, type DType } from '../../src/index.ts';
+import { randT } from '../helpers.ts';
+
+const s = gpuSuite('gpu/grad');
+
+type Fn = (xs: Tensor[]) => Tensor;
+/** [variant, input shapes, the op, input ranges] */
+type Case = readonly [string, number[][], Fn, { lo?: number; hi?: number }?];
+
+/** the inputs and, last, an output gradient shaped like the op's result */
+function inputs(shapes: number[][], f: Fn, lo: number, hi: number): MakeInputs {
+  return (d: DType) => {
+    const xs = shapes.map((sh) => randT(sh, d, lo, hi));
+    const shape = noGrad(() => {
+      const y = f(xs);
+      const r = y.shape;
+      y.dispose();
+      return r;
+    });
+    return [...xs, randT(shape, d, -1, 1)];
+  };
+}
+
+/** backward through f from the given output gradient; every input's gradient, flattened and joined */
+function grads(f: Fn): RunOp {
+  return (ins) => {
+    const xs = ins.slice(0, -1);
+    const g = ins[ins.length - 1]!;
+    for (const x of xs) x.requiresGrad = true;
+    f(xs).backward(g);
+    return Tensor.cat(
+      xs.map((x) => x.grad!.reshape([-1])),
+      0,
+    );
+  };
+}
+
+// reduced precision: the backward runs several roundings of the forward's dtype on both sides
+const TOL = { f32: 1e-4, f16: 2e-2, bf16: 3e-2 };
+
+function gradTests(op: string, cases: readonly Case[], tol: Partial<Record<DType, number>> = TOL): void {
+  s.test(`${op}: gradients against the CPU`, async () => {
+    for (const [variant, shapes, f, range] of cases) {
+      await checkOp(op, FLOAT_DTYPES, LAYOUTS, inputs(shapes, f, range?.lo ?? -1, range?.hi ?? 1), grads(f), {
+        variant,
+        tol,
+        fixed: [shapes.length],
+      });
+    }
+  });
+}
+
+gradTests('unary', [
+  ['exp, tanh, sigmoid, silu', [[6, 7]], ([x]) => x!.exp().add(x!.tanh()).add(x!.sigmoid()).add(x!.silu())],
+  ['gelu, sin, sqr, relu', [[6, 7]], ([x]) => x!.gelu().add(x!.sin()).add(x!.sqr()).add(x!.relu())],
+  ['log, sqrt, recip', [[5, 8]], ([x]) => x!.log().add(x!.sqrt()).add(x!.recip()), { lo: 0.5, hi: 2 }],
+]);
+gradTests('binary', [
+  ['mul, add broadcast', [[4, 6], [6]], ([a, b]) => a!.mul(b!).add(b!)],
+  [
+    'div, sub',
+    [
+      [3, 5],
+      [3, 5],
+    ],
+    ([a, b]) => a!.div(b!.abs().add(1)).sub(b!),
+  ],
+]);
+gradTests('reduce', [
+  ['sum, mean', [[5, 7]], ([x]) => x!.sum(1).add(x!.mean(1))],
+  ['max, min', [[5, 7]], ([x]) => x!.max(0).add(x!.min(0))],
+]);
+gradTests('matmul', [
+  [
+    '[5, 6] x [6, 4]',
+    [
+      [5, 6],
+      [6, 4],
+    ],
+    ([a, b]) => a!.matmul(b!),
+  ],
+  [
+    'batched',
+    [
+      [2, 3, 6],
+      [2, 6, 4],
+    ],
+    ([a, b]) => a!.matmul(b!),
+  ],
+]);
+gradTests('linear', [['bias', [[3, 8], [5, 8], [5]], ([x, w, b]) => x!.linear(w!, { bias: b! })]]);
+gradTests('softmax', [
+  ['softmax', [[4, 9]], ([x]) => x!.softmax(-1)],
+  ['logSoftmax', [[4, 9]], ([x]) => x!.logSoftmax(-1)],
+]);
+gradTests('norms', [
+  ['rmsNorm', [[4, 16], [16]], ([x, w]) => x!.rmsNorm(w!, 1e-5)],
+  ['layerNorm', [[4, 16], [16], [16]], ([x, w, b]) => x!.layerNorm(w!, b!, 1e-5)],
+]);
+gradTests(
+  'conv2d',
+  [
+    ['3x3 padding 1, bias', [[2, 3, 8, 7], [4, 3, 3, 3], [4]], ([x, w, b]) => x!.conv2d(w!, { padding: 1, bias: b! })],
+    [
+      'stride 2, groups 2',
+      [[2, 4, 9, 8], [6, 2, 3, 3], [6]],
+      ([x, w, b]) => x!.conv2d(w!, { stride: 2, groups: 2, bias: b! }),
+    ],
+    [
+      'dilation 2',
+      [
+        [1, 2, 9, 9],
+        [3, 2, 3, 3],
+      ],
+      ([x, w]) => x!.conv2d(w!, { dilation: 2, padding: 2 }),
+    ],
+    [
+      '1x1',
+      [
+        [2, 4, 5, 5],
+        [3, 4, 1, 1],
+      ],
+      ([x, w]) => x!.conv2d(w!),
+    ],
+  ],
+  { ...TOL, f32: 2e-4 },
+);
+gradTests('conv1d', [
+  ['stride 2, bias', [[2, 3, 12], [4, 3, 3], [4]], ([x, w, b]) => x!.conv1d(w!, { stride: 2, bias: b! })],
+]);
+gradTests('convTranspose2d', [
+  [
+    'stride 2, outputPadding 1',
+    [[2, 3, 5, 4], [3, 2, 3, 3], [2]],
+    ([x, w, b]) => x!.convTranspose2d(w!, { stride: 2, padding: 1, outputPadding: 1, bias: b! }),
+  ],
+]);
+gradTests('pooling', [
+  ['maxPool2d 2x2', [[2, 3, 8, 6]], ([x]) => x!.maxPool2d({ kernel: 2 })],
+  ['maxPool2d 3x3 stride 2 padding 1', [[2, 2, 7, 7]], ([x]) => x!.maxPool2d({ kernel: 3, stride: 2, padding: 1 })],
+  ['avgPool2d 2x2', [[2, 3, 8, 6]], ([x]) => x!.avgPool2d({ kernel: 2 })],
+  [
+    'avgPool2d padding excluded',
+    [[2, 2, 7, 7]],
+    ([x]) => x!.avgPool2d({ kernel: 3, stride: 2, padding: 1, countIncludePad: false }),
+  ],
+]);
+gradTests('dropout', [['p 0.25, seeded', [[8, 33]], ([x]) => x!.dropout(0.25, { seed: 1234 })]]);
+gradTests('indexing', [
+  ['cumsum', [[4, 9]], ([x]) => x!.cumsum(1)],
+  [
+    'cat',
+    [
+      [3, 4],
+      [3, 2],
+    ],
+    ([a, b]) => Tensor.cat([a!, b!], 1),
+  ],
+]);
+
+s.run();
