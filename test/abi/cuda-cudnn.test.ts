@@ -43,7 +43,11 @@ if (why) {
       aliases: [...CUDA_ALIASES, ...CUDNN_ALIASES],
       functions: CUDNN_FUNCTIONS,
       constants: CUDNN_CONST,
-      structs: { cudnnConvolutionFwdAlgoPerf_t: { size, fields }, cudnnConvolutionBwdDataAlgoPerf_t: { size, fields } },
+      structs: {
+        cudnnConvolutionFwdAlgoPerf_t: { size, fields },
+        cudnnConvolutionBwdDataAlgoPerf_t: { size, fields },
+        cudnnConvolutionBwdFilterAlgoPerf_t: { size, fields },
+      },
     });
     const r = compileChecks(src, dirs);
     console.log(
