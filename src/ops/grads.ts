@@ -7,13 +7,13 @@ import type { BinaryOp, ParamUnary, ReduceOp, UnaryOp } from '../core/op-types.t
 import type { RawTensor } from '../device/raw-tensor.ts';
 import type { LinearOptions } from '../backends/options.ts';
 import { cast } from './cast.ts';
-import { contiguous, reshape, toDevice } from './copy.ts';
+import { cat, contiguous, reshape, toDevice } from './copy.ts';
 import { full } from './creation.ts';
 import { binary, compare, paramUnary, unary, where } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { reduce } from './reduce.ts';
 import { defineGrad } from './registry.ts';
-import { indexAdd, indexSelect, scatter } from './indexing.ts';
+import { gather, indexAdd, indexSelect, scatter } from './indexing.ts';
 import { cumsum } from './scan.ts';
 import { rope } from './nn.ts';
 import type { RopeLayout } from '../backends/cpu/nn.ts';
@@ -386,3 +386,32 @@ defineGrad('indexAdd', (g, [x, ids, src, d]: [RawTensor, RawTensor, RawTensor, n
   [x, g.view(g.layout)],
   [src, indexSelect(g, ids, d)],
 ]);
+
+/** t ([ids' shape]) padded with zeros at the end of each dim up to shape (src may be larger
+ *  than ids; its elements past them get no gradient) */
+function padTo(t: RawTensor, shape: readonly number[]): RawTensor {
+  let cur = t.view(t.layout);
+  for (let i = 0; i < shape.length; i++) {
+    const extra = shape[i]! - cur.layout.shape[i]!;
+    if (extra === 0) continue;
+    const zs = cur.layout.shape.map((n, k) => (k === i ? extra : n));
+    const z = full(zs, 0, cur.dtype, cur.device);
+    const next = cat([cur, z], i);
+    z.dispose();
+    cur.dispose();
+    cur = next;
+  }
+  return cur;
+}
+
+defineGrad('scatter', (g, [x, ids, src, d, add]: [RawTensor, RawTensor, RawTensor, number, boolean]) =>
+  scoped((keep) => {
+    const picked = keep(gather(g, ids, d));
+    // scatter overwrites: the cells it wrote take nothing from x; scatterAdd keeps x whole
+    const dx = add ? g.view(g.layout) : scatter(g, ids, keep(full(ids.layout.shape, 0, g.dtype, g.device)), d, false);
+    return [
+      [x, dx],
+      [src, padTo(picked, src.layout.shape)],
+    ];
+  }),
+);

@@ -165,6 +165,22 @@ test('cumsum, rotary embeddings (every pairing) and indexAdd', () => {
   for (const t of [ang, cos, sin, ids]) t.dispose();
 });
 
+test('scatter and scatterAdd: x keeps the cells not overwritten; src gets the gradient it was written to', () => {
+  // ids [2, 2] into x [3, 4] along dim 0, from a larger src [3, 3] (its extra cells take no part)
+  const ids = Tensor.from([0, 2, 1, 0], { dtype: 'u32', shape: [2, 2] });
+  gradCheck('scatter', ([x, src]) => x!.scatter(ids, src!, 0), [
+    [3, 4],
+    [3, 3],
+  ]);
+  // repeated ids add up
+  const dup = Tensor.from([1, 1, 1, 0, 2, 1], { dtype: 'u32', shape: [2, 3] });
+  gradCheck('scatterAdd', ([x, src]) => x!.scatterAdd(dup, src!, 1), [
+    [2, 4],
+    [2, 3],
+  ]);
+  for (const t of [ids, dup]) t.dispose();
+});
+
 test('toDtype: the gradient comes back in the input dtype', () => {
   const x = Tensor.from([0.5, -1, 2], { dtype: 'f32', requiresGrad: true });
   const y = x.toDtype('f64').sqr().sum();

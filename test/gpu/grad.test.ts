@@ -40,6 +40,10 @@ function grads(f: Fn): RunOp {
   };
 }
 
+/** index tensors on x's device (made inside the op, so both devices get the same) */
+const ids = (v: number[], shape: number[], x: Tensor): Tensor =>
+  Tensor.from(v, { dtype: 'u32', shape, device: x.device });
+
 // reduced precision: the backward runs several roundings of the forward's dtype on both sides
 const TOL = { f32: 1e-4, f16: 2e-2, bf16: 3e-2 };
 
