@@ -23,57 +23,74 @@ const LOWEST: Record<DType, number> = {
 };
 
 /**
+ * The probabilities of queries q0 .. q0 + bq (of tq) from their scores [b, hq, bq, tk]: the
+ * causal diagonal, the window and a u8 mask make one visibility mask; a float mask is added.
+ * Hidden keys get the dtype's lowest finite score, not -Infinity: exp() of it against any real
+ * score is exactly 0, and a row with no visible key stays finite. Where a query can end up seeing
+ * no key, its probabilities are zeroed, so its output row is zeros as the CPU reference says (the
+ * softmax of a row of -Infinity would be NaN). Temporaries go to keep; the result too.
+ */
+export function attentionProbs(
+  scores: RawTensor,
+  q0: number,
+  tq: number,
+  p: AttentionParams,
+  keep: (t: RawTensor) => RawTensor,
+): RawTensor {
+  const dev = scores.device;
+  const [, , bq, tk] = scores.layout.shape as [number, number, number, number];
+  const { diag, window } = p;
+  const affine = (t: RawTensor, a: number, c: number): RawTensor => keep(paramUnary(t, { op: 'affine', a, b: c }));
+  // a mask spanning every query is narrowed to this block's
+  let mask = p.mask;
+  if (mask !== null && bq !== tq && mask.layout.shape[mask.rank - 2] === tq)
+    mask = keep(mask.narrow(mask.rank - 2, q0, bq));
+  // the keys each query may see: one u8 mask broadcast over [b, hq, bq, tk] (null: all of them)
+  let visible: RawTensor | null = null;
+  if (diag !== null) {
+    // f32 positions: exact below 2^24, and the diagonal may be negative
+    const qi = keep(keep(arange(q0, q0 + bq, 1, 'f32', dev)).unsqueeze(1));
+    const kj = keep(arange(0, tk, 1, 'f32', dev));
+    const lim = affine(qi, 1, diag);
+    visible = keep(compare('le', kj, lim));
+    if (window !== null) visible = keep(binary('minimum', visible, keep(compare('gt', kj, affine(lim, 1, -window)))));
+  }
+  if (mask !== null && mask.dtype === 'u8') visible = visible ? keep(binary('minimum', visible, mask)) : mask;
+  if (visible) scores = keep(where(visible, scores, LOWEST[scores.dtype]));
+  const additive = mask !== null && mask.dtype !== 'u8' ? mask : null;
+  if (additive) scores = keep(binary('add', scores, additive));
+  let probs = keep(softmax(scores, -1, false));
+  // query i sees no key at all only under a mask, a window, or where i + diag < 0
+  const canEmpty = mask !== null || window !== null || (diag !== null && q0 + diag < 0);
+  if (visible && canEmpty) probs = keep(where(visible, probs, 0));
+  if (additive) {
+    // an additive -Infinity can still hide a whole row: it sees something when any score is not
+    // -Infinity (NaN counts: it must show)
+    const seen = keep(reduce('max', keep(compare('ne', scores, -Infinity)), -1, true));
+    probs = keep(where(seen, probs, 0));
+  }
+  return probs;
+}
+
+/**
  * The g = hq / hkv query heads that share a kv head are stacked along the query length, q as
  * [b, hkv, g*tq, d], so each kv head is one GEMM of a batched matmul and k and v are never copied
- * per query head. Scaling q first gives it that (contiguous) layout. The causal diagonal, the
- * window and a u8 mask make one visibility mask; a float mask is added. Where a query can end up
- * seeing no key, its probabilities are zeroed, so its output row is zeros as the CPU reference
- * says (the softmax of a row of -Infinity would be NaN).
+ * per query head. Scaling q first gives it that (contiguous) layout.
  */
 export function composedAttention(q: RawTensor, k: RawTensor, v: RawTensor, p: AttentionParams): RawTensor {
-  const dev = q.device;
   const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
   const [, hkv, tk] = k.layout.shape as [number, number, number];
-  const { diag, window, mask } = p;
   const rows = (hq / hkv) * tq;
   const temps: RawTensor[] = [];
   const keep = (t: RawTensor): RawTensor => {
     temps.push(t);
     return t;
   };
-  const affine = (t: RawTensor, a: number, c: number): RawTensor => keep(paramUnary(t, { op: 'affine', a, b: c }));
   try {
-    const qs = keep(reshape(affine(q, p.scale, 0), [b, hkv, rows, d]));
+    const qs = keep(reshape(keep(paramUnary(q, { op: 'affine', a: p.scale, b: 0 })), [b, hkv, rows, d]));
     const s = keep(matmul(qs, keep(k.transpose(2, 3))));
-    let scores = keep(reshape(s, [b, hq, tq, tk]));
-    // the keys each query may see: one u8 mask broadcast over [b, hq, tq, tk] (null: all of them)
-    let visible: RawTensor | null = null;
-    if (diag !== null) {
-      // f32 positions: exact below 2^24, and the diagonal may be negative
-      const qi = keep(keep(arange(0, tq, 1, 'f32', dev)).unsqueeze(1));
-      const kj = keep(arange(0, tk, 1, 'f32', dev));
-      const lim = affine(qi, 1, diag);
-      visible = keep(compare('le', kj, lim));
-      if (window !== null) visible = keep(binary('minimum', visible, keep(compare('gt', kj, affine(lim, 1, -window)))));
-    }
-    if (mask !== null && mask.dtype === 'u8') visible = visible ? keep(binary('minimum', visible, mask)) : mask;
-    // hidden keys get the dtype's lowest finite score, not -Infinity: exp() of it against any
-    // real score is exactly 0, and a row with no visible key stays finite (zeroed below)
-    if (visible) scores = keep(where(visible, scores, LOWEST[q.dtype]));
-    const additive = mask !== null && mask.dtype !== 'u8';
-    if (additive) scores = keep(binary('add', scores, mask));
-    let probs = keep(softmax(scores, -1, false));
-    const canEmpty = mask !== null || window !== null || (diag !== null && diag < 0);
-    if (visible && canEmpty) probs = keep(where(visible, probs, 0));
-    const o = keep(reshape(keep(matmul(keep(reshape(probs, [b, hkv, rows, tk])), v)), p.outShape));
-    if (!additive) {
-      temps.pop();
-      return o;
-    }
-    // an additive -Infinity can still hide a whole row: it sees something when any score is not
-    // -Infinity (NaN counts: it must show)
-    const seen = keep(reduce('max', keep(compare('ne', scores, -Infinity)), -1, true));
-    return where(seen, o, 0);
+    const probs = attentionProbs(keep(reshape(s, [b, hq, tq, tk])), 0, tq, p, keep);
+    return reshape(keep(matmul(keep(reshape(probs, [b, hkv, rows, tk])), v)), p.outShape);
   } finally {
     for (const t of temps) t.dispose();
   }

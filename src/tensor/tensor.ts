@@ -36,6 +36,7 @@ import * as random from '../ops/random.ts';
 import { toHostArray, hostToNumbers } from '../ops/readback.ts';
 import { sumTo } from '../ops/grads.ts';
 import '../ops/conv-grad.ts';
+import '../ops/attention-grad.ts';
 import * as autograd from './autograd.ts';
 import { describeValue, expectDType, expectOptions, expectShape, expectTensor } from '../ops/args.ts';
 

@@ -154,6 +154,36 @@ gradTests('pooling', [
     ([x]) => x!.avgPool2d({ kernel: 3, stride: 2, padding: 1, countIncludePad: false }),
   ],
 ]);
+const sdpa = Tensor.scaledDotProductAttention;
+gradTests('attention', [
+  [
+    'plain',
+    [
+      [2, 2, 5, 8],
+      [2, 2, 6, 8],
+      [2, 2, 6, 8],
+    ],
+    ([q, k, v]) => sdpa(q!, k!, v!),
+  ],
+  [
+    'causal bottom-right, GQA',
+    [
+      [1, 4, 5, 16],
+      [1, 2, 7, 16],
+      [1, 2, 7, 16],
+    ],
+    ([q, k, v]) => sdpa(q!, k!, v!, { causal: 'bottom-right' }),
+  ],
+  [
+    'window 3',
+    [
+      [1, 2, 6, 8],
+      [1, 2, 6, 8],
+      [1, 2, 6, 8],
+    ],
+    ([q, k, v]) => sdpa(q!, k!, v!, { causal: true, window: 3 }),
+  ],
+]);
 gradTests('dropout', [['p 0.25, seeded', [[8, 33]], ([x]) => x!.dropout(0.25, { seed: 1234 })]]);
 gradTests('indexing', [
   ['cumsum', [[4, 9]], ([x]) => x!.cumsum(1)],
