@@ -2,10 +2,10 @@
 // one-rank initProcessGroup run every op and dtype (the library allows one rank), so the binding
 // code runs for real; and a rank whose peer never arrives fails in the rendezvous. With two or
 // more: a DeviceGroup over all of them (up to 8) checks every op, dtype and size against the CPU
-// reduction of the same data; two processes started by `rocm-tensor launch` do the same; and the
-// failure cases (a rank that dies, one that never calls, shapes that differ with checkShapes) end
-// in errors within their deadlines. Without a GPU or the library every test is skipped with the
-// reason. ROCM_TENSOR_DIST_LARGE=1 adds a 1 GiB all-reduce.
+// reduction of the same data; two processes started by `rocm-tensor launch` do the same (and four,
+// with four or more GPUs); and the failure cases (a rank that dies, one that never calls, shapes
+// that differ with checkShapes) end in errors within their deadlines. Without a GPU or the
+// library every test is skipped with the reason. ROCM_TENSOR_DIST_LARGE=1 adds a 1 GiB all-reduce.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync } from 'node:child_process';
@@ -370,18 +370,22 @@ async function ranks(worldSize: number, started: number[], mode: string, timeout
   );
 }
 
-for (const check of [false, true]) {
-  gpuTest(`2 processes via rocm-tensor launch: every op and dtype${check ? ', with checkShapes' : ''}`, 2, (_s) => {
-    const r = launch(2, check ? ['ops', 'check'] : ['ops'], 300_000);
-    assert.is(r.status, 0, `exit ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
-    for (const k of [0, 1]) assert.match(r.stdout, new RegExp(`\\[rank ${k}\\] rank ${k}: \\d+ checks passed`));
-    console.log(
-      `  ${r.stdout
-        .split('\n')
-        .filter((l) => l.includes('checks passed'))
-        .join('\n  ')}`,
-    );
-  });
+for (const nproc of [2, 4]) {
+  for (const check of [false, true]) {
+    const name = `${nproc} processes via rocm-tensor launch: every op and dtype${check ? ', with checkShapes' : ''}`;
+    gpuTest(name, nproc, (_s) => {
+      const r = launch(nproc, check ? ['ops', 'check'] : ['ops'], 300_000);
+      assert.is(r.status, 0, `exit ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+      for (let k = 0; k < nproc; k++)
+        assert.match(r.stdout, new RegExp(`\\[rank ${k}\\] rank ${k}: \\d+ checks passed`));
+      console.log(
+        `  ${r.stdout
+          .split('\n')
+          .filter((l) => l.includes('checks passed'))
+          .join('\n  ')}`,
+      );
+    });
+  }
 }
 
 gpuTest("a rank that dies: the other's collective ends in an error within its deadline", 2, async () => {
@@ -436,6 +440,25 @@ gpuTest('examples/tp-mlp.ts: a Llama MLP split over 2 GPUs equals one GPU (one p
   const two = spawnSync(cli.cmd, cli.args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
   assert.is(two.status, 0, `${two.stdout}\n${two.stderr}`);
   assert.is((two.stdout.match(/\[rank 0\] tensor parallel over 2 processes .*: match$/gm) ?? []).length, 2, two.stdout);
+});
+
+gpuTest('examples/tp-mlp.ts: the MLP split over 4 processes via launch equals one GPU', 4, () => {
+  const w = tsCommand(runtime, join(REPO_ROOT, 'examples/tp-mlp.ts'));
+  const cli = tsCommand(runtime, join(REPO_ROOT, 'src/cli/main.ts'), [
+    'launch',
+    '--nproc',
+    '4',
+    '--',
+    w.cmd,
+    ...w.args,
+  ]);
+  const four = spawnSync(cli.cmd, cli.args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+  assert.is(four.status, 0, `${four.stdout}\n${four.stderr}`);
+  assert.is(
+    (four.stdout.match(/\[rank 0\] tensor parallel over 4 processes .*: match$/gm) ?? []).length,
+    2,
+    four.stdout,
+  );
 });
 
 test.run();

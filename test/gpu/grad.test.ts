@@ -195,6 +195,31 @@ gradTests('indexing', [
     ],
     ([a, b]) => Tensor.cat([a!, b!], 1),
   ],
+  [
+    'scatter',
+    [
+      [3, 4],
+      [3, 3],
+    ],
+    ([x, src]) => x!.scatter(ids([0, 2, 1, 0], [2, 2], x!), src!, 0),
+  ],
+  [
+    'scatterAdd, repeated ids',
+    [
+      [2, 4],
+      [2, 3],
+    ],
+    ([x, src]) => x!.scatterAdd(ids([1, 1, 1, 0, 2, 1], [2, 3], x!), src!, 1),
+  ],
+  [
+    'gather, indexSelect',
+    [[4, 5]],
+    ([x]) =>
+      x!
+        .gather(ids([3, 0, 3, 1], [2, 2], x!), 1)
+        .sum()
+        .add(x!.indexSelect(ids([2, 2, 0], [3], x!), 0).sum()),
+  ],
 ]);
 
 s.run();

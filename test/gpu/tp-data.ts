@@ -1,12 +1,14 @@
 // What the tensor-parallel GPU test and its ranks share: the model folders, the prompt, and the
-// record each run makes (on one GPU, or as one rank of two).
+// record each run makes (on one GPU, or as one rank of several).
 import { Tensor } from '../../src/index.ts';
 import type { LlamaModel } from '../../src/models/llama.ts';
 import { generateIds, type GenerateOptions } from '../../src/models/generate.ts';
 import type { FolderSpec } from '../fixtures/model-folders.ts';
 import { FOLDERS } from '../fixtures/model-folders.ts';
+import { tinyConfig } from '../fixtures/tiny-llama.ts';
 
-/** folders whose heads, key/value heads and MLP split over 2 ranks (one sharded on disk, one with q/k/v biases, one windowed) */
+/** folders whose heads, key/value heads and MLP split over 2 ranks (one sharded on disk, one with
+ *  q/k/v biases, one windowed); the last two split over 4 as well */
 export const TP_FOLDERS: readonly FolderSpec[] = [
   FOLDERS.find((f) => f.name === 'llama-untied-sharded')!,
   FOLDERS.find((f) => f.name === 'qwen2-tied')!,
@@ -16,7 +18,28 @@ export const TP_FOLDERS: readonly FolderSpec[] = [
     options: { hidden: 64, heads: 4, kvHeads: 2, ff: 128, window: 6 },
     shardBytes: 0,
   },
+  {
+    name: 'llama-heads8-sharded',
+    type: 'llama',
+    options: { hidden: 64, heads: 8, kvHeads: 4, ff: 128, layers: 3 },
+    shardBytes: 96 * 1024,
+  },
+  {
+    name: 'qwen2-heads8-tied',
+    type: 'qwen2',
+    options: { hidden: 64, heads: 8, kvHeads: 4, ff: 96, tied: true },
+    shardBytes: 0,
+  },
 ];
+
+/** whether a folder's heads, key/value heads and intermediate features divide by `ranks` (the
+ *  library refuses the others), worked out from its config here rather than asked of the library */
+export function splitsOver(spec: FolderSpec, ranks: number): boolean {
+  const c = tinyConfig(spec.type, spec.options);
+  return ['num_attention_heads', 'num_key_value_heads', 'intermediate_size'].every(
+    (k) => (c[k] as number) % ranks === 0,
+  );
+}
 
 export const TP_PROMPT = [379, 40, 41, 300, 7, 99, 123, 5, 250];
 export const TP_NEW = 16;

@@ -1,5 +1,6 @@
-// One rank of the 2-process collective tests (test/gpu/collectives.test.ts starts it, through
-// `rocm-tensor launch` or directly). argv[2] is the mode:
+// One rank of the multi-process collective tests (test/gpu/collectives.test.ts starts it, through
+// `rocm-tensor launch` or directly). argv[2] is the mode; `ops` runs at any world size, the
+// failure modes as 2 ranks:
 //   ops [check]  every op and dtype against the CPU reduction of every rank's seeded data
 //                (with `check`, the checkShapes agreement step runs before each collective)
 //   dies         rank 1 throws after joining; rank 0's collective must end in an error, not a hang
@@ -9,7 +10,7 @@
 // Prints `EXPECTED <class>: <message>` for the failures it wants and exits 0; anything else
 // unexpected exits non-zero.
 import { initProcessGroup, distEnvFrom, DTYPES, Tensor, type Communicator } from '../../../src/index.ts';
-import { values, reduceRef, tensorOf, numbers, firstDiff, opsFor } from '../collective-data.ts';
+import { values, reduceRef, tensorOf, numbers, firstDiff, opsFor, avgTolerance } from '../collective-data.ts';
 
 const mode = process.argv[2] ?? 'ops';
 const env = distEnvFrom();
@@ -44,7 +45,10 @@ async function ops(comm: Communicator): Promise<void> {
         const all = Array.from({ length: n }, (_, k) => values(seed + oi, k, size, dtype, op));
         const t = tensorOf(all[r]!, dtype, dev);
         comm.allReduce(t, { op });
-        fail(`allReduce(${op}) ${dtype} [${size}]`, firstDiff(await numbers(t), reduceRef(op, all)));
+        fail(
+          `allReduce(${op}) ${dtype} [${size}]`,
+          firstDiff(await numbers(t), reduceRef(op, all), avgTolerance(op, n)),
+        );
         t.dispose();
       }
       const all = Array.from({ length: n }, (_, k) => values(seed, k, size, dtype, 'copy'));
