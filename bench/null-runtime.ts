@@ -43,6 +43,8 @@ export function nullRuntime(): GpuRuntime {
     convBackwardWeights() {},
     poolForward() {},
     poolBackward() {},
+    batchNormForwardTraining() {},
+    batchNormBackward() {},
     softmaxForward() {},
   };
   const none = (): void => {};

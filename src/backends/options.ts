@@ -25,11 +25,17 @@ export interface PoolOptions {
   countIncludePad?: boolean;
 }
 export interface BatchNormOptions<T extends RawTensor = RawTensor> {
-  mean: T;
-  variance: T;
+  /** the running statistics: used as they are in inference (required there); moved towards the
+   *  batch's by momentum in training (optional there) */
+  mean?: T | null;
+  variance?: T | null;
   weight?: T | null;
   bias?: T | null;
   eps?: number;
+  /** normalize with the batch's own statistics (PyTorch's training mode); default false */
+  training?: boolean;
+  /** training: running = (1 - momentum) * running + momentum * batch; default 0.1 */
+  momentum?: number;
 }
 
 /** validated attention parameters, as the CPU and GPU paths take them */

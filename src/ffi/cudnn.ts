@@ -28,6 +28,7 @@ const ENUMS = [
   'cudnnNanPropagation_t',
   'cudnnSoftmaxAlgorithm_t',
   'cudnnSoftmaxMode_t',
+  'cudnnBatchNormMode_t',
 ] as const;
 const HANDLES = [
   'cudnnHandle_t',
@@ -158,6 +159,25 @@ export const CUDNN_FUNCTIONS = {
       `const void *alpha, ${T} yDesc, const void *y, ${T} dyDesc, const void *dy, ${T} xDesc, const void *x, ` +
       `const void *beta, ${T} dxDesc, void *dx)`,
   },
+  cudnnDeriveBNTensorDescriptor: {
+    proto: `cudnnStatus_t cudnnDeriveBNTensorDescriptor(${T} derivedBnDesc, const ${T} xDesc, cudnnBatchNormMode_t mode)`,
+  },
+  cudnnBatchNormalizationForwardTraining: {
+    proto:
+      'cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t handle, cudnnBatchNormMode_t mode, ' +
+      `const void *alpha, const void *beta, const ${T} xDesc, const void *x, const ${T} yDesc, void *y, ` +
+      `const ${T} bnScaleBiasMeanVarDesc, const void *bnScale, const void *bnBias, double exponentialAverageFactor, ` +
+      'void *resultRunningMean, void *resultRunningVariance, double epsilon, void *resultSaveMean, ' +
+      'void *resultSaveInvVariance)',
+  },
+  cudnnBatchNormalizationBackward: {
+    proto:
+      'cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle, cudnnBatchNormMode_t mode, ' +
+      'const void *alphaDataDiff, const void *betaDataDiff, const void *alphaParamDiff, const void *betaParamDiff, ' +
+      `const ${T} xDesc, const void *x, const ${T} dyDesc, const void *dy, const ${T} dxDesc, void *dx, ` +
+      `const ${T} dBnScaleBiasDesc, const void *bnScale, void *dBnScaleResult, void *dBnBiasResult, double epsilon, ` +
+      'const void *savedMean, const void *savedInvVariance)',
+  },
   cudnnSoftmaxForward: {
     proto:
       'cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, ' +
@@ -185,6 +205,7 @@ export const CUDNN_CONST = {
   CUDNN_SOFTMAX_ACCURATE: 1,
   CUDNN_SOFTMAX_LOG: 2,
   CUDNN_SOFTMAX_MODE_INSTANCE: 0,
+  CUDNN_BATCHNORM_SPATIAL: 1,
 } as const;
 
 /** cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionBwdDataAlgoPerf_t and
@@ -330,6 +351,47 @@ export interface CudnnFns {
     beta: ArrayBufferView,
     dxd: H,
     dx: P,
+  ): R;
+  cudnnDeriveBNTensorDescriptor(d: H, x: H, mode: number): R;
+  cudnnBatchNormalizationForwardTraining(
+    h: H,
+    mode: number,
+    alpha: ArrayBufferView,
+    beta: ArrayBufferView,
+    xd: H,
+    x: P,
+    yd: H,
+    y: P,
+    bnd: H,
+    scale: P,
+    bias: P,
+    factor: number,
+    runMean: P | null,
+    runVar: P | null,
+    eps: number,
+    saveMean: P | null,
+    saveInvVar: P | null,
+  ): R;
+  cudnnBatchNormalizationBackward(
+    h: H,
+    mode: number,
+    alphaData: ArrayBufferView,
+    betaData: ArrayBufferView,
+    alphaParam: ArrayBufferView,
+    betaParam: ArrayBufferView,
+    xd: H,
+    x: P,
+    dyd: H,
+    dy: P,
+    dxd: H,
+    dx: P,
+    bnd: H,
+    scale: P,
+    dScale: P,
+    dBias: P,
+    eps: number,
+    savedMean: P | null,
+    savedInvVar: P | null,
   ): R;
   cudnnSoftmaxForward(
     h: H,

@@ -13,6 +13,7 @@ export const MIOPEN_ALIASES: readonly NativeAlias[] = [
   { name: 'miopenConvFwdAlgorithm_t', c: 'miopenConvFwdAlgorithm_t', cls: 'enum' },
   { name: 'miopenConvBwdWeightsAlgorithm_t', c: 'miopenConvBwdWeightsAlgorithm_t', cls: 'enum' },
   { name: 'miopenIndexType_t', c: 'miopenIndexType_t', cls: 'enum' },
+  { name: 'miopenBatchNormMode_t', c: 'miopenBatchNormMode_t', cls: 'enum' },
   { name: 'miopenPoolingMode_t', c: 'miopenPoolingMode_t', cls: 'enum' },
   { name: 'miopenSoftmaxAlgorithm_t', c: 'miopenSoftmaxAlgorithm_t', cls: 'enum' },
   { name: 'miopenSoftmaxMode_t', c: 'miopenSoftmaxMode_t', cls: 'enum' },
@@ -143,6 +144,27 @@ export const MIOPEN_FUNCTIONS = {
   miopenDestroyPoolingDescriptor: {
     proto: 'miopenStatus_t miopenDestroyPoolingDescriptor(miopenPoolingDescriptor_t poolDesc)',
   },
+  miopenDeriveBNTensorDescriptor: {
+    proto:
+      'miopenStatus_t miopenDeriveBNTensorDescriptor(miopenTensorDescriptor_t derivedBnDesc, miopenTensorDescriptor_t xDesc, ' +
+      'miopenBatchNormMode_t bn_mode)',
+  },
+  miopenBatchNormalizationForwardTraining: {
+    proto:
+      'miopenStatus_t miopenBatchNormalizationForwardTraining(miopenHandle_t handle, miopenBatchNormMode_t bn_mode, void *alpha, ' +
+      'void *beta, miopenTensorDescriptor_t xDesc, cdevptr_t x, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
+      'miopenTensorDescriptor_t bnScaleBiasMeanVarDesc, devptr_t bnScale, devptr_t bnBias, double expAvgFactor, ' +
+      'devptr_t resultRunningMean, devptr_t resultRunningVariance, double epsilon, devptr_t resultSaveMean, ' +
+      'devptr_t resultSaveInvVariance)',
+  },
+  miopenBatchNormalizationBackward: {
+    proto:
+      'miopenStatus_t miopenBatchNormalizationBackward(miopenHandle_t handle, miopenBatchNormMode_t bn_mode, ' +
+      'const void *alphaDataDiff, const void *betaDataDiff, const void *alphaParamDiff, const void *betaParamDiff, ' +
+      'miopenTensorDescriptor_t xDesc, cdevptr_t x, miopenTensorDescriptor_t dyDesc, cdevptr_t dy, miopenTensorDescriptor_t dxDesc, ' +
+      'devptr_t dx, miopenTensorDescriptor_t bnScaleBiasDiffDesc, cdevptr_t bnScale, devptr_t resultBnScaleDiff, ' +
+      'devptr_t resultBnBiasDiff, double epsilon, cdevptr_t savedMean, cdevptr_t savedInvVariance)',
+  },
   miopenSoftmaxForward_V2: {
     proto:
       'miopenStatus_t miopenSoftmaxForward_V2(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
@@ -163,6 +185,7 @@ export const MIOPEN_CONST = {
   miopenPoolingAverage: 1,
   miopenPoolingAverageInclusive: 2,
   miopenIndexUint32: 2,
+  miopenBNSpatial: 1,
   MIOPEN_SOFTMAX_ACCURATE: 1,
   MIOPEN_SOFTMAX_LOG: 2,
   MIOPEN_SOFTMAX_MODE_CHANNEL: 1,
@@ -329,6 +352,47 @@ export interface MiopenFns {
     ws: Ptr,
   ): Status;
   miopenDestroyPoolingDescriptor(d: Ptr): Status;
+  miopenDeriveBNTensorDescriptor(d: Ptr, x: Ptr, mode: number): Status;
+  miopenBatchNormalizationForwardTraining(
+    h: Ptr,
+    mode: number,
+    alpha: Float32Array,
+    beta: Float32Array,
+    xd: Ptr,
+    x: Ptr,
+    yd: Ptr,
+    y: Ptr,
+    bnd: Ptr,
+    scale: Ptr,
+    bias: Ptr,
+    factor: number,
+    runMean: Ptr,
+    runVar: Ptr,
+    eps: number,
+    saveMean: Ptr,
+    saveInvVar: Ptr,
+  ): Status;
+  miopenBatchNormalizationBackward(
+    h: Ptr,
+    mode: number,
+    alphaData: Float32Array,
+    betaData: Float32Array,
+    alphaParam: Float32Array,
+    betaParam: Float32Array,
+    xd: Ptr,
+    x: Ptr,
+    dyd: Ptr,
+    dy: Ptr,
+    dxd: Ptr,
+    dx: Ptr,
+    bnd: Ptr,
+    scale: Ptr,
+    dScale: Ptr,
+    dBias: Ptr,
+    eps: number,
+    savedMean: Ptr,
+    savedInvVar: Ptr,
+  ): Status;
   miopenSoftmaxForward_V2(
     h: Ptr,
     alpha: Float32Array,

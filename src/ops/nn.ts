@@ -28,13 +28,13 @@ export function floats(op: string, ...ts: RawTensor[]): void {
   sameDType(op, ...ts);
 }
 
-function checkEps(op: string, eps: number): void {
+export function checkEps(op: string, eps: number): void {
   if (typeof eps !== 'number' || !Number.isFinite(eps) || eps < 0)
     throw new RangeError(`${op}: eps must be a finite number >= 0, got ${String(eps)}`);
 }
 
 /** a [n] tensor whose length must be n */
-function vec(op: string, name: string, t: RawTensor, n: number, x: RawTensor): void {
+export function vec(op: string, name: string, t: RawTensor, n: number, x: RawTensor): void {
   if (t.rank !== 1 || t.layout.shape[0] !== n)
     throw new ShapeError(`${op}: ${name} must be [${n}], got ${sig(t)} (x ${sig(x)})`);
 }

@@ -135,6 +135,41 @@ export interface PoolBackwardParams extends PoolParams {
   readonly dx: DevicePtr;
 }
 
+/** batch norm in training mode over x [n, c, h, w] (contiguous): batch statistics per channel;
+ *  scale, bias and the running statistics in paramDType (f32 beside half data) */
+export interface BatchNormTrainParams {
+  readonly dtype: DnnDType;
+  readonly n: number;
+  readonly c: number;
+  readonly h: number;
+  readonly w: number;
+  readonly x: DevicePtr;
+  readonly y: DevicePtr;
+  readonly scale: DevicePtr;
+  readonly bias: DevicePtr;
+  /** updated in place: running = (1 - momentum) * running + momentum * batch (variance unbiased) */
+  readonly runningMean: DevicePtr | null;
+  readonly runningVar: DevicePtr | null;
+  readonly momentum: number;
+  readonly eps: number;
+}
+
+/** its backward: dx, and the scale and bias gradients, from x and dy (batch statistics recomputed) */
+export interface BatchNormBackwardParams {
+  readonly dtype: DnnDType;
+  readonly n: number;
+  readonly c: number;
+  readonly h: number;
+  readonly w: number;
+  readonly x: DevicePtr;
+  readonly dy: DevicePtr;
+  readonly dx: DevicePtr;
+  readonly scale: DevicePtr;
+  readonly dScale: DevicePtr;
+  readonly dBias: DevicePtr;
+  readonly eps: number;
+}
+
 /** softmax over the last dim of a contiguous [rows, cols] tensor */
 export interface SoftmaxParams {
   readonly dtype: DnnDType;
@@ -159,6 +194,8 @@ export interface DnnApi {
   convBackwardWeights(p: ConvParams, stream: GpuStream): void;
   poolForward(p: PoolParams, stream: GpuStream): void;
   poolBackward(p: PoolBackwardParams, stream: GpuStream): void;
+  batchNormForwardTraining(p: BatchNormTrainParams, stream: GpuStream): void;
+  batchNormBackward(p: BatchNormBackwardParams, stream: GpuStream): void;
   softmaxForward(p: SoftmaxParams, stream: GpuStream): void;
 }
 

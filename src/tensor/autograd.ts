@@ -263,6 +263,14 @@ export function backward(
       } finally {
         grad.dispose();
       }
+      // an input that requires a gradient its rule does not give (a mask, running statistics)
+      // is an error, never a silently missing gradient
+      if (node.edges.size > pairs.length || [...node.edges.keys()].some((t) => !pairs.some(([i]) => i === t))) {
+        for (const [, gi] of pairs) gi.dispose();
+        throw new TensorError(
+          `backward: ${node.op} gives no gradient to one of its inputs that requires one (only to its main operands); detach() that input`,
+        );
+      }
       for (const [input, gi] of pairs) {
         const edge = node.edges.get(input);
         if (edge === undefined) {

@@ -37,6 +37,7 @@ import { toHostArray, hostToNumbers } from '../ops/readback.ts';
 import { sumTo } from '../ops/grads.ts';
 import '../ops/conv-grad.ts';
 import '../ops/attention-grad.ts';
+import { batchNormTrain } from '../ops/batchnorm-train.ts';
 import * as autograd from './autograd.ts';
 import { describeValue, expectDType, expectOptions, expectShape, expectTensor } from '../ops/args.ts';
 
@@ -693,8 +694,22 @@ export class Tensor extends RawTensor {
   ropeThd(cos: Tensor, sin: Tensor): Tensor {
     return Tensor.wrap(nn.rope(this.check('ropeThd'), arg('ropeThd', 'cos', cos), arg('ropeThd', 'sin', sin), 'thd'));
   }
-  /** inference batch norm over dim 1 */
+  /** batch norm over dim 1: with the running statistics (inference), or with the batch's and
+   *  the running ones moved towards them (training: true) */
   batchNorm(opts: BatchNormOptions): Tensor {
+    expectOptions('batchNorm', opts, '{ mean, variance, weight, bias, training }');
+    if (opts.training === true) {
+      return Tensor.wrap(
+        batchNormTrain(this.check('batchNorm'), {
+          weight: opts.weight,
+          bias: opts.bias,
+          runningMean: opts.mean,
+          runningVariance: opts.variance,
+          momentum: opts.momentum,
+          eps: opts.eps,
+        }),
+      );
+    }
     return Tensor.wrap(nn.batchNorm(this.check('batchNorm'), opts));
   }
   /** q [b, hq, tq, d], k/v [b, hkv, tk, d] with hq a multiple of hkv */

@@ -91,6 +91,43 @@ test("dropout: the gradient reuses the forward's mask and scale; not training pa
   assert.equal(values(z.grad!), new Array(9).fill(1));
 });
 
+test('batch norm in training: batch statistics, running statistics moved, gradients (x, weight, bias)', () => {
+  // [n, c, h, w] and [n, c]
+  gradCheck('batchNorm training 4-d', ([x, w, b]) => x!.batchNorm({ weight: w!, bias: b!, training: true }), [
+    [3, 2, 2, 3],
+    [2],
+    [2],
+  ]);
+  gradCheck('batchNorm training 2-d, no affine', ([x]) => x!.batchNorm({ training: true, eps: 1e-3 }), [[5, 3]]);
+  // against a hand computation: y normalized per channel; the running statistics move by momentum
+  const x = Tensor.from([1, 2, 3, 4, 10, 20, 30, 40], { dtype: 'f64', shape: [2, 2, 2] });
+  const mean = Tensor.from([0.5, -1], { dtype: 'f64' });
+  const variance = Tensor.from([2, 3], { dtype: 'f64' });
+  const y = x.batchNorm({ mean, variance, training: true, momentum: 0.25, eps: 0 });
+  // channel 0 holds 1, 2, 10, 20 (mean 8.25, biased var 59.1875, unbiased 78.9166...)
+  const m0 = 8.25,
+    v0 = (7.25 ** 2 + 6.25 ** 2 + 1.75 ** 2 + 11.75 ** 2) / 4;
+  assert.ok(Math.abs(values(y)[0]! - (1 - m0) / Math.sqrt(v0)) < 1e-12);
+  assert.ok(Math.abs(values(mean)[0]! - (0.75 * 0.5 + 0.25 * m0)) < 1e-12);
+  assert.ok(Math.abs(values(variance)[0]! - (0.75 * 2 + 0.25 * ((v0 * 4) / 3))) < 1e-12);
+  assert.throws(
+    () => Tensor.zeros([1, 3], { dtype: 'f64' }).batchNorm({ training: true }),
+    /more than one value per channel/,
+  );
+  for (const t of [x, mean, variance, y]) t.dispose();
+});
+
+test('inference batch norm: gradients with fixed statistics', () => {
+  const mean = Tensor.from([0.3, -0.2, 0.1], { dtype: 'f64' });
+  const variance = Tensor.from([1.5, 0.5, 2], { dtype: 'f64' });
+  gradCheck('batchNorm inference', ([x, w, b]) => x!.batchNorm({ mean, variance, weight: w!, bias: b! }), [
+    [2, 3, 4],
+    [3],
+    [3],
+  ]);
+  for (const t of [mean, variance]) t.dispose();
+});
+
 test('the weight-gradient op checks its operands', () => {
   const x = Tensor.zeros([2, 3, 5, 5], { dtype: 'f64' });
   const dy = Tensor.zeros([2, 4, 3, 3], { dtype: 'f64' });

@@ -154,6 +154,43 @@ gradTests('pooling', [
     ([x]) => x!.avgPool2d({ kernel: 3, stride: 2, padding: 1, countIncludePad: false }),
   ],
 ]);
+gradTests('batchNorm', [
+  ['training, affine', [[4, 3, 5, 6], [3], [3]], ([x, w, b]) => x!.batchNorm({ weight: w!, bias: b!, training: true })],
+  ['training [n, c]', [[16, 5]], ([x]) => x!.batchNorm({ training: true })],
+  [
+    'inference',
+    [[4, 3, 5], [3], [3]],
+    ([x, w, b]) =>
+      x!.batchNorm({
+        mean: Tensor.from([0.2, -0.4, 0.1], { dtype: x!.dtype, device: x!.device }),
+        variance: Tensor.from([0.7, 1.9, 1.1], { dtype: x!.dtype, device: x!.device }),
+        weight: w!,
+        bias: b!,
+      }),
+  ],
+]);
+
+s.test('batchNorm training: output and running statistics against the CPU', async () => {
+  // y, then the moved running mean and variance (each in f32, the half types' statistics dtype)
+  const run: RunOp = ([x, m, v]) => {
+    const rm = m!.affine(1, 0),
+      rv = v!.abs().add(0.5);
+    const y = x!.batchNorm({ mean: rm, variance: rv, training: true, momentum: 0.3 });
+    return Tensor.cat([y.toDtype('f32').reshape([-1]), rm.toDtype('f32'), rv.toDtype('f32')], 0);
+  };
+  await checkOp(
+    'batchNormTrain',
+    FLOAT_DTYPES,
+    LAYOUTS,
+    (d) => [randT([6, 4, 3, 5], d, -2, 3), randT([4], d), randT([4], d)],
+    run,
+    {
+      tol: { f32: 1e-4, f16: 2e-2, bf16: 3e-2 },
+      fixed: [1, 2],
+    },
+  );
+});
+
 const sdpa = Tensor.scaledDotProductAttention;
 gradTests('attention', [
   [

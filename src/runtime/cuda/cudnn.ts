@@ -5,6 +5,8 @@ import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../../core/err
 import { fmtArgs } from '../../ffi/native.ts';
 import { CUDNN_CONST, CUDNN_PERF, loadCudnn, type Cudnn } from '../../ffi/cudnn.ts';
 import type {
+  BatchNormBackwardParams,
+  BatchNormTrainParams,
   ConvParams,
   DevicePtr,
   DnnApi,
@@ -467,6 +469,79 @@ export class CudnnApi implements DnnApi {
       if (yd) f0(f.cudnnDestroyTensorDescriptor(yd));
       if (xd) f0(f.cudnnDestroyTensorDescriptor(xd));
       f0(f.cudnnDestroyPoolingDescriptor(pd));
+    }
+  }
+
+  batchNormForwardTraining(p: BatchNormTrainParams, stream: GpuStream): void {
+    this.batchNorm(p, null, stream);
+  }
+  batchNormBackward(p: BatchNormBackwardParams, stream: GpuStream): void {
+    this.batchNorm(null, p, stream);
+  }
+
+  /** the forward (f) or the backward (b) of training-mode batch norm, spatial mode over NCHW */
+  private batchNorm(f: BatchNormTrainParams | null, b: BatchNormBackwardParams | null, stream: GpuStream): void {
+    const p = (f ?? b)!;
+    const op = f ? 'batchNormForwardTraining' : 'batchNormBackward';
+    const what = `${op}(${p.dtype}, x ${fmtShape([p.n, p.c, p.h, p.w])}, eps ${p.eps})`;
+    // cuDNN refuses a smaller epsilon (CUDNN_BN_MIN_EPSILON)
+    if (p.eps < 1e-5) throw new NotOnDeviceError(`${what}: cuDNN's batch norm needs eps >= 1e-5`);
+    const t = this.dataType(p.dtype, op);
+    this.begin(stream);
+    const fn = this.lib.fn;
+    const mode = CUDNN_CONST.CUDNN_BATCHNORM_SPATIAL;
+    const xd = this.tensor(t, p.n, p.c, p.h, p.w);
+    let bd = 0n;
+    try {
+      bd = this.create('cudnnCreateTensorDescriptor', (o) => fn.cudnnCreateTensorDescriptor(o));
+      this.ok(fn.cudnnDeriveBNTensorDescriptor(bd, xd, mode), 'cudnnDeriveBNTensorDescriptor', [what]);
+      const [one, zero] = this.scalars(p.dtype);
+      const st = f
+        ? fn.cudnnBatchNormalizationForwardTraining(
+            this.handle,
+            mode,
+            one,
+            zero,
+            xd,
+            f.x,
+            xd,
+            f.y,
+            bd,
+            f.scale,
+            f.bias,
+            f.momentum,
+            f.runningMean,
+            f.runningVar,
+            f.eps,
+            null,
+            null,
+          )
+        : fn.cudnnBatchNormalizationBackward(
+            this.handle,
+            mode,
+            one,
+            zero,
+            one,
+            zero,
+            xd,
+            b!.x,
+            xd,
+            b!.dy,
+            xd,
+            b!.dx,
+            bd,
+            b!.scale,
+            b!.dScale,
+            b!.dBias,
+            b!.eps,
+            null,
+            null,
+          );
+      const call = f ? 'cudnnBatchNormalizationForwardTraining' : 'cudnnBatchNormalizationBackward';
+      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) this.fail(st, `${call}: ${what}`, call);
+    } finally {
+      if (bd) f0(fn.cudnnDestroyTensorDescriptor(bd));
+      f0(fn.cudnnDestroyTensorDescriptor(xd));
     }
   }
 

@@ -14,6 +14,8 @@
 import { GpuError, ShapeError } from '../../core/errors.ts';
 import { loadMiopen, MIOPEN_CONST, MIOPEN_STRUCTS } from '../../ffi/miopen.ts';
 import type {
+  BatchNormBackwardParams,
+  BatchNormTrainParams,
   ConvParams,
   DevicePtr,
   DnnApi,
@@ -318,6 +320,67 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     });
   };
 
+  /** the forward (fw) or the backward (bw) of training-mode batch norm, spatial mode over NCHW */
+  const batchNorm = (fw: BatchNormTrainParams | null, bw: BatchNormBackwardParams | null, stream: GpuStream): void => {
+    const p = (fw ?? bw)!;
+    const mode = MIOPEN_CONST.miopenBNSpatial;
+    const h = handleFor(stream);
+    host.activate();
+    withDescs((own) => {
+      const xd = own(tensor(DTYPE[p.dtype], p.n, p.c, p.h, p.w), 'tensor');
+      const dOut: Out<Ptr | null> = [null];
+      mi.check(f.miopenCreateTensorDescriptor(dOut), 'miopenCreateTensorDescriptor', []);
+      const bd = own(dOut[0] ?? 0n, 'tensor');
+      mi.check(f.miopenDeriveBNTensorDescriptor(bd, xd, mode), 'miopenDeriveBNTensorDescriptor', [bd, xd, mode]);
+      if (fw) {
+        const args = [
+          h,
+          mode,
+          ONE,
+          ZERO,
+          xd,
+          fw.x,
+          xd,
+          fw.y,
+          bd,
+          fw.scale,
+          fw.bias,
+          fw.momentum,
+          fw.runningMean ?? 0n,
+          fw.runningVar ?? 0n,
+          fw.eps,
+          0n,
+          0n,
+        ] as const;
+        mi.check(f.miopenBatchNormalizationForwardTraining(...args), 'miopenBatchNormalizationForwardTraining', args);
+        return;
+      }
+      const b = bw!;
+      const args = [
+        h,
+        mode,
+        ONE,
+        ZERO,
+        ONE,
+        ZERO,
+        xd,
+        b.x,
+        xd,
+        b.dy,
+        xd,
+        b.dx,
+        bd,
+        b.scale,
+        b.dScale,
+        b.dBias,
+        b.eps,
+        0n,
+        0n,
+      ] as const;
+      mi.check(f.miopenBatchNormalizationBackward(...args), 'miopenBatchNormalizationBackward', args);
+    });
+  };
+
   return {
     name: 'MIOpen',
     version: mi.version,
@@ -326,6 +389,12 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     convBackwardWeights: (p, s) => conv(p, s, 'bwdWeights'),
     poolForward: (p, s) => pool(p, null, s),
     poolBackward: (p, s) => pool(p, p, s),
+    batchNormForwardTraining(p: BatchNormTrainParams, stream: GpuStream): void {
+      batchNorm(p, null, stream);
+    },
+    batchNormBackward(p: BatchNormBackwardParams, stream: GpuStream): void {
+      batchNorm(null, p, stream);
+    },
     softmaxForward(p: SoftmaxParams, stream: GpuStream): void {
       const dt = DTYPE[p.dtype];
       const h = handleFor(stream);
