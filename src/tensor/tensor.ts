@@ -38,6 +38,7 @@ import { sumTo } from '../ops/grads.ts';
 import '../ops/conv-grad.ts';
 import '../ops/attention-grad.ts';
 import { batchNormTrain } from '../ops/batchnorm-train.ts';
+import '../ops/upsample-grad.ts';
 import * as autograd from './autograd.ts';
 import { describeValue, expectDType, expectOptions, expectShape, expectTensor } from '../ops/args.ts';
 

@@ -128,6 +128,14 @@ test('inference batch norm: gradients with fixed statistics', () => {
   for (const t of [mean, variance]) t.dispose();
 });
 
+test('upsampling: nearest (1-d, 2-d, non-integer ratios) and bilinear (both corner alignments) gradients', () => {
+  gradCheck('upsampleNearest2d x2', ([x]) => x!.upsampleNearest2d(6, 8), [[2, 2, 3, 4]]);
+  gradCheck('upsampleNearest2d 3->7, 5->3', ([x]) => x!.upsampleNearest2d(7, 3), [[1, 2, 3, 5]]);
+  gradCheck('upsampleNearest1d 4->9', ([x]) => x!.upsampleNearest1d(9), [[2, 3, 4]]);
+  gradCheck('upsampleBilinear2d', ([x]) => x!.upsampleBilinear2d(7, 5), [[2, 2, 3, 4]]);
+  gradCheck('upsampleBilinear2d alignCorners, down', ([x]) => x!.upsampleBilinear2d(4, 2, true), [[1, 2, 5, 3]]);
+});
+
 test('the weight-gradient op checks its operands', () => {
   const x = Tensor.zeros([2, 3, 5, 5], { dtype: 'f64' });
   const dy = Tensor.zeros([2, 4, 3, 3], { dtype: 'f64' });

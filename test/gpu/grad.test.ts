@@ -191,6 +191,13 @@ s.test('batchNorm training: output and running statistics against the CPU', asyn
   );
 });
 
+gradTests('upsample', [
+  ['nearest2d 3x5 -> 7x10', [[2, 3, 3, 5]], ([x]) => x!.upsampleNearest2d(7, 10)],
+  ['nearest1d 4 -> 9', [[2, 3, 4]], ([x]) => x!.upsampleNearest1d(9)],
+  ['bilinear2d', [[2, 3, 4, 5]], ([x]) => x!.upsampleBilinear2d(9, 7)],
+  ['bilinear2d alignCorners', [[2, 2, 5, 4]], ([x]) => x!.upsampleBilinear2d(3, 8, true)],
+]);
+
 const sdpa = Tensor.scaledDotProductAttention;
 gradTests('attention', [
   [
