@@ -1,6 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Tensor, DTypeError, ShapeError, DisposedError, liveTensors, type DType } from '../../src/index.ts';
+import {
+  Tensor,
+  DTypeError,
+  ShapeError,
+  DisposedError,
+  liveTensors,
+  type DType,
+  setCpuExact,
+} from '../../src/index.ts';
 import { randT, withLayout, LAYOUTS, assertClose, relErr, TOL, nums, throwsLike } from '../helpers.ts';
 
 const f64 = (t: Tensor) => t.toDtype('f64');
@@ -173,22 +181,27 @@ test('conv1d equals conv2d with h = 1; unbatched equals batch of one', () => {
   assert.equal(nums(u4), nums(x4.unsqueeze(0).conv2d(w4, { padding: 1 })));
 });
 
-test('every float dtype: rounded once from the f64 result', () => {
-  for (const dt of ['f32', 'f64', 'f16', 'bf16'] as DType[]) {
-    const x = randT([2, 4, 6, 5], dt),
-      w = randT([6, 2, 3, 3], dt),
-      b = randT([6], dt);
-    const o = { padding: 1, stride: [2, 1] as [number, number], groups: 2 };
-    const y = x.conv2d(w, { ...o, bias: b });
-    assert.is(y.dtype, dt);
-    const exact = f64(x).conv2d(f64(w), { ...o, bias: f64(b) });
-    assert.equal(nums(y), nums(exact.toDtype(dt)), dt);
-    assert.ok(relErr(nums(y), nums(exact)) <= TOL[dt], dt);
-    const y1 = x
-      .narrow(2, 0, 1)
-      .squeeze(2)
-      .conv1d(w.narrow(2, 1, 1).squeeze(2), { padding: 1, groups: 2 });
-    assert.is(y1.dtype, dt);
+test('every float dtype: the exact reference is rounded once from the f64 result', () => {
+  setCpuExact(true);
+  try {
+    for (const dt of ['f32', 'f64', 'f16', 'bf16'] as DType[]) {
+      const x = randT([2, 4, 6, 5], dt),
+        w = randT([6, 2, 3, 3], dt),
+        b = randT([6], dt);
+      const o = { padding: 1, stride: [2, 1] as [number, number], groups: 2 };
+      const y = x.conv2d(w, { ...o, bias: b });
+      assert.is(y.dtype, dt);
+      const exact = f64(x).conv2d(f64(w), { ...o, bias: f64(b) });
+      assert.equal(nums(y), nums(exact.toDtype(dt)), dt);
+      assert.ok(relErr(nums(y), nums(exact)) <= TOL[dt], dt);
+      const y1 = x
+        .narrow(2, 0, 1)
+        .squeeze(2)
+        .conv1d(w.narrow(2, 1, 1).squeeze(2), { padding: 1, groups: 2 });
+      assert.is(y1.dtype, dt);
+    }
+  } finally {
+    setCpuExact(null);
   }
 });
 
@@ -316,6 +329,48 @@ test('the npm start CNN: conv2d -> maxPool2d -> relu -> matmul -> softmax, check
     want.push(...e.map((v) => v / z));
   }
   assertClose(nums(probs), want, 1e-12, 1e-12, 'cnn');
+});
+
+test('the matrix-product path (im2col on the CPU GEMM) agrees with the exact reference: forward, transpose, weight gradient', () => {
+  const cases: [number[], number[], Record<string, unknown>][] = [
+    [[2, 4, 7, 6], [6, 2, 3, 3], { padding: 1, stride: [2, 1], groups: 2 }],
+    [[1, 3, 9, 8], [4, 3, 3, 2], { dilation: 2, padding: [2, 1] }],
+    [[2, 2, 5, 5], [3, 2, 1, 1], {}],
+  ];
+  for (const dt of ['f32', 'f64', 'f16', 'bf16'] as DType[]) {
+    for (const [xs, ws, o] of cases) {
+      const x = randT(xs, dt),
+        w = randT(ws, dt),
+        b = randT([ws[0]!], dt);
+      const run = (exact: boolean) => {
+        setCpuExact(exact);
+        try {
+          const y = x.conv2d(w, { ...o, bias: b });
+          const t = y.convTranspose2d(w, { ...o, bias: randT([ws[1]! * ((o.groups as number) ?? 1)], dt, -1, 1) });
+          const xr = x.detach();
+          xr.requiresGrad = true;
+          const wr = w.detach();
+          wr.requiresGrad = true;
+          xr.conv2d(wr, o).sum().backward();
+          return [nums(y), nums(wr.grad!), nums(xr.grad!), t.shape];
+        } finally {
+          setCpuExact(null);
+        }
+      };
+      const [ya, ga, xa, ta] = run(false);
+      const [ye, ge, xe, te] = run(true);
+      assert.equal(ta, te);
+      for (const [what, a, e] of [
+        ['output', ya, ye],
+        ['weight gradient', ga, ge],
+        ['input gradient', xa, xe],
+      ] as const)
+        assert.ok(
+          relErr(a as number[], e as number[]) <= TOL[dt],
+          `${dt} ${JSON.stringify(o)} ${what}: ${relErr(a as number[], e as number[])}`,
+        );
+    }
+  }
 });
 
 test.run();

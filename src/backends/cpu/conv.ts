@@ -1,10 +1,12 @@
-// CPU reference convolutions, direct loops in f64, one rounding to the dtype on store.
+// CPU convolutions: the exact reference as direct loops in f64 with one rounding to the dtype on
+// store; otherwise as matrix products on the CPU GEMM (cpu/conv-gemm.ts).
 import type { Shape } from '../../core/layout.ts';
 import type { RawTensor } from '../../device/raw-tensor.ts';
 import type { Conv2dParams, ConvTranspose2dParams } from '../../core/op-types.ts';
 import { fromNumbers, readNumbers } from './util.ts';
+import { cpuExact } from './mode.ts';
+import * as viaGemm from './conv-gemm.ts';
 
-/** out[b, o, y, x] = bias[o] + sum over the group's input channels c and taps (i, j) */
 export function conv2d(
   x: RawTensor,
   w: RawTensor,
@@ -12,6 +14,23 @@ export function conv2d(
   p: Conv2dParams,
   outShape: Shape,
 ): RawTensor {
+  return (cpuExact() ? conv2dExact : viaGemm.conv2d)(x, w, bias, p, outShape);
+}
+export function convTranspose2d(
+  x: RawTensor,
+  w: RawTensor,
+  bias: RawTensor | null,
+  p: ConvTranspose2dParams,
+  outShape: Shape,
+): RawTensor {
+  return (cpuExact() ? convTranspose2dExact : viaGemm.convTranspose2d)(x, w, bias, p, outShape);
+}
+export function convWeightGrad(x: RawTensor, dy: RawTensor, wShape: Shape, p: Conv2dParams): RawTensor {
+  return (cpuExact() ? convWeightGradExact : viaGemm.convWeightGrad)(x, dy, wShape, p);
+}
+
+/** out[b, o, y, x] = bias[o] + sum over the group's input channels c and taps (i, j) */
+function conv2dExact(x: RawTensor, w: RawTensor, bias: RawTensor | null, p: Conv2dParams, outShape: Shape): RawTensor {
   const [n, cIn, h, wd] = x.layout.shape as [number, number, number, number];
   const [cOut, cg, kh, kw] = w.layout.shape as [number, number, number, number];
   const [, , oh, ow] = outShape as [number, number, number, number];
@@ -51,7 +70,7 @@ export function conv2d(
 }
 
 /** each input cell scatters x * w into the output cells its taps reach (conv2d's adjoint) */
-export function convTranspose2d(
+function convTranspose2dExact(
   x: RawTensor,
   w: RawTensor,
   bias: RawTensor | null,
@@ -98,7 +117,7 @@ export function convTranspose2d(
 
 /** conv2d's weight gradient: dw[o, c, i, j] = sum over images and output cells of dy * the x cell
  *  tap (i, j) read for it */
-export function convWeightGrad(x: RawTensor, dy: RawTensor, wShape: Shape, p: Conv2dParams): RawTensor {
+function convWeightGradExact(x: RawTensor, dy: RawTensor, wShape: Shape, p: Conv2dParams): RawTensor {
   const [n, cIn, h, wd] = x.layout.shape as [number, number, number, number];
   const [cOut, cg, kh, kw] = wShape as [number, number, number, number];
   const [, , oh, ow] = dy.layout.shape as [number, number, number, number];
