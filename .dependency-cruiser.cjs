@@ -1,7 +1,7 @@
 // The import rules of src/ (npm run deps): no import cycles, and each layer imports only itself
 // and the layers below it. The layers, bottom first:
 //
-//   core -> ffi -> runtime -> device -> backends -> ops -> tensor -> io | text | distributed -> nn -> models -> cli
+//   core -> ffi -> runtime -> device -> backends -> ops -> tensor -> io | text | distributed -> nn -> optim -> models -> serve -> cli
 //
 // io, text and distributed sit side by side and do not import each other; src/index.ts (the
 // package's entry) may import every layer but cli, and nothing in src/ imports it.
@@ -22,7 +22,9 @@ const LAYERS = [
   ['tensor'],
   ['io', 'text', 'distributed'],
   ['nn'],
+  ['optim'],
   ['models'],
+  ['serve'],
   ['cli'],
 ];
 

@@ -67,6 +67,10 @@ export { KVCache, type KVCacheShape } from './nn/kv-cache.ts';
 export { CausalSelfAttention, type AttentionShape, type DevicePositions } from './nn/attention.ts';
 export { GatedMLP } from './nn/mlp.ts';
 export { MemoryWeights, type WeightSource, type WeightInfo } from './nn/weights.ts';
+/** trainable modules, losses and initialisation (PyTorch's torch.nn) */
+export * as nn from './nn/public.ts';
+/** optimizers, gradient clipping and learning-rate schedules (PyTorch's torch.optim) */
+export * as optim from './optim/index.ts';
 export { LlamaModel, type ModelLoadOptions } from './models/llama.ts';
 export { llamaShard, shardSlices, type LlamaShard, type ShardSlices, type WeightSlice } from './models/llama-shard.ts';
 export { parseLlamaConfig, MODEL_TYPES, type LlamaConfig, type ModelType } from './models/llama-config.ts';
@@ -83,6 +87,17 @@ export {
   type SampleContext,
 } from './models/sampling.ts';
 export { DecodeGraph } from './models/decode-graph.ts';
+export { PagedKVCache, type PagedKVShape } from './nn/paged-kv-cache.ts';
+export type { PagedStep } from './nn/paged-attention.ts';
+export type { PagedAttentionOptions } from './backends/paged-options.ts';
+export {
+  createServer,
+  type ModelServer,
+  type ServeOptions,
+  type ListeningAddress,
+} from './serve/server.ts';
+export { Engine, type EngineOptions, type EngineStats, type ServedModel, type SequenceHandle } from './serve/engine.ts';
+export type { FinishReason, SequenceRequest, SequenceUsage } from './serve/sequence.ts';
 export {
   rendezvous,
   distEnvFrom,

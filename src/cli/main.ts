@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // rocm-tensor's command line: `info` (devices and libraries), `selftest` (every op on a device
-// against the CPU reference), `model` (the tiny CNN), `all` (what `npm start` runs), `bench`.
+// against the CPU reference), `model` (the tiny CNN), `all` (what `npm start` runs), `generate`,
+// `serve` (an OpenAI-compatible server), `launch`, `bench`.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { formatSelftest } from './selftest-report.ts';
 import { tableStyle, useColour } from './colour.ts';
 import { runTinyCnn } from './tiny-cnn.ts';
 import { generateCommand, type GenerateCliOptions } from './generate.ts';
+import { serveCommand, type ServeCliOptions } from './serve.ts';
 
 /** the version in this package's package.json: the first one above this file (src/cli/ under tsx, dist/ when built) */
 function packageVersion(): string {
@@ -160,6 +162,24 @@ Without a tokenizer.json the stream is the new token ids (1,2,3), as --ids takes
 The model folder must be on disk: models are not downloaded (huggingface-cli download ID --local-dir DIR).`,
   )
   .action(async (dir: string, o: GenerateCliOptions) => generateCommand(dir, o));
+program
+  .command('serve')
+  .description('an OpenAI-compatible HTTP server (chat and text completions) over a model folder')
+  .argument('<model-dir>', 'folder with config.json, *.safetensors and tokenizer.json')
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on (0: a free one)', '8000')
+  .option('-d, --device <spec>', 'cpu, rocm[:N], cuda[:N] (default: best)')
+  .option('--dtype <dtype>', "bf16, f16 or f32 (default: the checkpoint's on a GPU, f32 on the CPU)")
+  .option('--max-batch <n>', 'sequences generating at once (default 8)')
+  .option('--max-seq-len <n>', "tokens per sequence, prompt and completion (default: the model's, at most 4096)")
+  .option('--kv-memory <x>', 'KV cache size: GiB (> 1) or a fraction (<= 1) of the memory free after loading')
+  .option('--block-size <n>', 'tokens per KV cache block (default 16)')
+  .option('--prefill-chunk <n>', 'prompt tokens computed per step (default 512)')
+  .option('--max-queue <n>', 'requests waiting at most; more get 429 (default 64)')
+  .option('--request-timeout <s>', 'seconds a request may take (default 600; 0: none)')
+  .option('--api-key <key>', 'require Authorization: Bearer KEY on /v1/* (default: none)')
+  .option('--served-model-name <name>', "the model's name in the API (default: the folder's name)")
+  .action(async (dir: string, o: ServeCliOptions) => serveCommand(dir, o));
 program
   .command('launch')
   .description('start N local processes of one job with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set')

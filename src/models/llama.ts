@@ -18,6 +18,8 @@ import { RotaryEmbedding, ropeInverseFrequencies } from '../nn/rotary.ts';
 import { CausalSelfAttention, type DevicePositions } from '../nn/attention.ts';
 import { GatedMLP } from '../nn/mlp.ts';
 import { KVCache } from '../nn/kv-cache.ts';
+import type { PagedKVCache } from '../nn/paged-kv-cache.ts';
+import { pagedSelfAttention, type PagedStep } from '../nn/paged-attention.ts';
 import { loadChecked, type WeightSource } from '../nn/weights.ts';
 import { parseLlamaConfig, type LlamaConfig } from './llama-config.ts';
 import { llamaShard, shardSlices, type LlamaShard, type WeightSlice } from './llama-shard.ts';
@@ -287,6 +289,28 @@ export class LlamaModel {
     });
     if (!at) cache.length += t;
     return logits;
+  }
+
+  /**
+   * One step of the serving engine over a paged KV cache: ids u32 [tokens] are the new tokens of
+   * several sequences packed in order (as `step` lays them out), positions u32 [tokens] their
+   * places in their sequences; returns the logits [rows, vocab] of the token rows `rows` u32
+   * picks (the last token of each sequence that samples). The caller reserves the rotary tables.
+   */
+  forwardPaged(ids: Tensor, positions: Tensor, cache: PagedKVCache, step: PagedStep, rows: Tensor): Tensor {
+    return tidy(() => {
+      const t = ids.dim(0);
+      const rot = this.rope.gather(positions);
+      let x = this.embed.forward(ids.reshape([1, t]));
+      for (let l = 0; l < this.blocks.length; l++) {
+        const blk = this.blocks[l]!;
+        const x1 = pagedSelfAttention(blk.attn, x, l, rot, cache, step, { norm: blk.inNorm, residual: x });
+        x.dispose();
+        x = blk.mlp.forward(x1, { norm: blk.postNorm, residual: x1 });
+        x1.dispose();
+      }
+      return this.lmHead.forward(x.reshape([t, x.dim(2)]).indexSelect(rows, 0), { norm: this.norm });
+    });
   }
 
   dispose(): void {

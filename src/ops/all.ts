@@ -1,6 +1,7 @@
 // Every op family, loaded for its declarations: what reads the whole registry (the op reference,
 // its freshness test) imports this.
 import './attention.ts';
+import './attention-paged.ts';
 import './cast.ts';
 import './conv.ts';
 import './copy.ts';
@@ -17,5 +18,9 @@ import './scan.ts';
 import './sort.ts';
 import './upsample.ts';
 import './grads.ts';
+import './conv-grad.ts';
+import './attention-grad.ts';
+import './batchnorm-train.ts';
+import './upsample-grad.ts';
 
 export { registeredOps, type OpInfo } from './registry.ts';

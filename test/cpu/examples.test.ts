@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { FOLDERS, writeModelFolder } from '../fixtures/model-folders.ts';
+import { writeFashionIdx } from '../fixtures/fashion-idx.ts';
 import { join } from 'node:path';
 import { REPO_ROOT, runtime, tsCommand } from '../runtime.ts';
 
@@ -35,6 +36,15 @@ const CHECKS: Record<string, (out: string) => void> = {
   'generate.ts': (out) => {
     const m = /^\[(\d+) tokens on (cpu|rocm:\d+|cuda:\d+)\]$/m.exec(out);
     assert.ok(m && Number(m[1]) >= 1, `a token count line: ${out.slice(-200)}`);
+  },
+  'train-fashion-mnist.ts': (out) => {
+    const epochs = [...out.matchAll(/^epoch (\d+): train loss ([\d.]+), test accuracy ([\d.]+)% /gm)];
+    assert.is(epochs.length, 2, out);
+    const [first, second] = epochs.map((m) => Number(m[2]));
+    assert.ok(
+      Number.isFinite(first) && Number.isFinite(second) && second! < first!,
+      `the loss falls: ${first} -> ${second}`,
+    );
   },
   'tp-mlp.ts': (out) => {
     // f32 and bf16: each split MLP equals the one-device MLP within its tolerance
@@ -69,6 +79,13 @@ const ARGS: Record<string, () => Promise<string[]>> = {
     const root = mkdtempSync(join(tmpdir(), 'rocm-tensor-example-'));
     process.on('exit', () => rmSync(root, { recursive: true, force: true }));
     return [(await writeModelFolder(root, FOLDERS[1]!)).dir, 'Hello'];
+  },
+  // a small stand-in data set in the real file format, on the CPU (a CNN's training there is slow)
+  'train-fashion-mnist.ts': async () => {
+    const root = mkdtempSync(join(tmpdir(), 'rocm-tensor-fashion-'));
+    process.on('exit', () => rmSync(root, { recursive: true, force: true }));
+    writeFashionIdx(root, 48, 12);
+    return ['--data', root, '--device', 'cpu', '--epochs', '2', '--batch', '16'];
   },
 };
 

@@ -94,6 +94,8 @@ export const GPU_OPS: readonly string[] = [
   'softmax',
   'logSoftmax',
   'batchNorm',
+  'batchNormTrain',
+  'batchNormTrainBackward',
   // reductions, norms, rotary embeddings (kernels in hip-src/reduce, norm, rope)
   'sum',
   'mean',
@@ -121,6 +123,7 @@ export const GPU_OPS: readonly string[] = [
   'sort',
   'topk',
   'scaledDotProductAttention',
+  'pagedAttention',
   // prefix sums (GEMMs with triangular ones on rocBLAS / cuBLAS)
   'cumsum',
   // in-place write at ids held on the device (the indexing kernels' scatter)
