@@ -1,0 +1,153 @@
+// npm run bench:train -- [--workload cnn,decoder] [--steps 20] [--small] [--torch] [--python CMD] [--json PATH]
+//
+// Training steps (forward, loss, backward, optimizer update) of the workloads in
+// bench/train-models.ts on the best GPU: milliseconds a step, items (images or tokens) a second,
+// and peak device memory. With --torch, bench/train_torch.py runs the same workloads in PyTorch
+// on the same GPU (eager) in the same run, and the table gives ours / PyTorch. --small shrinks
+// the decoder (a smoke run; on a machine without a GPU everything runs on the CPU). The JSON goes
+// to bench/results/<date>-<device>-train.json unless --json says where.
+import { parseArgs } from 'node:util';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import Table from 'cli-table3';
+import { Device, tidy, type Tensor } from '../src/index.ts';
+import { tableStyle } from '../src/cli/colour.ts';
+import { defaultResultsPath, writeResults } from './results-path.ts';
+import { cnnWorkload, decoderWorkload, DECODER_134M, type DecoderShape, type Workload } from './train-models.ts';
+
+const { values: opt } = parseArgs({
+  options: {
+    workload: { type: 'string', default: 'cnn,decoder' },
+    steps: { type: 'string', default: '20' },
+    small: { type: 'boolean', default: false },
+    torch: { type: 'boolean', default: false },
+    python: { type: 'string', default: 'python3' },
+    json: { type: 'string' },
+  },
+});
+const names = opt.workload.split(',').filter(Boolean);
+const bad = names.filter((n) => n !== 'cnn' && n !== 'decoder');
+const steps = Number(opt.steps);
+if (bad.length || !Number.isInteger(steps) || steps < 1) {
+  console.error(
+    `bench:train: --workload takes cnn and/or decoder, --steps a positive integer (got ${opt.workload}, ${opt.steps})`,
+  );
+  process.exit(2);
+}
+const SMALL: DecoderShape = { layers: 2, dim: 128, heads: 4, ff: 256, vocab: 1000, seq: 128, batch: 4 };
+const shape = opt.small ? SMALL : DECODER_134M;
+const dev = Device.bestGpu() ?? Device.cpu();
+
+interface Row {
+  workload: string;
+  what: string;
+  msPerStep: number;
+  itemsPerSecond: number;
+  itemName: string;
+  peakBytes: number | null;
+  lastLoss: number;
+}
+
+function measure(w: Workload): Row {
+  // warm-up: first calls pick library algorithms and allocate
+  for (let i = 0; i < 3; i++) tidy(() => w.step().dispose());
+  dev.synchronize();
+  dev.resetPeakMemory();
+  let last: Tensor | null = null;
+  const t0 = performance.now();
+  for (let i = 0; i < steps; i++) {
+    last?.dispose();
+    last = tidy(() => w.step());
+  }
+  dev.synchronize();
+  const ms = (performance.now() - t0) / steps;
+  const lastLoss = last!.itemSync();
+  last!.dispose();
+  const stats = dev.memoryStats();
+  return {
+    workload: w.name,
+    what: w.what,
+    msPerStep: ms,
+    itemsPerSecond: (w.items * 1e3) / ms,
+    itemName: w.itemName,
+    peakBytes: stats ? stats.peakInUse : null,
+    lastLoss,
+  };
+}
+
+const ours: Row[] = [];
+for (const n of names) {
+  const w = n === 'cnn' ? cnnWorkload(dev, opt.small ? 64 : 256) : decoderWorkload(dev, shape);
+  try {
+    ours.push(measure(w));
+  } finally {
+    w.dispose();
+  }
+  dev.emptyCache();
+}
+
+interface TorchRow {
+  workload: string;
+  msPerStep: number;
+  peakBytes: number;
+  lastLoss: number;
+}
+let torch: TorchRow[] = [];
+if (opt.torch) {
+  const script = fileURLToPath(new URL('./train_torch.py', import.meta.url));
+  const r = spawnSync(
+    opt.python,
+    [
+      script,
+      '--workload',
+      names.join(','),
+      '--steps',
+      String(steps),
+      '--shape',
+      JSON.stringify(shape),
+      ...(opt.small ? ['--small'] : []),
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 24 },
+  );
+  if (r.status !== 0) {
+    console.error(`bench:train: ${opt.python} ${script} failed (${r.status ?? r.signal}):\n${r.stderr}`);
+    process.exit(1);
+  }
+  torch = JSON.parse(r.stdout.trim().split('\n').pop()!) as TorchRow[];
+}
+
+const mib = (b: number | null) => (b === null ? '-' : `${(b / 2 ** 20).toFixed(0)} MiB`);
+const t = new Table({
+  head: [
+    'workload',
+    'ours ms/step',
+    'ours items/s',
+    'ours peak',
+    ...(opt.torch ? ['torch ms/step', 'torch peak', 'speed vs torch', 'memory vs torch'] : []),
+  ],
+  style: tableStyle(),
+});
+for (const r of ours) {
+  const p = torch.find((x) => x.workload === r.workload);
+  t.push([
+    r.workload,
+    r.msPerStep.toFixed(2),
+    `${r.itemsPerSecond.toFixed(0)} ${r.itemName}`,
+    mib(r.peakBytes),
+    ...(opt.torch && p
+      ? [
+          p.msPerStep.toFixed(2),
+          mib(p.peakBytes),
+          `${(p.msPerStep / r.msPerStep).toFixed(2)}x`,
+          r.peakBytes === null ? '-' : `${(r.peakBytes / p.peakBytes).toFixed(2)}x`,
+        ]
+      : []),
+  ]);
+}
+console.log(`bench:train on ${dev} (${steps} steps after 3 warm-up steps)`);
+for (const r of ours) console.log(`  ${r.workload}: ${r.what}; last loss ${r.lastLoss.toFixed(4)}`);
+console.log(t.toString());
+const gpuName = dev.isCpu ? 'cpu' : dev.runtime.info.name;
+const path = opt.json ?? defaultResultsPath(gpuName, 'train');
+writeResults(path, { device: String(dev), gpu: gpuName, steps, small: opt.small, ours, torch });
+console.log(`results: ${path}`);
