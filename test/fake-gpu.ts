@@ -26,6 +26,7 @@ export function fakeGpu(): { dev: Device; memsets: Memset[] } {
       return asDevicePtr(p);
     },
     free(): void {},
+    synchronize(): void {},
     memGetInfo: () => ({ free: 1 << 30, total: 1 << 30 }),
     memsetAsync(ptr: DevicePtr, value: number, bytes: number, s: GpuStream): void {
       memsets.push({ ptr, value, bytes, stream: s });

@@ -138,6 +138,7 @@ export function fakeGpus(n: number): FakeGpus {
         return asDevicePtr(p);
       },
       free(): void {},
+      synchronize(): void {},
       memGetInfo: () => ({ free: 1 << 30, total: 1 << 30 }),
       memsetAsync(): void {},
       nativeStream: (s: GpuStream): bigint => {

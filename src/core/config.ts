@@ -76,6 +76,16 @@ export const ENV_VARS = [
     when: 'once per GPU device, when its allocator is created (its first allocation)',
   },
   {
+    name: 'ROCM_TENSOR_MEMORY_CACHE_LIMIT',
+    type: 'bytes',
+    section: 'general',
+    default: "a quarter of the device's memory, at least 2g",
+    description:
+      'the most device memory the caching allocator keeps in segments no tensor uses; past it the least recently used go back to the device (0: each as soon as it is unused)',
+    readBy: 'src/runtime/allocator.ts',
+    when: 'once per GPU device, when its allocator is created (its first allocation)',
+  },
+  {
     name: 'ROCM_TENSOR_UPLOAD_CHUNK',
     type: 'bytes',
     section: 'general',

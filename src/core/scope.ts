@@ -39,7 +39,7 @@ function collectKept(value: unknown, keep: Set<unknown>, depth = 0): void {
 
 /**
  * Runs fn; every tensor created inside that is not part of the result (a tensor, or arrays and
- * plain objects holding tensors) is disposed when fn returns or its promise settles.
+ * plain objects holding tensors) is disposed when fn returns, throws, or its promise settles.
  */
 export function tidy<T>(fn: () => T): T {
   const scope: Scope = { tracked: [] };
@@ -51,7 +51,14 @@ export function tidy<T>(fn: () => T): T {
     const outer = scopes.getStore();
     if (outer) for (const t of scope.tracked) if (keep.has(t)) outer.tracked.push(t);
   };
-  const out = scopes.run(scope, fn);
+  let out: T;
+  try {
+    out = scopes.run(scope, fn);
+  } catch (e) {
+    // a throw frees what fn made too: an error in a long-running loop must not leak
+    finish(undefined);
+    throw e;
+  }
   if (out instanceof Promise) {
     return out.then(
       (v) => {

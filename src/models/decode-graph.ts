@@ -9,6 +9,7 @@
 import { Tensor } from '../tensor/tensor.ts';
 import type { Graph } from '../device/graph.ts';
 import { TensorError } from '../core/errors.ts';
+import { tidy } from '../core/scope.ts';
 import type { KVCache } from '../nn/kv-cache.ts';
 import type { LlamaModel } from './llama.ts';
 import { flagNonFinite, type SampleContext, type Sampler } from './sampling.ts';
@@ -42,55 +43,47 @@ export class DecodeGraph {
     if (dev.isCpu) throw new TensorError('DecodeGraph: graphs need a GPU device');
     if (cache.length + maxSteps > L)
       throw new TensorError(`DecodeGraph: ${maxSteps} steps after ${cache.length} tokens exceed the cache length ${L}`);
-    // static inputs: made before the capture, rewritten in place by every replay
-    const col = first.reshape([b, 1]);
-    this.tokens = col.contiguous();
-    col.dispose();
-    this.counts = Tensor.from(new Uint32Array([cache.length, 0]), { device: dev });
-    this.pos = this.counts.narrow(0, 0, 1);
-    this.step = this.counts.narrow(0, 1, 1);
-    this.keyIdx = Tensor.arange(0, L, 1, { dtype: 'u32', device: dev });
-    this.uniforms = sampler.greedy
-      ? null
-      : Tensor.from(sampler.draw(maxSteps * b), { shape: [maxSteps, b, 1], device: dev });
-    const window = model.config.windows.find((w) => w !== null) ?? null;
-    // an eager single-id write first: the scratch it keeps on the device is made outside the capture
-    const k0 = cache.keys[0]!;
-    const scratch = Tensor.zeros(k0.shape, { dtype: k0.dtype, device: dev });
-    const row = Tensor.zeros([b, k0.dim(1), 1, k0.dim(3)], { dtype: k0.dtype, device: dev });
-    scratch.indexSet(this.pos, row, 2);
-    scratch.dispose();
-    row.dispose();
-    if (!sampler.greedy) {
-      // an eager draw first: what sampling builds once (cumsum's triangles) is made outside the capture
-      const probe = Tensor.zeros([b, model.config.vocabSize], { dtype: model.dtype, device: dev });
-      const u = this.uniforms!.narrow(0, 0, 1).reshape([b, 1]);
-      sampler.sample(probe, u, ctx).dispose();
-      probe.dispose();
-      u.dispose();
-    }
-    this.graph = dev.captureGraph(() => {
-      const upTo = this.keyIdx.le(this.pos);
-      const pad = cache.paddingMask;
-      const mask = pad ? pad.minimum(upTo) : upTo;
-      const windowMask = window === null ? undefined : mask.minimum(this.keyIdx.add(window).gt(this.pos));
-      // one sequence reads the rotary tables at the position inside its projection kernel
-      const rope = b > 1 ? model.rope.gather(this.pos) : undefined;
-      const logits = model.forward(this.tokens, cache, {
-        lastOnly: true,
-        at: { ids: this.pos, mask, ...(rope ? { rope } : {}), ...(windowMask ? { windowMask } : {}) },
+    // what is made here is freed when anything below throws (a capture can run out of memory)
+    try {
+      // static inputs: made before the capture, rewritten in place by every replay
+      const col = first.reshape([b, 1]);
+      this.tokens = col.contiguous();
+      col.dispose();
+      this.counts = Tensor.from(new Uint32Array([cache.length, 0]), { device: dev });
+      this.pos = this.counts.narrow(0, 0, 1);
+      this.step = this.counts.narrow(0, 1, 1);
+      this.keyIdx = Tensor.arange(0, L, 1, { dtype: 'u32', device: dev });
+      this.uniforms = sampler.greedy
+        ? null
+        : Tensor.from(sampler.draw(maxSteps * b), { shape: [maxSteps, b, 1], device: dev });
+      const window = model.config.windows.find((w) => w !== null) ?? null;
+      warmUpOutsideCapture(model, cache, sampler, this.pos, this.uniforms, ctx);
+      this.graph = dev.captureGraph(() => {
+        const upTo = this.keyIdx.le(this.pos);
+        const pad = cache.paddingMask;
+        const mask = pad ? pad.minimum(upTo) : upTo;
+        const windowMask = window === null ? undefined : mask.minimum(this.keyIdx.add(window).gt(this.pos));
+        // one sequence reads the rotary tables at the position inside its projection kernel
+        const rope = b > 1 ? model.rope.gather(this.pos) : undefined;
+        const logits = model.forward(this.tokens, cache, {
+          lastOnly: true,
+          at: { ids: this.pos, mask, ...(rope ? { rope } : {}), ...(windowMask ? { windowMask } : {}) },
+        });
+        const last = logits.reshape([b, logits.dim(2)]);
+        const u = this.uniforms ? this.uniforms.indexSelect(this.step, 0).reshape([b, 1]) : undefined;
+        const next = sampler.choose(last, u, ctx);
+        model.shareIds(next.ids);
+        ctx.history?.record(next.ids);
+        // feed the next replay: its tokens (the chosen ids, in range), position and step
+        this.tokens.sliceSet(next.ids.reshape([b, 1]), 1, 0);
+        this.counts.sliceSet(this.counts.add(1), 0, 0);
+        // what the host reads: NONFINITE_ID where the logits were not finite
+        return flagNonFinite(next);
       });
-      const last = logits.reshape([b, logits.dim(2)]);
-      const u = this.uniforms ? this.uniforms.indexSelect(this.step, 0).reshape([b, 1]) : undefined;
-      const next = sampler.choose(last, u, ctx);
-      model.shareIds(next.ids);
-      ctx.history?.record(next.ids);
-      // feed the next replay: its tokens (the chosen ids, in range), position and step
-      this.tokens.sliceSet(next.ids.reshape([b, 1]), 1, 0);
-      this.counts.sliceSet(this.counts.add(1), 0, 0);
-      // what the host reads: NONFINITE_ID where the logits were not finite
-      return flagNonFinite(next);
-    });
+    } catch (e) {
+      this.disposeInputs();
+      throw e;
+    }
   }
 
   /** bytes of device memory private to the graph */
@@ -109,6 +102,41 @@ export class DecodeGraph {
 
   dispose(): void {
     this.graph.dispose();
-    for (const t of [this.tokens, this.pos, this.step, this.counts, this.keyIdx, this.uniforms]) t?.dispose();
+    this.disposeInputs();
   }
+
+  /** the static inputs (those made so far, when the constructor failed) */
+  private disposeInputs(): void {
+    const made: (Tensor | null | undefined)[] = [this.tokens, this.pos, this.step, this.counts, this.keyIdx];
+    for (const t of [...made, this.uniforms]) t?.dispose();
+  }
+}
+
+/**
+ * The eager work a decode step does once before its capture, so that what it builds the first
+ * time (a single-id KV write's scratch, sampling's first-use buffers) is made outside the
+ * capture: one single-id write at `pos` and, when sampling, one draw. Everything it makes is
+ * freed before it returns (runs on any device; the CPU tests count live tensors around it).
+ */
+export function warmUpOutsideCapture(
+  model: LlamaModel,
+  cache: KVCache,
+  sampler: Sampler,
+  pos: Tensor,
+  uniforms: Tensor | null,
+  ctx: SampleContext,
+): void {
+  // in a scope of its own: a view left undisposed here (of the uniforms, say) would keep its
+  // storage alive after the graph is gone, one storage per sampled generation
+  tidy(() => {
+    const b = cache.batch,
+      dev = model.device;
+    const k0 = cache.keys[0]!;
+    const scratch = Tensor.zeros(k0.shape, { dtype: k0.dtype, device: dev });
+    scratch.indexSet(pos, Tensor.zeros([b, k0.dim(1), 1, k0.dim(3)], { dtype: k0.dtype, device: dev }), 2);
+    if (!sampler.greedy && uniforms) {
+      const probe = Tensor.zeros([b, model.config.vocabSize], { dtype: model.dtype, device: dev });
+      sampler.sample(probe, uniforms.narrow(0, 0, 1).reshape([b, 1]), ctx);
+    }
+  });
 }

@@ -6,6 +6,7 @@
 // with an error naming the step: no extra read, no extra wait.
 import { Tensor } from '../tensor/tensor.ts';
 import { TensorError } from '../core/errors.ts';
+import { tidy } from '../core/scope.ts';
 import {
   API_NAMES,
   NONFINITE_ID,
@@ -110,8 +111,11 @@ export async function* generateIds(
     ctx = { mask: opts.vocabMask ?? null, history };
     cache.setPadding(pads);
     const ids = Tensor.from(flat, { shape: [b, len], device: model.device });
-    eager(ids);
-    ids.dispose();
+    try {
+      eager(ids);
+    } finally {
+      ids.dispose();
+    }
     const done = new Array<boolean>(b).fill(false);
     let tFirst = 0,
       decoded = 0;
@@ -125,13 +129,21 @@ export async function* generateIds(
           enqueue(dg.replay(), null);
         } else {
           const col = prev!.reshape([b, 1]);
-          eager(col);
-          col.dispose();
+          try {
+            eager(col);
+          } finally {
+            col.dispose();
+          }
         }
       }
       const cur = queue.shift()!;
-      const host = Array.from(await cur.host, Number);
-      release(cur);
+      let host: number[];
+      try {
+        host = Array.from(await cur.host, Number);
+      } finally {
+        // also when the readback fails (a device error is reported there)
+        release(cur);
+      }
       const out = host.map((id, i) => (done[i] ? null : id));
       const bad = out.indexOf(NONFINITE_ID);
       if (bad >= 0) {
@@ -188,14 +200,16 @@ function step(
   ctx: SampleContext,
 ): { out: Tensor; feed: Tensor } {
   const logits = model.forward(ids, cache, { lastOnly: true });
-  const last = logits.reshape([logits.dim(0), logits.dim(2)]);
-  const c = sampler.choose(last, undefined, ctx);
-  // every rank feeds and records rank 0's ids
-  model.shareIds(c.ids);
-  ctx.history?.record(c.ids);
-  const out = flagNonFinite(c);
-  c.finite.dispose();
-  logits.dispose();
-  last.dispose();
-  return { out, feed: c.ids };
+  try {
+    // a scope: what the draw makes besides its two results is freed, also when it throws
+    return tidy(() => {
+      const c = sampler.choose(logits.reshape([logits.dim(0), logits.dim(2)]), undefined, ctx);
+      // every rank feeds and records rank 0's ids
+      model.shareIds(c.ids);
+      ctx.history?.record(c.ids);
+      return { out: flagNonFinite(c), feed: c.ids };
+    });
+  } finally {
+    logits.dispose();
+  }
 }

@@ -4,6 +4,15 @@
 // 2 MiB (20 MiB for mid sizes) so that a slightly smaller request later can reuse them. Blocks
 // are split on allocation and merged with free neighbours on free. A block freed on a stream
 // is only reused on that stream: work on one stream runs in order, so no event is needed.
+//
+// The cache is bounded (ROCM_TENSOR_MEMORY_CACHE_LIMIT): each segment counts the blocks handed
+// out of it, and once the segments no block uses ("idle") add up past the limit, the least
+// recently used of them go back to the device. A limit on idle segments, not on all free bytes:
+// free space inside a segment that still holds a live block cannot be returned, so a cap on it
+// could not be kept. Varied request sizes (batches, prompt lengths) otherwise leave one more
+// odd-sized segment behind each time, and a long-running process only ever grows. A graph
+// capture takes the segments a disposed graph gave back ("quiet": nothing ran on them since the
+// dispose synchronized) before it mallocs: one decode graph per generation reuses the last's.
 import type { DevicePtr, GpuRuntime, GpuStream } from './gpu.ts';
 import { OutOfMemoryError } from '../core/errors.ts';
 import { parseEnv, readEnv } from '../core/config.ts';
@@ -14,6 +23,13 @@ const MID_SEGMENT = 20 << 20;
 const LARGE_ROUND = 2 << 20;
 const MIN_BLOCK = 512;
 const STACK_FLUSH_AT = 64 << 10;
+/** idle segments kept when ROCM_TENSOR_MEMORY_CACHE_LIMIT is unset: a quarter of the device's
+ *  memory, and at least 2 GiB. Well above what a decode loop's transients need; and a training
+ *  step frees its activations (gigabytes) back to the cache and takes them again in the next
+ *  step, which a small limit would turn into frees, synchronizations and mallocs every step */
+export function defaultCacheLimit(totalMemory: number): number {
+  return Math.max(2 * 2 ** 30, Math.floor((Number.isFinite(totalMemory) ? totalMemory : 0) / 4));
+}
 
 /** `stream` keys the segment's free lists: a real stream, or a graph's private pool */
 interface Segment {
@@ -21,6 +37,11 @@ interface Segment {
   readonly size: number;
   readonly small: boolean;
   stream: GpuStream;
+  /** blocks handed out of it and not freed (those in the exact-size cache count as freed) */
+  used: number;
+  /** given back by a disposed graph and unused since: no queued work can touch it, so the next
+   *  capture may take it on any stream (releasePool's caller has synchronized) */
+  quiet: boolean;
 }
 
 export interface Block {
@@ -48,12 +69,23 @@ export interface MemoryStats {
   reserved: number;
   /** reserved - inUse */
   cached: number;
+  /** the part of `cached` in segments no block uses: what `cacheLimit` bounds (the rest is free
+   *  space inside segments that still hold a live block) */
+  idle: number;
   peakInUse: number;
+  peakReserved: number;
   /** calls to the device's malloc */
   deviceAllocations: number;
+  /** segments given back to the device (by the cache limit, emptyCache or an out-of-memory retry) */
+  deviceFrees: number;
+  /** of those, the segments given back because idle ones passed `cacheLimit` */
+  cacheReleases: number;
   /** alloc() calls served */
   allocations: number;
+  /** ROCM_TENSOR_MEMORY_LIMIT: the most reserved bytes; null for the device's memory */
   limit: number | null;
+  /** ROCM_TENSOR_MEMORY_CACHE_LIMIT: the most idle bytes kept */
+  cacheLimit: number;
 }
 
 export function roundSize(bytes: number): number {
@@ -70,6 +102,11 @@ export function parseByteLimit(text: string | undefined): number | null {
   return parseEnv('ROCM_TENSOR_MEMORY_LIMIT', text) ?? null;
 }
 
+function checkCacheLimit(bytes: number): void {
+  if (!Number.isSafeInteger(bytes) || bytes < 0)
+    throw new RangeError(`allocator: the cache limit must be a whole number of bytes >= 0, got ${bytes}`);
+}
+
 export class CachingAllocator {
   /** free blocks per stream and pool, sorted by size then address */
   private readonly pools = new Map<GpuStream, { small: BlockImpl[]; large: BlockImpl[] }>();
@@ -78,10 +115,16 @@ export class CachingAllocator {
   private readonly stacks = new Map<GpuStream, Map<number, BlockImpl[]>>();
   private readonly segments = new Set<Segment>();
   private readonly live = new Set<BlockImpl>();
+  /** segments no block uses, outside live graphs' pools; oldest first (insertion order) */
+  private readonly idle = new Set<Segment>();
+  private idleBytes = 0;
   private inUse = 0;
   private reserved = 0;
   private peak = 0;
+  private peakReserved = 0;
   private deviceAllocs = 0;
+  private deviceFrees = 0;
+  private cacheReleases = 0;
   private allocs = 0;
 
   /** while a graph is captured on `stream`, its allocations come from the pool keyed `key` */
@@ -92,7 +135,18 @@ export class CachingAllocator {
   constructor(
     private readonly rt: GpuRuntime,
     readonly limit: number | null = readEnv('ROCM_TENSOR_MEMORY_LIMIT') ?? null,
-  ) {}
+    private cacheLimit: number = readEnv('ROCM_TENSOR_MEMORY_CACHE_LIMIT') ??
+      defaultCacheLimit(rt.info?.totalMemory ?? 0),
+  ) {
+    checkCacheLimit(cacheLimit);
+  }
+
+  /** changes the most idle bytes kept; idle segments past it go back to the device now */
+  setCacheLimit(bytes: number): void {
+    checkCacheLimit(bytes);
+    this.cacheLimit = bytes;
+    this.trim();
+  }
 
   /**
    * From now until endCapture(), allocations on `stream` come from fresh segments private to a
@@ -110,6 +164,7 @@ export class CachingAllocator {
   }
   endCapture(): void {
     this.capture = null;
+    this.trim();
   }
 
   /**
@@ -120,14 +175,22 @@ export class CachingAllocator {
   releasePool(key: GpuStream, stream: GpuStream): void {
     this.flushStacks(key);
     const from = this.pools.get(key);
-    for (const seg of this.segments) if (seg.stream === key) seg.stream = stream;
+    this.graphPools.delete(key);
+    for (const seg of this.segments) {
+      if (seg.stream !== key) continue;
+      seg.stream = stream;
+      if (seg.used === 0) {
+        seg.quiet = true;
+        this.toIdle(seg);
+      }
+    }
     if (from) {
       const to = this.pool(stream);
       for (const k of ['small', 'large'] as const) for (const b of from[k]) this.insertFree(to[k], b);
       this.pools.delete(key);
     }
     this.stacks.delete(key);
-    this.graphPools.delete(key);
+    this.trim();
   }
 
   /** bytes reserved by segments of one pool (a stream's or a graph's) */
@@ -145,6 +208,7 @@ export class CachingAllocator {
       const hit = this.stacks.get(stream)?.get(size)?.pop();
       if (hit) {
         hit.stacked = false;
+        this.took(hit.segment);
         this.live.add(hit);
         this.inUse += hit.size;
         if (this.inUse > this.peak) this.peak = this.inUse;
@@ -158,10 +222,11 @@ export class CachingAllocator {
     if (small && size >= STACK_FLUSH_AT) this.flushStacks(stream);
     let block = this.takeBestFit(pool, size);
     if (!block && small && this.flushStacks(stream)) block = this.takeBestFit(pool, size);
+    if (!block && this.capture && stream === this.capture.key) block = this.adoptQuiet(stream, small, size);
     if (!block) {
       const segBytes = segmentSize(size);
       const base = this.deviceMalloc(segBytes, bytes);
-      const seg: Segment = { base, size: segBytes, small, stream };
+      const seg: Segment = { base, size: segBytes, small, stream, used: 0, quiet: false };
       this.segments.add(seg);
       block = new BlockImpl(seg, base, segBytes);
     }
@@ -177,6 +242,7 @@ export class CachingAllocator {
       this.insertFree(pool, tail);
     }
     block.free = false;
+    this.took(block.segment);
     this.live.add(block);
     this.inUse += block.size;
     this.peak = Math.max(this.peak, this.inUse);
@@ -188,6 +254,8 @@ export class CachingAllocator {
     const block = b as BlockImpl;
     if (!this.live.delete(block)) throw new Error('allocator: block freed twice or not ours');
     this.inUse -= block.size;
+    const seg = block.segment;
+    if (--seg.used === 0 && !this.graphPools.has(seg.stream)) this.toIdle(seg);
     if (block.segment.small) {
       const perStream = this.stacks.get(block.segment.stream) ?? this.newStacks(block.segment.stream);
       let st = perStream.get(block.size);
@@ -197,9 +265,84 @@ export class CachingAllocator {
       }
       block.stacked = true;
       st.push(block);
-      return;
+    } else this.release(block);
+    if (this.idleBytes > this.cacheLimit) this.trim();
+  }
+
+  private took(seg: Segment): void {
+    if (seg.used++ !== 0) return;
+    seg.quiet = false;
+    if (this.idle.delete(seg)) this.idleBytes -= seg.size;
+  }
+
+  /**
+   * For a capture's pool, instead of a device malloc: the smallest quiet idle segment that fits
+   * (not one far larger, as in takeBestFit), moved to the pool `key` whole. Each generation
+   * captures a decode graph; without this, each took fresh segments and gave the last graph's
+   * back to the cache, a malloc and (past the limit) a free per generation.
+   */
+  private adoptQuiet(key: GpuStream, small: boolean, size: number): BlockImpl | null {
+    let best: Segment | null = null;
+    for (const seg of this.idle) {
+      if (!seg.quiet || seg.small !== small || seg.size < size) continue;
+      if (seg.size > SMALL && seg.size > 4 * size && seg.size - size > MID_SEGMENT) continue;
+      if (!best || seg.size < best.size) best = seg;
     }
-    this.release(block);
+    if (!best) return null;
+    const list = this.pool(best.stream)[small ? 'small' : 'large'];
+    const i = this.lowerBound(list, best.size, best.base);
+    const b = list[i];
+    if (!b || b.segment !== best || b.prev || b.next) throw new Error('allocator: free list corrupted');
+    list.splice(i, 1);
+    b.free = false;
+    this.idle.delete(best);
+    this.idleBytes -= best.size;
+    best.stream = key;
+    return b;
+  }
+  private toIdle(seg: Segment): void {
+    this.idle.add(seg);
+    this.idleBytes += seg.size;
+  }
+
+  /**
+   * gives the least recently used idle segments back to the device until the idle bytes fit the
+   * limit; not while a graph is captured (a device free synchronizes, which a capture forbids):
+   * endCapture() trims instead
+   */
+  private trim(): void {
+    if (this.capture || this.idleBytes <= this.cacheLimit) return;
+    this.waitForDevice();
+    for (const seg of this.idle) {
+      if (this.idleBytes <= this.cacheLimit) return;
+      this.releaseSegment(seg);
+      this.cacheReleases++;
+    }
+  }
+
+  /**
+   * Before segments go back: work queued on any stream may still use their blocks (a freed
+   * block is reused in stream order, never waited for). The drivers' free may synchronize by
+   * itself (cuMemFree says it "may"); an explicit wait makes it certain, once per batch of frees.
+   */
+  private waitForDevice(): void {
+    if (!this.capture) this.rt.synchronize();
+  }
+
+  /** returns an idle segment to the device: its blocks are merged back into one free block first */
+  private releaseSegment(seg: Segment): void {
+    this.flushStacks(seg.stream);
+    const list = this.pool(seg.stream)[seg.small ? 'small' : 'large'];
+    const i = this.lowerBound(list, seg.size, seg.base);
+    const b = list[i];
+    if (!b || b.segment !== seg || b.prev || b.next) throw new Error('allocator: free list corrupted');
+    list.splice(i, 1);
+    this.idle.delete(seg);
+    this.idleBytes -= seg.size;
+    this.segments.delete(seg);
+    this.reserved -= seg.size;
+    this.deviceFrees++;
+    this.rt.free(seg.base);
   }
 
   /** puts a free block back in its free list, merged with free neighbours */
@@ -246,21 +389,11 @@ export class CachingAllocator {
     return any;
   }
 
-  /** returns every wholly free segment to the device */
+  /** returns every wholly free segment to the device (those of live graphs' pools stay) */
   emptyCache(): void {
-    this.flushStacks();
-    for (const [key, pools] of this.pools) {
-      if (this.graphPools.has(key)) continue;
-      for (const key of ['small', 'large'] as const) {
-        pools[key] = pools[key].filter((b) => {
-          if (b.prev || b.next) return true;
-          this.rt.free(b.segment.base);
-          this.segments.delete(b.segment);
-          this.reserved -= b.segment.size;
-          return false;
-        });
-      }
-    }
+    if (this.idle.size === 0) return;
+    this.waitForDevice();
+    for (const seg of this.idle) this.releaseSegment(seg);
   }
 
   stats(): MemoryStats {
@@ -268,14 +401,20 @@ export class CachingAllocator {
       inUse: this.inUse,
       reserved: this.reserved,
       cached: this.reserved - this.inUse,
+      idle: this.idleBytes,
       peakInUse: this.peak,
+      peakReserved: this.peakReserved,
       deviceAllocations: this.deviceAllocs,
+      deviceFrees: this.deviceFrees,
+      cacheReleases: this.cacheReleases,
       allocations: this.allocs,
       limit: this.limit,
+      cacheLimit: this.cacheLimit,
     };
   }
   resetPeak(): void {
     this.peak = this.inUse;
+    this.peakReserved = this.reserved;
   }
 
   private deviceMalloc(segBytes: number, asked: number): DevicePtr {
@@ -309,6 +448,7 @@ export class CachingAllocator {
       );
     }
     this.reserved += segBytes;
+    if (this.reserved > this.peakReserved) this.peakReserved = this.reserved;
     this.deviceAllocs++;
     return ptr;
   }
