@@ -82,6 +82,12 @@ template <> struct MlLayout<ML_WMMA11> {
   static ML_FN int p_acc(int, int v) { return v / 2; }
 };
 
+// a_k / b_k give the order in which the kernel feeds k to the operands, not the instruction's
+// own: AMD's Matrix Instruction Calculator (RDNA4) puts k = 4 (l / 16) + v % 4 + 8 (v / 4) in
+// element v of lane l. The kernel feeds k = 8 (l / 16) + v to A and to B alike, a permutation of
+// k that leaves every product as it is, and in that order P^T's B operand is the scores'
+// accumulator as it stands (key 8 (l / 16) + e), with no exchange between half-waves.
+// test/emu/flash-emu.cpp runs flash.hip with the instruction in the calculator's layout.
 template <> struct MlLayout<ML_WMMA12> {
   static constexpr int WAVE = 32, ROWS_PER_LANE = 1, TILE_N = 16, ACC = 8, OPS = 8;
   static ML_FN int acc_row(int lane, int e) { return 8 * (lane / 16) + e; }

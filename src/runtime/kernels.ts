@@ -61,6 +61,8 @@ export interface KernelLayout {
   readonly exactKinds: boolean;
   /** end of the last parameter: the packed buffer's size */
   readonly bytes: number;
+  /** the wave size the kernel was compiled for (AMD code objects' .wavefront_size) */
+  readonly wave?: number;
 }
 
 const describe = (p: KernelParam): string => `${p.size}-byte ${p.kind}`;
@@ -283,7 +285,14 @@ export function layoutsFromImage(key: string, file: string, image: Uint8Array): 
     }
   } else {
     for (const k of parseAmdCodeObject(image).kernels) {
-      layouts.set(k.name, { name: k.name, file, params: k.params, exactKinds: true, bytes: endOf(k.params) });
+      layouts.set(k.name, {
+        name: k.name,
+        file,
+        params: k.params,
+        exactKinds: true,
+        bytes: endOf(k.params),
+        wave: k.wavefrontSize,
+      });
     }
   }
   return layouts;
@@ -393,6 +402,14 @@ export class Kernels {
     if (have) return have;
     const layout = f.layouts.get(name);
     if (!layout) throw new TensorError(`kernels: ${file} has no kernel ${name}`);
+    // the host sizes launches by the device's wave (tuning, block shapes) and kernels fix theirs
+    // at compile time (flash.hip's key blocks): the two must agree
+    const warp = this.rt.info.warpSize;
+    if (layout.wave !== undefined && layout.wave !== warp) {
+      throw new TensorError(
+        `kernels: ${name} (${file}) was compiled for wave ${layout.wave}, but ${this.rt.info.archFull} runs wave ${warp}; rebuild kernels/ for this wave size`,
+      );
+    }
     const fn = this.rt.moduleGetFunction(f.module, name);
     const fromDriver = this.rt.functionParams(fn);
     if (fromDriver) {

@@ -3,9 +3,10 @@
 // missing g++ fails too, loudly: skipping would pass CI without the check ever having run.
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rocmRoot, runInRoot } from '../../scripts/abi/root.ts';
 import { REPO_ROOT } from '../runtime.ts';
 
 const CXX = process.env.CXX || 'g++';
@@ -65,4 +66,92 @@ export function runEmulator(name: string, build: EmuBuild): string {
 /** asserts `out` has a line `ok <pattern>` (pattern: a regex source), naming `what` if not */
 export function expectOk(out: string, pattern: string, what: string): void {
   assert.match(out, new RegExp(`^ok +${pattern}`, 'm'), `no 'ok' line for ${what}:\n${out}`);
+}
+
+// ---- emulators built with clang ----------------------------------------------------------------
+// flash-emu.cpp needs clang (the kernels' ext_vector_type operands and _Float16, which g++ does
+// not take): clang 21 of the cached Debian-unstable root (scripts/rocm-root.sh), which CI builds
+// before the tests and the ABI suite already runs in. It runs through chroot, so it needs root;
+// without root it is the one case where an emulator skips, saying why.
+
+/** one textual change to a kernel source, for the mutation controls: `from` must occur once */
+export interface SourceEdit {
+  readonly file: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+export interface RootEmuBuild {
+  readonly std: string;
+  /** -D macros: the arch (e.g. __gfx942__) */
+  readonly defines: readonly string[];
+  readonly opt?: number;
+  readonly args?: readonly string[];
+  readonly edits?: readonly SourceEdit[];
+  readonly timeoutMs?: number;
+}
+
+export interface RootEmuRun {
+  readonly status: number | null;
+  readonly out: string;
+}
+
+/** the root's path, or why the clang emulators cannot run here (not root: no chroot) */
+export function clangRoot(): { root: string } | { skip: string } {
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return { skip: 'the clang-built emulators run clang 21 inside the ROCm root through chroot, which needs root' };
+  return { root: rocmRoot() };
+}
+
+let serial = 0;
+
+/** compiles test/emu/<name>.cpp with clang++-21 inside the root and runs it; a compile error fails */
+export function runEmulatorInRoot(root: string, name: string, build: RootEmuBuild): RootEmuRun {
+  const inner = `/tmp/rocm-tensor-emu/${name}-${process.pid}-${serial++}`;
+  const host = join(root, inner);
+  const timeout = build.timeoutMs ?? 300_000;
+  try {
+    cpSync(join(REPO_ROOT, 'test/emu'), join(host, 'test/emu'), { recursive: true });
+    cpSync(join(REPO_ROOT, 'hip-src'), join(host, 'hip-src'), { recursive: true });
+    for (const e of build.edits ?? []) {
+      const p = join(host, 'hip-src', e.file);
+      const text = readFileSync(p, 'utf8');
+      const at = text.indexOf(e.from);
+      assert.ok(at >= 0 && text.indexOf(e.from, at + 1) < 0, `the edit of ${e.file} must match once: ${e.from}`);
+      writeFileSync(p, text.slice(0, at) + e.to + text.slice(at + e.from.length));
+    }
+    const exe = `${inner}/${name}`;
+    const cc = runInRoot(
+      root,
+      [
+        'clang++-21',
+        `-std=${build.std}`,
+        `-O${build.opt ?? 1}`,
+        // the kernels pin 32-byte WMMA accumulators with an inline asm "v" operand: on x86 that
+        // takes an AVX register
+        '-mavx',
+        '-Wall',
+        '-Wextra',
+        '-Werror',
+        '-Wno-unknown-pragmas',
+        '-D__HIP__',
+        ...build.defines.map((d) => `-D${d}`),
+        `-I${inner}/test/emu/hip-host`,
+        `${inner}/test/emu/${name}.cpp`,
+        '-o',
+        exe,
+      ],
+      timeout,
+    );
+    assert.is(
+      cc.status,
+      0,
+      `compiling test/emu/${name}.cpp (${build.defines.join(' ')}) failed:\n${cc.stderr.slice(-6000)}`,
+    );
+    const run = runInRoot(root, [exe, ...(build.args ?? [])], timeout);
+    assert.not.ok(run.timedOut, `${name} (${build.defines.join(' ')}) ran past ${timeout} ms`);
+    return { status: run.status, out: `${run.stdout}${run.stderr}` };
+  } finally {
+    rmSync(host, { recursive: true, force: true });
+  }
 }

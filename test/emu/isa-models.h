@@ -25,11 +25,12 @@
 //   f32 D is 8 VGPRs, VGPR j of lane l = row 2j + l/16, column l%16 (even rows in lanes 0-15,
 //   odd rows in 16-31). The same accumulator mapping is stated in Modular's RDNA attention docs
 //   (docs.modular.com, get_rdna_fragment_layout: "row = v*2 + l//16, col = l%16").
-// - WMMA, RDNA4 (gfx12): GPUOpen "Using the Matrix Cores of AMD RDNA 4 architecture GPUs" (the
-//   VGPR layout changed from RDNA3, no replication) and llama.cpp's RDNA4 tile indices: A lane l
-//   holds row l%16, k 8(l/16)+i (4 VGPRs), B lane l column l%16, k 8(l/16)+i; D VGPR j of lane
-//   l = row 8(l/16)+j, column l%16. (The _gfx12 builtins' types agree: 8 halves in, 8 floats
-//   out a lane.)
+// - WMMA, RDNA4 (gfx12): AMD's Matrix Instruction Calculator v1.3.2 (RDNA4,
+//   v_wmma_f32_16x16x16_{f16,bf16}, wave32; no replication): A lane l holds row l%16, element i
+//   k 4(l/16) + i%4 + 8(i/4) (lanes 0-15: k 0-3 and 8-11), B lane l column l%16, the same k; D
+//   VGPR j of lane l = row 8(l/16)+j, column l%16. (The _gfx12 builtins' types agree: 8 halves
+//   in, 8 floats out a lane.) An earlier version of this model had A/B k = 8(l/16)+i, from
+//   secondary sources; the calculator is AMD's own encoding of the ISA guide's tables.
 // - NVIDIA mma.sync.m16n8k16 (.f16/.bf16, f32 accumulate): PTX ISA, "Matrix Fragments for
 //   mma.m16n8k16 with floating point type": groupID = lane / 4, t = lane % 4; a0,a1 row groupID,
 //   a2,a3 row groupID+8, a4,a5 row groupID, a6,a7 row groupID+8, column 2t + (i & 1) (+8 for
@@ -144,8 +145,8 @@ inline std::string model_wmma11(WaveAcc& d, const WaveRegs& ra, const WaveRegs& 
 // v_wmma_f32_16x16x16_{f16,bf16} on gfx12: wave32, 4 VGPRs of A and of B, 8 of C/D
 inline std::string model_wmma12(WaveAcc& d, const WaveRegs& ra, const WaveRegs& rb, const WaveAcc& c, Dt dt) {
   float a[16][16], b[16][16];
-  std::string err = gather16(a, ra, 32, 8, dt, [](int l, int v, int& row, int& col) { row = l % 16; col = 8 * (l / 16) + v; });
-  if (err.empty()) err = gather16(b, rb, 32, 8, dt, [](int l, int v, int& row, int& col) { row = 8 * (l / 16) + v; col = l % 16; });
+  std::string err = gather16(a, ra, 32, 8, dt, [](int l, int v, int& row, int& col) { row = l % 16; col = 4 * (l / 16) + v % 4 + 8 * (v / 4); });
+  if (err.empty()) err = gather16(b, rb, 32, 8, dt, [](int l, int v, int& row, int& col) { row = 4 * (l / 16) + v % 4 + 8 * (v / 4); col = l % 16; });
   if (!err.empty()) return "wmma gfx12: " + err;
   product16(d, a, b, c, 32, 8, [](int l, int j, int& row, int& col) { row = 8 * (l / 16) + j; col = l % 16; });
   return "";

@@ -1,6 +1,6 @@
-// A stand-in for <hip/hip_runtime.h> that runs kernel sources on the host (g++, -D__HIP__ so
-// compat.h takes its HIP path, -I test/emu/hip-host), for radix-emu.cpp, rowreg-emu.cpp,
-// upsample-emu.cpp and copy-emu.cpp: each GPU thread of a block is a fiber (ucontext), blocks
+// A stand-in for <hip/hip_runtime.h> that runs kernel sources on the host (g++ or clang++,
+// -D__HIP__ so compat.h takes its HIP path, -I test/emu/hip-host), for the emulators of test/emu/
+// (flash-emu.cpp adds the matrix instructions, amdgcn-mma.h): each GPU thread of a block is a fiber (ucontext), blocks
 // run one after another, and the wave size is a variable (32 or 64), so the AMD wave64 paths run
 // where no AMD GPU is.
 //
@@ -22,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #define __device__
@@ -64,6 +65,7 @@ struct State {
   Barrier block_bar;
   std::vector<Barrier> wave_bar;
   std::vector<uint64_t> slots[2];  // [parity][tid]: the values a wave op exchanges
+  std::vector<unsigned char> wide[2];  // [parity][tid * WIDE]: a wide wave op's payloads
   unsigned long progress = 0;
   std::function<void()> body;
   // if set, what a 64-bit atomicExch stores given the old and the new word: a model of a write
@@ -72,6 +74,8 @@ struct State {
   std::function<uint64_t(uint64_t, uint64_t)> exch64;
 };
 inline State st;
+// bytes a lane may publish in one wide wave op (a matrix instruction's A, B and C operands)
+constexpr size_t WIDE = 128;
 
 inline void yield() {
   if (!_setjmp(st.cur->jb)) _longjmp(st.sched_jb, 1);
@@ -96,6 +100,17 @@ inline auto wave_op(uint64_t v, F f) {
   st.slots[parity][st.cur->tid] = v;
   arrive(st.wave_bar[w], (unsigned)st.wave);
   return f(&st.slots[parity][wave_first()]);
+}
+
+// every lane publishes n bytes at v, waits for its wave, and gets all lanes' payloads, WIDE apart
+template <class F>
+inline auto wave_op_wide(const void* v, size_t n, F f) {
+  if (n > WIDE) { std::fprintf(stderr, "emu: a wave op of %zu bytes a lane (at most %zu)\n", n, WIDE); std::abort(); }
+  const unsigned w = st.cur->tid / (unsigned)st.wave;
+  const unsigned parity = st.wave_bar[w].gen & 1u;
+  std::memcpy(&st.wide[parity][st.cur->tid * WIDE], v, n);
+  arrive(st.wave_bar[w], (unsigned)st.wave);
+  return f(&st.wide[parity][wave_first() * WIDE]);
 }
 
 inline void entry() {
@@ -127,21 +142,24 @@ inline void entry() {
   makecontext(&f.ctx, entry, 0);
 }
 
-// runs body once per thread of each block of `grid`, `block` threads a block
-inline void launch(unsigned grid, unsigned block, int wave, const std::function<void()>& body) {
+// runs body once per thread of each block of `grid` (x fastest), `block` threads a block
+inline void launch(Dim3 grid, unsigned block, int wave, const std::function<void()>& body) {
   if (block % (unsigned)wave) { std::fprintf(stderr, "emu: block %u is not a multiple of the wave %d\n", block, wave); std::abort(); }
   st.wave = wave;
   st.block = {block, 1, 1};
-  st.grid = {grid, 1, 1};
+  st.grid = grid;
   st.body = body;
   st.fibers.resize(block);
   for (auto& f : st.fibers) if (f.stack.empty()) f.stack.resize(256 * 1024);
-  for (unsigned b = 0; b < grid; b++) {
-    st.block_idx = {b, 0, 0};
+  const unsigned blocks = grid.x * grid.y * grid.z;
+  for (unsigned b = 0; b < blocks; b++) {
+    st.block_idx = {b % grid.x, b / grid.x % grid.y, b / grid.x / grid.y};
     st.block_bar = Barrier{};
     st.wave_bar.assign(block / (unsigned)wave, Barrier{});
     st.slots[0].assign(block, 0);
     st.slots[1].assign(block, 0);
+    st.wide[0].assign(block * WIDE, 0);
+    st.wide[1].assign(block * WIDE, 0);
     std::vector<unsigned> order(block);
     for (unsigned t = 0; t < block; t++) {
       Fiber& f = st.fibers[t];
@@ -168,6 +186,9 @@ inline void launch(unsigned grid, unsigned block, int wave, const std::function<
     }
     st.cur = nullptr;
   }
+}
+inline void launch(unsigned grid, unsigned block, int wave, const std::function<void()>& body) {
+  launch(Dim3{grid, 1, 1}, block, wave, body);
 }
 
 }  // namespace emu
@@ -222,6 +243,7 @@ inline float atomicAdd(float* p, float v) { const float old = *p; *p = old + v; 
 inline double atomicAdd(double* p, double v) { const double old = *p; *p = old + v; return old; }
 inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) { const unsigned old = *p; if (old == cmp) *p = v; return old; }
 inline unsigned atomicExch(unsigned* p, unsigned v) { const unsigned old = *p; *p = v; return old; }
+inline unsigned atomicMax(unsigned* p, unsigned v) { const unsigned old = *p; if (v > old) *p = v; return old; }
 inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
   const unsigned long long old = *p;
   *p = emu::st.exch64 ? emu::st.exch64(old, v) : v;
@@ -240,6 +262,8 @@ inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); r
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline long long __double_as_longlong(double d) { long long u; std::memcpy(&u, &d, 8); return u; }
 inline int __ffs(int x) { return __builtin_ffs(x); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
 inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 
@@ -251,3 +275,8 @@ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return
 #define __builtin_amdgcn_rcpf(x) (1.0f / (x))
 
 using std::isfinite;
+
+// HIP's global min and max of integers (the kernels' i64 and u32 bounds), in the type both
+// arguments convert to
+template <class A, class B> inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
+template <class A, class B> inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
