@@ -20,10 +20,11 @@ function dims4(x: RawTensor): { n: number; c: number; h: number; w: number } {
 
 /** t as a dense tensor of dtype d (a converted copy when it is not one already), or a constant */
 function param(t: RawTensor | null, d: DType, c: number, x: RawTensor, value: number, temps: RawTensor[]): RawTensor {
-  if (t && t.dtype === d && t.isContiguous()) return t;
-  const p = t ? cast(t, d) : RawTensor.empty([c], d, x.device);
-  if (!t) constSet(p, value);
+  if (t && t.dtype === d && t.isContiguous() && t.storage.ptrAt(t.layout.offset) % 16n === 0n) return t;
+  const p = t && t.dtype !== d ? cast(t, d) : RawTensor.empty([c], d, x.device);
   temps.push(p);
+  if (!t) constSet(p, value);
+  else if (t.dtype === d) copyInto(p, t);
   return p;
 }
 

@@ -1,12 +1,25 @@
 // Shared by the MIOpen/cuDNN-backed GPU ops: contiguous operands and the per-channel bias add.
-import type { RawTensor } from '../../device/raw-tensor.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
 import type { DnnDType } from '../../runtime/gpu.ts';
-import { contiguous, reshaped } from './copy.ts';
+import { copyInto, reshaped } from './copy.ts';
 import { binary } from './elementwise.ts';
 
-/** the tensor itself when dense, else a contiguous copy the caller disposes (owned = true) */
+/**
+ * the tensor itself when dense and 16-byte aligned, else a contiguous copy the caller disposes
+ * (owned = true). The libraries' kernels may load vectors: a half tensor that starts at an odd
+ * element of its storage (a view at an offset) made cuDNN's batch norm fault with a misaligned
+ * address, so such views are copied too (a fresh allocation is aligned).
+ */
 export function dense(t: RawTensor): { t: RawTensor; owned: boolean } {
-  return t.isContiguous() ? { t, owned: false } : { t: contiguous(t), owned: true };
+  if (t.isContiguous() && t.storage.ptrAt(t.layout.offset) % 16n === 0n) return { t, owned: false };
+  const c = RawTensor.empty(t.layout.shape, t.dtype, t.device);
+  try {
+    copyInto(c, t);
+  } catch (e) {
+    c.dispose();
+    throw e;
+  }
+  return { t: c, owned: true };
 }
 export function release(...xs: { t: RawTensor; owned: boolean }[]): void {
   for (const x of xs) if (x.owned) x.t.dispose();
