@@ -17,6 +17,10 @@ import { Sequence, type FinishReason, type SequenceRequest } from './sequence.ts
 import { BadRequestError, QueueFullError, UnavailableError } from './errors.ts';
 import { engineLimits, type EngineOptions } from './engine-options.ts';
 import { sampleRows } from './sample-step.ts';
+import { readEnv } from '../core/config.ts';
+
+/** idle device memory a server's allocator keeps (ROCM_TENSOR_MEMORY_CACHE_LIMIT overrides) */
+export const SERVE_CACHE_LIMIT = 2 * 2 ** 30;
 
 export type { EngineOptions } from './engine-options.ts';
 
@@ -92,6 +96,11 @@ export class Engine {
       model.dtype,
     );
     model.rope.reserve(this.maxSeqLen);
+    // a server's steps come in every batch size and prompt length, which leave odd-sized
+    // segments in the allocator's cache: unless the user chose a limit, idle segments past
+    // SERVE_CACHE_LIMIT go back to the device (the library's default is sized for training)
+    if (!model.device.isCpu && readEnv('ROCM_TENSOR_MEMORY_CACHE_LIMIT') === undefined)
+      model.device.allocator.setCacheLimit(SERVE_CACHE_LIMIT);
     this.loopDone = this.loop();
   }
 
