@@ -711,7 +711,6 @@ test('tensor-parallel shapes that do not split are refused', () => {
   );
 });
 
-
 test('communicators still open when the process exits are aborted (not destroyed); destroyed ones are left alone', () => {
   const { f, g } = setup(2);
   assert.ok(process.listeners('exit').length >= 1, 'an exit hook is installed with the first communicator');
