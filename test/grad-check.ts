@@ -18,17 +18,19 @@ export function leaf(shape: number[], lo = -1.5, hi = 1.5): Tensor {
 export const values = (t: Tensor): number[] => Array.from(t.toArraySync() as Float64Array);
 
 /**
- * f's gradient at the given leaves against central differences of sum(f(x) * r) for a random r,
- * element by element (relative tolerance tol); every tensor made on the way is disposed.
+ * f's gradient at the given f64 inputs (made leaves here) against central differences of
+ * sum(f(x) * r) for a random r, element by element (relative tolerance tol): the whole
+ * vector-Jacobian product. Frees everything it made; the inputs stay the caller's (their
+ * gradients cleared). module: one whose parameters f uses (their gradients are cleared too).
  */
-export function gradCheck(
+export function gradCheckAt(
   name: string,
   f: (xs: Tensor[]) => Tensor,
-  shapes: number[][],
-  opts: { lo?: number; hi?: number; tol?: number } = {},
+  xs: Tensor[],
+  opts: { tol?: number; module?: { zeroGrad(): void } } = {},
 ): void {
   const before = liveTensors().length;
-  const xs = shapes.map((s) => leaf(s, opts.lo, opts.hi));
+  for (const x of xs) x.requiresGrad = true;
   // tidy frees what f makes on the way; the graph's saved tensors are autograd's, not tidy's
   const y = tidy(() => f(xs));
   const r = Tensor.rand(y.shape, { seed: seed++, dtype: 'f64' });
@@ -38,6 +40,7 @@ export function gradCheck(
     tol = opts.tol ?? 1e-6;
   const lossAt = (vals: Tensor[]): number => noGrad(() => tidy(() => f(vals).mul(r).sum().itemSync()));
   xs.forEach((x, i) => {
+    assert.ok(x.grad !== null, `${name}: input ${i} got no gradient`);
     const base = values(x);
     const got = values(x.grad!);
     for (let j = 0; j < base.length; j++) {
@@ -59,6 +62,26 @@ export function gradCheck(
       );
     }
   });
-  for (const t of [y, r, loss, ...xs.map((x) => x.grad!), ...xs]) t.dispose();
+  for (const t of [y, r, loss, ...xs.map((x) => x.grad!)]) t.dispose();
+  for (const x of xs) {
+    x.grad = null;
+    x.requiresGrad = false;
+  }
+  opts.module?.zeroGrad();
   assert.is(liveTensors().length, before, `${name}: tensors left alive`);
+}
+
+/** gradCheckAt on fresh f64 inputs of the given shapes, uniform in [lo, hi) */
+export function gradCheck(
+  name: string,
+  f: (xs: Tensor[]) => Tensor,
+  shapes: number[][],
+  opts: { lo?: number; hi?: number; tol?: number } = {},
+): void {
+  const xs = shapes.map((s) => leaf(s, opts.lo, opts.hi));
+  try {
+    gradCheckAt(name, f, xs, opts);
+  } finally {
+    for (const x of xs) x.dispose();
+  }
 }

@@ -15,24 +15,12 @@ import { full } from './creation.ts';
 import { binary, paramUnary } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { reduce } from './reduce.ts';
+import { scoped } from './scoped.ts';
 import { defineGrad } from './registry.ts';
 
 /** the scores of one block of queries stay near blockElements (f32: 256 MiB); tests shrink it
  *  to run many blocks on small inputs */
 export const attentionGradTuning = { blockElements: 1 << 26 };
-
-/** runs f with a list for temporaries, all disposed after (what f returns is its own) */
-function scoped<T>(f: (keep: (t: RawTensor) => RawTensor) => T): T {
-  const temps: RawTensor[] = [];
-  try {
-    return f((t) => {
-      temps.push(t);
-      return t;
-    });
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-}
 
 defineGrad(
   'scaledDotProductAttention',

@@ -12,6 +12,7 @@ import { reshape } from './copy.ts';
 import { binary, paramUnary, unary } from './elementwise.ts';
 import { checkEps, vec } from './nn.ts';
 import { reduce } from './reduce.ts';
+import { scoped } from './scoped.ts';
 import { defineGrad, defineOp } from './registry.ts';
 
 export interface BatchNormTrainOptions<T extends RawTensor = RawTensor> {
@@ -97,19 +98,6 @@ export const batchNormTrainBackward = defineOp({
 
 /** every dim of x but the channel one */
 const notChannel = (x: RawTensor): number[] => x.layout.shape.map((_, i) => i).filter((i) => i !== 1);
-
-/** runs f with a list for temporaries, all disposed after */
-function scoped<T>(f: (keep: (t: RawTensor) => RawTensor) => T): T {
-  const temps: RawTensor[] = [];
-  try {
-    return f((t) => {
-      temps.push(t);
-      return t;
-    });
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-}
 
 /** [c] sums over the batch of a (and of a * b), in dtype like's */
 function channelSum(a: RawTensor, like: RawTensor, keep: (t: RawTensor) => RawTensor): RawTensor {

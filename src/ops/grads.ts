@@ -12,6 +12,7 @@ import { full } from './creation.ts';
 import { binary, compare, paramUnary, unary, where } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { reduce } from './reduce.ts';
+import { scoped } from './scoped.ts';
 import { defineGrad } from './registry.ts';
 import { gather, indexAdd, indexSelect, scatter } from './indexing.ts';
 import { cumsum } from './scan.ts';
@@ -19,19 +20,6 @@ import { rope } from './nn.ts';
 import type { RopeLayout } from '../backends/cpu/nn.ts';
 
 type Pair = [RawTensor, RawTensor];
-
-/** runs f with a list for temporaries, all disposed after */
-function scoped<T>(f: (keep: (t: RawTensor) => RawTensor) => T): T {
-  const temps: RawTensor[] = [];
-  try {
-    return f((t) => {
-      temps.push(t);
-      return t;
-    });
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-}
 
 /** g summed over the dims it was broadcast along, to `shape` (a new tensor) */
 export function sumTo(g: RawTensor, shape: readonly number[]): RawTensor {

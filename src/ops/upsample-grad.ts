@@ -12,20 +12,8 @@ import { cast } from './cast.ts';
 import { fromData, full } from './creation.ts';
 import { indexAdd } from './indexing.ts';
 import { matmul } from './matmul.ts';
+import { scoped } from './scoped.ts';
 import { defineGrad } from './registry.ts';
-
-/** runs f with a list for temporaries, all disposed after */
-function scoped<T>(f: (keep: (t: RawTensor) => RawTensor) => T): T {
-  const temps: RawTensor[] = [];
-  try {
-    return f((t) => {
-      temps.push(t);
-      return t;
-    });
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-}
 
 /** g [..., oh, ow] added back into [..., h, w] at the nearest sources (rank 3: the last axis only) */
 function nearestGrad(g: RawTensor, x: RawTensor): RawTensor {

@@ -1,7 +1,7 @@
 // Helpers for the nn and optim tests: f64 leaves, values, and a gradient check against central
 // finite differences in f64 that also checks nothing is left alive.
 import * as assert from 'uvu/assert';
-import { Tensor, liveTensors, noGrad, tidy } from '../../src/index.ts';
+import { Tensor } from '../../src/index.ts';
 
 let seed = 9100;
 export const nextSeed = (): number => seed++;
@@ -28,55 +28,5 @@ export function close(got: ArrayLike<number>, want: ArrayLike<number>, tol: numb
   }
 }
 
-/**
- * f's gradient with respect to each input against central differences of sum(f(x) r) for a
- * random r (the whole vector-Jacobian product), in f64. inputs: f64 tensors (made leaves here);
- * module: one whose parameters f uses (their gradients are cleared before the leak check).
- */
-export function gradCheck(
-  name: string,
-  f: (xs: Tensor[]) => Tensor,
-  inputs: Tensor[],
-  opts: { tol?: number; module?: { zeroGrad(): void } } = {},
-): void {
-  const tol = opts.tol ?? 1e-6;
-  const before = liveTensors().length;
-  for (const x of inputs) x.requiresGrad = true;
-  const y = tidy(() => f(inputs));
-  const r = Tensor.rand(y.shape, { seed: seed++, dtype: 'f64' });
-  const loss = tidy(() => y.mul(r).sum());
-  loss.backward();
-  const h = 1e-6;
-  const lossAt = (xs: Tensor[]): number => noGrad(() => tidy(() => f(xs).mul(r).sum().itemSync()));
-  inputs.forEach((x, i) => {
-    assert.ok(x.grad !== null, `${name}: input ${i} got no gradient`);
-    const base = values(x),
-      got = values(x.grad!);
-    for (let j = 0; j < base.length; j++) {
-      const shifted = (d: number): Tensor[] =>
-        inputs.map((o, k) => {
-          if (k !== i) return o.detach();
-          const v = base.slice();
-          v[j]! += d;
-          return Tensor.from(new Float64Array(v), { shape: x.shape });
-        });
-      const plus = shifted(h),
-        minus = shifted(-h);
-      const want = (lossAt(plus) - lossAt(minus)) / (2 * h);
-      for (const t of [...plus, ...minus]) t.dispose();
-      const err = Math.abs(got[j]! - want) / Math.max(1, Math.abs(want));
-      assert.ok(
-        Number.isFinite(got[j]!) && err <= tol,
-        `${name}: input ${i}[${j}]: autograd ${got[j]}, differences ${want}`,
-      );
-    }
-  });
-  for (const t of [y, r, loss, ...inputs.map((x) => x.grad!)]) t.dispose();
-  for (const x of inputs) {
-    x.grad = null;
-    x.requiresGrad = false;
-  }
-  // a module's parameters took gradients too: theirs to free
-  opts.module?.zeroGrad();
-  assert.is(liveTensors().length, before, `${name}: tensors left alive`);
-}
+/** f's gradient at the given f64 inputs against central differences (test/grad-check.ts) */
+export { gradCheckAt as gradCheck } from '../grad-check.ts';

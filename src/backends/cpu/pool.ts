@@ -15,14 +15,19 @@ type Reducer = (
   window: number,
 ) => number;
 
-function pool2d(x: RawTensor, p: Pool2dParams, outShape: Shape, reduce: Reducer): RawTensor {
+/** the window of every output cell of every plane: its real cells [y0, y1) x [x0, x1), and its
+ *  size in padded coordinates (the divisor that counts padding) */
+function eachWindow(
+  x: RawTensor,
+  p: Pool2dParams,
+  outShape: Shape,
+  fn: (plane: number, base: number, o: number, y0: number, y1: number, x0: number, x1: number, window: number) => void,
+): void {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [, , oh, ow] = outShape as [number, number, number, number];
   const [kh, kw] = p.kernel,
     [sh, sw] = p.stride,
     [ph, pw] = p.padding;
-  const xv = readNumbers(x);
-  const out = new Float64Array(n * c * oh * ow);
   for (let plane = 0; plane < n * c; plane++) {
     const base = plane * h * w;
     for (let y = 0; y < oh; y++) {
@@ -36,12 +41,23 @@ function pool2d(x: RawTensor, p: Pool2dParams, outShape: Shape, reduce: Reducer)
           wx1 = Math.min(wx0 + kw, w + pw);
         const x0 = Math.max(wx0, 0),
           x1 = Math.min(wx1, w);
-        out[(plane * oh + y) * ow + xo] = reduce(xv, base, w, y0, y1, x0, x1, (wy1 - wy0) * (wx1 - wx0));
+        fn(plane, base, (plane * oh + y) * ow + xo, y0, y1, x0, x1, (wy1 - wy0) * (wx1 - wx0));
       }
     }
   }
+}
+
+function pool2d(x: RawTensor, p: Pool2dParams, outShape: Shape, reduce: Reducer): RawTensor {
+  const w = x.layout.shape[3]!;
+  const xv = readNumbers(x);
+  const out = new Float64Array(numelOf(outShape));
+  eachWindow(x, p, outShape, (_plane, base, o, y0, y1, x0, x1, window) => {
+    out[o] = reduce(xv, base, w, y0, y1, x0, x1, window);
+  });
   return fromNumbers(out, outShape, x.dtype, x.device);
 }
+
+const numelOf = (s: Shape): number => s.reduce((a, b) => a * b, 1);
 
 export function avgPool2d(x: RawTensor, p: Pool2dParams, outShape: Shape): RawTensor {
   return pool2d(x, p, outShape, (v, base, w, y0, y1, x0, x1, window) => {
@@ -79,50 +95,33 @@ export function pool2dBackward(
   dy: RawTensor,
   p: Pool2dParams,
 ): RawTensor {
-  const [n, c, h, w] = x.layout.shape as [number, number, number, number];
-  const [, , oh, ow] = dy.layout.shape as [number, number, number, number];
-  const [kh, kw] = p.kernel,
-    [sh, sw] = p.stride,
-    [ph, pw] = p.padding;
+  const w = x.layout.shape[3]!;
   const xv = mode === 'max' ? readNumbers(x) : null;
   const gv = readNumbers(dy);
-  const out = new Float64Array(n * c * h * w);
-  for (let plane = 0; plane < n * c; plane++) {
-    const base = plane * h * w;
-    for (let y = 0; y < oh; y++) {
-      const wy0 = y * sh - ph,
-        wy1 = Math.min(wy0 + kh, h + ph);
-      const y0 = Math.max(wy0, 0),
-        y1 = Math.min(wy1, h);
-      for (let xo = 0; xo < ow; xo++) {
-        const wx0 = xo * sw - pw,
-          wx1 = Math.min(wx0 + kw, w + pw);
-        const x0 = Math.max(wx0, 0),
-          x1 = Math.min(wx1, w);
-        const g = gv[(plane * oh + y) * ow + xo]!;
-        if (xv === null) {
-          const share = g / (p.countIncludePad ? (wy1 - wy0) * (wx1 - wx0) : (y1 - y0) * (x1 - x0));
-          for (let yy = y0; yy < y1; yy++) for (let xx = x0; xx < x1; xx++) out[base + yy * w + xx]! += share;
-          continue;
+  const out = new Float64Array(x.numel);
+  eachWindow(x, p, dy.layout.shape, (_plane, base, o, y0, y1, x0, x1, window) => {
+    const g = gv[o]!;
+    if (xv === null) {
+      const share = g / (p.countIncludePad ? window : (y1 - y0) * (x1 - x0));
+      for (let yy = y0; yy < y1; yy++) for (let xx = x0; xx < x1; xx++) out[base + yy * w + xx]! += share;
+      return;
+    }
+    let at = -1,
+      m = -Infinity;
+    scan: for (let yy = y0; yy < y1; yy++) {
+      for (let xx = x0; xx < x1; xx++) {
+        const e = xv[base + yy * w + xx]!;
+        if (Number.isNaN(e)) {
+          at = base + yy * w + xx;
+          break scan;
         }
-        let at = -1,
-          m = -Infinity;
-        scan: for (let yy = y0; yy < y1; yy++) {
-          for (let xx = x0; xx < x1; xx++) {
-            const e = xv[base + yy * w + xx]!;
-            if (Number.isNaN(e)) {
-              at = base + yy * w + xx;
-              break scan;
-            }
-            if (e > m || at < 0) {
-              m = e;
-              at = base + yy * w + xx;
-            }
-          }
+        if (e > m || at < 0) {
+          m = e;
+          at = base + yy * w + xx;
         }
-        if (at >= 0) out[at]! += g;
       }
     }
-  }
+    if (at >= 0) out[at]! += g;
+  });
   return fromNumbers(out, x.layout.shape, x.dtype, x.device);
 }
