@@ -5,7 +5,14 @@
 // (decoupled). The bias corrections are host numbers: no value is read back.
 import { assign } from '../nn/assign.ts';
 import type { Tensor } from '../tensor/tensor.ts';
-import { Optimizer, type ParamGroupSpec, type ParamState, checkFlag, checkNumber } from './optimizer.ts';
+import {
+  Optimizer,
+  type MasterWeights,
+  type ParamGroupSpec,
+  type ParamState,
+  checkFlag,
+  checkNumber,
+} from './optimizer.ts';
 
 export type AdamOptions = {
   lr: number;
@@ -14,7 +21,7 @@ export type AdamOptions = {
   eps: number;
   weightDecay: number;
   amsgrad: boolean;
-};
+} & MasterWeights;
 
 abstract class AdamBase extends Optimizer<AdamOptions> {
   protected abstract readonly decoupled: boolean;
@@ -56,7 +63,16 @@ abstract class AdamBase extends Optimizer<AdamOptions> {
 export class Adam extends AdamBase {
   protected readonly decoupled = false;
   constructor(params: Iterable<Tensor> | readonly ParamGroupSpec<AdamOptions>[], opts: Partial<AdamOptions> = {}) {
-    super('Adam', params, { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, amsgrad: false, ...opts });
+    super('Adam', params, {
+      lr: 1e-3,
+      beta1: 0.9,
+      beta2: 0.999,
+      eps: 1e-8,
+      weightDecay: 0,
+      amsgrad: false,
+      masterWeights: false,
+      ...opts,
+    });
   }
 }
 
@@ -71,6 +87,7 @@ export class AdamW extends AdamBase {
       eps: 1e-8,
       weightDecay: 1e-2,
       amsgrad: false,
+      masterWeights: false,
       ...opts,
     });
   }

@@ -7,9 +7,17 @@ import { keep, tidy } from '../core/scope.ts';
 import { describeValue } from '../ops/args.ts';
 import { noGrad } from '../tensor/autograd.ts';
 import { Tensor } from '../tensor/tensor.ts';
+import { assign } from '../nn/assign.ts';
 
 /** a group's hyperparameters: numbers and flags, by name */
 export type Hyper = Record<string, number | boolean>;
+
+/** the flag every optimizer takes: bf16/f16 parameters update an f32 copy (the optimizer's
+ *  state 'master') and are written back rounded to their dtype, so updates smaller than the
+ *  parameter's resolution still add up: bf16 compute with f32 master weights */
+export type MasterWeights = { masterWeights: boolean };
+
+const isHalf = (p: Tensor): boolean => p.dtype === 'bf16' || p.dtype === 'f16';
 
 /** parameters with hyperparameters that override the optimizer's defaults */
 export type ParamGroupSpec<H extends Hyper> = { params: Iterable<Tensor> } & Partial<H>;
@@ -74,11 +82,19 @@ export abstract class Optimizer<H extends Hyper> {
       tidy(() => {
         for (const group of this.paramGroups) {
           this.checkHyper(group);
+          const master = checkFlag(this.name, 'masterWeights', group.masterWeights ?? false);
           for (const p of group.params) {
             if (p.grad === null) continue;
             if (p.isDisposed) throw new TensorError(`${this.name}.step: a parameter was disposed`);
             const old = this.state.get(p) ?? {};
-            const next = this.update(p, p.grad, group, old);
+            let next: ParamState;
+            if (master && isHalf(p)) {
+              // the update runs on the f32 copy, with the gradient widened; p gets it rounded
+              const m = (old.master as Tensor | undefined) ?? p.toDtype('f32');
+              next = this.update(m, p.grad.toDtype('f32'), group, old);
+              next.master = m;
+              assign(p, m);
+            } else next = this.update(p, p.grad, group, old);
             for (const v of Object.values(next)) if (v instanceof Tensor) keep(v);
             for (const [k, v] of Object.entries(old)) if (v instanceof Tensor && next[k] !== v) v.dispose();
             this.state.set(p, next);
@@ -155,7 +171,8 @@ export abstract class Optimizer<H extends Hyper> {
               `${this.name}.loadStateDict: '${n}' of parameter ${k} is ${v.describe()}, the parameter ${p.describe()}`,
             );
           const onDev = v.to(p.device);
-          const t = onDev.dtype === p.dtype ? onDev.mul(1) : onDev.toDtype(p.dtype);
+          const want = this.stateDType(p);
+          const t = onDev.dtype === want ? onDev.mul(1) : onDev.toDtype(want);
           onDev.dispose();
           copy[n] = keep(t);
         }
@@ -169,6 +186,12 @@ export abstract class Optimizer<H extends Hyper> {
       Object.assign(this.paramGroups[gi]!, hyper);
       this.checkHyper(this.paramGroups[gi]!);
     });
+  }
+
+  /** the dtype of a parameter's state tensors: f32 under master weights, else the parameter's */
+  private stateDType(p: Tensor): Tensor['dtype'] {
+    const g = this.paramGroups.find((gr) => gr.params.includes(p));
+    return g?.masterWeights === true && isHalf(p) ? 'f32' : p.dtype;
   }
 
   private disposeState(): void {

@@ -4,7 +4,14 @@
 import { TensorError } from '../core/errors.ts';
 import { assign } from '../nn/assign.ts';
 import type { Tensor } from '../tensor/tensor.ts';
-import { Optimizer, type ParamGroupSpec, type ParamState, checkFlag, checkNumber } from './optimizer.ts';
+import {
+  Optimizer,
+  type MasterWeights,
+  type ParamGroupSpec,
+  type ParamState,
+  checkFlag,
+  checkNumber,
+} from './optimizer.ts';
 
 export type SGDOptions = {
   lr: number;
@@ -12,11 +19,19 @@ export type SGDOptions = {
   dampening: number;
   weightDecay: number;
   nesterov: boolean;
-};
+} & MasterWeights;
 
 export class SGD extends Optimizer<SGDOptions> {
   constructor(params: Iterable<Tensor> | readonly ParamGroupSpec<SGDOptions>[], opts: Partial<SGDOptions> = {}) {
-    super('SGD', params, { lr: 1e-3, momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, ...opts });
+    super('SGD', params, {
+      lr: 1e-3,
+      momentum: 0,
+      dampening: 0,
+      weightDecay: 0,
+      nesterov: false,
+      masterWeights: false,
+      ...opts,
+    });
   }
   protected checkHyper(g: SGDOptions): void {
     checkNumber('SGD', 'lr', g.lr, 0);

@@ -209,20 +209,30 @@ test('errors: 400 (JSON, parameters, context), 404 (model, route), 405, in OpenA
   r = await post('/completions', '[1, 2]');
   assert.is(r.status, 400);
   const msgs = [{ role: 'user' as const, content: 'hi' }];
-  const cases: [Promise<unknown>, string, string][] = [
-    [client.chat.completions.create({ model: NAME, messages: msgs, temperature: 5 }), 'temperature', 'in [0, 2]'],
-    [client.chat.completions.create({ model: NAME, messages: msgs, n: 2 }), 'n', 'not supported'],
-    [client.chat.completions.create({ model: NAME, messages: msgs, logprobs: true }), 'logprobs', 'not supported'],
-    [client.chat.completions.create({ model: NAME, messages: [] }), 'messages', 'non-empty list'],
-    [client.chat.completions.create({ model: NAME, messages: msgs, max_tokens: 0 }), 'max_tokens', 'integer >= 1'],
-    [client.completions.create({ model: NAME, prompt: 'x', stop: [''] }), 'stop', 'non-empty'],
-    [client.completions.create({ model: NAME, prompt: [1, 99999] }), 'prompt', 'outside the model'],
-    [client.completions.create({ model: NAME, prompt: 'x', top_p: 0 }), 'top_p', 'top_p must be'],
-    [client.completions.create({ model: NAME, prompt: 'x', max_tokens: 500 }), 'max_tokens', 'context is 128'],
-    [client.completions.create({ model: NAME, prompt: new Array(130).fill(1) }), 'prompt', 'context is 128'],
+  // each request is made when its check runs: a rejected promise nobody awaits yet is an
+  // unhandled rejection, which ends a Bun process
+  const cases: [() => Promise<unknown>, string, string][] = [
+    [() => client.chat.completions.create({ model: NAME, messages: msgs, temperature: 5 }), 'temperature', 'in [0, 2]'],
+    [() => client.chat.completions.create({ model: NAME, messages: msgs, n: 2 }), 'n', 'not supported'],
+    [
+      () => client.chat.completions.create({ model: NAME, messages: msgs, logprobs: true }),
+      'logprobs',
+      'not supported',
+    ],
+    [() => client.chat.completions.create({ model: NAME, messages: [] }), 'messages', 'non-empty list'],
+    [
+      () => client.chat.completions.create({ model: NAME, messages: msgs, max_tokens: 0 }),
+      'max_tokens',
+      'integer >= 1',
+    ],
+    [() => client.completions.create({ model: NAME, prompt: 'x', stop: [''] }), 'stop', 'non-empty'],
+    [() => client.completions.create({ model: NAME, prompt: [1, 99999] }), 'prompt', 'outside the model'],
+    [() => client.completions.create({ model: NAME, prompt: 'x', top_p: 0 }), 'top_p', 'top_p must be'],
+    [() => client.completions.create({ model: NAME, prompt: 'x', max_tokens: 500 }), 'max_tokens', 'context is 128'],
+    [() => client.completions.create({ model: NAME, prompt: new Array(130).fill(1) }), 'prompt', 'context is 128'],
   ];
-  for (const [p, param, part] of cases) {
-    const { status: st, error } = await status(p);
+  for (const [make, param, part] of cases) {
+    const { status: st, error } = await status(make());
     assert.is(st, 400, `${param}: ${JSON.stringify(error)}`);
     assert.ok(String(error.message).includes(part), `${param}: ${String(error.message)}`);
     if (param !== 'prompt' || !part.includes('outside')) assert.is(error.param, param, String(error.message));
