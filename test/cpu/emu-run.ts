@@ -3,9 +3,21 @@
 // missing g++ fails too, loudly: skipping would pass CI without the check ever having run.
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { rocmRoot, runInRoot } from '../../scripts/abi/root.ts';
 import { REPO_ROOT } from '../runtime.ts';
 
@@ -22,6 +34,45 @@ export interface EmuBuild {
   readonly timeoutMs?: number;
 }
 
+// ---- built emulators, kept by what they were built from ------------------------------------------
+// The suite runs every file under Node and under Bun: the second run of an emulator reuses the
+// first one's executable when the sources (test/emu, hip-src), the edits and the compile
+// arguments are the same, instead of compiling again.
+
+let sourcesHash: string | null = null;
+/** a hash of every file under test/emu and hip-src */
+function sources(): string {
+  if (sourcesHash) return sourcesHash;
+  const h = createHash('sha256');
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else h.update(relative(REPO_ROOT, p)).update('\0').update(readFileSync(p)).update('\0');
+    }
+  };
+  walk(join(REPO_ROOT, 'test/emu'));
+  walk(join(REPO_ROOT, 'hip-src'));
+  return (sourcesHash = h.digest('hex'));
+}
+const buildKey = (parts: unknown): string =>
+  createHash('sha256').update(sources()).update(JSON.stringify(parts)).digest('hex').slice(0, 24);
+
+/** the cached executable for key, or null */
+function cached(cacheDir: string, key: string, name: string): string | null {
+  const p = join(cacheDir, key, name);
+  return existsSync(p) ? p : null;
+}
+/** keeps exe under key (written beside, then renamed: a concurrent reader never sees half a file) */
+function keepBuilt(cacheDir: string, key: string, name: string, exe: string): void {
+  const dir = join(cacheDir, key);
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `${name}.${process.pid}`);
+  copyFileSync(exe, tmp);
+  renameSync(tmp, join(dir, name));
+}
+const CACHE = join(process.env.ROCM_TENSOR_CACHE ?? join(homedir(), '.cache/rocm-tensor'), 'emu-bin');
+
 /** `name` is the emulator's file under test/emu without `.cpp` */
 export function runEmulator(name: string, build: EmuBuild): string {
   const src = `test/emu/${name}.cpp`,
@@ -34,26 +85,31 @@ export function runEmulator(name: string, build: EmuBuild): string {
   }
   const dir = mkdtempSync(join(tmpdir(), `${name}-`));
   try {
-    const exe = join(dir, name);
     // -Wno-unknown-pragmas: the kernels' #pragma unroll means nothing to g++
     const hip =
       (build.hipHost ?? true) ? ['-Wno-unknown-pragmas', '-D__HIP__', `-I${join(REPO_ROOT, 'test/emu/hip-host')}`] : [];
-    const cc = spawnSync(
-      CXX,
-      [
-        `-std=${build.std}`,
-        `-O${build.opt ?? 1}`,
-        '-Wall',
-        '-Wextra',
-        '-Werror',
-        ...hip,
-        join(REPO_ROOT, src),
-        '-o',
-        exe,
-      ],
-      { encoding: 'utf8', timeout },
-    );
+    const key = buildKey([CXX, probe.stdout, name, build.std, build.opt ?? 1, hip.slice(0, 2)]);
+    const exe = cached(CACHE, key, name) ?? join(dir, name);
+    const cc =
+      exe !== join(dir, name)
+        ? { status: 0, stderr: '', error: undefined }
+        : spawnSync(
+            CXX,
+            [
+              `-std=${build.std}`,
+              `-O${build.opt ?? 1}`,
+              '-Wall',
+              '-Wextra',
+              '-Werror',
+              ...hip,
+              join(REPO_ROOT, src),
+              '-o',
+              exe,
+            ],
+            { encoding: 'utf8', timeout },
+          );
     assert.is(cc.status, 0, `compiling ${src} failed:\n${cc.stderr}${cc.error?.message ?? ''}`);
+    if (exe === join(dir, name)) keepBuilt(CACHE, key, name, exe);
     const run = spawnSync(exe, [], { encoding: 'utf8', timeout });
     const out = `${run.stdout}${run.stderr}`;
     assert.is(run.status, 0, `${name} reported mismatches:\n${out}`);
@@ -120,34 +176,40 @@ export function runEmulatorInRoot(root: string, name: string, build: RootEmuBuil
       assert.ok(at >= 0 && text.indexOf(e.from, at + 1) < 0, `the edit of ${e.file} must match once: ${e.from}`);
       writeFileSync(p, text.slice(0, at) + e.to + text.slice(at + e.from.length));
     }
-    const exe = `${inner}/${name}`;
-    const cc = runInRoot(
-      root,
-      [
-        'clang++-21',
-        `-std=${build.std}`,
-        `-O${build.opt ?? 1}`,
-        // the kernels pin 32-byte WMMA accumulators with an inline asm "v" operand: on x86 that
-        // takes an AVX register
-        '-mavx',
-        '-Wall',
-        '-Wextra',
-        '-Werror',
-        '-Wno-unknown-pragmas',
-        '-D__HIP__',
-        ...build.defines.map((d) => `-D${d}`),
-        `-I${inner}/test/emu/hip-host`,
-        `${inner}/test/emu/${name}.cpp`,
-        '-o',
-        exe,
-      ],
-      timeout,
-    );
+    const key = buildKey([name, build.std, build.opt ?? 1, build.defines, build.edits ?? []]);
+    const rootCache = join(root, 'tmp/rocm-tensor-emu-bin');
+    const hit = cached(rootCache, key, name);
+    const exe = hit ? `/${relative(root, hit)}` : `${inner}/${name}`;
+    const cc = hit
+      ? { status: 0, stderr: '' }
+      : runInRoot(
+          root,
+          [
+            'clang++-21',
+            `-std=${build.std}`,
+            `-O${build.opt ?? 1}`,
+            // the kernels pin 32-byte WMMA accumulators with an inline asm "v" operand: on x86 that
+            // takes an AVX register
+            '-mavx',
+            '-Wall',
+            '-Wextra',
+            '-Werror',
+            '-Wno-unknown-pragmas',
+            '-D__HIP__',
+            ...build.defines.map((d) => `-D${d}`),
+            `-I${inner}/test/emu/hip-host`,
+            `${inner}/test/emu/${name}.cpp`,
+            '-o',
+            exe,
+          ],
+          timeout,
+        );
     assert.is(
       cc.status,
       0,
       `compiling test/emu/${name}.cpp (${build.defines.join(' ')}) failed:\n${cc.stderr.slice(-6000)}`,
     );
+    if (!hit) keepBuilt(rootCache, key, name, join(root, exe));
     const run = runInRoot(root, [exe, ...(build.args ?? [])], timeout);
     assert.not.ok(run.timedOut, `${name} (${build.defines.join(' ')}) ran past ${timeout} ms`);
     return { status: run.status, out: `${run.stdout}${run.stderr}` };
