@@ -47,6 +47,11 @@ interface Block {
   readonly mlp: GatedMLP;
 }
 
+/** x W^T (+ b) (+ residual) with the projection's weights, no fused norm or activation */
+function project(x: Tensor, p: Pick<Projection, 'weight' | 'bias'>, residual?: Tensor): Tensor {
+  return x.linear(p.weight, { bias: p.bias, residual: residual ?? null });
+}
+
 export class LlamaModel {
   private constructor(
     readonly config: LlamaConfig,
@@ -289,6 +294,67 @@ export class LlamaModel {
     });
     if (!at) cache.length += t;
     return logits;
+  }
+
+  /**
+   * The training forward: ids [b, t] -> logits [b, t, vocab] through ops that all carry
+   * gradients (no KV cache, no fused norm or activation), causal from position 0. Gradients
+   * reach the weights that require one: set requiresGrad on parameters() to fine-tune, or train
+   * from fresh weights. One device only.
+   */
+  forwardTrain(ids: Tensor): Tensor {
+    if (this.tp) throw new TensorError('LlamaModel.forwardTrain: not under tensor parallelism; train on one device');
+    if (ids.rank !== 2)
+      throw new TensorError(`LlamaModel.forwardTrain: ids must be [batch, tokens], got [${ids.shape.join(', ')}]`);
+    if (ids.device !== this.device)
+      throw new TensorError(`LlamaModel.forwardTrain: ids on ${ids.device}, model on ${this.device}`);
+    const [b, t] = ids.shape as [number, number];
+    this.rope.reserve(t);
+    const { cos, sin } = this.rope.at(0, t);
+    return tidy(() => {
+      let x = this.embed.forward(ids);
+      for (const blk of this.blocks) {
+        const { heads, kvHeads, headDim: d, window } = blk.attn.shape;
+        const qkv = project(blk.inNorm.forward(x), blk.attn.qkv);
+        const split = (start: number, n: number) => qkv.narrow(2, start * d, n * d).reshape([b, t, n, d]);
+        const qk = split(0, heads + kvHeads).ropeThd(cos, sin);
+        const q = qk.narrow(2, 0, heads).transpose(1, 2),
+          k = qk.narrow(2, heads, kvHeads).transpose(1, 2),
+          v = split(heads + kvHeads, kvHeads).transpose(1, 2);
+        const o = Tensor.scaledDotProductAttention(q, k, v, { causal: true, window: window ?? undefined });
+        const x1 = project(o.transpose(1, 2).reshape([b, t, heads * d]), blk.attn.out, x);
+        // the gate and up projections are stacked [gate; up]
+        const [gate, up] = project(blk.postNorm.forward(x1), blk.mlp.gateUp).chunk(2, -1) as [Tensor, Tensor];
+        x = project(gate.silu().mul(up), blk.mlp.down, x1);
+      }
+      return project(this.norm.forward(x), this.tiedHead() ? { weight: this.embed.weight, bias: null } : this.lmHead);
+    });
+  }
+
+  /** whether the head is the embedding table (tied weights: one tensor takes both gradients) */
+  private tiedHead(): boolean {
+    const h = this.lmHead.weight,
+      e = this.embed.weight;
+    return (
+      h === e || (h.storage === e.storage && h.layout.offset === e.layout.offset && h.shape.join() === e.shape.join())
+    );
+  }
+
+  /** every weight tensor of the model once (a tied head is the embedding): what an optimizer
+   *  takes after requiresGrad is set on them */
+  parameters(): Tensor[] {
+    const all: Tensor[] = [this.embed.weight];
+    for (const blk of this.blocks) {
+      all.push(blk.inNorm.weight, blk.postNorm.weight);
+      for (const p of [blk.attn.qkv, blk.attn.out, blk.mlp.gateUp, blk.mlp.down]) {
+        all.push(p.weight);
+        if (p.bias) all.push(p.bias);
+      }
+    }
+    all.push(this.norm.weight);
+    if (!this.tiedHead()) all.push(this.lmHead.weight);
+    if (this.lmHead.bias) all.push(this.lmHead.bias);
+    return [...new Set(all)];
   }
 
   /**

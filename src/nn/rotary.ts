@@ -4,6 +4,7 @@
 // cos/sin), and rounded to the model's dtype, so positions agree with it bit for bit where f32
 // agrees. Tables grow on demand up to the longest cache asked for.
 import { Tensor } from '../tensor/tensor.ts';
+import { keep } from '../core/scope.ts';
 import type { Device } from '../device/device.ts';
 import type { DType } from '../core/dtype.ts';
 import { TensorError } from '../core/errors.ts';
@@ -80,12 +81,13 @@ export class RotaryEmbedding {
     this.length = n;
   }
 
+  /** the tables belong to this object, not to a tidy() around the call that grew them */
   private table(v: Float32Array, n: number): Tensor {
     const t = Tensor.from(v, { shape: [n, this.invFreq.length], device: this.device });
-    if (this.dtype === 'f32') return t;
+    if (this.dtype === 'f32') return keep(t);
     const out = t.toDtype(this.dtype);
     t.dispose();
-    return out;
+    return keep(out);
   }
 
   /** cos and sin [len, headDim / 2] for positions [start, start + len): views of the tables */
