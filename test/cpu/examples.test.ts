@@ -46,6 +46,16 @@ const CHECKS: Record<string, (out: string) => void> = {
       `the loss falls: ${first} -> ${second}`,
     );
   },
+  'train-gpt.ts': (out) => {
+    const losses = [...out.matchAll(/^step +\d+ +loss ([\d.]+) /gm)].map((m) => Number(m[1]));
+    assert.ok(losses.length >= 5, out);
+    // from about ln(256) = 5.5 for bytes, the loss falls
+    assert.ok(
+      losses.every(Number.isFinite) && losses.at(-1)! < losses[0]! - 0.5,
+      `the loss falls: ${losses.join(' ')}`,
+    );
+    assert.match(out, /^sample:\n/m);
+  },
   'tp-mlp.ts': (out) => {
     // f32 and bf16: each split MLP equals the one-device MLP within its tolerance
     const lines = out.split('\n').filter((l) => l.startsWith('tensor parallel over 2 '));
@@ -87,6 +97,29 @@ const ARGS: Record<string, () => Promise<string[]>> = {
     writeFashionIdx(root, 48, 12);
     return ['--data', root, '--device', 'cpu', '--epochs', '2', '--batch', '16'];
   },
+  // this repository's README as the text, a tiny model, a few steps on the CPU
+  'train-gpt.ts': async () => [
+    '--text',
+    join(REPO_ROOT, 'README.md'),
+    '--device',
+    'cpu',
+    '--steps',
+    '40',
+    '--batch',
+    '8',
+    '--seq',
+    '48',
+    '--layers',
+    '1',
+    '--dim',
+    '32',
+    '--heads',
+    '2',
+    '--sample',
+    '40',
+    '--lr',
+    '1e-2',
+  ],
 };
 
 for (const file of examples) {
