@@ -7,6 +7,10 @@ import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, compareNorm, LAYOUTS, FLOAT_DTYPES, type MakeInputs } from './harness.ts';
 import { Tensor, nn, optim, tidy, noGrad, type DType, type Device } from '../../src/index.ts';
 import { randT } from '../helpers.ts';
+import { LlamaModel } from '../../src/models/llama.ts';
+import { parseLlamaConfig } from '../../src/models/llama-config.ts';
+import { MemoryWeights } from '../../src/nn/weights.ts';
+import { tinyConfig, tinyWeights } from '../fixtures/tiny-llama.ts';
 
 const s = gpuSuite('gpu/train');
 
@@ -203,6 +207,47 @@ s.test('an MLP trains on the GPU to a loss threshold', (dev) => {
   for (const t of [x, y]) t.dispose();
   opt.dispose();
   model.dispose();
+});
+
+s.test('a Llama-family model: forwardTrain loss and every weight gradient match the CPU (f32)', async (dev) => {
+  for (const type of ['llama', 'qwen2'] as const) {
+    const raw = tinyConfig(type, { tied: type === 'qwen2' });
+    const build = (d: Device | 'cpu') =>
+      LlamaModel.fromWeights(parseLlamaConfig(raw), new MemoryWeights(tinyWeights(raw, 7)), {
+        device: d,
+        dtype: 'f32',
+      });
+    const [mc, mg] = [await build('cpu'), await build(dev)];
+    const ids = Tensor.from([1, 17, 42, 5, 88, 3, 9, 12, 7, 60, 2, 33], { dtype: 'u32', shape: [2, 6] });
+    const tg = Tensor.from(BigInt64Array.from([17n, 42n, 5n, 88n, 3n, 9n, 7n, 60n, 2n, 33n, 1n, 4n]));
+    const run = (m: LlamaModel, d: Device | 'cpu') => {
+      for (const p of m.parameters()) p.requiresGrad = true;
+      return tidy(() => {
+        const l = nn.crossEntropy(m.forwardTrain(ids.to(d)).reshape([12, -1]), tg.to(d));
+        l.backward();
+        return l.itemSync();
+      });
+    };
+    const lc = run(mc, 'cpu'),
+      lg = run(mg, dev);
+    assert.ok(Math.abs(lc - lg) <= 1e-5 * Math.abs(lc), `${type}: loss gpu ${lg}, cpu ${lc}`);
+    const pc = mc.parameters(),
+      pg = mg.parameters();
+    assert.is(pc.length, pg.length);
+    pc.forEach((a, i) => {
+      const r = compareNorm(pg[i]!.grad!.toArraySync() as Float32Array, a.grad!.toArraySync() as Float32Array, 1e-4);
+      assert.ok(r.ok, `${type}: gradient of ${a.describe()}: ${r.note}`);
+    });
+    for (const m of [mc, mg]) {
+      for (const p of m.parameters()) {
+        p.grad?.dispose();
+        p.grad = null;
+        p.requiresGrad = false;
+      }
+      m.dispose();
+    }
+    for (const t of [ids, tg]) t.dispose();
+  }
 });
 
 s.run();
