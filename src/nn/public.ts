@@ -26,6 +26,11 @@ export {
   Identity,
 } from './layers/activations.ts';
 export { MaxPool2d, AvgPool2d, type PoolLayerOptions } from './layers/pool.ts';
+export {
+  MultiheadAttention,
+  type MultiheadAttentionOptions,
+  type MultiheadAttentionCall,
+} from './layers/multihead-attention.ts';
 export { Sequential } from './layers/sequential.ts';
 export * from './losses/index.ts';
 export { manualSeed, type LayerOptions } from './init.ts';
