@@ -144,6 +144,7 @@ export abstract class Optimizer<H extends Hyper> {
         `${this.name}.loadStateDict: ${sd.paramGroups.length} parameter groups given, the optimizer has ${this.paramGroups.length}`,
       );
     const params: Tensor[] = [];
+    const groupOf = new Map<Tensor, ParamGroup<H>>();
     sd.paramGroups.forEach((g, gi) => {
       const own = this.paramGroups[gi]!;
       if (g.params.length !== own.params.length)
@@ -152,6 +153,7 @@ export abstract class Optimizer<H extends Hyper> {
         );
       g.params.forEach((idx, j) => {
         params[idx] = own.params[j]!;
+        groupOf.set(own.params[j]!, own);
       });
     });
     const fresh = new Map<Tensor, ParamState>();
@@ -171,7 +173,7 @@ export abstract class Optimizer<H extends Hyper> {
               `${this.name}.loadStateDict: '${n}' of parameter ${k} is ${v.describe()}, the parameter ${p.describe()}`,
             );
           const onDev = v.to(p.device);
-          const want = this.stateDType(p);
+          const want = this.stateDType(p, groupOf.get(p)!);
           const t = onDev.dtype === want ? onDev.mul(1) : onDev.toDtype(want);
           onDev.dispose();
           copy[n] = keep(t);
@@ -188,10 +190,9 @@ export abstract class Optimizer<H extends Hyper> {
     });
   }
 
-  /** the dtype of a parameter's state tensors: f32 under master weights, else the parameter's */
-  private stateDType(p: Tensor): Tensor['dtype'] {
-    const g = this.paramGroups.find((gr) => gr.params.includes(p));
-    return g?.masterWeights === true && isHalf(p) ? 'f32' : p.dtype;
+  /** the dtype of a parameter's state tensors in `group`: f32 under master weights, else the parameter's */
+  private stateDType(p: Tensor, group: ParamGroup<H>): Tensor['dtype'] {
+    return group.masterWeights === true && isHalf(p) ? 'f32' : p.dtype;
   }
 
   private disposeState(): void {

@@ -265,7 +265,8 @@ export function backward(
       }
       // an input that requires a gradient its rule does not give (a mask, running statistics)
       // is an error, never a silently missing gradient
-      if (node.edges.size > pairs.length || [...node.edges.keys()].some((t) => !pairs.some(([i]) => i === t))) {
+      const given = new Set(pairs.map(([i]) => i));
+      if ([...node.edges.keys()].some((t) => !given.has(t))) {
         for (const [, gi] of pairs) gi.dispose();
         throw new TensorError(
           `backward: ${node.op} gives no gradient to one of its inputs that requires one (only to its main operands); detach() that input`,

@@ -89,6 +89,13 @@ function col2im(cols: F, at: number, stride: number, cg: number, g: Geom, out: F
   }
 }
 
+/** out [n, c, plane] += bias [c] per channel */
+function addBias(out: F, bias: RawTensor, n: number, c: number, plane: number): void {
+  const bv = readNumbers(bias);
+  for (let b = 0; b < n; b++)
+    for (let o = 0; o < c; o++) for (let i = 0; i < plane; i++) out[(b * c + o) * plane + i]! += bv[o]!;
+}
+
 /** images per GEMM: the batch's columns side by side, up to about this many elements */
 const COLS_ELEMENTS = 1 << 24;
 const imagesPerGemm = (n: number, perImage: number): number =>
@@ -133,11 +140,7 @@ export function conv2d(
           out.set(prod.subarray(o * m * L + b * L, o * m * L + (b + 1) * L), ((b0 + b) * cOut + gi * og + o) * L);
     }
   }
-  if (bias) {
-    const bv = readNumbers(bias);
-    for (let b = 0; b < n; b++)
-      for (let o = 0; o < cOut; o++) for (let i = 0; i < L; i++) out[(b * cOut + o) * L + i]! += bv[o]!;
-  }
+  if (bias) addBias(out, bias, n, cOut, L);
   return result(out, outShape, x);
 }
 
@@ -210,11 +213,6 @@ export function convTranspose2d(
       for (let b = 0; b < m; b++) col2im(cols, b * L, m * L, og, g, out, ((b0 + b) * cOut + gi * og) * oh * ow);
     }
   }
-  if (bias) {
-    const bv = readNumbers(bias);
-    const plane = oh * ow;
-    for (let b = 0; b < n; b++)
-      for (let o = 0; o < cOut; o++) for (let i = 0; i < plane; i++) out[(b * cOut + o) * plane + i]! += bv[o]!;
-  }
+  if (bias) addBias(out, bias, n, cOut, oh * ow);
   return result(out, outShape, x);
 }

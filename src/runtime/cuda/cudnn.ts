@@ -315,34 +315,42 @@ export class CudnnApi implements DnnApi {
   }
 
   // ---- ops ------------------------------------------------------------------------------------
-  convForward(p: ConvParams, stream: GpuStream): void {
+  /** one convolution call on its kind's plan and workspace; `call` makes the library call */
+  private runConv(
+    kind: ConvKind,
+    p: ConvParams,
+    stream: GpuStream,
+    fnName: string,
+    call: (pl: ConvPlan, ws: DevicePtr | null, one: ArrayBufferView, zero: ArrayBufferView) => number,
+  ): void {
     this.begin(stream);
-    const pl = this.convPlan('fwd', p),
-      ch = pl.choice;
-    const ws = this.ensureWorkspace(ch.workspace, stream);
+    const pl = this.convPlan(kind, p);
+    const ws = this.ensureWorkspace(pl.choice.workspace, stream);
     const [one, zero] = this.scalars(p.dtype);
-    const st = this.lib.fn.cudnnConvolutionForward(
-      this.handle,
-      one,
-      pl.a,
-      p.x,
-      pl.w,
-      p.w,
-      pl.c,
-      ch.algo,
-      ws,
-      ch.workspace,
-      zero,
-      pl.b,
-      p.y,
+    const st = call(pl, ws, one, zero);
+    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS)
+      this.fail(st, `${fnName}: ${convWhat(CONV_OP[kind], p)}, algo ${pl.choice.algo}`, fnName);
+  }
+
+  convForward(p: ConvParams, stream: GpuStream): void {
+    const f = this.lib.fn;
+    this.runConv('fwd', p, stream, 'cudnnConvolutionForward', (pl, ws, one, zero) =>
+      f.cudnnConvolutionForward(
+        this.handle,
+        one,
+        pl.a,
+        p.x,
+        pl.w,
+        p.w,
+        pl.c,
+        pl.choice.algo,
+        ws,
+        pl.choice.workspace,
+        zero,
+        pl.b,
+        p.y,
+      ),
     );
-    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
-      this.fail(
-        st,
-        `cudnnConvolutionForward: ${convWhat('convForward', p)}, algo ${ch.algo}`,
-        'cudnnConvolutionForward',
-      );
-    }
   }
 
   /**
@@ -351,63 +359,46 @@ export class CudnnApi implements DnnApi {
    * is implied by y's larger extent.
    */
   convTransposeForward(p: ConvParams, stream: GpuStream): void {
-    this.begin(stream);
-    const pl = this.convPlan('bwdData', p),
-      ch = pl.choice;
-    const ws = this.ensureWorkspace(ch.workspace, stream);
-    const [one, zero] = this.scalars(p.dtype);
-    const st = this.lib.fn.cudnnConvolutionBackwardData(
-      this.handle,
-      one,
-      pl.w,
-      p.w,
-      pl.a,
-      p.x,
-      pl.c,
-      ch.algo,
-      ws,
-      ch.workspace,
-      zero,
-      pl.b,
-      p.y,
+    const f = this.lib.fn;
+    this.runConv('bwdData', p, stream, 'cudnnConvolutionBackwardData', (pl, ws, one, zero) =>
+      f.cudnnConvolutionBackwardData(
+        this.handle,
+        one,
+        pl.w,
+        p.w,
+        pl.a,
+        p.x,
+        pl.c,
+        pl.choice.algo,
+        ws,
+        pl.choice.workspace,
+        zero,
+        pl.b,
+        p.y,
+      ),
     );
-    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
-      this.fail(
-        st,
-        `cudnnConvolutionBackwardData: ${convWhat('convTransposeForward', p)}, algo ${ch.algo}`,
-        'cudnnConvolutionBackwardData',
-      );
-    }
   }
 
+  /** the weight gradient: x, dy = p.y, dw written into p.w */
   convBackwardWeights(p: ConvParams, stream: GpuStream): void {
-    this.begin(stream);
-    const pl = this.convPlan('bwdFilter', p),
-      ch = pl.choice;
-    const ws = this.ensureWorkspace(ch.workspace, stream);
-    const [one, zero] = this.scalars(p.dtype);
-    const st = this.lib.fn.cudnnConvolutionBackwardFilter(
-      this.handle,
-      one,
-      pl.a,
-      p.x,
-      pl.b,
-      p.y,
-      pl.c,
-      ch.algo,
-      ws,
-      ch.workspace,
-      zero,
-      pl.w,
-      p.w,
+    const f = this.lib.fn;
+    this.runConv('bwdFilter', p, stream, 'cudnnConvolutionBackwardFilter', (pl, ws, one, zero) =>
+      f.cudnnConvolutionBackwardFilter(
+        this.handle,
+        one,
+        pl.a,
+        p.x,
+        pl.b,
+        p.y,
+        pl.c,
+        pl.choice.algo,
+        ws,
+        pl.choice.workspace,
+        zero,
+        pl.w,
+        p.w,
+      ),
     );
-    if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) {
-      this.fail(
-        st,
-        `cudnnConvolutionBackwardFilter: ${convWhat('convBackwardWeights', p)}, algo ${ch.algo}`,
-        'cudnnConvolutionBackwardFilter',
-      );
-    }
   }
 
   poolForward(p: PoolParams, stream: GpuStream): void {
