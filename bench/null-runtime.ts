@@ -46,11 +46,19 @@ export function nullRuntime(): GpuRuntime {
     batchNormForwardTraining() {},
     batchNormBackward() {},
     softmaxForward() {},
+    rnnSizes: () => ({ weightBytes: 0, workspaceBytes: 0, reserveBytes: 0 }),
+    rnnWeightOffsets: () => ({ wIh: [], wHh: [], bIh: [], bHh: [] }),
+    rnnForward() {},
+    rnnBackwardData() {},
+    rnnBackwardWeights() {},
+    lrnForward() {},
+    lrnBackward() {},
   };
   const none = (): void => {};
   return {
     vendor: 'cuda',
     index: 0,
+    dnnCapturable: false,
     info,
     defaultStream: handle('stream'),
     memGetInfo: () => ({ free: info.totalMemory, total: info.totalMemory }),

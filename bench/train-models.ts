@@ -1,7 +1,19 @@
 // The training workloads of bench:train, defined the same way as their PyTorch twins in
-// bench/train_torch.py: a small CNN (f32, SGD with momentum) and a Llama-style decoder (RMSNorm,
-// rotary embeddings, causal attention, SwiGLU; bf16 parameters, AdamW). Synthetic data, seeded.
-import { Tensor, nn, optim, type Device, type DType } from '../src/index.ts';
+// bench/train_torch.py: a small CNN (f32, SGD with momentum), a Llama-style decoder (RMSNorm,
+// rotary embeddings, causal attention, SwiGLU; bf16 parameters, AdamW) and ResNet-18 for 32x32
+// images (f32 parameters under bf16 autocast, SGD with momentum). Synthetic data, seeded.
+import {
+  Tensor,
+  tidy,
+  autocast,
+  captureBackward,
+  nn,
+  optim,
+  type CapturedBackward,
+  type Device,
+  type DType,
+} from '../src/index.ts';
+import { assign } from '../src/nn/assign.ts';
 
 export interface Workload {
   readonly name: string;
@@ -11,10 +23,45 @@ export interface Workload {
   /** tokens (decoder) or images (CNN) one step consumes */
   readonly items: number;
   readonly itemName: string;
+  /** device memory a captured step's graph holds (its activations and gradients); 0 eagerly */
+  graphBytes(): number;
   dispose(): void;
 }
 
-export function cnnWorkload(device: Device, batch = 256): Workload {
+/** graph: the forward and backward replayed from a captureBackward graph (the update eager) */
+export interface StepOptions {
+  readonly graph?: boolean;
+}
+
+/** a training step around a loss: eager forward, backward and update, or with graph, the forward
+ *  and backward recorded once (at the first step, outside any scope) and replayed */
+function stepper(
+  loss: () => Tensor,
+  params: Tensor[],
+  opt: { step(): void; zeroGrad(): void },
+  o: StepOptions,
+): { step(): Tensor; graphBytes(): number; dispose(): void } {
+  const g: CapturedBackward | null = o.graph ? captureBackward(loss, params) : null;
+  return {
+    step() {
+      let l: Tensor;
+      if (g) l = g.run();
+      else {
+        l = loss();
+        l.backward();
+      }
+      opt.step();
+      opt.zeroGrad();
+      return l;
+    },
+    graphBytes: () => g?.poolBytes ?? 0,
+    dispose() {
+      g?.dispose();
+    },
+  };
+}
+
+export function cnnWorkload(device: Device, batch = 256, so: StepOptions = {}): Workload {
   nn.manualSeed(1);
   const o = { device };
   const model = new nn.Sequential(
@@ -32,20 +79,18 @@ export function cnnWorkload(device: Device, batch = 256): Workload {
   const opt = new optim.SGD(model.parameters(), { lr: 0.01, momentum: 0.9 });
   const x = Tensor.randn([batch, 1, 28, 28], { seed: 2, device });
   const y = Tensor.randint(0, 10, [batch], { seed: 3, device, dtype: 'i64' });
+  const st = stepper(() => nn.crossEntropy(model.forward(x), y), model.parameters(), opt, so);
   return {
     name: 'cnn',
     what: `CNN conv 1->32, pool, conv 32->64, pool, linear 3136->128->10; 28x28, batch ${batch}, f32, SGD momentum`,
     items: batch,
     itemName: 'images',
-    step() {
-      const loss = nn.crossEntropy(model.forward(x), y);
-      loss.backward();
-      opt.step();
-      opt.zeroGrad();
-      return loss;
-    },
+    step: st.step,
+    graphBytes: st.graphBytes,
     dispose() {
+      st.dispose();
       model.dispose();
+      opt.dispose();
       for (const t of [x, y]) t.dispose();
     },
   };
@@ -124,23 +169,28 @@ class Decoder extends nn.Module {
   }
 }
 
-export function decoderWorkload(device: Device, s: DecoderShape = DECODER_134M): Workload {
+export function decoderWorkload(device: Device, s: DecoderShape = DECODER_134M, so: StepOptions = {}): Workload {
   nn.manualSeed(1);
   const model = new Decoder(s, { device, dtype: 'bf16' });
   const params = model.parameters();
   const nParams = params.reduce((n: number, p: Tensor) => n + p.numel, 0);
   const opt = new optim.AdamW(params, { lr: 3e-4, weightDecay: 0.1 });
   const ids = Tensor.randint(0, s.vocab, [s.batch, s.seq + 1], { seed: 4, device, dtype: 'i64' });
-  const inp = ids.narrow(1, 0, s.seq).contiguous(),
-    tgt = ids.narrow(1, 1, s.seq).contiguous().reshape([-1]);
-  // rotary tables [t, d/2] (the halves layout), from the positions
-  const d = s.dim / s.heads;
-  const inv = Tensor.arange(0, d / 2, 1, { dtype: 'f32', device }).affine(-2 / d, 0);
-  const ang = Tensor.arange(0, s.seq, 1, { dtype: 'f32', device })
-    .unsqueeze(1)
-    .mul(inv.affine(Math.log(10000), 0).exp().recip().unsqueeze(0));
-  const cos = ang.cos().toDtype('bf16'),
-    sin = ang.sin().toDtype('bf16');
+  // the inputs, targets and rotary tables [t, d/2] (the halves layout); the steps between are freed
+  const [inp, tgt, cos, sin] = tidy(() => {
+    const d = s.dim / s.heads;
+    const inv = Tensor.arange(0, d / 2, 1, { dtype: 'f32', device }).affine(-2 / d, 0);
+    const ang = Tensor.arange(0, s.seq, 1, { dtype: 'f32', device })
+      .unsqueeze(1)
+      .mul(inv.affine(Math.log(10000), 0).exp().recip().unsqueeze(0));
+    return [
+      ids.narrow(1, 0, s.seq).contiguous(),
+      ids.narrow(1, 1, s.seq).contiguous().reshape([-1]),
+      ang.cos().toDtype('bf16'),
+      ang.sin().toDtype('bf16'),
+    ];
+  });
+  const st = stepper(() => nn.crossEntropy(model.run(inp, cos, sin), tgt), params, opt, so);
   return {
     name: 'decoder',
     what:
@@ -148,16 +198,114 @@ export function decoderWorkload(device: Device, s: DecoderShape = DECODER_134M):
       `ff ${s.ff} SwiGLU, vocab ${s.vocab}), sequence ${s.seq}, batch ${s.batch}, bf16, AdamW`,
     items: s.batch * s.seq,
     itemName: 'tokens',
-    step() {
-      const loss = nn.crossEntropy(model.run(inp, cos, sin), tgt);
-      loss.backward();
-      opt.step();
-      opt.zeroGrad();
-      return loss;
-    },
+    step: st.step,
+    graphBytes: st.graphBytes,
     dispose() {
+      st.dispose();
       model.dispose();
-      for (const t of [ids, inp, tgt, inv, ang, cos, sin]) t.dispose();
+      opt.dispose();
+      for (const t of [ids, inp, tgt, cos, sin]) t.dispose();
+    },
+  };
+}
+
+// ---- ResNet-18 --------------------------------------------------------------------------------
+
+/** conv weights as torchvision initialises them: kaiming normal, fan out, for ReLU */
+function kaimingFanOut(conv: nn.Conv2d, seed: number): void {
+  const w = conv.parameters()[0]!;
+  const [out, , kh, kw] = w.shape as [number, number, number, number];
+  const init = nn.init.normal(w.shape, 0, Math.sqrt(2 / (out * kh * kw)), { seed, device: w.device });
+  assign(w, init);
+  init.dispose();
+}
+
+/** torchvision's BasicBlock: 3x3 conv (stride), BN, ReLU, 3x3 conv, BN, + shortcut, ReLU */
+class BasicBlock extends nn.Module {
+  readonly convs: nn.Conv2d[];
+  constructor(cin: number, cout: number, stride: number, device: Device, seed: number) {
+    super();
+    const o = { bias: false, device };
+    const c1 = new nn.Conv2d(cin, cout, 3, { stride, padding: 1, ...o });
+    const c2 = new nn.Conv2d(cout, cout, 3, { padding: 1, ...o });
+    this.registerModule('conv1', c1);
+    this.registerModule('bn1', new nn.BatchNorm2d(cout, { device }));
+    this.registerModule('conv2', c2);
+    this.registerModule('bn2', new nn.BatchNorm2d(cout, { device }));
+    this.convs = [c1, c2];
+    // the shortcut projects where the shape changes: 1x1 conv with the stride, then BN
+    if (stride !== 1 || cin !== cout) {
+      const d = new nn.Conv2d(cin, cout, 1, { stride, ...o });
+      this.registerModule('downsample', new nn.Sequential(d, new nn.BatchNorm2d(cout, { device })));
+      this.convs.push(d);
+    }
+    this.convs.forEach((c, i) => kaimingFanOut(c, seed * 8 + i));
+  }
+  forward(x: Tensor): Tensor {
+    const m = (n: string) => this.child(n) as nn.Conv2d | nn.BatchNorm2d;
+    const h = m('bn1').forward(m('conv1').forward(x)).relu();
+    const y = m('bn2').forward(m('conv2').forward(h));
+    const short = this.namedChildren().some(([n]) => n === 'downsample')
+      ? (this.child('downsample') as nn.Sequential).forward(x)
+      : x;
+    return y.add(short).relu();
+  }
+}
+
+/** torchvision's resnet18(num_classes): 7x7/2 stem, 3x3/2 max pool, [2, 2, 2, 2] basic blocks,
+ *  global average pool, fc */
+export class ResNet18 extends nn.Module {
+  /** layer1..layer4: two blocks each (torchvision's names: layer1.0.conv1.weight, ...) */
+  readonly stages: nn.Sequential[] = [];
+  constructor(classes: number, device: Device) {
+    super();
+    const stem = new nn.Conv2d(3, 64, 7, { stride: 2, padding: 3, bias: false, device });
+    kaimingFanOut(stem, 1);
+    this.registerModule('conv1', stem);
+    this.registerModule('bn1', new nn.BatchNorm2d(64, { device }));
+    let cin = 64;
+    [64, 128, 256, 512].forEach((cout, li) => {
+      const first = new BasicBlock(cin, cout, li > 0 ? 2 : 1, device, 10 + li * 2);
+      const stage = new nn.Sequential(first, new BasicBlock(cout, cout, 1, device, 11 + li * 2));
+      this.registerModule(`layer${li + 1}`, stage);
+      this.stages.push(stage);
+      cin = cout;
+    });
+    this.registerModule('fc', new nn.Linear(512, classes, { device }));
+  }
+  /** logits [n, classes] of images [n, 3, h, w] */
+  forward(x: Tensor): Tensor {
+    let h = (this.child('bn1') as nn.BatchNorm2d).forward((this.child('conv1') as nn.Conv2d).forward(x)).relu();
+    h = h.maxPool2d({ kernel: 3, stride: 2, padding: 1 });
+    for (const s of this.stages) h = s.forward(h);
+    // adaptive average pool to 1x1, flattened
+    return (this.child('fc') as nn.Linear).forward(h.mean([2, 3]));
+  }
+}
+
+export function resnetWorkload(device: Device, batch = 256, so: StepOptions = {}): Workload {
+  nn.manualSeed(1);
+  const model = new ResNet18(10, device);
+  const nParams = model.parameters().reduce((n: number, p: Tensor) => n + p.numel, 0);
+  const opt = new optim.SGD(model.parameters(), { lr: 0.01, momentum: 0.9 });
+  const x = Tensor.randn([batch, 3, 32, 32], { seed: 5, device });
+  const y = Tensor.randint(0, 10, [batch], { seed: 6, device, dtype: 'i64' });
+  // forward and loss under autocast, backward and the update outside, as torch.autocast is used
+  const st = stepper(() => autocast('bf16', () => nn.crossEntropy(model.forward(x), y)), model.parameters(), opt, so);
+  return {
+    name: 'resnet',
+    what:
+      `ResNet-18 (torchvision's, ${(nParams / 1e6).toFixed(1)}M parameters, 10 classes); 32x32, batch ${batch}, ` +
+      'f32 parameters, bf16 autocast, SGD momentum',
+    items: batch,
+    itemName: 'images',
+    step: st.step,
+    graphBytes: st.graphBytes,
+    dispose() {
+      st.dispose();
+      model.dispose();
+      opt.dispose();
+      for (const t of [x, y]) t.dispose();
     },
   };
 }

@@ -1,11 +1,13 @@
-// npm run bench:train -- [--workload cnn,decoder] [--steps 20] [--small] [--torch] [--python CMD] [--json PATH]
+// npm run bench:train -- [--workload cnn,decoder,resnet] [--steps 20] [--small] [--torch] [--graph]
+//                        [--python CMD] [--json PATH]
 //
 // Training steps (forward, loss, backward, optimizer update) of the workloads in
 // bench/train-models.ts on the best GPU: milliseconds a step, items (images or tokens) a second,
 // and peak device memory. With --torch, bench/train_torch.py runs the same workloads in PyTorch
-// on the same GPU (eager) in the same run, and the table gives ours / PyTorch. --small shrinks
-// the decoder (a smoke run; on a machine without a GPU everything runs on the CPU). The JSON goes
-// to bench/results/<date>-<device>-train.json unless --json says where.
+// on the same GPU (eager) in the same run, and the table gives ours / PyTorch. --graph adds a row
+// per workload whose forward and backward replay from a captureBackward graph. --small shrinks
+// the decoder and the image batches (a smoke run; on a machine without a GPU everything runs on
+// the CPU). The JSON goes to bench/results/<date>-<device>-train.json unless --json says where.
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -13,24 +15,34 @@ import Table from 'cli-table3';
 import { Device, tidy, type Tensor } from '../src/index.ts';
 import { tableStyle } from '../src/cli/colour.ts';
 import { defaultResultsPath, writeResults } from './results-path.ts';
-import { cnnWorkload, decoderWorkload, DECODER_134M, type DecoderShape, type Workload } from './train-models.ts';
+import {
+  cnnWorkload,
+  decoderWorkload,
+  resnetWorkload,
+  DECODER_134M,
+  type DecoderShape,
+  type Workload,
+} from './train-models.ts';
 
 const { values: opt } = parseArgs({
   options: {
-    workload: { type: 'string', default: 'cnn,decoder' },
+    workload: { type: 'string', default: 'cnn,decoder,resnet' },
     steps: { type: 'string', default: '20' },
     small: { type: 'boolean', default: false },
     torch: { type: 'boolean', default: false },
+    graph: { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
     json: { type: 'string' },
   },
 });
 const names = opt.workload.split(',').filter(Boolean);
-const bad = names.filter((n) => n !== 'cnn' && n !== 'decoder');
+const WORKLOADS = ['cnn', 'decoder', 'resnet'];
+const bad = names.filter((n) => !WORKLOADS.includes(n));
 const steps = Number(opt.steps);
 if (bad.length || !Number.isInteger(steps) || steps < 1) {
   console.error(
-    `bench:train: --workload takes cnn and/or decoder, --steps a positive integer (got ${opt.workload}, ${opt.steps})`,
+    `bench:train: --workload takes ${WORKLOADS.join(', ')} (comma-separated), --steps a positive integer ` +
+      `(got ${opt.workload}, ${opt.steps})`,
   );
   process.exit(2);
 }
@@ -40,6 +52,8 @@ const dev = Device.bestGpu() ?? Device.cpu();
 
 interface Row {
   workload: string;
+  /** forward and backward replayed from a graph */
+  graph: boolean;
   what: string;
   msPerStep: number;
   itemsPerSecond: number;
@@ -48,7 +62,7 @@ interface Row {
   lastLoss: number;
 }
 
-function measure(w: Workload): Row {
+function measure(w: Workload, graph: boolean): Row {
   // warm-up: first calls pick library algorithms and allocate
   for (let i = 0; i < 3; i++) tidy(() => w.step().dispose());
   dev.synchronize();
@@ -66,24 +80,38 @@ function measure(w: Workload): Row {
   const stats = dev.memoryStats();
   return {
     workload: w.name,
+    graph,
     what: w.what,
     msPerStep: ms,
     itemsPerSecond: (w.items * 1e3) / ms,
     itemName: w.itemName,
-    peakBytes: stats ? stats.peakInUse : null,
+    // a graph's memory was taken at its capture, before the peak was reset: counted whole
+    peakBytes: stats ? stats.peakInUse + w.graphBytes() : null,
     lastLoss,
   };
 }
 
+if (opt.graph && dev.isCpu) {
+  console.error('bench:train: --graph needs a GPU (the CPU has no graphs)');
+  process.exit(2);
+}
 const ours: Row[] = [];
 for (const n of names) {
-  const w = n === 'cnn' ? cnnWorkload(dev, opt.small ? 64 : 256) : decoderWorkload(dev, shape);
-  try {
-    ours.push(measure(w));
-  } finally {
-    w.dispose();
+  for (const graph of opt.graph ? [false, true] : [false]) {
+    const so = { graph };
+    const w =
+      n === 'cnn'
+        ? cnnWorkload(dev, opt.small ? 64 : 256, so)
+        : n === 'resnet'
+          ? resnetWorkload(dev, opt.small ? 4 : 256, so)
+          : decoderWorkload(dev, shape, so);
+    try {
+      ours.push(measure(w, graph));
+    } finally {
+      w.dispose();
+    }
+    dev.emptyCache();
   }
-  dev.emptyCache();
 }
 
 interface TorchRow {
@@ -91,6 +119,8 @@ interface TorchRow {
   msPerStep: number;
   peakBytes: number;
   lastLoss: number;
+  /** resnet: whose ResNet-18 PyTorch ran (torchvision's, or the same network written out) */
+  model?: string;
 }
 let torch: TorchRow[] = [];
 if (opt.torch) {
@@ -130,7 +160,7 @@ const t = new Table({
 for (const r of ours) {
   const p = torch.find((x) => x.workload === r.workload);
   t.push([
-    r.workload,
+    r.graph ? `${r.workload} (graph)` : r.workload,
     r.msPerStep.toFixed(2),
     `${r.itemsPerSecond.toFixed(0)} ${r.itemName}`,
     mib(r.peakBytes),
@@ -145,7 +175,9 @@ for (const r of ours) {
   ]);
 }
 console.log(`bench:train on ${dev} (${steps} steps after 3 warm-up steps)`);
-for (const r of ours) console.log(`  ${r.workload}: ${r.what}; last loss ${r.lastLoss.toFixed(4)}`);
+for (const r of ours)
+  console.log(`  ${r.workload}${r.graph ? ' (graph)' : ''}: ${r.what}; last loss ${r.lastLoss.toFixed(4)}`);
+for (const p of torch) if (p.model) console.log(`  torch ${p.workload}: ${p.model}`);
 console.log(t.toString());
 const gpuName = dev.isCpu ? 'cpu' : dev.runtime.info.name;
 const path = opt.json ?? defaultResultsPath(gpuName, 'train');

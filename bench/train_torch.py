@@ -1,5 +1,7 @@
 # The PyTorch twin of bench/train-models.ts (run by bench/train.ts --torch): the same workloads,
 # eager, on the same GPU. Prints one JSON line: [{workload, msPerStep, peakBytes, lastLoss}].
+# ResNet-18 is torchvision's resnet18(num_classes=10); where torchvision is not installed, the same
+# network written out here (same layers, names and initialisation) stands in, and the row says so.
 import argparse
 import json
 import math
@@ -10,7 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 p = argparse.ArgumentParser()
-p.add_argument("--workload", default="cnn,decoder")
+p.add_argument("--workload", default="cnn,decoder,resnet")
 p.add_argument("--steps", type=int, default=20)
 p.add_argument("--shape", required=True)
 p.add_argument("--small", action="store_true")
@@ -92,9 +94,83 @@ def decoder(s):
     return step
 
 
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        h = F.relu(self.bn1(self.conv1(x)))
+        h = self.bn2(self.conv2(h))
+        return F.relu(h + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet18(nn.Module):
+    """torchvision's resnet18 layer for layer, for machines without torchvision"""
+
+    def __init__(self, classes):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
+        cin = 64
+        for i, cout in enumerate([64, 128, 256, 512]):
+            stride = 1 if i == 0 else 2
+            setattr(self, f"layer{i + 1}", nn.Sequential(BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)))
+            cin = cout
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(512, classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x):
+        x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
+        for i in range(4):
+            x = getattr(self, f"layer{i + 1}")(x)
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+resnet_source = None
+
+
+def resnet(batch):
+    global resnet_source
+    torch.manual_seed(1)
+    try:
+        from torchvision.models import resnet18
+        model, resnet_source = resnet18(num_classes=10), "torchvision"
+    except Exception as e:  # not installed, or built for another torch
+        model, resnet_source = ResNet18(10), f"written out (torchvision unavailable: {type(e).__name__})"
+    model = model.to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(batch, 3, 32, 32, device=dev)
+    y = torch.randint(0, 10, (batch,), device=dev)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+    return step
+
+
 rows = []
 for name in a.workload.split(","):
-    step = cnn(64 if a.small else 256) if name == "cnn" else decoder(shape)
+    if name == "cnn":
+        step = cnn(64 if a.small else 256)
+    elif name == "resnet":
+        step = resnet(4 if a.small else 256)
+    else:
+        step = decoder(shape)
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -104,8 +180,10 @@ for name in a.workload.split(","):
         loss = step()
     torch.cuda.synchronize()
     ms = (time.perf_counter() - t0) * 1e3 / a.steps
-    rows.append({"workload": name, "msPerStep": ms, "peakBytes": torch.cuda.max_memory_allocated(),
-                 "lastLoss": float(loss)})
+    row = {"workload": name, "msPerStep": ms, "peakBytes": torch.cuda.max_memory_allocated(), "lastLoss": float(loss)}
+    if name == "resnet":
+        row["model"] = resnet_source
+    rows.append(row)
     del step
     torch.cuda.empty_cache()
 print(json.dumps(rows))

@@ -1034,4 +1034,7 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
         splits, perSplit); }
 
 #define FLASH_DTS(HD) FLASH(f16, f16, HD) FLASH(bf16, bf16, HD) FLASH_DEC(f16, f16, HD) FLASH_DEC(bf16, bf16, HD)
+// paged-prefill.hip includes this file for its pieces, without these kernels
+#ifndef FLASH_NO_KERNELS
 FLASH_DTS(64) FLASH_DTS(80) FLASH_DTS(96) FLASH_DTS(128) FLASH_DTS(256)
+#endif

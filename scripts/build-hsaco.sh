@@ -5,7 +5,8 @@
 # $ROCM_PATH first); else clang 21 in the cached Debian-unstable root of scripts/rocm-root.sh
 # (built on first use; needs root for chroot).
 #   KERNEL_JOBS=N   parallel compiles        KERNEL_ONLY=a.hip,b.hip   rebuild only these
-#   KERNEL_NVCC=none   skip the PTX (keeps no PTX entries for rebuilt files)
+#   KERNEL_NVCC=none   skip the PTX    KERNEL_AMD=none   skip the AMD objects (nvcc only)
+#   (a skipped vendor keeps its objects of sources whose text is unchanged)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
@@ -17,7 +18,7 @@ if [ -z "${KERNEL_CLANG:-}" ]; then
     fi
   done
 fi
-if [ -z "${KERNEL_CLANG:-}" ]; then
+if [ -z "${KERNEL_CLANG:-}" ] && [ "${KERNEL_AMD:-}" != none ]; then
   root=$("$here/rocm-root.sh")
   export KERNEL_CLANG=clang++-21 KERNEL_CHROOT="$root"
 fi

@@ -6,6 +6,7 @@
 //   KERNEL_NVCC    nvcc (default /usr/local/cuda/bin/nvcc; set to "none" to skip the PTX)
 //   KERNEL_JOBS    parallel compiles (default: CPU count)
 //   KERNEL_ONLY    comma list of sources to rebuild (others keep their manifest entries)
+//   KERNEL_AMD     "none" skips the AMD code objects (PTX only)
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,8 @@ const CHROOT = process.env['KERNEL_CHROOT'] ?? '';
 const NVCC = process.env['KERNEL_NVCC'] ?? '/usr/local/cuda/bin/nvcc';
 const JOBS = Number(process.env['KERNEL_JOBS'] ?? cpus().length);
 const ONLY = (process.env['KERNEL_ONLY'] ?? '').split(',').filter(Boolean);
+/** KERNEL_AMD=none: PTX only (a machine with nvcc and no ROCm compiler) */
+const WITH_AMD = process.env['KERNEL_AMD'] !== 'none';
 
 // -Werror: any warning is a build failure; the sources compile clean with -Wall -Wextra.
 const AMD_FLAGS = [
@@ -125,7 +128,7 @@ async function main(): Promise<void> {
     ? (JSON.parse(readFileSync(join(OUT, 'manifest.json'), 'utf8')) as Manifest)
     : null;
   const withPtx = NVCC !== 'none';
-  const amdVersion = (await clang(['--version'])).split('\n')[0]!.trim();
+  const amdVersion = WITH_AMD ? (await clang(['--version'])).split('\n')[0]!.trim() : (old?.compilers.amd ?? 'none');
   const nvVersion = withPtx
     ? (await sh(NVCC, ['--version']))
         .trim()
@@ -143,7 +146,7 @@ async function main(): Promise<void> {
   const files: Record<string, FileEntry> = {};
   for (const f of sources)
     files[f] = { hash: sourceHash(f), includes: localIncludes(f), amdFlags: sourceAmdFlags(f), objects: {} };
-  const keys = [...AMD_ARCHS, ...(withPtx ? ['ptx'] : [])];
+  const keys = [...(WITH_AMD ? AMD_ARCHS : []), ...(withPtx ? ['ptx'] : [])];
   const jobs = sources.flatMap((f) => keys.map((k) => ({ f, k })));
   // biggest first so the last jobs to finish are short ones
   const weight = (f: string): number => readFileSync(join(HIP_SRC, f)).length;
@@ -211,9 +214,18 @@ async function main(): Promise<void> {
 
   // keep entries of sources not rebuilt this time (KERNEL_ONLY); drop sources that are gone
   for (const f of all) if (!files[f] && old?.files[f]) files[f] = old.files[f]!;
+  // a vendor skipped this time (KERNEL_NVCC=none, KERNEL_AMD=none) keeps the objects it built
+  // before, for sources whose text did not change; a changed source has none until its compiler
+  // runs (the ABI suite names what is missing)
+  const skipped = (old?.archs ?? []).filter((k) => !keys.includes(k));
+  for (const f of sources) {
+    const prev = old?.files[f];
+    if (prev?.hash !== files[f]!.hash) continue;
+    for (const k of skipped) if (prev.objects[k]) files[f]!.objects[k] = prev.objects[k];
+  }
   const manifest: Manifest = {
     version: 1,
-    archs: [...keys],
+    archs: [...AMD_ARCHS, 'ptx'].filter((k) => keys.includes(k) || skipped.includes(k)),
     compilers: { amd: amdVersion, nvidia: nvVersion },
     flags: { amd: AMD_FLAGS, nvidia: PTX_FLAGS },
     files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b))),

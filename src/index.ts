@@ -13,6 +13,9 @@ export type { Graph } from './device/graph.ts';
 export { DTYPES, DTYPE_INFO, isDType, type DType } from './core/dtype.ts';
 export { tidy, keep, liveTensors } from './core/scope.ts';
 export { noGrad } from './tensor/autograd.ts';
+export { autocast, autocastDType, type AutocastDType, type AutocastOptions } from './ops/autocast.ts';
+export type { LocalResponseNormOptions } from './backends/lrn-options.ts';
+export { captureBackward, CapturedBackward, type CaptureBackwardOptions } from './tensor/captured-backward.ts';
 export { setCpuExact } from './backends/cpu/mode.ts';
 export type { MemoryStats } from './runtime/allocator.ts';
 export type {
@@ -90,6 +93,7 @@ export { DecodeGraph } from './models/decode-graph.ts';
 export { PagedKVCache, type PagedKVShape } from './nn/paged-kv-cache.ts';
 export type { PagedStep } from './nn/paged-attention.ts';
 export type { PagedAttentionOptions } from './backends/paged-options.ts';
+export { pagedMetadata } from './backends/paged-options.ts';
 export {
   createServer,
   type ModelServer,
@@ -98,6 +102,7 @@ export {
 } from './serve/server.ts';
 export { Engine, type EngineOptions, type EngineStats, type ServedModel, type SequenceHandle } from './serve/engine.ts';
 export type { FinishReason, SequenceRequest, SequenceUsage } from './serve/sequence.ts';
+export { StepPlanLeader, followSteps, type PlanLimits, type FollowStats } from './serve/tp-plan.ts';
 export {
   rendezvous,
   distEnvFrom,

@@ -16,6 +16,30 @@ export interface PagedAttentionOptions {
   readonly scale?: number;
   /** sliding window (Mistral): a query also sees only the keys at positions > its own - window */
   readonly window?: number | null;
+  /**
+   * The same lengths on q's device, for the GPU kernel: u32 [2 * seqs + 1] laid out as
+   * pagedMetadata() lays them out. Without it the GPU uploads them from queryLens and contextLens
+   * for each call; with it the kernel reads them from this tensor when it runs, so a captured
+   * graph replays with new lengths written into it (an upload cannot be captured). It must then
+   * hold the lengths queryLens and contextLens give for the call (they still size the launch, and
+   * the checks and the CPU read them). Only the kernel reads it: the op refuses it where the GPU
+   * would compose other ops (f64, head dims past 256), which would read the host lengths instead.
+   */
+  readonly metadata?: RawTensor | null;
+}
+
+/**
+ * The device lengths' layout: each sequence's first query row in q (seqs + 1 values, the last
+ * one the token count), then each sequence's cached tokens (seqs values).
+ */
+export function pagedMetadata(queryLens: readonly number[], contextLens: readonly number[]): Uint32Array {
+  const n = queryLens.length;
+  const m = new Uint32Array(2 * n + 1);
+  for (let s = 0; s < n; s++) {
+    m[s + 1] = m[s]! + queryLens[s]!;
+    m[n + 1 + s] = contextLens[s]!;
+  }
+  return m;
 }
 
 /** validated paged-attention parameters */
@@ -26,6 +50,8 @@ export interface PagedAttentionParams {
   readonly window: number | null;
   /** tokens per block */
   readonly blockSize: number;
+  /** the lengths on the device (PagedAttentionOptions.metadata), checked; absent or null: uploaded per call */
+  readonly metadata?: RawTensor | null;
 }
 
 export type PagedAttentionArgs = [

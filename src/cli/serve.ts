@@ -1,11 +1,19 @@
 // `rocm-tensor serve <model-dir>`: an OpenAI-compatible server (src/serve) over a Hugging Face
 // Llama-family folder. It listens at once, answering 503 while the model loads; SIGINT or
 // SIGTERM stop it gracefully (new requests refused, running ones finished), a second signal at once.
+// Started by `rocm-tensor launch --nproc N` (WORLD_SIZE above 1), each process is one rank of a
+// tensor-parallel model on GPU LOCAL_RANK: rank 0 listens and runs the engine, sending each step
+// to the others, which never open a port; they stop when rank 0 has drained and stopped.
 import { Device } from '../device/device.ts';
 import { isDType, type DType } from '../core/dtype.ts';
 import { TensorError } from '../core/errors.ts';
 import { PretrainedLlama } from '../models/pretrained.ts';
 import { createServer, type ServeOptions } from '../serve/server.ts';
+import { followSteps, StepPlanLeader } from '../serve/tp-plan.ts';
+import { initProcessGroup } from '../distributed/init.ts';
+import { distEnvFrom } from '../distributed/rendezvous.ts';
+import { rankSet } from '../distributed/rank-set.ts';
+import type { Communicator } from '../distributed/communicator.ts';
 
 export interface ServeCliOptions {
   host: string;
@@ -21,6 +29,7 @@ export interface ServeCliOptions {
   requestTimeout?: string;
   apiKey?: string;
   servedModelName?: string;
+  decodeGraphs?: boolean;
 }
 
 function int(flag: string, v: string | undefined, min: number): number | undefined {
@@ -55,19 +64,88 @@ export async function serveCommand(dir: string, o: ServeCliOptions): Promise<voi
     requestTimeout: int('--request-timeout', o.requestTimeout, 0),
     apiKey: o.apiKey ?? null,
     servedModelName: o.servedModelName,
+    decodeGraphs: o.decodeGraphs ?? false,
     log: (line) => console.error(`[serve] ${line}`),
   };
-  const device = o.device ? Device.parse(o.device) : Device.best();
+  const job = launchedRanks();
+  if (job > 1 && o.device !== undefined)
+    throw new TensorError(
+      `serve: started as one of ${job} ranks (WORLD_SIZE), each on GPU LOCAL_RANK; leave out --device ${o.device}`,
+    );
+  // the job's ranks meet before anything is loaded: a rank that cannot start fails them all early
+  const comm: Communicator | null = job > 1 ? await initProcessGroup() : null;
+  try {
+    if (comm && comm.rank !== 0) await follow(dir, o, comm);
+    else await lead(dir, o, opts, port, comm);
+  } finally {
+    comm?.destroy();
+  }
+}
+
+/** WORLD_SIZE when this process was started as a rank of a job (RANK set too), else 1 */
+function launchedRanks(): number {
+  if (process.env.WORLD_SIZE === undefined || process.env.RANK === undefined) return 1;
+  return distEnvFrom().worldSize;
+}
+
+const warn = (m: string) => console.error(`rocm-tensor: warning: ${m}`);
+
+/** a rank other than 0: loads its shard and runs the steps rank 0 sends, until rank 0 stops */
+async function follow(dir: string, o: ServeCliOptions, comm: Communicator): Promise<void> {
+  const t0 = performance.now();
+  const m = await PretrainedLlama.load(dir, {
+    tp: comm,
+    ...(o.dtype ? { dtype: o.dtype as DType } : {}),
+    onWarning: warn,
+  });
+  // rank 0 decides when to stop (it drains first); a signal here waits for it, a second ends now
+  let signals = 0;
+  const onSignal = (sig: string): void => {
+    if (++signals > 1) process.exit(130);
+    console.error(`[serve] rank ${comm.rank}: ${sig}: stopping once rank 0 has drained (again to exit now)`);
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  try {
+    console.error(
+      `[serve] rank ${comm.rank} of ${comm.size}: shard loaded in ${((performance.now() - t0) / 1e3).toFixed(1)} s on ${comm.device}; following rank 0's steps`,
+    );
+    const r = await followSteps(m.model, rankSet(comm));
+    console.error(`[serve] rank ${comm.rank}: stopped after ${r.steps} steps`);
+  } finally {
+    m.dispose();
+  }
+}
+
+/** the only process, or rank 0 of a job: listens, loads, serves until a signal has drained it */
+async function lead(
+  dir: string,
+  o: ServeCliOptions,
+  base: ServeOptions,
+  port: number,
+  comm: Communicator | null,
+): Promise<void> {
+  const leader = comm
+    ? new StepPlanLeader(rankSet(comm), (e) => {
+        // the other ranks may be inside the failed step's collectives: end the job (launch stops them)
+        console.error(`[serve] a tensor-parallel step failed, which ends every rank: ${e.stack ?? e.message}`);
+        process.exit(1);
+      })
+    : null;
+  const opts: ServeOptions = leader ? { ...base, tensorParallel: leader } : base;
+  const device = comm ? comm.device : o.device ? Device.parse(o.device) : Device.best();
   const t0 = performance.now();
   const loading = PretrainedLlama.load(dir, {
-    device,
+    ...(comm ? { tp: comm } : { device }),
     ...(o.dtype ? { dtype: o.dtype as DType } : {}),
-    onWarning: (m) => console.error(`rocm-tensor: warning: ${m}`),
+    onWarning: warn,
   });
   loading.catch(() => undefined);
   const server = createServer(loading, opts);
   const at = await server.listen(port, o.host);
-  console.error(`[serve] listening on ${at.baseUrl} (loading ${dir} on ${device})`);
+  console.error(
+    `[serve] listening on ${at.baseUrl} (loading ${dir} on ${comm ? `${comm.size} ranks, rank 0 on ${device}` : device})`,
+  );
   let signals = 0;
   const stop = (sig: string): void => {
     if (++signals > 1) {
@@ -89,8 +167,12 @@ export async function serveCommand(dir: string, o: ServeCliOptions): Promise<voi
   const e = server.engine!;
   console.error(
     `[serve] ready: ${model.model.config.modelType} in ${model.model.dtype}, loaded in ${((performance.now() - t0) / 1e3).toFixed(1)} s; ` +
-      `KV cache ${e.pool.blocks} blocks of ${e.pool.blockSize} tokens, context ${e.maxSeqLen}, batch ${e.maxBatch}`,
+      `KV cache ${e.pool.blocks} blocks of ${e.pool.blockSize} tokens${comm ? ' on every rank' : ''}, context ${e.maxSeqLen}, batch ${e.maxBatch}`,
   );
   await server.closed;
+  if (leader && comm) {
+    leader.stop();
+    await comm.synchronize();
+  }
   model.dispose();
 }

@@ -199,9 +199,24 @@ export class Device {
     }
   }
 
-  /** MIOpen / cuDNN, which allocate their own workspaces: refused during a capture */
+  /** internal (tensor/captured-backward.ts): while set, a capture refuses random draws, which
+   *  every replay would repeat (the same dropout mask each step, silently) */
+  refuseDraws = false;
+  /** throws when a draw of `op` is about to be recorded where each replay needs fresh numbers */
+  checkDrawInCapture(op: string): void {
+    if (this.capturing !== null && this.refuseDraws)
+      throw new GraphCaptureError(
+        `${op} inside captureBackward on ${this.name}: every replay would repeat the same random numbers ` +
+          `(the same mask each step); train this model without captureBackward, or without ${op}`,
+      );
+  }
+
+  /** MIOpen / cuDNN: recorded into a capture only where the runtime says its calls replay */
   dnn(op: string): DnnApi {
-    this.forbidDuringCapture(op);
+    if (this.capturing !== null && !this.runtime.dnnCapturable)
+      throw new GraphCaptureError(
+        `${op} cannot run during a graph capture on ${this.name}: ${this.runtime.dnn().name} calls are not recorded into graphs on this platform`,
+      );
     return this.runtime.dnn();
   }
 

@@ -1,7 +1,8 @@
 // `rocm-tensor launch`: starts N local processes of one script with the variables the rendezvous
 // reads (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), prefixes their output with the
 // rank, and ends the job as soon as one rank fails: the others are stopped (SIGTERM, then
-// SIGKILL after a grace period) so nothing waits on a rank that is gone.
+// SIGKILL after a grace period) so nothing waits on a rank that is gone. SIGINT and SIGTERM
+// are passed on to the ranks, and the job ends when they have.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -50,6 +51,8 @@ export async function launch(o: LaunchOptions): Promise<number> {
       new Promise<void>((resolve) => {
         const child = spawn(o.command[0]!, o.command.slice(1), {
           stdio: ['ignore', 'pipe', 'pipe'],
+          // a group of its own: a terminal's Ctrl-C reaches the ranks once, forwarded below
+          detached: true,
           env: {
             ...process.env,
             RANK: String(rank),
@@ -77,7 +80,21 @@ export async function launch(o: LaunchOptions): Promise<number> {
         });
       }),
   );
-  await Promise.all(exits);
+  // SIGINT and SIGTERM go on to every live rank, and the job ends when they have exited: a rank
+  // that stops gracefully (a server draining its requests) gets to, and keeps its output
+  const forward = (sig: NodeJS.Signals): void => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill(sig);
+  };
+  const onInt = () => forward('SIGINT'),
+    onTerm = () => forward('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  try {
+    await Promise.all(exits);
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+  }
   if (killTimer) clearTimeout(killTimer);
   return failedCode ?? 0;
 }

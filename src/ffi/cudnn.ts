@@ -29,6 +29,15 @@ const ENUMS = [
   'cudnnSoftmaxAlgorithm_t',
   'cudnnSoftmaxMode_t',
   'cudnnBatchNormMode_t',
+  'cudnnRNNAlgo_t',
+  'cudnnRNNMode_t',
+  'cudnnRNNBiasMode_t',
+  'cudnnDirectionMode_t',
+  'cudnnRNNInputMode_t',
+  'cudnnForwardMode_t',
+  'cudnnRNNDataLayout_t',
+  'cudnnWgradMode_t',
+  'cudnnLRNMode_t',
 ] as const;
 const HANDLES = [
   'cudnnHandle_t',
@@ -36,6 +45,10 @@ const HANDLES = [
   'cudnnFilterDescriptor_t',
   'cudnnConvolutionDescriptor_t',
   'cudnnPoolingDescriptor_t',
+  'cudnnDropoutDescriptor_t',
+  'cudnnRNNDescriptor_t',
+  'cudnnRNNDataDescriptor_t',
+  'cudnnLRNDescriptor_t',
 ] as const;
 
 export const CUDNN_ALIASES: readonly NativeAlias[] = [
@@ -183,6 +196,103 @@ export const CUDNN_FUNCTIONS = {
       'cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, ' +
       `cudnnSoftmaxMode_t mode, const void *alpha, ${T} xDesc, const void *x, const void *beta, ${T} yDesc, void *y)`,
   },
+  cudnnCreateLRNDescriptor: { proto: 'cudnnStatus_t cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t *normDesc)' },
+  cudnnSetLRNDescriptor: {
+    proto:
+      'cudnnStatus_t cudnnSetLRNDescriptor(cudnnLRNDescriptor_t normDesc, unsigned int lrnN, double lrnAlpha, ' +
+      'double lrnBeta, double lrnK)',
+  },
+  cudnnDestroyLRNDescriptor: { proto: 'cudnnStatus_t cudnnDestroyLRNDescriptor(cudnnLRNDescriptor_t lrnDesc)' },
+  cudnnLRNCrossChannelForward: {
+    proto:
+      'cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, ' +
+      `cudnnLRNMode_t lrnMode, const void *alpha, const ${T} xDesc, const void *x, const void *beta, ` +
+      `const ${T} yDesc, void *y)`,
+  },
+  cudnnLRNCrossChannelBackward: {
+    proto:
+      'cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, ' +
+      `cudnnLRNMode_t lrnMode, const void *alpha, const ${T} yDesc, const void *y, const ${T} dyDesc, ` +
+      `const void *dy, const ${T} xDesc, const void *x, const void *beta, const ${T} dxDesc, void *dx)`,
+  },
+  // recurrent layers (cudnn_adv.h, the v8 API): one descriptor per call, weights in one weight space
+  cudnnSetTensorNdDescriptor: {
+    proto:
+      `cudnnStatus_t cudnnSetTensorNdDescriptor(${T} tensorDesc, cudnnDataType_t dataType, int nbDims, ` +
+      'const int *dimA, const int *strideA)',
+  },
+  cudnnCreateDropoutDescriptor: {
+    proto: 'cudnnStatus_t cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_t *dropoutDesc)',
+  },
+  cudnnSetDropoutDescriptor: {
+    proto:
+      'cudnnStatus_t cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t dropoutDesc, cudnnHandle_t handle, ' +
+      'float dropout, void *states, size_t stateSizeInBytes, unsigned long long seed)',
+  },
+  cudnnDestroyDropoutDescriptor: {
+    proto: 'cudnnStatus_t cudnnDestroyDropoutDescriptor(cudnnDropoutDescriptor_t dropoutDesc)',
+  },
+  cudnnCreateRNNDescriptor: { proto: 'cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *rnnDesc)' },
+  cudnnDestroyRNNDescriptor: { proto: 'cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t rnnDesc)' },
+  cudnnSetRNNDescriptor_v8: {
+    proto:
+      'cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDesc, cudnnRNNAlgo_t algo, ' +
+      'cudnnRNNMode_t cellMode, cudnnRNNBiasMode_t biasMode, cudnnDirectionMode_t dirMode, ' +
+      'cudnnRNNInputMode_t inputMode, cudnnDataType_t dataType, cudnnDataType_t mathPrec, cudnnMathType_t mathType, ' +
+      'int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, ' +
+      'cudnnDropoutDescriptor_t dropoutDesc, uint32_t auxFlags)',
+  },
+  cudnnGetRNNWeightSpaceSize: {
+    proto:
+      'cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, ' +
+      'size_t *weightSpaceSize)',
+  },
+  cudnnGetRNNWeightParams: {
+    proto:
+      'cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, ' +
+      'int32_t pseudoLayer, size_t weightSpaceSize, const void *weightSpace, int32_t linLayerID, ' +
+      `${T} mDesc, void **mAddr, ${T} bDesc, void **bAddr)`,
+  },
+  cudnnCreateRNNDataDescriptor: {
+    proto: 'cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *rnnDataDesc)',
+  },
+  cudnnDestroyRNNDataDescriptor: {
+    proto: 'cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t rnnDataDesc)',
+  },
+  cudnnSetRNNDataDescriptor: {
+    proto:
+      'cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t rnnDataDesc, cudnnDataType_t dataType, ' +
+      'cudnnRNNDataLayout_t layout, int maxSeqLength, int batchSize, int vectorSize, const int *seqLengthArray, ' +
+      'void *paddingFill)',
+  },
+  cudnnGetRNNTempSpaceSizes: {
+    proto:
+      'cudnnStatus_t cudnnGetRNNTempSpaceSizes(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, ' +
+      'cudnnForwardMode_t fwdMode, cudnnRNNDataDescriptor_t xDesc, size_t *workSpaceSize, size_t *reserveSpaceSize)',
+  },
+  cudnnRNNForward: {
+    proto:
+      'cudnnStatus_t cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnForwardMode_t fwdMode, ' +
+      'const int32_t *devSeqLengths, cudnnRNNDataDescriptor_t xDesc, const void *x, cudnnRNNDataDescriptor_t yDesc, ' +
+      `void *y, ${T} hDesc, const void *hx, void *hy, ${T} cDesc, const void *cx, void *cy, ` +
+      'size_t weightSpaceSize, const void *weightSpace, size_t workSpaceSize, void *workSpace, ' +
+      'size_t reserveSpaceSize, void *reserveSpace)',
+  },
+  cudnnRNNBackwardData_v8: {
+    proto:
+      'cudnnStatus_t cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, ' +
+      'const int32_t *devSeqLengths, cudnnRNNDataDescriptor_t yDesc, const void *y, const void *dy, ' +
+      `cudnnRNNDataDescriptor_t xDesc, void *dx, ${T} hDesc, const void *hx, const void *dhy, void *dhx, ` +
+      `${T} cDesc, const void *cx, const void *dcy, void *dcx, size_t weightSpaceSize, const void *weightSpace, ` +
+      'size_t workSpaceSize, void *workSpace, size_t reserveSpaceSize, void *reserveSpace)',
+  },
+  cudnnRNNBackwardWeights_v8: {
+    proto:
+      'cudnnStatus_t cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, ' +
+      'cudnnWgradMode_t addGrad, const int32_t *devSeqLengths, cudnnRNNDataDescriptor_t xDesc, const void *x, ' +
+      `${T} hDesc, const void *hx, cudnnRNNDataDescriptor_t yDesc, const void *y, size_t weightSpaceSize, ` +
+      'void *dweightSpace, size_t workSpaceSize, void *workSpace, size_t reserveSpaceSize, void *reserveSpace)',
+  },
 } as const satisfies NativeTable;
 
 export const CUDNN_CONST = {
@@ -206,6 +316,21 @@ export const CUDNN_CONST = {
   CUDNN_SOFTMAX_LOG: 2,
   CUDNN_SOFTMAX_MODE_INSTANCE: 0,
   CUDNN_BATCHNORM_SPATIAL: 1,
+  CUDNN_RNN_ALGO_STANDARD: 0,
+  CUDNN_LSTM: 2,
+  CUDNN_GRU: 3,
+  CUDNN_RNN_NO_BIAS: 0,
+  CUDNN_RNN_DOUBLE_BIAS: 2,
+  CUDNN_UNIDIRECTIONAL: 0,
+  CUDNN_LINEAR_INPUT: 0,
+  CUDNN_FWD_MODE_INFERENCE: 0,
+  CUDNN_FWD_MODE_TRAINING: 1,
+  CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED: 1,
+  CUDNN_RNN_PADDED_IO_DISABLED: 0,
+  CUDNN_WGRAD_MODE_ADD: 0,
+  CUDNN_LRN_CROSS_CHANNEL_DIM1: 0,
+  CUDNN_LRN_MIN_N: 1,
+  CUDNN_LRN_MAX_N: 16,
 } as const;
 
 /** cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionBwdDataAlgoPerf_t and
@@ -403,6 +528,148 @@ export interface CudnnFns {
     beta: ArrayBufferView,
     yd: H,
     y: P,
+  ): R;
+  cudnnCreateLRNDescriptor(out: BigUint64Array): R;
+  cudnnSetLRNDescriptor(d: H, n: number, alpha: number, beta: number, k: number): R;
+  cudnnDestroyLRNDescriptor(d: H): R;
+  cudnnLRNCrossChannelForward(
+    h: H,
+    d: H,
+    mode: number,
+    alpha: ArrayBufferView,
+    xd: H,
+    x: P,
+    beta: ArrayBufferView,
+    yd: H,
+    y: P,
+  ): R;
+  cudnnLRNCrossChannelBackward(
+    h: H,
+    d: H,
+    mode: number,
+    alpha: ArrayBufferView,
+    yd: H,
+    y: P,
+    dyd: H,
+    dy: P,
+    xd: H,
+    x: P,
+    beta: ArrayBufferView,
+    dxd: H,
+    dx: P,
+  ): R;
+  cudnnSetTensorNdDescriptor(d: H, type: number, nbDims: number, dims: Int32Array, strides: Int32Array): R;
+  cudnnCreateDropoutDescriptor(out: BigUint64Array): R;
+  cudnnSetDropoutDescriptor(d: H, h: H, dropout: number, states: P | null, bytes: number, seed: number): R;
+  cudnnDestroyDropoutDescriptor(d: H): R;
+  cudnnCreateRNNDescriptor(out: BigUint64Array): R;
+  cudnnDestroyRNNDescriptor(d: H): R;
+  cudnnSetRNNDescriptor_v8(
+    d: H,
+    algo: number,
+    cellMode: number,
+    biasMode: number,
+    dirMode: number,
+    inputMode: number,
+    dataType: number,
+    mathPrec: number,
+    mathType: number,
+    inputSize: number,
+    hiddenSize: number,
+    projSize: number,
+    numLayers: number,
+    dropout: H,
+    auxFlags: number,
+  ): R;
+  cudnnGetRNNWeightSpaceSize(h: H, d: H, out: BigUint64Array): R;
+  cudnnGetRNNWeightParams(
+    h: H,
+    d: H,
+    pseudoLayer: number,
+    wsBytes: number,
+    ws: P,
+    linLayerID: number,
+    mDesc: H,
+    mAddr: BigUint64Array,
+    bDesc: H,
+    bAddr: BigUint64Array,
+  ): R;
+  cudnnCreateRNNDataDescriptor(out: BigUint64Array): R;
+  cudnnDestroyRNNDataDescriptor(d: H): R;
+  cudnnSetRNNDataDescriptor(
+    d: H,
+    type: number,
+    layout: number,
+    maxSeq: number,
+    batch: number,
+    vector: number,
+    seqLengths: Int32Array,
+    paddingFill: ArrayBufferView | null,
+  ): R;
+  cudnnGetRNNTempSpaceSizes(h: H, d: H, fwdMode: number, xd: H, ws: BigUint64Array, reserve: BigUint64Array): R;
+  cudnnRNNForward(
+    h: H,
+    d: H,
+    fwdMode: number,
+    devSeqLengths: P,
+    xd: H,
+    x: P,
+    yd: H,
+    y: P,
+    hd: H,
+    hx: P | null,
+    hy: P | null,
+    cd: H,
+    cx: P | null,
+    cy: P | null,
+    wBytes: number,
+    w: P,
+    wsBytes: number,
+    ws: P | null,
+    reserveBytes: number,
+    reserve: P | null,
+  ): R;
+  cudnnRNNBackwardData_v8(
+    h: H,
+    d: H,
+    devSeqLengths: P,
+    yd: H,
+    y: P,
+    dy: P,
+    xd: H,
+    dx: P,
+    hd: H,
+    hx: P | null,
+    dhy: P | null,
+    dhx: P | null,
+    cd: H,
+    cx: P | null,
+    dcy: P | null,
+    dcx: P | null,
+    wBytes: number,
+    w: P,
+    wsBytes: number,
+    ws: P | null,
+    reserveBytes: number,
+    reserve: P | null,
+  ): R;
+  cudnnRNNBackwardWeights_v8(
+    h: H,
+    d: H,
+    addGrad: number,
+    devSeqLengths: P,
+    xd: H,
+    x: P,
+    hd: H,
+    hx: P | null,
+    yd: H,
+    y: P,
+    wBytes: number,
+    dw: P,
+    wsBytes: number,
+    ws: P | null,
+    reserveBytes: number,
+    reserve: P | null,
   ): R;
 }
 type CudnnKey = keyof typeof CUDNN_FUNCTIONS;

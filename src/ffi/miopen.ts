@@ -17,11 +17,22 @@ export const MIOPEN_ALIASES: readonly NativeAlias[] = [
   { name: 'miopenPoolingMode_t', c: 'miopenPoolingMode_t', cls: 'enum' },
   { name: 'miopenSoftmaxAlgorithm_t', c: 'miopenSoftmaxAlgorithm_t', cls: 'enum' },
   { name: 'miopenSoftmaxMode_t', c: 'miopenSoftmaxMode_t', cls: 'enum' },
+  { name: 'miopenLRNMode_t', c: 'miopenLRNMode_t', cls: 'enum' },
   { name: 'miopenHandle_t', c: 'miopenHandle_t', cls: 'pointer', handle: true },
   { name: 'miopenTensorDescriptor_t', c: 'miopenTensorDescriptor_t', cls: 'pointer', handle: true },
   { name: 'miopenConvolutionDescriptor_t', c: 'miopenConvolutionDescriptor_t', cls: 'pointer', handle: true },
   { name: 'miopenPoolingDescriptor_t', c: 'miopenPoolingDescriptor_t', cls: 'pointer', handle: true },
   { name: 'miopenAcceleratorQueue_t', c: 'miopenAcceleratorQueue_t', cls: 'pointer', handle: true },
+  { name: 'miopenRNNMode_t', c: 'miopenRNNMode_t', cls: 'enum' },
+  { name: 'miopenRNNInputMode_t', c: 'miopenRNNInputMode_t', cls: 'enum' },
+  { name: 'miopenRNNDirectionMode_t', c: 'miopenRNNDirectionMode_t', cls: 'enum' },
+  { name: 'miopenRNNBiasMode_t', c: 'miopenRNNBiasMode_t', cls: 'enum' },
+  { name: 'miopenRNNAlgo_t', c: 'miopenRNNAlgo_t', cls: 'enum' },
+  { name: 'miopenRNNFWDMode_t', c: 'miopenRNNFWDMode_t', cls: 'enum' },
+  { name: 'miopenRNNBaseLayout_t', c: 'miopenRNNBaseLayout_t', cls: 'enum' },
+  { name: 'miopenRNNDescriptor_t', c: 'miopenRNNDescriptor_t', cls: 'pointer', handle: true },
+  { name: 'miopenSeqTensorDescriptor_t', c: 'miopenSeqTensorDescriptor_t', cls: 'pointer', handle: true },
+  { name: 'miopenLRNDescriptor_t', c: 'miopenLRNDescriptor_t', cls: 'pointer', handle: true },
   // find results are read as raw bytes at checked offsets
   { name: 'miopenConvAlgoPerf_p', c: 'miopenConvAlgoPerf_t *', cls: 'pointer', koffi: 'void *' },
 ];
@@ -170,6 +181,111 @@ export const MIOPEN_FUNCTIONS = {
       'miopenStatus_t miopenSoftmaxForward_V2(miopenHandle_t handle, const void *alpha, miopenTensorDescriptor_t xDesc, cdevptr_t x, ' +
       'const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, miopenSoftmaxAlgorithm_t algorithm, miopenSoftmaxMode_t mode)',
   },
+  miopenCreateLRNDescriptor: {
+    proto: 'miopenStatus_t miopenCreateLRNDescriptor(_Out_ miopenLRNDescriptor_t *lrnDesc)',
+  },
+  miopenSetLRNDescriptor: {
+    proto:
+      'miopenStatus_t miopenSetLRNDescriptor(miopenLRNDescriptor_t lrnDesc, miopenLRNMode_t mode, unsigned int lrnN, ' +
+      'double lrnAlpha, double lrnBeta, double lrnK)',
+  },
+  miopenLRNGetWorkSpaceSize: {
+    proto: 'miopenStatus_t miopenLRNGetWorkSpaceSize(miopenTensorDescriptor_t yDesc, _Out_ size_t *workSpaceSize)',
+  },
+  // no workspace size argument: MIOpen takes the size miopenLRNGetWorkSpaceSize gave for yDesc
+  miopenLRNForward: {
+    proto:
+      'miopenStatus_t miopenLRNForward(miopenHandle_t handle, miopenLRNDescriptor_t lrnDesc, const void *alpha, ' +
+      'miopenTensorDescriptor_t xDesc, cdevptr_t x, const void *beta, miopenTensorDescriptor_t yDesc, devptr_t y, ' +
+      'bool do_backward, devptr_t workSpace)',
+  },
+  miopenLRNBackward: {
+    proto:
+      'miopenStatus_t miopenLRNBackward(miopenHandle_t handle, miopenLRNDescriptor_t lrnDesc, const void *alpha, ' +
+      'miopenTensorDescriptor_t yDesc, cdevptr_t y, miopenTensorDescriptor_t dyDesc, cdevptr_t dy, ' +
+      'miopenTensorDescriptor_t xDesc, cdevptr_t x, const void *beta, miopenTensorDescriptor_t dxDesc, devptr_t dx, ' +
+      'cdevptr_t workSpace)',
+  },
+  miopenDestroyLRNDescriptor: {
+    proto: 'miopenStatus_t miopenDestroyLRNDescriptor(miopenLRNDescriptor_t lrnDesc)',
+  },
+  // recurrent layers through the sequence-tensor API (miopenRNNForward and its two backwards),
+  // the twin of cuDNN's v8 RNN API; parameter offsets are in elements of the weight space
+  miopenSetTensorDescriptor: {
+    proto:
+      'miopenStatus_t miopenSetTensorDescriptor(miopenTensorDescriptor_t tensorDesc, miopenDataType_t dataType, ' +
+      'int nbDims, const int *dimsA, const int *stridesA)',
+  },
+  miopenCreateRNNDescriptor: {
+    proto: 'miopenStatus_t miopenCreateRNNDescriptor(_Out_ miopenRNNDescriptor_t *rnnDesc)',
+  },
+  miopenDestroyRNNDescriptor: { proto: 'miopenStatus_t miopenDestroyRNNDescriptor(miopenRNNDescriptor_t rnnDesc)' },
+  miopenSetRNNDescriptor: {
+    proto:
+      'miopenStatus_t miopenSetRNNDescriptor(miopenRNNDescriptor_t rnnDesc, const int hsize, const int nlayers, ' +
+      'miopenRNNInputMode_t inMode, miopenRNNDirectionMode_t direction, miopenRNNMode_t rnnMode, ' +
+      'miopenRNNBiasMode_t biasMode, miopenRNNAlgo_t algo, miopenDataType_t dataType)',
+  },
+  miopenCreateSeqTensorDescriptor: {
+    proto: 'miopenStatus_t miopenCreateSeqTensorDescriptor(_Out_ miopenSeqTensorDescriptor_t *tensorDesc)',
+  },
+  miopenDestroySeqTensorDescriptor: {
+    proto: 'miopenStatus_t miopenDestroySeqTensorDescriptor(miopenSeqTensorDescriptor_t tensorDesc)',
+  },
+  miopenSetRNNDataSeqTensorDescriptor: {
+    proto:
+      'miopenStatus_t miopenSetRNNDataSeqTensorDescriptor(miopenSeqTensorDescriptor_t seqTensorDesc, ' +
+      'miopenDataType_t dataType, miopenRNNBaseLayout_t layout, int maxSequenceLen, int batchSize, int vectorSize, ' +
+      'const int *sequenceLenArray, void *paddingMarker)',
+  },
+  miopenGetRNNParamsSize: {
+    proto:
+      'miopenStatus_t miopenGetRNNParamsSize(miopenHandle_t handle, miopenRNNDescriptor_t rnnDesc, ' +
+      'miopenTensorDescriptor_t xDesc, _Out_ size_t *numBytes, miopenDataType_t dtype)',
+  },
+  miopenGetRNNLayerParamOffset: {
+    proto:
+      'miopenStatus_t miopenGetRNNLayerParamOffset(miopenRNNDescriptor_t rnnDesc, const int layer, ' +
+      'miopenTensorDescriptor_t xDesc, const int paramID, miopenTensorDescriptor_t paramDesc, ' +
+      '_Out_ size_t *layerParamOffset)',
+  },
+  miopenGetRNNLayerBiasOffset: {
+    proto:
+      'miopenStatus_t miopenGetRNNLayerBiasOffset(miopenRNNDescriptor_t rnnDesc, const int layer, ' +
+      'miopenTensorDescriptor_t xDesc, const int biasID, miopenTensorDescriptor_t biasDesc, ' +
+      '_Out_ size_t *layerBiasOffset)',
+  },
+  miopenGetRNNTempSpaceSizes: {
+    proto:
+      'miopenStatus_t miopenGetRNNTempSpaceSizes(miopenHandle_t handle, miopenRNNDescriptor_t rnnDesc, ' +
+      'miopenSeqTensorDescriptor_t xDesc, miopenRNNFWDMode_t fwdMode, _Out_ size_t *workSpaceSize, ' +
+      '_Out_ size_t *reserveSpaceSize)',
+  },
+  miopenRNNForward: {
+    proto:
+      'miopenStatus_t miopenRNNForward(miopenHandle_t handle, const miopenRNNDescriptor_t rnnDesc, ' +
+      'miopenRNNFWDMode_t fwdMode, const miopenSeqTensorDescriptor_t xDesc, cdevptr_t x, ' +
+      'const miopenTensorDescriptor_t hDesc, cdevptr_t hx, devptr_t hy, const miopenTensorDescriptor_t cDesc, ' +
+      'cdevptr_t cx, devptr_t cy, const miopenSeqTensorDescriptor_t yDesc, devptr_t y, cdevptr_t w, ' +
+      'size_t weightSpaceSize, devptr_t workSpace, size_t workSpaceNumBytes, devptr_t reserveSpace, ' +
+      'size_t reserveSpaceNumBytes)',
+  },
+  miopenRNNBackwardSeqData: {
+    proto:
+      'miopenStatus_t miopenRNNBackwardSeqData(miopenHandle_t handle, const miopenRNNDescriptor_t rnnDesc, ' +
+      'const miopenSeqTensorDescriptor_t yDesc, cdevptr_t y, cdevptr_t dy, const miopenTensorDescriptor_t hDesc, ' +
+      'cdevptr_t hx, cdevptr_t dhy, devptr_t dhx, const miopenTensorDescriptor_t cDesc, cdevptr_t cx, ' +
+      'cdevptr_t dcy, devptr_t dcx, const miopenSeqTensorDescriptor_t xDesc, devptr_t dx, cdevptr_t w, ' +
+      'size_t weightSpaceSize, devptr_t workSpace, size_t workSpaceNumBytes, devptr_t reserveSpace, ' +
+      'size_t reserveSpaceNumBytes)',
+  },
+  miopenRNNBackwardWeightsSeqTensor: {
+    proto:
+      'miopenStatus_t miopenRNNBackwardWeightsSeqTensor(miopenHandle_t handle, const miopenRNNDescriptor_t rnnDesc, ' +
+      'const miopenSeqTensorDescriptor_t xDesc, cdevptr_t x, const miopenTensorDescriptor_t hDesc, cdevptr_t hx, ' +
+      'const miopenSeqTensorDescriptor_t yDesc, cdevptr_t y, devptr_t dw, size_t weightSpaceSize, ' +
+      'devptr_t workSpace, size_t workSpaceNumBytes, cdevptr_t reserveSpace, size_t reserveSpaceNumBytes)',
+  },
 } as const satisfies NativeTable;
 
 export const MIOPEN_CONST = {
@@ -189,6 +305,17 @@ export const MIOPEN_CONST = {
   MIOPEN_SOFTMAX_ACCURATE: 1,
   MIOPEN_SOFTMAX_LOG: 2,
   MIOPEN_SOFTMAX_MODE_CHANNEL: 1,
+  miopenRNNlinear: 0,
+  miopenRNNunidirection: 0,
+  miopenLSTM: 2,
+  miopenGRU: 3,
+  miopenRNNNoBias: 0,
+  miopenRNNwithBias: 1,
+  miopenRNNdefault: 0,
+  miopenRNNTraining: 0,
+  miopenRNNInference: 1,
+  miopenRNNDataSeqMajorNotPadded: 1,
+  miopenLRNCrossChannel: 1,
 } as const;
 
 /** layout of one find result (the algorithm enum sits in a leading union) */
@@ -403,6 +530,127 @@ export interface MiopenFns {
     y: Ptr,
     algo: number,
     mode: number,
+  ): Status;
+  miopenCreateLRNDescriptor(d: Out<Ptr | null>): Status;
+  miopenSetLRNDescriptor(d: Ptr, mode: number, n: number, alpha: number, beta: number, k: number): Status;
+  miopenLRNGetWorkSpaceSize(yd: Ptr, size: Out<number>): Status;
+  miopenLRNForward(
+    h: Ptr,
+    d: Ptr,
+    alpha: Float32Array,
+    xd: Ptr,
+    x: Ptr,
+    beta: Float32Array,
+    yd: Ptr,
+    y: Ptr,
+    back: boolean,
+    ws: Ptr,
+  ): Status;
+  miopenLRNBackward(
+    h: Ptr,
+    d: Ptr,
+    alpha: Float32Array,
+    yd: Ptr,
+    y: Ptr,
+    dyd: Ptr,
+    dy: Ptr,
+    xd: Ptr,
+    x: Ptr,
+    beta: Float32Array,
+    dxd: Ptr,
+    dx: Ptr,
+    ws: Ptr,
+  ): Status;
+  miopenDestroyLRNDescriptor(d: Ptr): Status;
+  miopenSetTensorDescriptor(d: Ptr, t: number, nbDims: number, dims: Int32Array, strides: Int32Array): Status;
+  miopenCreateRNNDescriptor(d: Out<Ptr | null>): Status;
+  miopenDestroyRNNDescriptor(d: Ptr): Status;
+  miopenSetRNNDescriptor(
+    d: Ptr,
+    hsize: number,
+    nlayers: number,
+    inMode: number,
+    direction: number,
+    mode: number,
+    biasMode: number,
+    algo: number,
+    dtype: number,
+  ): Status;
+  miopenCreateSeqTensorDescriptor(d: Out<Ptr | null>): Status;
+  miopenDestroySeqTensorDescriptor(d: Ptr): Status;
+  miopenSetRNNDataSeqTensorDescriptor(
+    d: Ptr,
+    dtype: number,
+    layout: number,
+    maxSeq: number,
+    batch: number,
+    vector: number,
+    seqLengths: Int32Array,
+    paddingMarker: null,
+  ): Status;
+  miopenGetRNNParamsSize(h: Ptr, d: Ptr, xd: Ptr, bytes: Out<number>, dtype: number): Status;
+  miopenGetRNNLayerParamOffset(d: Ptr, layer: number, xd: Ptr, id: number, pd: Ptr, offset: Out<number>): Status;
+  miopenGetRNNLayerBiasOffset(d: Ptr, layer: number, xd: Ptr, id: number, bd: Ptr, offset: Out<number>): Status;
+  miopenGetRNNTempSpaceSizes(h: Ptr, d: Ptr, xd: Ptr, mode: number, ws: Out<number>, reserve: Out<number>): Status;
+  miopenRNNForward(
+    h: Ptr,
+    d: Ptr,
+    mode: number,
+    xd: Ptr,
+    x: Ptr,
+    hd: Ptr,
+    hx: Ptr | null,
+    hy: Ptr | null,
+    cd: Ptr,
+    cx: Ptr | null,
+    cy: Ptr | null,
+    yd: Ptr,
+    y: Ptr,
+    w: Ptr,
+    wBytes: number,
+    ws: Ptr | null,
+    wsBytes: number,
+    reserve: Ptr | null,
+    reserveBytes: number,
+  ): Status;
+  miopenRNNBackwardSeqData(
+    h: Ptr,
+    d: Ptr,
+    yd: Ptr,
+    y: Ptr,
+    dy: Ptr,
+    hd: Ptr,
+    hx: Ptr | null,
+    dhy: Ptr | null,
+    dhx: Ptr | null,
+    cd: Ptr,
+    cx: Ptr | null,
+    dcy: Ptr | null,
+    dcx: Ptr | null,
+    xd: Ptr,
+    dx: Ptr,
+    w: Ptr,
+    wBytes: number,
+    ws: Ptr | null,
+    wsBytes: number,
+    reserve: Ptr | null,
+    reserveBytes: number,
+  ): Status;
+  miopenRNNBackwardWeightsSeqTensor(
+    h: Ptr,
+    d: Ptr,
+    xd: Ptr,
+    x: Ptr,
+    hd: Ptr,
+    hx: Ptr | null,
+    yd: Ptr,
+    y: Ptr,
+    dw: Ptr,
+    wBytes: number,
+    ws: Ptr | null,
+    wsBytes: number,
+    reserve: Ptr | null,
+    reserveBytes: number,
   ): Status;
 }
 const _sameKeys: [keyof typeof MIOPEN_FUNCTIONS, keyof MiopenFns] extends [

@@ -21,7 +21,7 @@ export const NCCL_ALIASES: readonly NativeAlias[] = [
 
 // passed by value to ncclCommInitRank: 128 bytes on the stack, so a struct, not a pointer
 let uniqueIdRegistered = false;
-function registerUniqueId(): void {
+export function registerUniqueId(): void {
   if (uniqueIdRegistered) return;
   koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', NCCL_UNIQUE_ID_BYTES, 'Array') });
   uniqueIdRegistered = true;

@@ -19,6 +19,11 @@ export interface PagedStep {
   readonly queryLens: readonly number[];
   /** per sequence, its tokens in the cache after this step */
   readonly contextLens: readonly number[];
+  /**
+   * the same lengths on the device (u32, pagedMetadata's layout), read by the GPU kernel when it
+   * runs: a captured step replays with new lengths written there (PagedAttentionOptions.metadata)
+   */
+  readonly metadata?: Tensor;
 }
 
 /** x [1, tokens, hidden]; cos and sin [tokens, headDim / 2] at the tokens' positions */
@@ -46,6 +51,7 @@ export function pagedSelfAttention(
         queryLens: step.queryLens,
         contextLens: step.contextLens,
         window,
+        metadata: step.metadata ?? null,
       }),
     );
     return attn.out.forward(o.reshape([1, t, heads * d]), { residual: fused.residual ?? null });

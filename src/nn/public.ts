@@ -32,7 +32,9 @@ export {
   type MultiheadAttentionCall,
 } from './layers/multihead-attention.ts';
 export { Sequential } from './layers/sequential.ts';
+export { LocalResponseNorm } from './layers/lrn.ts';
 export * from './losses/index.ts';
 export { manualSeed, type LayerOptions } from './init.ts';
 export * as init from './init.ts';
 export { saveModule, loadModule } from './state-file.ts';
+export { LSTM, GRU, type RecurrentLayerOptions } from './layers/rnn.ts';

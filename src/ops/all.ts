@@ -22,5 +22,8 @@ import './conv-grad.ts';
 import './attention-grad.ts';
 import './batchnorm-train.ts';
 import './upsample-grad.ts';
+import './lrn.ts';
+import './rnn.ts';
+import './train.ts';
 
 export { registeredOps, type OpInfo } from './registry.ts';

@@ -8,7 +8,8 @@ import { binary, compare, paramUnary, where } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { softmax } from './nn.ts';
 import { reduce } from './reduce.ts';
-import { arange } from './creation.ts';
+import { arange, full } from './creation.ts';
+import { cumsum } from './scan.ts';
 import { reshape } from './copy.ts';
 
 /** each dtype's lowest finite value: a hidden key's score */
@@ -48,9 +49,15 @@ export function attentionProbs(
   // the keys each query may see: one u8 mask broadcast over [b, hq, bq, tk] (null: all of them)
   let visible: RawTensor | null = null;
   if (diag !== null) {
-    // f32 positions: exact below 2^24, and the diagonal may be negative
-    const qi = keep(keep(arange(q0, q0 + bq, 1, 'f32', dev)).unsqueeze(1));
-    const kj = keep(arange(0, tk, 1, 'f32', dev));
+    // f32 positions: exact below 2^24, and the diagonal may be negative. Made on the device (a
+    // running sum of ones; exact, as every partial sum is an integer below 2^24), not uploaded:
+    // a gradient recorded into a graph capture runs this too
+    const positions = (start: number, n: number): RawTensor =>
+      n === 0
+        ? keep(arange(start, start, 1, 'f32', dev))
+        : affine(keep(cumsum(keep(full([n], 1, 'f32', dev)), 0)), 1, start - 1);
+    const qi = keep(positions(q0, bq).unsqueeze(1));
+    const kj = positions(0, tk);
     const lim = affine(qi, 1, diag);
     visible = keep(compare('le', kj, lim));
     if (window !== null) visible = keep(binary('minimum', visible, keep(compare('gt', kj, affine(lim, 1, -window)))));

@@ -1,13 +1,20 @@
-// The gradient of scaled dot-product attention, recomputed block by block of queries through
-// the library GEMMs: for each block the scores and probabilities are made again (masks, window
-// and both causal alignments as in the forward), then
+// The gradient of scaled dot-product attention. On the GPU, where they apply (f32, f16, bf16,
+// head dims up to 256 with d = dv), two dedicated kernels recompute the probabilities tile by
+// tile from q, k, v, the output and its gradient (backends/gpu/flash-grad.ts): no score matrix,
+// masks, windows, both causal alignments and GQA included. Elsewhere (the CPU, f64, wider or
+// unequal head dims, empty operands) the composed rule below, which recomputes the scores block
+// by block of queries through the library GEMMs: for each block the scores and probabilities are
+// made again (masks, window and both causal alignments as in the forward), then
 //   dV += Pᵀ dO,  dP = dO Vᵀ,  dS = P ∘ (dP − rowsum(dP ∘ P)),  dQ = dS K · scale,  dK += dSᵀ Q · scale.
 // Memory is one block's [b, hq, rows, tk] scores, never the whole [tq, tk] square: the block's
 // rows are chosen so its scores stay near attentionGradTuning.blockElements. The query heads sharing a kv head are
 // stacked like the forward's composed path, so GQA's dK and dV sum over them inside the GEMM.
 // dK and dV add up across blocks in f32 (f64 for f64 inputs).
+import { TensorError } from '../core/errors.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
 import type { AttentionParams } from '../backends/options.ts';
+import { sig } from '../backends/checks.ts';
+import { flashGrad, flashGradRefusal } from '../backends/gpu/flash-grad.ts';
 import { attentionProbs } from './attention-composed.ts';
 import { cast } from './cast.ts';
 import { cat, reshape } from './copy.ts';
@@ -18,68 +25,109 @@ import { reduce } from './reduce.ts';
 import { scoped } from './scoped.ts';
 import { defineGrad } from './registry.ts';
 
-/** the scores of one block of queries stay near blockElements (f32: 256 MiB); tests shrink it
- *  to run many blocks on small inputs */
-export const attentionGradTuning = { blockElements: 1 << 26 };
+/** which GPU path attention's gradient takes */
+export type AttentionGradPath = 'auto' | 'kernel' | 'composed';
+
+/**
+ * blockElements: the composed path's scores of one block of queries stay near this many (f32:
+ * 256 MiB); tests shrink it to run many blocks on small inputs. path: 'auto' takes the kernels
+ * where they apply on the GPU, else the composed path; 'kernel' and 'composed' force one (for
+ * tests and measurements), 'kernel' throwing where the kernels do not take the operands.
+ * matrixCores: the kernels' f16/bf16 products on the matrix cores where the arch has them;
+ * false runs them as FMAs (for tests and measurements).
+ */
+export const attentionGradTuning: { blockElements: number; path: AttentionGradPath; matrixCores: boolean } = {
+  blockElements: 1 << 26,
+  // the composed GEMMs measured faster than the kernels on an H200 (bench:attention-grad), so
+  // they stay the default until the kernels' tiles grow
+  path: 'composed',
+  matrixCores: true,
+};
 
 defineGrad(
   'scaledDotProductAttention',
-  (g, [q, k, v, p]: [RawTensor, RawTensor, RawTensor, AttentionParams]): [RawTensor, RawTensor][] => {
-    const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
-    const [, hkv, tk] = k.layout.shape as [number, number, number];
-    const dv = v.layout.shape[3]!;
-    const groups = hkv === 0 ? 1 : hq / hkv;
-    const accType = q.dtype === 'f64' ? 'f64' : 'f32';
-    const block = Math.max(1, Math.min(tq, Math.floor(attentionGradTuning.blockElements / Math.max(1, b * hq * tk))));
-    // dK and dV: running sums over the blocks (each step frees the previous sum)
-    let dK: RawTensor | null = null;
-    let dV: RawTensor | null = null;
-    const addInto = (acc: RawTensor | null, part: RawTensor): RawTensor =>
-      scoped((keep) => {
-        const wide = part.dtype === accType ? part : keep(cast(part, accType));
-        if (acc === null) return wide.view(wide.layout);
-        const sum = binary('add', acc, wide);
-        acc.dispose();
-        return sum;
-      });
-    const dQs: RawTensor[] = [];
-    try {
-      for (let q0 = 0; q0 < tq; q0 += block) {
-        const bq = Math.min(block, tq - q0);
-        const rows = groups * bq;
-        scoped((keep) => {
-          // the block's queries, scaled, stacked per kv head: [b, hkv, g*bq, d]
-          const qb = keep(q.narrow(2, q0, bq));
-          const qs = keep(reshape(keep(paramUnary(qb, { op: 'affine', a: p.scale, b: 0 })), [b, hkv, rows, d]));
-          const s = keep(matmul(qs, keep(k.transpose(2, 3))));
-          const probs = attentionProbs(keep(reshape(s, [b, hq, bq, tk])), q0, tq, p, keep);
-          const P = keep(reshape(probs, [b, hkv, rows, tk]));
-          const dO = keep(reshape(keep(g.narrow(2, q0, bq)), [b, hkv, rows, dv]));
-          dV = addInto(dV, keep(matmul(keep(P.transpose(2, 3)), dO)));
-          const dP = keep(matmul(dO, keep(v.transpose(2, 3))));
-          const rowDot = keep(reduce('sum', keep(binary('mul', dP, P)), [3], true));
-          const dS = keep(binary('mul', P, keep(binary('sub', dP, rowDot))));
-          const dQb = keep(paramUnary(keep(matmul(dS, k)), { op: 'affine', a: p.scale, b: 0 }));
-          dQs.push(reshape(dQb, [b, hq, bq, d]));
-          // qs carries the scale already
-          dK = addInto(dK, keep(matmul(keep(dS.transpose(2, 3)), qs)));
-        });
+  (g, [q, k, v, p]: [RawTensor, RawTensor, RawTensor, AttentionParams], out): [RawTensor, RawTensor][] => {
+    const path = attentionGradTuning.path;
+    if (!q.device.isCpu && path !== 'composed') {
+      const refusal = flashGradRefusal(q, k, v, out, g);
+      if (refusal === null) {
+        const r = flashGrad(q, k, v, out, g, p, { matrixCores: attentionGradTuning.matrixCores });
+        return [
+          [q, r.dq],
+          [k, r.dk],
+          [v, r.dv],
+        ];
       }
-      const dQ = dQs.length === 1 ? dQs[0]!.view(dQs[0]!.layout) : cat(dQs, 2);
-      // tq = 0: no query, no gradient
-      const back = (t: RawTensor | null, like: RawTensor): RawTensor =>
-        t === null
-          ? full(like.layout.shape, 0, like.dtype, like.device)
-          : t.dtype === like.dtype
-            ? t.view(t.layout)
-            : cast(t, like.dtype);
-      return [
-        [q, dQ],
-        [k, back(dK, k)],
-        [v, back(dV, v)],
-      ];
-    } finally {
-      for (const t of [...dQs, dK, dV]) t?.dispose();
+      if (path === 'kernel')
+        throw new TensorError(
+          `scaledDotProductAttention gradient: the kernel path was asked for, but it does not take ${refusal} (q ${sig(q)}, k ${sig(k)}, v ${sig(v)}, grad ${sig(g)})`,
+        );
     }
+    return composedGrad(g, q, k, v, p);
   },
 );
+
+function composedGrad(
+  g: RawTensor,
+  q: RawTensor,
+  k: RawTensor,
+  v: RawTensor,
+  p: AttentionParams,
+): [RawTensor, RawTensor][] {
+  const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k.layout.shape as [number, number, number];
+  const dv = v.layout.shape[3]!;
+  const groups = hkv === 0 ? 1 : hq / hkv;
+  const accType = q.dtype === 'f64' ? 'f64' : 'f32';
+  const block = Math.max(1, Math.min(tq, Math.floor(attentionGradTuning.blockElements / Math.max(1, b * hq * tk))));
+  // dK and dV: running sums over the blocks (each step frees the previous sum)
+  let dK: RawTensor | null = null;
+  let dV: RawTensor | null = null;
+  const addInto = (acc: RawTensor | null, part: RawTensor): RawTensor =>
+    scoped((keep) => {
+      const wide = part.dtype === accType ? part : keep(cast(part, accType));
+      if (acc === null) return wide.view(wide.layout);
+      const sum = binary('add', acc, wide);
+      acc.dispose();
+      return sum;
+    });
+  const dQs: RawTensor[] = [];
+  try {
+    for (let q0 = 0; q0 < tq; q0 += block) {
+      const bq = Math.min(block, tq - q0);
+      const rows = groups * bq;
+      scoped((keep) => {
+        // the block's queries, scaled, stacked per kv head: [b, hkv, g*bq, d]
+        const qb = keep(q.narrow(2, q0, bq));
+        const qs = keep(reshape(keep(paramUnary(qb, { op: 'affine', a: p.scale, b: 0 })), [b, hkv, rows, d]));
+        const s = keep(matmul(qs, keep(k.transpose(2, 3))));
+        const probs = attentionProbs(keep(reshape(s, [b, hq, bq, tk])), q0, tq, p, keep);
+        const P = keep(reshape(probs, [b, hkv, rows, tk]));
+        const dO = keep(reshape(keep(g.narrow(2, q0, bq)), [b, hkv, rows, dv]));
+        dV = addInto(dV, keep(matmul(keep(P.transpose(2, 3)), dO)));
+        const dP = keep(matmul(dO, keep(v.transpose(2, 3))));
+        const rowDot = keep(reduce('sum', keep(binary('mul', dP, P)), [3], true));
+        const dS = keep(binary('mul', P, keep(binary('sub', dP, rowDot))));
+        const dQb = keep(paramUnary(keep(matmul(dS, k)), { op: 'affine', a: p.scale, b: 0 }));
+        dQs.push(reshape(dQb, [b, hq, bq, d]));
+        // qs carries the scale already
+        dK = addInto(dK, keep(matmul(keep(dS.transpose(2, 3)), qs)));
+      });
+    }
+    const dQ = dQs.length === 1 ? dQs[0]!.view(dQs[0]!.layout) : cat(dQs, 2);
+    // tq = 0: no query, no gradient
+    const back = (t: RawTensor | null, like: RawTensor): RawTensor =>
+      t === null
+        ? full(like.layout.shape, 0, like.dtype, like.device)
+        : t.dtype === like.dtype
+          ? t.view(t.layout)
+          : cast(t, like.dtype);
+    return [
+      [q, dQ],
+      [k, back(dK, k)],
+      [v, back(dV, v)],
+    ];
+  } finally {
+    for (const t of [...dQs, dK, dV]) t?.dispose();
+  }
+}

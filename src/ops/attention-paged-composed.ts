@@ -1,4 +1,5 @@
-// Paged attention composed from other ops, the GPU's path until a dedicated kernel exists: per
+// Paged attention composed from other ops, the GPU's path where the paged kernels do not apply
+// (f64, head dims past 256; backends/gpu/attention-paged.ts has the kernels): per
 // sequence, its blocks are gathered out of the pools (indexSelect over the block ids), viewed as
 // one contiguous run of keys and values, and given with its queries to the attention op (causal,
 // bottom-right: the last query sees the last key). It reads the pools in place but copies each

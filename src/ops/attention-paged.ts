@@ -1,7 +1,10 @@
 // Paged attention: the queries of several sequences packed along one dim, each sequence's keys
 // and values read from shared pools of fixed-size blocks through its row of a block table (the
-// serving engine's KV cache). The CPU reads the blocks in place; the GPU composes other ops
-// (attention-paged-composed.ts) until it has a dedicated kernel.
+// serving engine's KV cache). The CPU reads the blocks in place. The GPU runs the paged kernels
+// for the whole step (backends/gpu/attention-paged.ts: one FMA launch for every token, and the
+// matrix cores for f16/bf16 chunks of more than 16 queries) for f32, f16 and bf16 with head dims
+// up to 256; f64 and wider heads compose other ops (attention-paged-composed.ts), which gather
+// each sequence's blocks and run the attention op per sequence.
 import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
 import type { PagedAttentionArgs, PagedAttentionOptions } from '../backends/paged-options.ts';
@@ -9,6 +12,9 @@ import { FLOATS, sameDevice, sig } from '../backends/checks.ts';
 import { pagedAttention as cpuPaged } from '../backends/cpu/attention-paged.ts';
 import { floats } from './nn.ts';
 import { composedPagedAttention } from './attention-paged-composed.ts';
+import { pagedAttentionKernel, pagedKernelApplies } from '../backends/gpu/attention-paged.ts';
+
+export { pagedMetadata } from '../backends/paged-options.ts';
 import { defineOp } from './registry.ts';
 
 const OP = 'pagedAttention';
@@ -73,9 +79,30 @@ export const pagedAttention = defineOp({
     const window = o.window ?? null;
     if (window !== null && (!Number.isInteger(window) || window < 1))
       throw new RangeError(`${OP}: window must be a positive integer, got ${String(window)} (${all()})`);
-    return [q, keyPool, valuePool, blockTable, { queryLens, contextLens, scale, window, blockSize: bs }];
+    const metadata = o.metadata ?? null;
+    if (metadata !== null) {
+      sameDevice(OP, q, metadata);
+      if (
+        metadata.dtype !== 'u32' ||
+        metadata.rank !== 1 ||
+        metadata.layout.shape[0] !== 2 * seqs + 1 ||
+        !metadata.isContiguous()
+      )
+        throw new ShapeError(
+          `${OP}: metadata must be a contiguous u32 [${2 * seqs + 1}] (2 * seqs + 1, pagedMetadata's layout), got ${sig(metadata)} (${all()})`,
+        );
+    }
+    return [q, keyPool, valuePool, blockTable, { queryLens, contextLens, scale, window, blockSize: bs, metadata }];
   },
   cpu: cpuPaged,
-  gpu: composedPagedAttention,
+  // the kernel where it applies; f64 and head dims past 256 compose gathers and the attention op
+  gpu: (q, keyPool, valuePool, blockTable, p) => {
+    if (pagedKernelApplies(q, keyPool, valuePool)) return pagedAttentionKernel(q, keyPool, valuePool, blockTable, p);
+    if (p.metadata)
+      throw new TensorError(
+        `${OP}: device metadata needs the paged kernel (f32, f16 or bf16, head dims up to 256); q ${sig(q)}, key pool ${sig(keyPool)}, value pool ${sig(valuePool)} compose other ops, which read queryLens and contextLens on the host: leave metadata out`,
+      );
+    return composedPagedAttention(q, keyPool, valuePool, blockTable, p);
+  },
   grad: 'missing',
 });

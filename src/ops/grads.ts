@@ -18,6 +18,7 @@ import { gather, indexAdd, indexSelect, scatter } from './indexing.ts';
 import { cumsum } from './scan.ts';
 import { rope } from './nn.ts';
 import type { RopeLayout } from '../backends/cpu/nn.ts';
+import { layerNormBackward, rmsNormBackward, softmaxBackward } from './train.ts';
 
 type Pair = [RawTensor, RawTensor];
 
@@ -267,77 +268,32 @@ defineGrad('cat', (g, [ts, d]: [readonly RawTensor[], number, number[]]) => {
   });
 });
 
-defineGrad('softmax', (g, [x, dim, log]: [RawTensor, number, boolean], y) =>
-  scoped((keep) => {
-    if (log) {
-      // g - exp(y) sum(g)
-      const s = keep(reduce('sum', g, [dim], true));
-      return [[x, binary('sub', g, keep(binary('mul', keep(unary(y, 'exp')), s)))]];
-    }
-    // y (g - sum(g y))
-    const s = keep(reduce('sum', keep(binary('mul', g, y)), [dim], true));
-    return [[x, binary('mul', y, keep(binary('sub', g, s)))]];
-  }),
-);
+defineGrad('softmax', (g, [x, dim, log]: [RawTensor, number, boolean], y) => [
+  // softmax: y (g - sum(g y)); logSoftmax: g - exp(y) sum(g); one kernel a row on a GPU
+  [x, softmaxBackward(g, y, dim, log)],
+]);
 
-/** the mean over the last dim, kept as a dim of 1 */
-const meanLast = (t: RawTensor): RawTensor => reduce('mean', t, [t.rank - 1], true);
-/** the sum over every dim but the last, as [hidden] */
-const sumRows = (t: RawTensor): RawTensor =>
-  reduce(
-    'sum',
-    t,
-    t.layout.shape.slice(0, -1).map((_, i) => i),
-    false,
-  );
+defineGrad('rmsNorm', (g, [x, w, eps]: [RawTensor, RawTensor, number]) => {
+  // y = x r w, r = 1 / sqrt(mean(x^2) + eps): gx = r (g w) - x r^3 mean(g w x), gw = sum(g x r)
+  const [gx, gw] = rmsNormBackward(g, x, w, eps);
+  return [
+    [x, gx],
+    [w, gw],
+  ];
+});
 
-defineGrad('rmsNorm', (g, [x, w, eps]: [RawTensor, RawTensor, number]) =>
-  scoped((keep) => {
-    // y = x r w, r = 1 / sqrt(mean(x^2) + eps): gx = r (g w) - x r^3 mean(g w x), gw = sum(g x r)
-    const r = keep(
-      unary(
-        keep(unary(keep(paramUnary(keep(meanLast(keep(unary(x, 'sqr')))), { op: 'affine', a: 1, b: eps })), 'sqrt')),
-        'recip',
-      ),
-    );
-    const gw = keep(binary('mul', g, w));
-    const m = keep(meanLast(keep(binary('mul', gw, x))));
-    const r3 = keep(binary('mul', keep(unary(r, 'sqr')), r));
-    const gx = binary('sub', keep(binary('mul', gw, r)), keep(binary('mul', x, keep(binary('mul', r3, m)))));
-    return [
-      [x, gx],
-      [w, sumRows(keep(binary('mul', g, keep(binary('mul', x, r)))))],
-    ];
-  }),
-);
-
-defineGrad('layerNorm', (g, [x, w, b, eps]: [RawTensor, RawTensor, RawTensor | null, number]) =>
-  scoped((keep) => {
-    // xhat = (x - mu) r, y = xhat w + b: gx = r (gh - mean(gh) - xhat mean(gh xhat)), gh = g w
-    const xc = keep(binary('sub', x, keep(meanLast(x))));
-    const r = keep(
-      unary(
-        keep(unary(keep(paramUnary(keep(meanLast(keep(unary(xc, 'sqr')))), { op: 'affine', a: 1, b: eps })), 'sqrt')),
-        'recip',
-      ),
-    );
-    const xhat = keep(binary('mul', xc, r));
-    const gh = keep(binary('mul', g, w));
-    const inner = keep(
-      binary(
-        'sub',
-        keep(binary('sub', gh, keep(meanLast(gh)))),
-        keep(binary('mul', xhat, keep(meanLast(keep(binary('mul', gh, xhat)))))),
-      ),
-    );
-    const out: Pair[] = [
-      [x, binary('mul', r, inner)],
-      [w, sumRows(keep(binary('mul', g, xhat)))],
-    ];
-    if (b) out.push([b, sumRows(g)]);
-    return out;
-  }),
-);
+defineGrad('layerNorm', (g, [x, w, b, eps]: [RawTensor, RawTensor, RawTensor | null, number]) => {
+  // xhat = (x - mu) r, y = xhat w + b: gx = r (gh - mean(gh) - xhat mean(gh xhat)), gh = g w;
+  // gw = sum(g xhat), gb = sum(g), summed over rows in a fixed order
+  const [gx, gw, gb] = layerNormBackward(g, x, w, b, eps);
+  const out: Pair[] = [
+    [x, gx],
+    [w, gw],
+  ];
+  if (b && gb) out.push([b, gb]);
+  else gb?.dispose();
+  return out;
+});
 
 defineGrad('indexSelect', (g, [x, ids, d]: [RawTensor, RawTensor, number, number[]]) =>
   scoped((keep) => [[x, indexAdd(keep(full(x.layout.shape, 0, g.dtype, g.device)), ids, g, d)]]),

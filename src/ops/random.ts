@@ -215,6 +215,7 @@ export const dropout = defineOp({
     if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new TensorError(`dropout: p must be in [0, 1] (${what})`);
     const training = a.training ?? true;
     if (typeof training !== 'boolean') throw new TensorError(`dropout: training must be a boolean (${what})`);
+    if (training && p > 0) x.device.checkDrawInCapture('dropout');
     const [k0, k1] = keyOf('dropout', a.seed);
     // f32/f16/bf16 scale in f32, as the kernel multiplies
     const scale = p === 1 ? 0 : x.dtype === 'f64' ? 1 / (1 - p) : Math.fround(1 / (1 - p));

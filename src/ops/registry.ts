@@ -73,6 +73,33 @@ export function setGradRecorder(r: GradRecorder | null): void {
   recorder = r;
 }
 
+/** what autocast makes of an op's arguments: the arguments to run it with, and the casts among
+ *  them that the registry frees once the op has run */
+export interface CastArgs {
+  readonly args: unknown[];
+  readonly temps: RawTensor[];
+}
+/** autocast's hook (ops/autocast.ts installs it while a scope is open): null leaves the arguments */
+export type ArgCaster = (op: string, args: unknown[]) => CastArgs | null;
+let caster: ArgCaster | null = null;
+export function setArgCaster(c: ArgCaster | null): void {
+  caster = c;
+}
+
+/** a gradient rule that runs without autocast: it computes in the dtypes the forward saved */
+function uncast<B extends unknown[]>(rule: GradRule<B>): GradRule<B> {
+  return (g, args, out) => {
+    if (caster === null) return rule(g, args, out);
+    const c = caster;
+    caster = null;
+    try {
+      return rule(g, args, out);
+    } finally {
+      caster = c;
+    }
+  };
+}
+
 /** the gradient slot of an op */
 export function gradRuleOf(name: string): GradSlot<unknown[]> {
   const g = grads.get(name);
@@ -83,7 +110,7 @@ export function gradRuleOf(name: string): GradSlot<unknown[]> {
 /** gives a declared op its gradient rule (the rules live in ops/grads.ts, written in other ops) */
 export function defineGrad<B extends unknown[]>(name: string, rule: GradRule<B>): void {
   if (!ops.has(name)) throw new TensorError(`op registry: no op '${name}' to give a gradient`);
-  grads.set(name, rule as unknown as GradRule<unknown[]>);
+  grads.set(name, uncast(rule) as unknown as GradRule<unknown[]>);
 }
 
 function firstDevice(args: readonly unknown[], name: string): Device {
@@ -108,10 +135,28 @@ export function defineOp<A extends unknown[], B extends unknown[], R>(def: OpDef
     },
   };
   ops.set(def.name, info);
-  grads.set(def.name, def.grad as GradSlot<unknown[]>);
+  grads.set(def.name, (typeof def.grad === 'function' ? uncast(def.grad) : def.grad) as GradSlot<unknown[]>);
   const { check, cpu, gpu, name, writes } = def;
   const deviceOf = def.device;
+  // under autocast: the op runs on its arguments cast by its rule, and the ops it runs inside see
+  // no autocast
+  const runCast = (args: A): R => {
+    const c = caster!;
+    caster = null;
+    try {
+      const cast = c(name, args);
+      if (cast === null) return run(...args);
+      try {
+        return run(...(cast.args as A));
+      } finally {
+        for (const t of cast.temps) t.dispose();
+      }
+    } finally {
+      caster = c;
+    }
+  };
   const run = (...args: A): R => {
+    if (caster !== null) return runCast(args);
     const b = check(...args);
     const dev = deviceOf ? deviceOf(...b) : firstDevice(b, name);
     const impl = dev.isCpu ? cpu : gpu;

@@ -3,11 +3,19 @@
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 // Adam adds weightDecay p to g first (L2); AdamW multiplies p by 1 - lr weightDecay instead
 // (decoupled). The bias corrections are host numbers: no value is read back.
+// On a GPU (fused, the default) the group's parameters are updated by one multi-tensor op per
+// parameter dtype and step count (ops/train.ts adamStep, one launch); on the CPU, and for
+// parameters the fused path does not take (not contiguous, state of another dtype), the update is
+// composed from elementwise ops, as the reference.
 import { assign } from '../nn/assign.ts';
+import type { StepTable } from '../backends/train-options.ts';
+import { adamStep } from '../ops/train.ts';
 import type { Tensor } from '../tensor/tensor.ts';
+import { fusedBuckets, fusedList } from './fused.ts';
 import {
   Optimizer,
   type MasterWeights,
+  type ParamGroup,
   type ParamGroupSpec,
   type ParamState,
   checkFlag,
@@ -21,6 +29,8 @@ export type AdamOptions = {
   eps: number;
   weightDecay: number;
   amsgrad: boolean;
+  /** GPU parameters: one multi-tensor step per dtype and step count (default true); the CPU always composes */
+  fused: boolean;
 } & MasterWeights;
 
 abstract class AdamBase extends Optimizer<AdamOptions> {
@@ -32,6 +42,45 @@ abstract class AdamBase extends Optimizer<AdamOptions> {
     checkNumber(this.name, 'eps', g.eps, 0);
     checkNumber(this.name, 'weightDecay', g.weightDecay, 0);
     checkFlag(this.name, 'amsgrad', g.amsgrad);
+    checkFlag(this.name, 'fused', g.fused);
+  }
+  private readonly tables = new Map<string, StepTable>();
+  protected override fusedStep(
+    g: ParamGroup<AdamOptions>,
+    params: readonly Tensor[],
+    master: boolean,
+  ): ReadonlySet<Tensor> {
+    const done = new Set<Tensor>();
+    if (!g.fused) return done;
+    const slots = g.amsgrad ? ['expAvg', 'expAvgSq', 'maxExpAvgSq'] : ['expAvg', 'expAvgSq'];
+    const gi = this.paramGroups.indexOf(g);
+    const buckets = fusedBuckets(params, master, this.state, slots, (s) => ((s.step as number | undefined) ?? 0) + 1);
+    for (const b of buckets) {
+      const t = b.step;
+      const list = fusedList(b, slots, this.tables, `${gi}/${b.paramDType}/${b.stateDType}/${g.amsgrad}`);
+      adamStep(list, {
+        lr: g.lr,
+        beta1: g.beta1,
+        beta2: g.beta2,
+        eps: g.eps,
+        weightDecay: g.weightDecay,
+        decoupled: this.decoupled,
+        amsgrad: g.amsgrad,
+        stepSize: g.lr / (1 - g.beta1 ** t),
+        invBc2Sqrt: 1 / Math.sqrt(1 - g.beta2 ** t),
+      });
+      b.params.forEach((p, i) => {
+        b.states[i]!.step = t;
+        this.state.set(p, b.states[i]!);
+        done.add(p);
+      });
+    }
+    return done;
+  }
+  override dispose(): void {
+    for (const t of this.tables.values()) t.dispose();
+    this.tables.clear();
+    super.dispose();
   }
   protected update(p: Tensor, grad: Tensor, g: AdamOptions, s: ParamState): ParamState {
     const t = ((s.step as number | undefined) ?? 0) + 1;
@@ -70,6 +119,7 @@ export class Adam extends AdamBase {
       eps: 1e-8,
       weightDecay: 0,
       amsgrad: false,
+      fused: true,
       masterWeights: false,
       ...opts,
     });
@@ -87,6 +137,7 @@ export class AdamW extends AdamBase {
       eps: 1e-8,
       weightDecay: 1e-2,
       amsgrad: false,
+      fused: true,
       masterWeights: false,
       ...opts,
     });

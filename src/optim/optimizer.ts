@@ -2,7 +2,7 @@
 // step loop. A step runs with recording off and inside one tidy() scope; each update writes the
 // parameter in place (its tensor object stays the one the module and the optimizer share) and
 // replaces the state tensors. Nothing in a step reads a value back from the device.
-import { TensorError } from '../core/errors.ts';
+import { GraphCaptureError, TensorError } from '../core/errors.ts';
 import { keep, tidy } from '../core/scope.ts';
 import { describeValue } from '../ops/args.ts';
 import { noGrad } from '../tensor/autograd.ts';
@@ -76,6 +76,15 @@ export abstract class Optimizer<H extends Hyper> {
   /** one parameter's update: writes p in place (assign) and returns its new state */
   protected abstract update(p: Tensor, grad: Tensor, group: H, state: ParamState): ParamState;
 
+  /**
+   * The parameters of a group (those with a gradient) that the optimizer updates itself in fused
+   * multi-tensor steps, state included (kept, not tidied); update() runs for the rest. None by
+   * default.
+   */
+  protected fusedStep(_group: ParamGroup<H>, _params: readonly Tensor[], _master: boolean): ReadonlySet<Tensor> {
+    return new Set();
+  }
+
   /** one update of every parameter that has a gradient (parameters whose grad is null are skipped) */
   step(): void {
     noGrad(() =>
@@ -83,18 +92,28 @@ export abstract class Optimizer<H extends Hyper> {
         for (const group of this.paramGroups) {
           this.checkHyper(group);
           const master = checkFlag(this.name, 'masterWeights', group.masterWeights ?? false);
-          for (const p of group.params) {
-            if (p.grad === null) continue;
-            if (p.isDisposed) throw new TensorError(`${this.name}.step: a parameter was disposed`);
+          const live = group.params.filter((p) => p.grad !== null);
+          for (const p of live) if (p.isDisposed) throw new TensorError(`${this.name}.step: a parameter was disposed`);
+          const fused = this.fusedStep(group, live, master);
+          for (const p of live) {
+            if (fused.has(p)) continue;
+            // the composed update makes new state tensors and bakes this step's numbers into its
+            // ops: a replay would read the old state and repeat the numbers
+            if (p.device.isCapturing)
+              throw new GraphCaptureError(
+                `${this.name}.step: the update of ${p.describe()} cannot be recorded into a graph (only the fused ` +
+                  'multi-tensor step can); step the optimizer outside the capture',
+              );
+            const grad = p.grad as Tensor;
             const old = this.state.get(p) ?? {};
             let next: ParamState;
             if (master && isHalf(p)) {
               // the update runs on the f32 copy, with the gradient widened; p gets it rounded
               const m = (old.master as Tensor | undefined) ?? p.toDtype('f32');
-              next = this.update(m, p.grad.toDtype('f32'), group, old);
+              next = this.update(m, grad.toDtype('f32'), group, old);
               next.master = m;
               assign(p, m);
-            } else next = this.update(p, p.grad, group, old);
+            } else next = this.update(p, grad, group, old);
             for (const v of Object.values(next)) if (v instanceof Tensor) keep(v);
             for (const [k, v] of Object.entries(old)) if (v instanceof Tensor && next[k] !== v) v.dispose();
             this.state.set(p, next);

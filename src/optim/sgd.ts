@@ -1,12 +1,20 @@
 // SGD with PyTorch's update: d = g + weightDecay p; with momentum, buf = momentum buf +
 // (1 - dampening) d (buf = d on the first step) and d = nesterov ? d + momentum buf : buf;
 // p -= lr d.
+// On a GPU (fused, the default) the group's parameters are updated by one multi-tensor op per
+// parameter dtype (ops/train.ts sgdStep, one launch); on the CPU, and for parameters the fused
+// path does not take (not contiguous, state of another dtype), the update is composed from
+// elementwise ops, as the reference.
 import { TensorError } from '../core/errors.ts';
 import { assign } from '../nn/assign.ts';
+import type { StepTable } from '../backends/train-options.ts';
+import { sgdStep } from '../ops/train.ts';
 import type { Tensor } from '../tensor/tensor.ts';
+import { fusedBuckets, fusedList } from './fused.ts';
 import {
   Optimizer,
   type MasterWeights,
+  type ParamGroup,
   type ParamGroupSpec,
   type ParamState,
   checkFlag,
@@ -19,6 +27,8 @@ export type SGDOptions = {
   dampening: number;
   weightDecay: number;
   nesterov: boolean;
+  /** GPU parameters: one multi-tensor step per dtype (default true); the CPU always composes */
+  fused: boolean;
 } & MasterWeights;
 
 export class SGD extends Optimizer<SGDOptions> {
@@ -29,6 +39,7 @@ export class SGD extends Optimizer<SGDOptions> {
       dampening: 0,
       weightDecay: 0,
       nesterov: false,
+      fused: true,
       masterWeights: false,
       ...opts,
     });
@@ -38,10 +49,43 @@ export class SGD extends Optimizer<SGDOptions> {
     checkNumber('SGD', 'momentum', g.momentum, 0);
     checkNumber('SGD', 'dampening', g.dampening, 0);
     checkNumber('SGD', 'weightDecay', g.weightDecay, 0);
+    checkFlag('SGD', 'fused', g.fused);
     if (checkFlag('SGD', 'nesterov', g.nesterov) && (g.momentum <= 0 || g.dampening !== 0))
       throw new TensorError(
         `SGD: nesterov needs momentum > 0 and dampening 0, got momentum ${g.momentum}, dampening ${g.dampening}`,
       );
+  }
+  private readonly tables = new Map<string, StepTable>();
+  protected override fusedStep(
+    g: ParamGroup<SGDOptions>,
+    params: readonly Tensor[],
+    master: boolean,
+  ): ReadonlySet<Tensor> {
+    const done = new Set<Tensor>();
+    if (!checkFlag('SGD', 'fused', g.fused)) return done;
+    const slots = g.momentum !== 0 ? ['momentumBuffer'] : [];
+    const gi = this.paramGroups.indexOf(g);
+    for (const b of fusedBuckets(params, master, this.state, slots, () => 0)) {
+      const list = fusedList(b, slots, this.tables, `${gi}/${b.paramDType}/${b.stateDType}/${b.fresh}`);
+      sgdStep(list, {
+        lr: g.lr,
+        momentum: g.momentum,
+        dampening: g.dampening,
+        weightDecay: g.weightDecay,
+        nesterov: g.nesterov,
+        first: b.fresh,
+      });
+      b.params.forEach((p, i) => {
+        this.state.set(p, b.states[i]!);
+        done.add(p);
+      });
+    }
+    return done;
+  }
+  override dispose(): void {
+    for (const t of this.tables.values()) t.dispose();
+    this.tables.clear();
+    super.dispose();
   }
   protected update(p: Tensor, grad: Tensor, g: SGDOptions, s: ParamState): ParamState {
     let d = g.weightDecay !== 0 ? grad.add(p.mul(g.weightDecay)) : grad;

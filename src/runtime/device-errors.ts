@@ -26,6 +26,7 @@ export const ERROR_OPS = [
   'indexAdd',
   'embedding',
   'indexSet',
+  'pagedAttention',
 ] as const;
 export type ErrorOp = (typeof ERROR_OPS)[number];
 

@@ -180,6 +180,98 @@ export interface SoftmaxParams {
   readonly y: DevicePtr;
 }
 
+/** local response normalization across channels of a contiguous [n, c, h, w] x; the libraries'
+ *  window is [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)], and both divide alpha by size */
+export interface LrnParams {
+  readonly dtype: DnnDType;
+  readonly n: number;
+  readonly c: number;
+  readonly h: number;
+  readonly w: number;
+  readonly size: number;
+  readonly alpha: number;
+  readonly beta: number;
+  readonly k: number;
+  readonly x: DevicePtr;
+  readonly y: DevicePtr;
+}
+
+/** its backward: dx from dy, with the forward's x and y (all contiguous, dx written) */
+export interface LrnBackwardParams extends LrnParams {
+  readonly dy: DevicePtr;
+  readonly dx: DevicePtr;
+}
+
+/** one layer and one direction of an LSTM or GRU with PyTorch's gate order (LSTM i, f, g, o; GRU
+ *  r, z, n), sequence-major: x [T, B, I], y [T, B, H], states [B, H], every buffer dense */
+export interface RnnShape {
+  readonly dtype: DnnDType;
+  readonly mode: 'lstm' | 'gru';
+  readonly T: number;
+  readonly B: number;
+  readonly I: number;
+  readonly H: number;
+  /** both biases (input and hidden side), or none */
+  readonly bias: boolean;
+}
+
+/** the library's buffer sizes for a shape, in bytes (reserve: training mode's, 0 for inference) */
+export interface RnnSizes {
+  readonly weightBytes: number;
+  readonly workspaceBytes: number;
+  readonly reserveBytes: number;
+}
+
+/** byte offsets in the weight space, per gate in PyTorch's order: each gate's [H, I] input-side and
+ *  [H, H] hidden-side matrix (row-major, as PyTorch's weights slice them) and [H] biases */
+export interface RnnWeightOffsets {
+  readonly wIh: readonly number[];
+  readonly wHh: readonly number[];
+  readonly bIh: readonly number[];
+  readonly bHh: readonly number[];
+}
+
+/** the buffers every RNN call takes: the packed weights, scratch, and the per-sequence lengths
+ *  (B int32 values of T, in device memory: cuDNN reads them from kernels) */
+export interface RnnBuffers extends RnnShape {
+  readonly weights: DevicePtr;
+  readonly weightBytes: number;
+  readonly workspace: DevicePtr | null;
+  readonly workspaceBytes: number;
+  readonly reserve: DevicePtr | null;
+  readonly reserveBytes: number;
+  readonly seqLengths: DevicePtr;
+}
+
+/** the forward: y, and the final states where hy / cy are given; training mode fills the reserve
+ *  space the backward calls read */
+export interface RnnForwardParams extends RnnBuffers {
+  readonly training: boolean;
+  readonly x: DevicePtr;
+  readonly hx: DevicePtr | null;
+  readonly cx: DevicePtr | null;
+  readonly y: DevicePtr;
+  readonly hy: DevicePtr | null;
+  readonly cy: DevicePtr | null;
+}
+
+/** the backward calls after a training-mode forward on the same buffers: dx, dhx, dcx from dy and
+ *  the final states' gradients (data), then the weight gradients added into dweights (weights) */
+export interface RnnBackwardParams extends RnnBuffers {
+  readonly x: DevicePtr;
+  readonly hx: DevicePtr | null;
+  readonly cx: DevicePtr | null;
+  readonly y: DevicePtr;
+  readonly dy: DevicePtr;
+  readonly dhy: DevicePtr | null;
+  readonly dcy: DevicePtr | null;
+  readonly dx: DevicePtr;
+  readonly dhx: DevicePtr | null;
+  readonly dcx: DevicePtr | null;
+  /** a weight space of weightBytes the weight gradients are added to (zero it first) */
+  readonly dweights: DevicePtr;
+}
+
 /** MIOpen on ROCm, cuDNN on CUDA; loaded on first use so elementwise-only users need neither */
 export interface DnnApi {
   readonly name: string;
@@ -197,6 +289,15 @@ export interface DnnApi {
   batchNormForwardTraining(p: BatchNormTrainParams, stream: GpuStream): void;
   batchNormBackward(p: BatchNormBackwardParams, stream: GpuStream): void;
   softmaxForward(p: SoftmaxParams, stream: GpuStream): void;
+  /** an RNN shape's buffer sizes (training: with the reserve space the backward calls need) */
+  rnnSizes(p: RnnShape, training: boolean, stream: GpuStream): RnnSizes;
+  /** where each PyTorch gate's weights and biases go in a weight space of weightBytes at weights */
+  rnnWeightOffsets(p: RnnShape, weights: DevicePtr, weightBytes: number): RnnWeightOffsets;
+  rnnForward(p: RnnForwardParams, stream: GpuStream): void;
+  rnnBackwardData(p: RnnBackwardParams, stream: GpuStream): void;
+  rnnBackwardWeights(p: RnnBackwardParams, stream: GpuStream): void;
+  lrnForward(p: LrnParams, stream: GpuStream): void;
+  lrnBackward(p: LrnBackwardParams, stream: GpuStream): void;
 }
 
 export interface BlasApi {
@@ -303,4 +404,7 @@ export interface GpuRuntime {
   blas(): BlasApi;
   /** MIOpen / cuDNN, loaded on first use */
   dnn(): DnnApi;
+  /** whether the DNN library's calls may be recorded into a graph (once their plans and
+   *  workspaces exist): true where a GPU run showed replays equal eager calls */
+  readonly dnnCapturable: boolean;
 }

@@ -87,8 +87,45 @@ function flashSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+function pagedSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of ['f32', 'f16', 'bf16']) {
+    // o, wso, wsml, q, key pool, value pool, table, meta, err; offsets of o, q, k, v, table, meta;
+    // seqs, hq, hkv, d, dv, blockSize, blocks, maxBlocks, tableI64, tag, splits, maxQ, listAt;
+    // q (2), pool (3 + 3) and table (2) strides, window; scale
+    for (const rt of [1, 4])
+      m.set(`paged_attn_r${rt}_${d}`, [
+        ...Array<ArgSpec>(9).fill('ptr'),
+        ...Array<ArgSpec>(6).fill('i64'),
+        ...Array<ArgSpec>(13).fill('u32'),
+        ...Array<ArgSpec>(11).fill('i64'),
+        'f32',
+      ]);
+  }
+  return m;
+}
+
+function pagedPrefillSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  // o, q, key pool, value pool, table, meta, err; offsets of o, q, k, v, table, meta; seqs, hq,
+  // hkv, d, blockSize, blocks, maxBlocks, tableI64, tag; q (2), pool (2 + 2) and table (2)
+  // strides, window; scale
+  for (const d of ['f16', 'bf16'])
+    for (const hd of [64, 128])
+      m.set(`paged_fwd_${d}_${hd}`, [
+        ...Array<ArgSpec>(7).fill('ptr'),
+        ...Array<ArgSpec>(6).fill('i64'),
+        ...Array<ArgSpec>(9).fill('u32'),
+        ...Array<ArgSpec>(9).fill('i64'),
+        'f32',
+      ]);
+  return m;
+}
+
 export const DECODE_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'gemv-fused.hip': gemvFusedSigs,
   'attention.hip': attentionSigs,
   'flash.hip': flashSigs,
+  'paged-attention.hip': pagedSigs,
+  'paged-prefill.hip': pagedPrefillSigs,
 };

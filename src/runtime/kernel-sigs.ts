@@ -11,6 +11,8 @@ import { INDEXING_KERNEL_SIGNATURES } from './kernel-sigs-indexing.ts';
 import { SORT_KERNEL_SIGNATURES } from './kernel-sigs-sort.ts';
 import { RANDOM_KERNEL_SIGNATURES } from './kernel-sigs-random.ts';
 import { DECODE_KERNEL_SIGNATURES } from './kernel-sigs-decode.ts';
+import { FLASH_BWD_KERNEL_SIGNATURES } from './kernel-sigs-flash-bwd.ts';
+import { TRAIN_KERNEL_SIGNATURES } from './kernel-sigs-train.ts';
 
 export type { ArgSpec };
 
@@ -214,4 +216,6 @@ export const KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string
   ...SORT_KERNEL_SIGNATURES,
   ...RANDOM_KERNEL_SIGNATURES,
   ...DECODE_KERNEL_SIGNATURES,
+  ...TRAIN_KERNEL_SIGNATURES,
+  ...FLASH_BWD_KERNEL_SIGNATURES,
 };

@@ -29,6 +29,8 @@ export class BlockPool {
   /** free blocks that still hold a named prefix, least recently released first */
   private readonly cached = new Set<number>();
   private readonly empty: number[] = [];
+  private peak = 0;
+  private windowPeak = 0;
 
   constructor(
     readonly blocks: number,
@@ -57,6 +59,25 @@ export class BlockPool {
     };
   }
 
+  /** the most blocks held at once since the pool was made */
+  get peakUsed(): number {
+    return this.peak;
+  }
+
+  /** the most blocks held at once since the last call (or since the pool was made), then starts
+   *  a new window at the blocks held now: a load generator's per-load peak */
+  takeWindowPeak(): number {
+    const p = this.windowPeak;
+    this.windowPeak = this.blocks - this.available;
+    return p;
+  }
+
+  private noteUse(): void {
+    const used = this.blocks - this.available;
+    if (used > this.peak) this.peak = used;
+    if (used > this.windowPeak) this.windowPeak = used;
+  }
+
   /** a block for one sequence (an empty one first, else the oldest cached prefix is forgotten), or null */
   allocate(): number | null {
     let b = this.empty.pop();
@@ -69,6 +90,7 @@ export class BlockPool {
       this.names[b] = null;
     }
     this.refs[b] = 1;
+    this.noteUse();
     return b;
   }
 
@@ -78,6 +100,7 @@ export class BlockPool {
     if (b === undefined) return null;
     if (this.refs[b] === 0) this.cached.delete(b);
     this.refs[b]!++;
+    this.noteUse();
     return b;
   }
 

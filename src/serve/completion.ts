@@ -174,7 +174,7 @@ export function handleCompletion(
     {
       prompt: ids,
       maxTokens,
-      stopIds: ctx.model.stopIds,
+      stopIds: p.ignoreEos ? [] : ctx.model.stopIds,
       onToken: (tok) => {
         ttft ??= performance.now();
         const r = out.push(tok);

@@ -3,6 +3,7 @@ import { freemem } from 'node:os';
 import { TensorError } from '../core/errors.ts';
 import type { LlamaModel } from '../models/llama.ts';
 import { PagedKVCache } from '../nn/paged-kv-cache.ts';
+import { leadsRanks } from './tp-plan.ts';
 
 export interface EngineOptions {
   /** sequences running at once (default 8) */
@@ -24,6 +25,11 @@ export interface EngineOptions {
   maxQueue?: number;
   /** hears the engine's notes (preemptions, failed steps) */
   log?: (line: string) => void;
+  /**
+   * replay decode-only steps from captured graphs, one per batch-size bucket (1, 2, 4, ...; GPU
+   * only, not for a tensor-parallel model; default false). Each bucket's first step captures it.
+   */
+  decodeGraphs?: boolean;
 }
 
 export interface EngineLimits {
@@ -48,9 +54,12 @@ function freeBytes(model: LlamaModel): number {
 
 export function engineLimits(model: LlamaModel, o: EngineOptions): EngineLimits {
   const c = model.config;
-  if (model.shard !== null)
+  // a shard's steps need the other ranks to run the same steps: rank 0's model must send them
+  if (model.shard !== null && !leadsRanks(model))
     throw new TensorError(
-      'serve: a tensor-parallel model (one rank of several) cannot be served yet; load it on one device',
+      'serve: a tensor-parallel model (one rank of several) is served by every rank of its job: ' +
+        'start it with rocm-tensor launch --nproc N -- rocm-tensor serve DIR (or give createServer ' +
+        'the tensorParallel option on rank 0 and run followSteps on the others); alone it would wait for them',
     );
   const maxBatch = positive('maxBatch', o.maxBatch, 8);
   const maxSeqLen = positive('maxSeqLen', o.maxSeqLen, Math.min(c.maxPositions, 4096));
@@ -65,7 +74,7 @@ export function engineLimits(model: LlamaModel, o: EngineOptions): EngineLimits 
   const maxQueue = positive('maxQueue', o.maxQueue, 64);
   const perSeq = Math.ceil(maxSeqLen / blockSize);
   const perBlock = PagedKVCache.bytesPerBlock(
-    { layers: c.layers, blockSize, kvHeads: c.kvHeads, headDim: c.headDim },
+    { layers: c.layers, blockSize, kvHeads: model.shard?.kvHeads ?? c.kvHeads, headDim: c.headDim },
     model.dtype,
   );
   let blocks: number;

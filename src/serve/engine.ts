@@ -17,6 +17,7 @@ import { Sequence, type FinishReason, type SequenceRequest } from './sequence.ts
 import { BadRequestError, QueueFullError, UnavailableError } from './errors.ts';
 import { engineLimits, type EngineOptions } from './engine-options.ts';
 import { sampleRows } from './sample-step.ts';
+import { DecodeGraphs } from './decode-graphs.ts';
 import { readEnv } from '../core/config.ts';
 
 /** idle device memory a server's allocator keeps (ROCM_TENSOR_MEMORY_CACHE_LIMIT overrides) */
@@ -70,6 +71,8 @@ export class Engine {
   private idleWaiters: (() => void)[] = [];
   private readonly loopDone: Promise<void>;
   private readonly log: (line: string) => void;
+  /** decode-only steps' graphs (EngineOptions.decodeGraphs), else null */
+  private readonly graphs: DecodeGraphs | null;
 
   constructor(
     readonly served: ServedModel,
@@ -82,6 +85,12 @@ export class Engine {
     this.prefillChunk = lim.prefillChunk;
     this.maxQueue = lim.maxQueue;
     this.log = opts.log ?? (() => undefined);
+    if (opts.decodeGraphs && model.device.isCpu)
+      throw new TensorError(`serve: decodeGraphs needs a GPU device, the model is on ${model.device}`);
+    if (opts.decodeGraphs && model.shard !== null)
+      throw new TensorError(
+        'serve: decodeGraphs is not for a tensor-parallel model (each of its steps sends the plan to the other ranks from the host)',
+      );
     this.pool = new BlockPool(lim.blocks, lim.blockSize);
     const c = model.config;
     this.cache = new PagedKVCache(
@@ -89,13 +98,17 @@ export class Engine {
         layers: c.layers,
         blocks: lim.blocks,
         blockSize: lim.blockSize,
-        kvHeads: c.kvHeads,
+        // a rank of a tensor-parallel job caches the key/value heads it computes
+        kvHeads: model.shard?.kvHeads ?? c.kvHeads,
         headDim: c.headDim,
       },
       model.device,
       model.dtype,
     );
     model.rope.reserve(this.maxSeqLen);
+    this.graphs = opts.decodeGraphs
+      ? new DecodeGraphs(model, this.cache, Math.ceil(this.maxSeqLen / lim.blockSize))
+      : null;
     // a server's steps come in every batch size and prompt length, which leave odd-sized
     // segments in the allocator's cache: unless the user chose a limit, idle segments past
     // SERVE_CACHE_LIMIT go back to the device (the library's default is sized for training)
@@ -170,6 +183,7 @@ export class Engine {
     this.stopped = true;
     this.wake?.();
     await this.loopDone;
+    this.graphs?.dispose();
     this.cache.dispose();
   }
 
@@ -360,21 +374,34 @@ export class Engine {
       owned.push(x);
       return x;
     };
+    // a step of one new token a sequence, each sampled, replays its bucket's graph
+    const decode =
+      this.graphs !== null && batch.every(({ seq, n }) => n === 1 && seq.computed + 1 === seq.tokens.length);
     try {
       const logits = own(
-        this.served.model.forwardPaged(
-          own(up(ids)),
-          own(up(positions)),
-          this.cache,
-          {
-            slots: own(up(slots)),
-            blockTable: own(up(table, [batch.length, maxBlocks])),
-            queryLens: batch.map((b) => b.n),
-            contextLens: batch.map((b) => b.seq.computed + b.n),
-          },
-          // a step of prefill chunks only still runs the head on one row: nothing reads it
-          own(up(Uint32Array.from(rows.length ? rows : [t - 1]))),
-        ),
+        decode
+          ? this.graphs!.step(
+              batch.map(({ seq }, i) => ({
+                id: ids[i]!,
+                position: positions[i]!,
+                slot: slots[i]!,
+                blocks: seq.blocks,
+                context: seq.computed + 1,
+              })),
+            )
+          : this.served.model.forwardPaged(
+              own(up(ids)),
+              own(up(positions)),
+              this.cache,
+              {
+                slots: own(up(slots)),
+                blockTable: own(up(table, [batch.length, maxBlocks])),
+                queryLens: batch.map((b) => b.n),
+                contextLens: batch.map((b) => b.seq.computed + b.n),
+              },
+              // a step of prefill chunks only still runs the head on one row: nothing reads it
+              own(up(Uint32Array.from(rows.length ? rows : [t - 1]))),
+            ),
       );
       // the blocks are written once the step is queued: a cancel during the readback may free them
       for (const { seq, n } of batch) {

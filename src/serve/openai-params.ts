@@ -25,6 +25,8 @@ export interface CommonParams {
   readonly stop: readonly string[];
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** vLLM's extension: the model's end-of-sequence ids do not end the completion (benchmarks) */
+  readonly ignoreEos: boolean;
 }
 
 export interface ChatParams extends CommonParams {
@@ -107,7 +109,8 @@ function common(b: Body): CommonParams {
   if (n !== undefined && n > 1)
     throw new BadRequestError(`n: ${n} choices per request are not supported; send n: 1`, 'n');
   refuse(b, 'logit_bias', [{}], 'logit_bias');
-  return { model: (b.model as string | undefined) ?? null, maxTokens, sampling, stop, stream, includeUsage };
+  const ignoreEos = bool(b, 'ignore_eos');
+  return { model: (b.model as string | undefined) ?? null, maxTokens, sampling, stop, stream, includeUsage, ignoreEos };
 }
 
 function content(v: unknown, at: string): string {

@@ -1,5 +1,5 @@
 // createServer(): an OpenAI-compatible HTTP server over a loaded (or loading) model, on
-// node:http. Routes: GET /health, GET /v1/models, POST /v1/chat/completions, POST
+// node:http. Routes: GET /health, GET /metrics, GET /v1/models, POST /v1/chat/completions, POST
 // /v1/completions. With an API key, /v1/* wants `Authorization: Bearer KEY`. Until the model
 // has loaded every route answers 503; close() stops taking requests, lets the running ones
 // finish, then closes the connections.
@@ -12,6 +12,7 @@ import { Engine, type EngineOptions } from './engine.ts';
 import { ServeError, UnavailableError } from './errors.ts';
 import { errorBody, readJsonBody, sendError, sendJson } from './http-io.ts';
 import { handleCompletion, type CompletionContext } from './completion.ts';
+import type { StepPlanLeader } from './tp-plan.ts';
 
 export interface ServeOptions extends EngineOptions {
   /** the model's name in /v1/models and in requests (default: the model folder's name) */
@@ -24,6 +25,9 @@ export interface ServeOptions extends EngineOptions {
   maxBodyBytes?: number;
   /** hears one line per request and the engine's notes (default: stderr) */
   log?: (line: string) => void;
+  /** rank 0 of a tensor-parallel job (the model loaded with its `tp`): each step's plan goes to
+   *  the other ranks, which run followSteps(); stop() it once the server has closed */
+  tensorParallel?: StepPlanLeader;
 }
 
 export interface ListeningAddress {
@@ -46,6 +50,34 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
+/**
+ * GET /metrics: the engine's counters and the KV pool's use. `kv.windowPeakUsed` is the most
+ * blocks held at once since the previous /metrics request, so a load generator that reads it
+ * before and after a load gets that load's peak.
+ */
+function metricsBody(engine: Engine): Record<string, unknown> {
+  const s = engine.stats();
+  return {
+    object: 'metrics',
+    kv: {
+      blocks: s.pool.total,
+      blockSize: engine.pool.blockSize,
+      used: s.pool.used,
+      cached: s.pool.cached,
+      empty: s.pool.empty,
+      peakUsed: engine.pool.peakUsed,
+      windowPeakUsed: engine.pool.takeWindowPeak(),
+    },
+    running: s.running,
+    waiting: s.waiting,
+    steps: s.steps,
+    preemptions: s.preemptions,
+    prefixHitTokens: s.prefixHitTokens,
+    maxBatch: engine.maxBatch,
+    maxSeqLen: engine.maxSeqLen,
+  };
+}
+
 export function createServer(model: PretrainedLlama | Promise<PretrainedLlama>, opts: ServeOptions = {}): ModelServer {
   const log = opts.log ?? ((line: string) => console.error(line));
   const timeout = opts.requestTimeout ?? 600;
@@ -60,7 +92,15 @@ export function createServer(model: PretrainedLlama | Promise<PretrainedLlama>, 
   const ready = Promise.resolve(model).then((m) => {
     if (!m.tokenizer)
       throw new ServeError(`serve: ${m.dir} has no tokenizer.json; the server needs one`, 500, 'server_error');
-    const engine = new Engine(m, { ...opts, log });
+    const tp = opts.tensorParallel;
+    const engine = new Engine(tp ? tp.served(m) : m, { ...opts, log });
+    // the other ranks size their caches before any step can be planned (none runs before ctx is set)
+    tp?.start({
+      blocks: engine.pool.blocks,
+      blockSize: engine.pool.blockSize,
+      maxBatch: engine.maxBatch,
+      maxSeqLen: engine.maxSeqLen,
+    });
     ctx = {
       model: m,
       tokenizer: m.tokenizer,
@@ -86,6 +126,7 @@ export function createServer(model: PretrainedLlama | Promise<PretrainedLlama>, 
     const method = req.method ?? 'GET';
     const known: Record<string, string> = {
       '/health': 'GET',
+      '/metrics': 'GET',
       '/v1/models': 'GET',
       '/v1/chat/completions': 'POST',
       '/v1/completions': 'POST',
@@ -121,6 +162,10 @@ export function createServer(model: PretrainedLlama | Promise<PretrainedLlama>, 
     const c: CompletionContext = ctx;
     if (path === '/health') {
       sendJson(res, 200, { status: 'ok' });
+      return;
+    }
+    if (path === '/metrics') {
+      sendJson(res, 200, metricsBody(c.engine));
       return;
     }
     if (path === '/v1/models') {

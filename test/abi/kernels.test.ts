@@ -169,8 +169,9 @@ test('manifest register stats match the code objects; no spills or scratch, LDS 
 
 // The budget keeps the repository, the npm package and the tree sent to a GPU host (64 MiB with
 // the 33 MiB .gpu-kit) in bounds; 16 MiB since the register row kernels (a kernel per row
-// length bucket) and the radix sort took it past 12.
-test('the committed kernels/ stays under 16 MiB', () => {
+// length bucket) and the radix sort took it past 12, 18 MiB since the training kernels (flash
+// backward, the fused optimizer, loss and norm backward) and paged attention.
+test('the committed kernels/ stays under 18 MiB', () => {
   let bytes = 0;
   const walk = (d: string): void => {
     for (const n of readdirSync(d)) {
@@ -182,7 +183,7 @@ test('the committed kernels/ stays under 16 MiB', () => {
   assert.ok(existsSync(DIR));
   walk(DIR);
   console.log(`  kernels/: ${(bytes / 1048576).toFixed(2)} MiB`);
-  assert.ok(bytes < 16 * 1048576, `kernels/ is ${bytes} bytes`);
+  assert.ok(bytes < 18 * 1048576, `kernels/ is ${bytes} bytes`);
 });
 
 test.run();

@@ -96,6 +96,8 @@ export const GPU_OPS: readonly string[] = [
   'batchNorm',
   'batchNormTrain',
   'batchNormTrainBackward',
+  'localResponseNorm',
+  'localResponseNormBackward',
   // reductions, norms, rotary embeddings (kernels in hip-src/reduce, norm, rope)
   'sum',
   'mean',
@@ -128,6 +130,17 @@ export const GPU_OPS: readonly string[] = [
   'cumsum',
   // in-place write at ids held on the device (the indexing kernels' scatter)
   'indexSet',
+  // recurrent layers (MIOpen / cuDNN RNN calls)
+  'rnn',
+  'rnnBackward',
+  // fused training ops
+  'softmaxBackward',
+  'layerNormBackward',
+  'rmsNormBackward',
+  'crossEntropyRows',
+  'crossEntropyRowsBackward',
+  'adamStep',
+  'sgdStep',
 ];
 
 // ---- finding the GPU ---------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 // Cross entropy and negative log-likelihood with PyTorch's semantics: input [N, C, d1, ...] (or
 // [C] unbatched) with integer class targets [N, d1, ...] (or class probabilities shaped like the
-// input), class weights, ignoreIndex and label smoothing. Composed from logSoftmax, gather and
-// elementwise ops, whose gradients exist. Targets are not range-checked on the device (that
-// would read them back every step): a class id outside [0, C) fails in gather where the
-// backend checks it, or gives an undefined row.
+// input), class weights, ignoreIndex and label smoothing. Cross entropy against class ids is one
+// op over rows of logits (crossEntropyRows: a kernel a direction on a GPU, with its gradient);
+// nllLoss and probability targets are composed from logSoftmax, gather and elementwise ops.
+// Targets are not range-checked on the device (that would read them back every step): in cross
+// entropy a class id outside [0, C) gives that row a NaN loss and NaN gradients; in nllLoss it
+// fails in gather where the backend checks it, or gives an undefined row.
 import { isFloatDType } from '../../core/dtype.ts';
 import { DTypeError, ShapeError, TensorError } from '../../core/errors.ts';
 import { tidy } from '../../core/scope.ts';
 import { Tensor } from '../../tensor/tensor.ts';
 import { describeValue } from '../../ops/args.ts';
+import { crossEntropyRows } from '../../ops/train.ts';
 import { type Reduction, checkReduction, floatArg } from './common.ts';
 
 export interface NllOptions {
@@ -153,17 +156,31 @@ export function crossEntropy(input: Tensor, target: Tensor, opts: CrossEntropyOp
   const t = checkIndexTarget(op, x, target);
   const ignore = checkIgnore(op, opts.ignoreIndex);
   return tidy(() => {
-    const logp = classesLast(x.logSoftmax(classDim));
-    const { valid, picked, w } = pick(logp, t, weight, ignore);
-    let loss = picked.neg();
-    if (w !== null) loss = loss.mul(w);
-    if (s > 0) {
-      // the uniform part: -sum over classes of (class weight) logp, / C
-      const wl = weight === null ? logp : logp.mul(weight);
-      loss = loss.mul(1 - s).add(wl.sum(-1).mul(-s / c));
-    }
-    if (valid !== null) loss = loss.mul(valid);
-    return reduceWeighted(loss, denominator(valid, w), picked.numel, r, x.rank === 1);
+    const rows = classesLast(x);
+    const m = rows.numel / Math.max(c, 1);
+    const ids = t.reshape([m]);
+    const loss = Tensor.wrap(
+      crossEntropyRows(rows.reshape([m, c]), ids, {
+        weight: weight?.detach() ?? null,
+        ignoreIndex: ignore,
+        smoothing: s,
+      }),
+    );
+    // the mean's denominator: the class weights of the rows that count (or their count)
+    const canIgnore = ids.dtype === 'i64' || (ignore >= 0 && ignore <= UNSIGNED_MAX[ids.dtype]!);
+    const validU8 = canIgnore ? ids.ne(ignore) : null;
+    // in the losses' dtype (f32 under autocast, whatever x's)
+    const valid = validU8 === null ? null : validU8.toDtype(loss.dtype);
+    const picked =
+      weight === null
+        ? null
+        : Tensor.embedding(
+            validU8 === null ? ids : Tensor.where(validU8, ids, 0),
+            weight.detach().unsqueeze(-1),
+          ).squeeze(-1);
+    const w = picked === null || picked.dtype === loss.dtype ? picked : picked.toDtype(loss.dtype);
+    const shaped = r === 'none' && x.rank > 2 ? loss.reshape(indexTargetShape(x)) : loss;
+    return reduceWeighted(shaped, denominator(valid, w), m, r, x.rank === 1);
   });
 }
 

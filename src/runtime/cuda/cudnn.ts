@@ -1,7 +1,7 @@
 // The DNN interface on cuDNN (ffi/cudnn.ts), the twin of rocm/miopen.ts. Convolution descriptors
 // and the algorithm chosen for them are kept per shape; pooling and softmax descriptors are created
 // per call and destroyed in `finally`; one workspace per device grows as needed.
-import { DTypeError, GpuError, NotOnDeviceError, fmtShape } from '../../core/errors.ts';
+import { DTypeError, GpuError, GraphCaptureError, NotOnDeviceError, fmtShape } from '../../core/errors.ts';
 import { fmtArgs } from '../../ffi/native.ts';
 import { CUDNN_CONST, CUDNN_PERF, loadCudnn, type Cudnn } from '../../ffi/cudnn.ts';
 import type {
@@ -12,10 +12,14 @@ import type {
   DnnApi,
   DnnDType,
   GpuStream,
+  LrnBackwardParams,
+  LrnParams,
   PoolBackwardParams,
   PoolParams,
   SoftmaxParams,
 } from '../gpu.ts';
+import type { RnnBackwardParams, RnnForwardParams, RnnShape, RnnSizes, RnnWeightOffsets } from '../gpu.ts';
+import { CudnnRnn } from './cudnn-rnn.ts';
 
 /** 91400 -> '9.14.0' (cuDNN 9 encodes major*10000 + minor*100 + patch) */
 function fmtCudnnVersion(v: number): string {
@@ -38,6 +42,8 @@ export interface CudnnHost {
   malloc(bytes: number): DevicePtr;
   free(p: DevicePtr): void;
   streamSynchronize(s: GpuStream): void;
+  /** whether `s` is recording a graph */
+  capturing(s: GpuStream): boolean;
 }
 
 interface AlgoChoice {
@@ -66,6 +72,10 @@ export class CudnnApi implements DnnApi {
   private lastStream: bigint | null | undefined = undefined;
   private workspace: DevicePtr | null = null;
   private workspaceBytes = 0;
+  /** whether a graph capture recorded calls with the current workspace */
+  private workspaceCaptured = false;
+  /** workspaces outgrown after a capture used them: graphs may still replay with them */
+  private readonly retired: DevicePtr[] = [];
   private readonly convPlans = new Map<string, ConvPlan>();
   private readonly one32 = new Float32Array([1]);
   private readonly zero32 = new Float32Array([0]);
@@ -183,10 +193,22 @@ export class CudnnApi implements DnnApi {
   /** a workspace of at least `bytes`; growing waits for `stream` so the old one is idle */
   private ensureWorkspace(bytes: number, stream: GpuStream): DevicePtr | null {
     if (bytes === 0) return null;
-    if (this.workspace !== null && this.workspaceBytes >= bytes) return this.workspace;
+    const capturing = this.host.capturing(stream);
+    if (this.workspace !== null && this.workspaceBytes >= bytes) {
+      if (capturing) this.workspaceCaptured = true;
+      return this.workspace;
+    }
+    if (capturing)
+      throw new GraphCaptureError(
+        `cuDNN on ${this.host.label} needs a workspace of ${bytes} bytes (it has ${this.workspaceBytes}) during a graph capture, ` +
+          'where it cannot wait and reallocate: run the work once before capturing it',
+      );
     if (this.workspace !== null) {
       this.host.streamSynchronize(stream);
-      this.host.free(this.workspace);
+      // a graph recorded with this workspace may replay later: it stays allocated until destroy()
+      if (this.workspaceCaptured) this.retired.push(this.workspace);
+      else this.host.free(this.workspace);
+      this.workspaceCaptured = false;
       this.workspace = null;
       this.workspaceBytes = 0;
     }
@@ -563,10 +585,73 @@ export class CudnnApi implements DnnApi {
     }
   }
 
+  lrnForward(p: LrnParams, stream: GpuStream): void {
+    this.lrn(p, null, stream);
+  }
+  lrnBackward(p: LrnBackwardParams, stream: GpuStream): void {
+    this.lrn(p, p, stream);
+  }
+
+  /** LRN across channels (cuDNN divides alpha by lrnN, as PyTorch does); with b its backward */
+  private lrn(p: LrnParams, b: LrnBackwardParams | null, stream: GpuStream): void {
+    const op = b ? 'cudnnLRNCrossChannelBackward' : 'cudnnLRNCrossChannelForward';
+    const what =
+      `${b ? 'lrnBackward' : 'lrnForward'}(${p.dtype}, x ${fmtShape([p.n, p.c, p.h, p.w])}, ` +
+      `size ${p.size}, alpha ${p.alpha}, beta ${p.beta}, k ${p.k})`;
+    const t = this.dataType(p.dtype, b ? 'lrnBackward' : 'lrnForward');
+    this.begin(stream);
+    const f = this.lib.fn;
+    const ld = this.create('cudnnCreateLRNDescriptor', (o) => f.cudnnCreateLRNDescriptor(o));
+    let xd = 0n;
+    try {
+      this.ok(f.cudnnSetLRNDescriptor(ld, p.size, p.alpha, p.beta, p.k), 'cudnnSetLRNDescriptor', [what]);
+      xd = this.tensor(t, p.n, p.c, p.h, p.w);
+      const [one, zero] = this.scalars(p.dtype);
+      const mode = CUDNN_CONST.CUDNN_LRN_CROSS_CHANNEL_DIM1;
+      // x, y, dy and dx share one shape, so one descriptor
+      const st = b
+        ? f.cudnnLRNCrossChannelBackward(this.handle, ld, mode, one, xd, b.y, xd, b.dy, xd, b.x, zero, xd, b.dx)
+        : f.cudnnLRNCrossChannelForward(this.handle, ld, mode, one, xd, p.x, zero, xd, p.y);
+      if (st !== CUDNN_CONST.CUDNN_STATUS_SUCCESS) this.fail(st, `${op}: ${what}`, op);
+    } finally {
+      if (xd) f0(f.cudnnDestroyTensorDescriptor(xd));
+      f0(f.cudnnDestroyLRNDescriptor(ld));
+    }
+  }
+
+  // ---- recurrent layers (cudnn-rnn.ts) ------------------------------------------------------
+  private rnnCalls: CudnnRnn | null = null;
+  private get rnn(): CudnnRnn {
+    this.rnnCalls ??= new CudnnRnn({
+      lib: this.lib,
+      handle: this.handle,
+      enter: () => this.host.enter(),
+      begin: (s) => this.begin(s),
+      fail: (status, what, call) => this.fail(status, what, call),
+    });
+    return this.rnnCalls;
+  }
+  rnnSizes(p: RnnShape, training: boolean, _stream: GpuStream): RnnSizes {
+    return this.rnn.sizes(p, training);
+  }
+  rnnWeightOffsets(p: RnnShape, weights: DevicePtr, weightBytes: number): RnnWeightOffsets {
+    return this.rnn.weightOffsets(p, weights, weightBytes);
+  }
+  rnnForward(p: RnnForwardParams, stream: GpuStream): void {
+    this.rnn.forward(p, stream);
+  }
+  rnnBackwardData(p: RnnBackwardParams, stream: GpuStream): void {
+    this.rnn.backwardData(p, stream);
+  }
+  rnnBackwardWeights(p: RnnBackwardParams, stream: GpuStream): void {
+    this.rnn.backwardWeights(p, stream);
+  }
+
   destroy(): void {
     this.host.enter();
     for (const pl of this.convPlans.values()) this.destroyPlan(pl);
     this.convPlans.clear();
+    for (const w of this.retired.splice(0)) this.host.free(w);
     if (this.workspace !== null) {
       this.host.free(this.workspace);
       this.workspace = null;

@@ -779,6 +779,9 @@ class CudaRuntime implements GpuRuntime {
     return this.blasApi;
   }
 
+  // cuDNN's convolution, pooling and batch-norm calls launch on the given stream and take our
+  // workspace: recorded and replayed they match eager calls (test/gpu/graph-train.test.ts)
+  readonly dnnCapturable = true;
   dnn(): DnnApi {
     this.dnnApi ??= new CudnnApi({
       label: this.label,
@@ -787,6 +790,7 @@ class CudaRuntime implements GpuRuntime {
       malloc: (b) => this.malloc(b),
       free: (p) => this.free(p),
       streamSynchronize: (s) => this.streamSynchronize(s),
+      capturing: (s) => this.isCapturing(s),
     });
     return this.dnnApi;
   }

@@ -21,10 +21,13 @@ import type {
   DnnApi,
   DnnDType,
   GpuStream,
+  LrnBackwardParams,
+  LrnParams,
   PoolBackwardParams,
   PoolParams,
   SoftmaxParams,
 } from '../gpu.ts';
+import { createMiopenRnn } from './miopen-rnn.ts';
 
 /** an output argument: koffi writes the value into the one-element array */
 type Out<T> = [T];
@@ -381,6 +384,47 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
     });
   };
 
+  // LRN backward's scratch: the scale the forward saves with do_backward, and that forward's y
+  const lrnScale = { ptr: 0n, size: 0 };
+  const lrnY = { ptr: 0n, size: 0 };
+
+  /** LRN across channels: the forward, or with b the backward (dx from dy, x and y) */
+  const lrn = (p: LrnParams, b: LrnBackwardParams | null, stream: GpuStream): void => {
+    const dt = DTYPE[p.dtype];
+    const h = handleFor(stream);
+    host.activate();
+    withDescs((own) => {
+      const xd = own(tensor(dt, p.n, p.c, p.h, p.w), 'tensor');
+      const out: Out<Ptr | null> = [null];
+      mi.check(f.miopenCreateLRNDescriptor(out), 'miopenCreateLRNDescriptor', []);
+      const ld = out[0] ?? 0n;
+      try {
+        // MIOpen divides alpha by lrnN in cross-channel mode, as PyTorch does
+        const setArgs = [ld, MIOPEN_CONST.miopenLRNCrossChannel, p.size, p.alpha, p.beta, p.k] as const;
+        mi.check(f.miopenSetLRNDescriptor(...setArgs), 'miopenSetLRNDescriptor', setArgs);
+        if (!b) {
+          const args = [h, ld, ONE, xd, p.x, ZERO, xd, p.y, false, 0n] as const;
+          mi.check(f.miopenLRNForward(...args), 'miopenLRNForward', args);
+          return;
+        }
+        // the backward reads the scale only a forward with do_backward saves: the forward runs again
+        // into a scratch y for it, so the op's contract stays (x, y, dy) -> dx as on cuDNN
+        const need: Out<number> = [0];
+        mi.check(f.miopenLRNGetWorkSpaceSize(xd, need), 'miopenLRNGetWorkSpaceSize', [xd]);
+        const scale = grow(lrnScale, need[0]).ptr;
+        const yAgain = grow(lrnY, p.n * p.c * p.h * p.w * DTYPE_BYTES[p.dtype]).ptr;
+        const fargs = [h, ld, ONE, xd, b.x, ZERO, xd, yAgain, true, scale] as const;
+        mi.check(f.miopenLRNForward(...fargs), 'miopenLRNForward', fargs);
+        const args = [h, ld, ONE, xd, b.y, xd, b.dy, xd, b.x, ZERO, xd, b.dx, scale] as const;
+        mi.check(f.miopenLRNBackward(...args), 'miopenLRNBackward', args);
+      } finally {
+        f.miopenDestroyLRNDescriptor(ld);
+      }
+    });
+  };
+
+  const rnn = createMiopenRnn(mi, handleFor, () => host.activate());
+
   return {
     name: 'MIOpen',
     version: mi.version,
@@ -407,12 +451,19 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
         mi.check(f.miopenSoftmaxForward_V2(...args), 'miopenSoftmaxForward_V2', args);
       });
     },
+    lrnForward: (p, s) => lrn(p, null, s),
+    lrnBackward: (p, s) => lrn(p, p, s),
+    rnnSizes: (p, training, s) => rnn.sizes(p, training, s),
+    rnnWeightOffsets: (p) => rnn.weightOffsets(p),
+    rnnForward: (p, s) => rnn.forward(p, s),
+    rnnBackwardData: (p, s) => rnn.backwardData(p, s),
+    rnnBackwardWeights: (p, s) => rnn.backwardWeights(p, s),
     dispose(): void {
       for (const hd of handles.values()) f.miopenDestroy(hd);
       handles.clear();
       if (ws.size > 0) host.free(ws.ptr as DevicePtr);
       ws = { ptr: 0n, size: 0 };
-      for (const slot of [poolIndices, poolY]) {
+      for (const slot of [poolIndices, poolY, lrnScale, lrnY]) {
         if (slot.size > 0) host.free(slot.ptr as DevicePtr);
         slot.ptr = 0n;
         slot.size = 0;

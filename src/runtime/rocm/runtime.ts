@@ -464,6 +464,8 @@ class RocmRuntime implements GpuRuntime {
     return this.blasApi;
   }
 
+  // MIOpen inside a HIP stream capture has never run here (no AMD GPU): refused, not guessed
+  readonly dnnCapturable = false;
   dnn(): DnnApi {
     this.dnnApi ??= createMiopenDnn({
       device: this.index,

@@ -1,0 +1,111 @@
+// cross-entropy.hip: cross entropy of logit rows against class ids, forward and backward, one
+// row a block (whole-block reductions of rowreduce.h), rows grid-stride.
+//
+// With p = softmax(x) over a row of C classes, lse = logsumexp(x), t the row's class, w the
+// class weights (1 without them) and W = sum_c w_c, label smoothing s:
+//   loss = (1 - s) w_t (lse - x_t) + (s / C) (W lse - sum_c w_c x_c)
+//   dloss/dx_j = p_j ((1 - s) w_t + (s / C) W) - (1 - s) w_t [j == t] - (s / C) w_j
+// A row whose class is ignoreIndex has loss 0 and gradient 0; a class outside [0, C) (and not
+// ignoreIndex) gives a NaN loss and NaN gradients, never a read out of bounds.
+//
+// Kernels (T storage; half types compute in f32, f64 in f64):
+//   xent_fwd_<DT>(T* loss, const T* x, const i64* target, const T* weight, i64 lossOff, i64 xOff,
+//       i64 tOff, i64 wOff, u64 rows, u64 cols, i64 ignoreIndex, f64 smoothing)
+//     x contiguous [rows, cols] from xOff; loss [rows], target [rows] contiguous; weight [cols]
+//     or null.
+//   xent_bwd_<DT>(T* dx, const T* gLoss, const T* x, const i64* target, const T* weight,
+//       i64 dxOff, i64 gOff, i64 xOff, i64 tOff, i64 wOff, u64 rows, u64 cols, i64 gStride,
+//       i64 ignoreIndex, f64 smoothing)
+//     dx [rows, cols] contiguous = gLoss[r * gStride] dloss_r/dx (gStride 0: one gradient for
+//     every row, as a reduced loss hands back).
+// Any grid and any block of whole waves are correct.
+#include "rowreduce.h"
+
+// what a row's loss and gradient need: max, sum of exp(x - max), and, with smoothing, the sum of
+// w_c x_c and of w_c
+template <class T>
+struct XentRow {
+  typedef typename Elem<T>::C C;
+  C m, s, wx, ws;
+  RT_DEVICE XentRow(const T* xr, const T* w, u64 cols, bool smooth) {
+    C mv = lowest<C>();
+    for (u64 k = threadIdx.x; k < cols; k += blockDim.x) mv = max_nan(mv, Elem<T>::load(xr[k]));
+    m = block_all(mv, MaxOp<C>());
+    C sv = C(0), wxv = C(0), wsv = C(0);
+    for (u64 k = threadIdx.x; k < cols; k += blockDim.x) {
+      const C v = Elem<T>::load(xr[k]);
+      sv += exp(v - m);
+      if (smooth) {
+        const C wc = w ? Elem<T>::load(w[k]) : C(1);
+        wxv += wc * v;
+        wsv += wc;
+      }
+    }
+    s = block_all(sv, SumOp<C>());
+    wx = smooth ? block_all(wxv, SumOp<C>()) : C(0);
+    ws = smooth ? block_all(wsv, SumOp<C>()) : C(0);
+  }
+};
+
+template <class T>
+RT_DEVICE void xent_fwd(T* loss, const T* x, const i64* target, const T* w, u64 rows, u64 cols, i64 ignore, double smoothing) {
+  typedef typename Elem<T>::C C;
+  const C sm = (C)smoothing;
+  const bool smooth = smoothing != 0.0;
+  for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;
+    const XentRow<T> k(xr, w, cols, smooth);
+    if (threadIdx.x != 0) continue;
+    const i64 t = target[r];
+    C l;
+    if (t == ignore) l = C(0);
+    else if (t < 0 || (u64)t >= cols) l = (C)bits_f32(0x7fc00000u);
+    else {
+      const C lse = k.m + log(k.s), wt = w ? Elem<T>::load(w[t]) : C(1);
+      l = (C(1) - sm) * wt * (lse - Elem<T>::load(xr[t]));
+      if (smooth) l += sm / (C)cols * (k.ws * lse - k.wx);
+    }
+    loss[r] = Elem<T>::store(l);
+  }
+}
+
+template <class T>
+RT_DEVICE void xent_bwd(T* dx, const T* gl, const T* x, const i64* target, const T* w, u64 rows, u64 cols, i64 gStride, i64 ignore,
+                        double smoothing) {
+  typedef typename Elem<T>::C C;
+  const C sm = (C)smoothing;
+  const bool smooth = smoothing != 0.0;
+  for (u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;
+    T* dr = dx + r * cols;
+    const i64 t = target[r];
+    const XentRow<T> k(xr, w, cols, smooth);
+    if (t == ignore) {
+      for (u64 j = threadIdx.x; j < cols; j += blockDim.x) dr[j] = Elem<T>::store(C(0));
+      continue;
+    }
+    const bool bad = t < 0 || (u64)t >= cols;
+    const C g = Elem<T>::load(gl[(i64)r * gStride]);
+    const C wt = bad ? (C)bits_f32(0x7fc00000u) : (w ? Elem<T>::load(w[t]) : C(1));
+    const C hard = (C(1) - sm) * wt, soft = sm / (C)cols;
+    const C coef = hard + (smooth ? soft * k.ws : C(0)), inv = C(1) / k.s;
+    for (u64 j = threadIdx.x; j < cols; j += blockDim.x) {
+      const C p = exp(Elem<T>::load(xr[j]) - k.m) * inv;
+      C d = p * coef;
+      if ((i64)j == t) d -= hard;
+      if (smooth) d -= soft * (w ? Elem<T>::load(w[j]) : C(1));
+      dr[j] = Elem<T>::store(g * d);
+    }
+  }
+}
+
+#define XENT_DT(DT, T) \
+  RT_KERNEL void xent_fwd_##DT(T* loss, const T* x, const i64* target, const T* weight, i64 lossOff, i64 xOff, i64 tOff, i64 wOff, \
+      u64 rows, u64 cols, i64 ignoreIndex, double smoothing) { RT_GRID_DEP(); \
+    xent_fwd<T>(loss + lossOff, x + xOff, target + tOff, weight ? weight + wOff : weight, rows, cols, ignoreIndex, smoothing); } \
+  RT_KERNEL void xent_bwd_##DT(T* dx, const T* gLoss, const T* x, const i64* target, const T* weight, i64 dxOff, i64 gOff, i64 xOff, \
+      i64 tOff, i64 wOff, u64 rows, u64 cols, i64 gStride, i64 ignoreIndex, double smoothing) { RT_GRID_DEP(); \
+    xent_bwd<T>(dx + dxOff, gLoss + gOff, x + xOff, target + tOff, weight ? weight + wOff : weight, rows, cols, gStride, ignoreIndex, \
+                smoothing); }
+
+XENT_DT(f32, float) XENT_DT(f64, double) XENT_DT(f16, f16) XENT_DT(bf16, bf16)

@@ -1,0 +1,146 @@
+// Attention's gradient in two kernels (hip-src/flash-bwd.hip), recomputing the probabilities
+// tile by tile from q, k, v, the forward output o and its gradient: flash_bwd_dq takes each
+// query row's log-sum-exp and D = rowsum(dO * o) (kept in f32 for the second kernel) and dQ;
+// flash_bwd_dkdv then takes dK and dV, a block a key tile summing over the query heads of its
+// kv head. Memory beyond the gradients is two f32 values a query row: no score matrix, no atomics
+// (the result does not depend on scheduling). Causal either way, windows, u8 and additive masks,
+// GQA. f16 and bf16 products on the matrix cores (NVIDIA, gfx90a/gfx942/gfx950, gfx11, gfx12),
+// FMAs elsewhere and for f32, sums in f32; f64 stays on the composed GEMM path, whose sums are f64.
+import type { DType } from '../../core/dtype.ts';
+import { RawTensor } from '../../device/raw-tensor.ts';
+import type { AttentionParams } from '../options.ts';
+import { FLASH_BWD_HEAD_DIMS } from '../../runtime/kernel-sigs-flash-bwd.ts';
+import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
+import { base, offsetOf } from './launch.ts';
+import { dense } from './fill.ts';
+
+const DTYPES: ReadonlySet<DType> = new Set<DType>(['f32', 'f16', 'bf16']);
+const MAX_GRID_Y = 65535;
+
+const bucketOf = (d: number): number | undefined => FLASH_BWD_HEAD_DIMS.find((b) => d <= b);
+
+/** rows and keys of a tile (flash-bwd.hip FbCfg::B); a block is tile x tile threads */
+export function flashGradTile(dtype: DType, bucket: number): number {
+  return dtype === 'f32' && bucket > 128 ? 8 : 16;
+}
+
+/**
+ * Why the kernels do not take these operands, or null where they do: f32, f16 and bf16; equal
+ * head dims of q/k and v up to 256; a gradient in q's dtype; something to compute (empty
+ * operands go to the composed path, which gives the zeros); grids within their limits.
+ */
+export function flashGradRefusal(q: RawTensor, k: RawTensor, v: RawTensor, o: RawTensor, g: RawTensor): string | null {
+  const [b, hq, tq, d] = q.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k.layout.shape as [number, number, number];
+  const dv = v.layout.shape[3]!;
+  if (!DTYPES.has(q.dtype)) return `dtype ${q.dtype} (the kernels take f32, f16 and bf16)`;
+  if (g.dtype !== q.dtype || o.dtype !== q.dtype)
+    return `gradient ${g.dtype} and output ${o.dtype} differ from q ${q.dtype}`;
+  if (d !== dv) return `q/k head dim ${d} differs from v's ${dv}`;
+  const bucket = bucketOf(d);
+  if (bucket === undefined || d < 1) return `head dim ${d} (the kernels take 1 to 256)`;
+  if (b * hq * tq === 0 || tk === 0 || hkv === 0) return 'an empty operand';
+  const tile = flashGradTile(q.dtype, bucket);
+  if (b * Math.max(hq, hkv) > GRID_X_BLOCKS_MAX || Math.ceil(Math.max(tq, tk) / tile) > MAX_GRID_Y)
+    return `[b, heads, t] = [${b}, ${hq}, ${Math.max(tq, tk)}] past the launch grid`;
+  if (tq > 0xffffffff || tk > 0xffffffff) return 'lengths past 32 bits';
+  return null;
+}
+
+export interface FlashGradOptions {
+  /** f16/bf16 products on the matrix cores where the arch has them (default); false: FMAs */
+  readonly matrixCores?: boolean;
+}
+
+export interface AttentionGrads {
+  readonly dq: RawTensor;
+  readonly dk: RawTensor;
+  readonly dv: RawTensor;
+}
+
+/**
+ * dQ, dK, dV of scaled dot-product attention from q [b, hq, tq, d], k, v [b, hkv, tk, d], the
+ * forward output o and its gradient g [b, hq, tq, d]. Operands that are not contiguous are
+ * copied first. The caller checks flashGradRefusal.
+ */
+export function flashGrad(
+  q0: RawTensor,
+  k0: RawTensor,
+  v0: RawTensor,
+  o0: RawTensor,
+  g0: RawTensor,
+  p: AttentionParams,
+  opts: FlashGradOptions = {},
+): AttentionGrads {
+  const dev = q0.device;
+  const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
+  const [, hkv, tk] = k0.layout.shape as [number, number, number];
+  const dt = q0.dtype;
+  const bucket = bucketOf(d)!;
+  const tile = flashGradTile(dt, bucket);
+  const temps: RawTensor[] = [];
+  const outs: RawTensor[] = [];
+  try {
+    const q = dense(q0, temps),
+      k = dense(k0, temps),
+      v = dense(v0, temps),
+      o = dense(o0, temps),
+      g = dense(g0, temps);
+    const dq = RawTensor.empty(q0.layout.shape, dt, dev);
+    outs.push(dq);
+    const dk = RawTensor.empty(k0.layout.shape, dt, dev);
+    outs.push(dk);
+    const dv = RawTensor.empty(v0.layout.shape, dt, dev);
+    outs.push(dv);
+    const lse = RawTensor.empty([b * hq * tq], 'f32', dev);
+    temps.push(lse);
+    const dd = RawTensor.empty([b * hq * tq], 'f32', dev);
+    temps.push(dd);
+    const mask = p.mask ? p.mask.broadcastAs([b, hq, tq, tk]) : null;
+    if (mask) temps.push(mask);
+    const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
+    const tail: KernelArg[] = [
+      arg.u32(hq),
+      arg.u32(hkv),
+      arg.u32(tq),
+      arg.u32(tk),
+      arg.u32(d),
+      ...ms.map((x) => arg.i64(x)),
+      arg.u32(mask ? (mask.dtype === 'u8' ? 1 : 2) : 0),
+      arg.u32(p.diag === null ? 0 : 1),
+      arg.i64(p.diag ?? 0),
+      arg.i64(p.window ?? 0),
+      arg.f32(p.scale),
+      arg.u32(opts.matrixCores === false ? 0 : 1),
+    ];
+    // an absent mask is never read: any valid pointer stands in
+    const m = mask ?? q;
+    const block: [number, number, number] = [tile * tile, 1, 1];
+    const ptrs = (ts: RawTensor[]): KernelArg[] => [...ts.map(base), ...ts.map(offsetOf)];
+    dev.kernels.launch(
+      'flash-bwd.hip',
+      `flash_bwd_dq_${dt}_${bucket}`,
+      [b * hq, Math.ceil(tq / tile), 1],
+      block,
+      0,
+      dev.stream,
+      [...ptrs([dq, lse, dd, q, k, v, o, g, m]), ...tail],
+    );
+    dev.kernels.launch(
+      'flash-bwd.hip',
+      `flash_bwd_dkdv_${dt}_${bucket}`,
+      [b * hkv, Math.ceil(tk / tile), 1],
+      block,
+      0,
+      dev.stream,
+      [...ptrs([dk, dv, lse, dd, q, k, v, g, m]), ...tail],
+    );
+    return { dq, dk, dv };
+  } catch (e) {
+    for (const t of outs) t.dispose();
+    throw e;
+  } finally {
+    // a freed block is reused in stream order, after the kernels queued here
+    for (const t of temps) t.dispose();
+  }
+}
