@@ -92,6 +92,12 @@ function composedGrad(
       return sum;
     });
   const dQs: RawTensor[] = [];
+  // dS = P (dP - rowsum(P dP)) is the same when every key's value moves by one vector c (each
+  // row's probabilities add up to 1), but dP = dO Vᵀ, kept in a half dtype, loses what is left
+  // of it after the common part dO·c to rounding when c is large against the values' spread. So
+  // half types take dP from the values centred on their mean over the keys (in f32)
+  const half = v.dtype === 'f16' || v.dtype === 'bf16';
+  const vc = half && tk > 0 ? centredOverKeys(v) : v;
   try {
     for (let q0 = 0; q0 < tq; q0 += block) {
       const bq = Math.min(block, tq - q0);
@@ -105,7 +111,7 @@ function composedGrad(
         const P = keep(reshape(probs, [b, hkv, rows, tk]));
         const dO = keep(reshape(keep(g.narrow(2, q0, bq)), [b, hkv, rows, dv]));
         dV = addInto(dV, keep(matmul(keep(P.transpose(2, 3)), dO)));
-        const dP = keep(matmul(dO, keep(v.transpose(2, 3))));
+        const dP = keep(matmul(dO, keep(vc.transpose(2, 3))));
         const rowDot = keep(reduce('sum', keep(binary('mul', dP, P)), [3], true));
         const dS = keep(binary('mul', P, keep(binary('sub', dP, rowDot))));
         const dQb = keep(paramUnary(keep(matmul(dS, k)), { op: 'affine', a: p.scale, b: 0 }));
@@ -129,5 +135,15 @@ function composedGrad(
     ];
   } finally {
     for (const t of [...dQs, dK, dV]) t?.dispose();
+    if (vc !== v) vc.dispose();
   }
+}
+
+/** v [b, h, tk, dv] less its mean over the keys, computed in f32, in v's dtype */
+function centredOverKeys(v: RawTensor): RawTensor {
+  return scoped((keep) => {
+    const wide = keep(cast(v, 'f32'));
+    const mean = keep(reduce('mean', wide, [2], true));
+    return cast(keep(binary('sub', wide, mean)), v.dtype);
+  });
 }
