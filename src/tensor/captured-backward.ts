@@ -6,7 +6,7 @@
 import { GraphCaptureError, TensorError } from '../core/errors.ts';
 import type { Graph } from '../device/graph.ts';
 import type { Device } from '../device/device.ts';
-import { keep } from '../core/scope.ts';
+import { keep, tidy } from '../core/scope.ts';
 import { Tensor } from './tensor.ts';
 
 export interface CaptureBackwardOptions {
@@ -57,15 +57,14 @@ export class CapturedBackward {
     this.attach();
   }
 
-  /** one eager forward and backward (gradients added to .grad as usual) */
+  /** one eager forward and backward (gradients added to .grad as usual); the forward's other
+   *  tensors are freed with the scope */
   private eager(): void {
-    const l = this.loss();
-    try {
+    tidy(() => {
+      const l = this.loss();
       this.checkLoss(l);
       l.backward();
-    } finally {
-      l.dispose();
-    }
+    });
   }
 
   private checkLoss(l: unknown): asserts l is Tensor {

@@ -1,8 +1,20 @@
-// captureBackward's argument checks and its refusal on the CPU, which has no graphs (the
-// replays themselves are checked on the GPU: test/gpu/graph-train.test.ts).
+// captureBackward's argument checks and its refusal on the CPU, which has no graphs; and its
+// memory on a runtime that runs nothing (bench/null-runtime.ts: the GPU path's tensors and
+// allocations, no results): the warm-up, capture, runs and dispose leave no tensor and no byte
+// in use behind. The replays' results are checked on a GPU: test/gpu/graph-train.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Tensor, captureBackward, GraphCaptureError, TensorError, liveTensors } from '../../src/index.ts';
+import {
+  Tensor,
+  captureBackward,
+  GraphCaptureError,
+  TensorError,
+  liveTensors,
+  nn,
+  optim,
+  tidy,
+} from '../../src/index.ts';
+import { nullDevice } from '../../bench/null-runtime.ts';
 
 test('captureBackward: the CPU has no graphs (a clear error, after the warm-up runs nothing leaks)', () => {
   const before = liveTensors();
@@ -32,6 +44,37 @@ test('captureBackward: bad arguments name what was wrong', () => {
   assert.throws(() => captureBackward('loss' as unknown as () => Tensor, [w]), /function returning the loss/);
   w.dispose();
   frozen.dispose();
+});
+
+test('captureBackward on the GPU path (a runtime that runs nothing): nothing left in use after dispose', () => {
+  const dev = nullDevice();
+  const before = liveTensors().length;
+  const inUse0 = dev.memoryStats()!.inUse;
+  nn.manualSeed(1);
+  const o = { device: dev };
+  const model = new nn.Sequential(new nn.Linear(64, 128, o), new nn.GELU(), new nn.Linear(128, 10, o));
+  const opt = new optim.SGD(model.parameters(), { lr: 0.1, momentum: 0.9 });
+  const x = Tensor.randn([32, 64], { seed: 2, device: dev });
+  const y = Tensor.randint(0, 10, [32], { seed: 3, device: dev, dtype: 'i64' });
+  const step = captureBackward(() => nn.crossEntropy(model.forward(x), y), model.parameters(), { warmup: 2 });
+  assert.ok(step.poolBytes > 0, 'the graph holds its memory');
+  for (let i = 0; i < 3; i++)
+    tidy(() => {
+      step.run();
+      opt.step();
+      opt.zeroGrad();
+    });
+  assert.ok(
+    model.parameters().every((p) => p.grad === null),
+    'zeroGrad dropped the views',
+  );
+  step.dispose();
+  opt.dispose();
+  model.dispose();
+  x.dispose();
+  y.dispose();
+  assert.equal(liveTensors().length, before, liveTensors().join('; '));
+  assert.equal(dev.memoryStats()!.inUse, inUse0);
 });
 
 test.run();
