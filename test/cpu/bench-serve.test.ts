@@ -86,7 +86,9 @@ test('--smoke: every field, and the counts add up', () => {
     // a first token for every request, and at most one gap per further token
     assert.is(l.ttftMs.n, l.completed, what);
     assert.ok(l.itlMs.n > 0 && l.itlMs.n <= l.outputTokens - l.completed, what);
-    for (const q of [l.ttftMs, l.itlMs]) assert.ok(q.p50 > 0 && q.p99 >= q.p50, what);
+    assert.ok(l.ttftMs.p50 > 0 && l.ttftMs.p99 >= l.ttftMs.p50, what);
+    // chunks that reach the client in one read are 0 ms apart: on a loaded machine over half may
+    assert.ok(l.itlMs.p50 >= 0 && l.itlMs.p99 >= l.itlMs.p50 && l.itlMs.p99 > 0, what);
     assert.ok(l.kv.peakUsed >= 1 && l.kv.peakUsed <= l.kv.blocks && l.kv.blocks === j.server.kvBlocks, what);
     assert.ok(Math.abs(l.vsOffline - l.outputTokensPerS / j.offline.decodeTokensPerS) < 1e-9, what);
     assert.ok(Math.abs(l.itlP99VsStep - l.itlMs.p99 / j.offline.stepMs) < 1e-9, what);
