@@ -1,17 +1,9 @@
 // The small pieces of arithmetic `npm run bench:serve` shares between its processes: a seeded
 // generator (prompt and output lengths, token ids, arrival gaps) and latency quantiles.
+import { uniformStream } from '../src/models/sampling.ts';
 
-/** a seeded uniform generator in [0, 1) */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** a seeded uniform generator in [0, 1) (the samplers' mulberry32) */
+export const mulberry32 = uniformStream;
 
 export interface Quantiles {
   /** samples; the quantiles are null without any */

@@ -7,7 +7,7 @@ export {
   type ReadArray,
   type DeviceLike,
 } from './tensor/tensor.ts';
-export { Device, Stream, type DeviceKind } from './device/device.ts';
+export { Device, Stream, type DeviceKind, type CaptureOptions } from './device/device.ts';
 export type { RawTensor } from './device/raw-tensor.ts';
 export type { Graph } from './device/graph.ts';
 export { DTYPES, DTYPE_INFO, isDType, type DType } from './core/dtype.ts';

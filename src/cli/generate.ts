@@ -11,7 +11,7 @@ import { PretrainedLlama } from '../models/pretrained.ts';
 import type { GenerateTimings } from '../models/generate.ts';
 import { API_NAMES, checkSamplingOptions, type OptionNames, type SamplingOptions } from '../models/sampling.ts';
 import { initProcessGroup } from '../distributed/init.ts';
-import { distEnvFrom } from '../distributed/rendezvous.ts';
+import { launchedRanks } from './launched.ts';
 import type { Communicator } from '../distributed/communicator.ts';
 
 export interface GenerateCliOptions {
@@ -62,12 +62,7 @@ export async function generateCommand(dir: string, o: GenerateCliOptions): Promi
     throw new TensorError('generate: give exactly one of --prompt TEXT or --ids 1,2,3');
   if (o.dtype !== undefined && (!isDType(o.dtype) || !['bf16', 'f16', 'f32'].includes(o.dtype)))
     throw new TensorError(`generate: --dtype must be bf16, f16 or f32, got '${o.dtype}'`);
-  const job = launchedRanks();
-  if (job > 1 && o.device !== undefined) {
-    throw new TensorError(
-      `generate: started as one of ${job} ranks (WORLD_SIZE), each on GPU LOCAL_RANK; leave out --device ${o.device}`,
-    );
-  }
+  const job = launchedRanks('generate', o.device);
   const ids = o.ids?.split(',').map((x) => number('--ids', x, true)!);
   if (ids?.some((id) => id < 0)) throw new TensorError(`generate: --ids must be token ids >= 0, got '${o.ids}'`);
   const sampling: SamplingOptions = {};
@@ -99,12 +94,6 @@ export async function generateCommand(dir: string, o: GenerateCliOptions): Promi
   } finally {
     comm?.destroy();
   }
-}
-
-/** WORLD_SIZE when this process was started as a rank of a job (RANK set too), else 1 */
-function launchedRanks(): number {
-  if (process.env.WORLD_SIZE === undefined || process.env.RANK === undefined) return 1;
-  return distEnvFrom().worldSize;
 }
 
 interface RunSetup {

@@ -11,7 +11,7 @@ import { PretrainedLlama } from '../models/pretrained.ts';
 import { createServer, type ServeOptions } from '../serve/server.ts';
 import { followSteps, StepPlanLeader } from '../serve/tp-plan.ts';
 import { initProcessGroup } from '../distributed/init.ts';
-import { distEnvFrom } from '../distributed/rendezvous.ts';
+import { launchedRanks } from './launched.ts';
 import { rankSet } from '../distributed/rank-set.ts';
 import type { Communicator } from '../distributed/communicator.ts';
 
@@ -67,11 +67,7 @@ export async function serveCommand(dir: string, o: ServeCliOptions): Promise<voi
     decodeGraphs: o.decodeGraphs ?? false,
     log: (line) => console.error(`[serve] ${line}`),
   };
-  const job = launchedRanks();
-  if (job > 1 && o.device !== undefined)
-    throw new TensorError(
-      `serve: started as one of ${job} ranks (WORLD_SIZE), each on GPU LOCAL_RANK; leave out --device ${o.device}`,
-    );
+  const job = launchedRanks('serve', o.device);
   // the job's ranks meet before anything is loaded: a rank that cannot start fails them all early
   const comm: Communicator | null = job > 1 ? await initProcessGroup() : null;
   try {
@@ -80,12 +76,6 @@ export async function serveCommand(dir: string, o: ServeCliOptions): Promise<voi
   } finally {
     comm?.destroy();
   }
-}
-
-/** WORLD_SIZE when this process was started as a rank of a job (RANK set too), else 1 */
-function launchedRanks(): number {
-  if (process.env.WORLD_SIZE === undefined || process.env.RANK === undefined) return 1;
-  return distEnvFrom().worldSize;
 }
 
 const warn = (m: string) => console.error(`rocm-tensor: warning: ${m}`);

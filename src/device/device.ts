@@ -45,6 +45,12 @@ export class Stream {
   }
 }
 
+/** how a capture treats what a replay cannot redo */
+export interface CaptureOptions {
+  /** refuse random draws (dropout), which every replay would repeat: a training step's capture */
+  readonly refuseDraws?: boolean;
+}
+
 export class Device {
   private static readonly cache = new Map<string, Device>();
   private rt: GpuRuntime | null = null;
@@ -177,6 +183,8 @@ export class Device {
   private capturing: GpuStream | null = null;
   /** a kernel that records bad ids was captured: each replay arms the readback's check */
   private capturedIdChecks = false;
+  /** the capture in progress refuses random draws (CaptureOptions.refuseDraws) */
+  private captureRefusesDraws = false;
   get isCapturing(): boolean {
     return this.capturing !== null;
   }
@@ -199,12 +207,9 @@ export class Device {
     }
   }
 
-  /** internal (tensor/captured-backward.ts): while set, a capture refuses random draws, which
-   *  every replay would repeat (the same dropout mask each step, silently) */
-  refuseDraws = false;
   /** throws when a draw of `op` is about to be recorded where each replay needs fresh numbers */
   checkDrawInCapture(op: string): void {
-    if (this.capturing !== null && this.refuseDraws)
+    if (this.capturing !== null && this.captureRefusesDraws)
       throw new GraphCaptureError(
         `${op} inside captureBackward on ${this.name}: every replay would repeat the same random numbers ` +
           `(the same mask each step); train this model without captureBackward, or without ${op}`,
@@ -227,7 +232,7 @@ export class Device {
    * graph's outputs, rewritten by every replay. Inputs are tensors made before the capture
    * (change their contents between replays, never their storage).
    */
-  captureGraph<T>(fn: () => T): Graph<T> {
+  captureGraph<T>(fn: () => T, opts: CaptureOptions = {}): Graph<T> {
     if (this.kind === 'cpu')
       throw new GraphCaptureError('captureGraph: the cpu device has no graphs; capture on a GPU device');
     if (this.capturing !== null)
@@ -236,10 +241,12 @@ export class Device {
     return captureGraph(this, fn, {
       begin: (s) => {
         this.capturing = s;
+        this.captureRefusesDraws = opts.refuseDraws ?? false;
         this.capturedIdChecks = false;
       },
       end: () => {
         this.capturing = null;
+        this.captureRefusesDraws = false;
         checks = this.capturedIdChecks;
         this.capturedIdChecks = false;
       },

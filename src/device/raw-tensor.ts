@@ -177,9 +177,28 @@ export class RawTensor {
   }
 }
 
+/** t with `dim` moved last, as a new view the caller disposes (a row op's operand) */
+export function lastDimView(t: RawTensor, dim: number): RawTensor {
+  const last = t.rank - 1;
+  return t.rank === 0 || dim === last ? t.view(t.layout) : t.transpose(dim, last);
+}
+/** undoes lastDimView on a result `y` computed in its layout: y itself, or (y disposed) a view
+ *  with the last dim moved back to `dim` */
+export function fromLastDim(y: RawTensor, dim: number): RawTensor {
+  const last = y.rank - 1;
+  if (y.rank === 0 || dim === last) return y;
+  const back = y.transpose(dim, last);
+  y.dispose();
+  return back;
+}
+
 /** x as a new view when it is contiguous, else a contiguous copy made with copy(dst, src) */
 export function contiguousVia(x: RawTensor, copy: (dst: RawTensor, src: RawTensor) => void): RawTensor {
-  if (x.isContiguous()) return x.view(x.layout);
+  return x.isContiguous() ? x.view(x.layout) : copyVia(x, copy);
+}
+
+/** a new contiguous copy of x made with copy(dst, src) */
+export function copyVia(x: RawTensor, copy: (dst: RawTensor, src: RawTensor) => void): RawTensor {
   const out = RawTensor.empty(x.layout.shape, x.dtype, x.device);
   try {
     copy(out, x);

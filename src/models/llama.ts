@@ -327,17 +327,10 @@ export class LlamaModel {
         const [gate, up] = project(blk.postNorm.forward(x1), blk.mlp.gateUp).chunk(2, -1) as [Tensor, Tensor];
         x = project(gate.silu().mul(up), blk.mlp.down, x1);
       }
-      return project(this.norm.forward(x), this.tiedHead() ? { weight: this.embed.weight, bias: null } : this.lmHead);
+      // a tied head's weight is a view of the embedding's: the gradient goes to the embedding itself
+      const head = this.config.tieEmbeddings ? { weight: this.embed.weight, bias: null } : this.lmHead;
+      return project(this.norm.forward(x), head);
     });
-  }
-
-  /** whether the head is the embedding table (tied weights: one tensor takes both gradients) */
-  private tiedHead(): boolean {
-    const h = this.lmHead.weight,
-      e = this.embed.weight;
-    return (
-      h === e || (h.storage === e.storage && h.layout.offset === e.layout.offset && h.shape.join() === e.shape.join())
-    );
   }
 
   /** every weight tensor of the model once (a tied head is the embedding): what an optimizer
@@ -352,7 +345,7 @@ export class LlamaModel {
       }
     }
     all.push(this.norm.weight);
-    if (!this.tiedHead()) all.push(this.lmHead.weight);
+    if (!this.config.tieEmbeddings) all.push(this.lmHead.weight);
     if (this.lmHead.bias) all.push(this.lmHead.bias);
     return [...new Set(all)];
   }

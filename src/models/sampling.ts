@@ -84,7 +84,7 @@ export function checkSamplingOptions(opts: SamplingOptions, names: OptionNames =
 }
 
 /** a seeded 32-bit generator (mulberry32): uniform numbers in [0, 1) for the draws */
-function uniformStream(seed: number): () => number {
+export function uniformStream(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;

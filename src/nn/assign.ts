@@ -1,6 +1,7 @@
 // In-place writes of whole tensors: loading a state dict and the optimizers' updates keep the
 // tensor objects (an optimizer and a module share them) and write their storage.
 import { ShapeError } from '../core/errors.ts';
+import { sameShape } from '../core/layout.ts';
 import { noGrad } from '../tensor/autograd.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 
@@ -10,7 +11,7 @@ import type { Tensor } from '../tensor/tensor.ts';
  * version moves on, so a graph recorded before the write refuses a later backward().
  */
 export function assign(dst: Tensor, src: Tensor): void {
-  if (dst.numel !== src.numel || dst.rank !== src.rank || dst.shape.some((d, i) => d !== src.shape[i]))
+  if (!sameShape(dst.shape, src.shape))
     throw new ShapeError(`assign: ${src.describe()} into ${dst.describe()}: shapes differ`);
   noGrad(() => {
     const temps: Tensor[] = [];

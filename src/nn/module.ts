@@ -132,13 +132,7 @@ export abstract class Module {
    * and the gradient tensor is disposed (it belongs to the parameter); false: filled with zeros.
    */
   zeroGrad(setToNull = true): void {
-    for (const p of this.parameters()) {
-      if (p.grad === null) continue;
-      if (setToNull) {
-        p.grad.dispose();
-        p.grad = null;
-      } else p.grad.fill(0);
-    }
+    clearGrads(this.parameters(), setToNull);
   }
 
   /**
@@ -237,6 +231,17 @@ export abstract class Module {
     }
     for (const b of this.#buffers.values()) b.dispose();
     for (const m of this.#children.values()) m.dispose();
+  }
+}
+
+/** clears each parameter's gradient: null and disposed (setToNull), else filled with zeros */
+export function clearGrads(params: Iterable<Tensor>, setToNull: boolean): void {
+  for (const p of params) {
+    if (p.grad === null) continue;
+    if (setToNull) {
+      p.grad.dispose();
+      p.grad = null;
+    } else p.grad.fill(0);
   }
 }
 

@@ -10,6 +10,7 @@ import type { PagedAttentionParams } from '../backends/paged-options.ts';
 import { attention } from './attention.ts';
 import { cat, reshape } from './copy.ts';
 import { indexSelect } from './indexing.ts';
+import { scoped } from './scoped.ts';
 
 export function composedPagedAttention(
   q: RawTensor,
@@ -21,18 +22,13 @@ export function composedPagedAttention(
   const [, hq, d] = q.layout.shape as [number, number, number];
   const [, bs, hkv] = kPool.layout.shape as [number, number, number];
   const dv = vPool.layout.shape[3]!;
-  const temps: RawTensor[] = [];
-  const keep = (t: RawTensor): RawTensor => {
-    temps.push(t);
-    return t;
-  };
-  /** one sequence's ctx keys (or values) [1, hkv, ctx, dim] from its first nb block ids */
-  const run = (pool: RawTensor, ids: RawTensor, nb: number, ctx: number, dim: number): RawTensor => {
-    const blocks = keep(indexSelect(pool, ids, 0));
-    const flat = keep(reshape(blocks, [1, nb * bs, hkv, dim]));
-    return keep(keep(flat.narrow(1, 0, ctx)).transpose(1, 2));
-  };
-  try {
+  return scoped((keep) => {
+    /** one sequence's ctx keys (or values) [1, hkv, ctx, dim] from its first nb block ids */
+    const run = (pool: RawTensor, ids: RawTensor, nb: number, ctx: number, dim: number): RawTensor => {
+      const blocks = keep(indexSelect(pool, ids, 0));
+      const flat = keep(reshape(blocks, [1, nb * bs, hkv, dim]));
+      return keep(keep(flat.narrow(1, 0, ctx)).transpose(1, 2));
+    };
     const outs: RawTensor[] = [];
     let row = 0;
     for (let s = 0; s < p.queryLens.length; s++) {
@@ -49,12 +45,8 @@ export function composedPagedAttention(
       row += tq;
     }
     if (outs.length === 0) return RawTensor.empty([0, hq, dv], q.dtype, q.device);
-    if (outs.length === 1) {
-      temps.splice(temps.indexOf(outs[0]!), 1);
-      return outs[0]!;
-    }
+    // one sequence: a view of its output, which outlives the temporaries
+    if (outs.length === 1) return outs[0]!.view(outs[0]!.layout);
     return cat(outs, 0);
-  } finally {
-    for (const t of temps) t.dispose();
-  }
+  });
 }

@@ -1,7 +1,7 @@
 // The fused training ops: the backward of softmax / logSoftmax and of the two norms (used by
 // their gradient rules in grads.ts), cross entropy over rows of logits with its gradient, and the
 // multi-tensor Adam and SGD steps the optimizers run on a GPU.
-import { normDim } from '../core/layout.ts';
+import { normDim, sameShape } from '../core/layout.ts';
 import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
 import type { DType } from '../core/dtype.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
@@ -13,7 +13,7 @@ import { checkEps, floats, vec } from './nn.ts';
 import { defineGrad, defineOp } from './registry.ts';
 
 function sameShapes(op: string, a: RawTensor, b: RawTensor, an: string, bn: string): void {
-  if (a.rank !== b.rank || a.layout.shape.some((d, i) => d !== b.layout.shape[i]))
+  if (!sameShape(a.layout.shape, b.layout.shape))
     throw new ShapeError(`${op}: ${an} ${sig(a)} and ${bn} ${sig(b)} must have the same shape`);
 }
 

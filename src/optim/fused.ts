@@ -8,9 +8,7 @@ import { keep } from '../core/scope.ts';
 import type { DType } from '../core/dtype.ts';
 import { StepTable, type StepList } from '../backends/train-options.ts';
 import { Tensor } from '../tensor/tensor.ts';
-import type { ParamState } from './optimizer.ts';
-
-const isHalf = (p: Tensor): boolean => p.dtype === 'bf16' || p.dtype === 'f16';
+import { isHalf, type ParamState } from './optimizer.ts';
 
 /** one list of a fused step, before its launch */
 export interface FusedBucket {

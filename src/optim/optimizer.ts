@@ -8,6 +8,7 @@ import { describeValue } from '../ops/args.ts';
 import { noGrad } from '../tensor/autograd.ts';
 import { Tensor } from '../tensor/tensor.ts';
 import { assign } from '../nn/assign.ts';
+import { clearGrads } from '../nn/module.ts';
 
 /** a group's hyperparameters: numbers and flags, by name */
 export type Hyper = Record<string, number | boolean>;
@@ -17,7 +18,7 @@ export type Hyper = Record<string, number | boolean>;
  *  parameter's resolution still add up: bf16 compute with f32 master weights */
 export type MasterWeights = { masterWeights: boolean };
 
-const isHalf = (p: Tensor): boolean => p.dtype === 'bf16' || p.dtype === 'f16';
+export const isHalf = (p: Tensor): boolean => p.dtype === 'bf16' || p.dtype === 'f16';
 
 /** parameters with hyperparameters that override the optimizer's defaults */
 export type ParamGroupSpec<H extends Hyper> = { params: Iterable<Tensor> } & Partial<H>;
@@ -125,15 +126,7 @@ export abstract class Optimizer<H extends Hyper> {
 
   /** clears every parameter's gradient (setToNull: null and disposed, the default; else zeros) */
   zeroGrad(setToNull = true): void {
-    for (const group of this.paramGroups) {
-      for (const p of group.params) {
-        if (p.grad === null) continue;
-        if (setToNull) {
-          p.grad.dispose();
-          p.grad = null;
-        } else p.grad.fill(0);
-      }
-    }
+    for (const group of this.paramGroups) clearGrads(group.params, setToNull);
   }
 
   /** the state and the groups' hyperparameters, parameters by index; the tensors are copies (yours to dispose) */

@@ -62,7 +62,7 @@ export class SGD extends Optimizer<SGDOptions> {
     master: boolean,
   ): ReadonlySet<Tensor> {
     const done = new Set<Tensor>();
-    if (!checkFlag('SGD', 'fused', g.fused)) return done;
+    if (!g.fused) return done;
     const slots = g.momentum !== 0 ? ['momentumBuffer'] : [];
     const gi = this.paramGroups.indexOf(g);
     for (const b of fusedBuckets(params, master, this.state, slots, () => 0)) {

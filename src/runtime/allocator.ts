@@ -285,19 +285,24 @@ export class CachingAllocator {
     let best: Segment | null = null;
     for (const seg of this.idle) {
       if (!seg.quiet || seg.small !== small || seg.size < size) continue;
-      if (seg.size > SMALL && seg.size > 4 * size && seg.size - size > MID_SEGMENT) continue;
+      if (CachingAllocator.tooLarge(seg.size, size)) continue;
       if (!best || seg.size < best.size) best = seg;
     }
     if (!best) return null;
-    const list = this.pool(best.stream)[small ? 'small' : 'large'];
-    const i = this.lowerBound(list, best.size, best.base);
+    const b = this.takeIdle(best);
+    best.stream = key;
+    return b;
+  }
+  /** an idle segment's one free block (the whole segment), out of its free list and the idle set */
+  private takeIdle(seg: Segment): BlockImpl {
+    const list = this.pool(seg.stream)[seg.small ? 'small' : 'large'];
+    const i = this.lowerBound(list, seg.size, seg.base);
     const b = list[i];
-    if (!b || b.segment !== best || b.prev || b.next) throw new Error('allocator: free list corrupted');
+    if (!b || b.segment !== seg || b.prev || b.next) throw new Error('allocator: free list corrupted');
     list.splice(i, 1);
     b.free = false;
-    this.idle.delete(best);
-    this.idleBytes -= best.size;
-    best.stream = key;
+    this.idle.delete(seg);
+    this.idleBytes -= seg.size;
     return b;
   }
   private toIdle(seg: Segment): void {
@@ -332,13 +337,7 @@ export class CachingAllocator {
   /** returns an idle segment to the device: its blocks are merged back into one free block first */
   private releaseSegment(seg: Segment): void {
     this.flushStacks(seg.stream);
-    const list = this.pool(seg.stream)[seg.small ? 'small' : 'large'];
-    const i = this.lowerBound(list, seg.size, seg.base);
-    const b = list[i];
-    if (!b || b.segment !== seg || b.prev || b.next) throw new Error('allocator: free list corrupted');
-    list.splice(i, 1);
-    this.idle.delete(seg);
-    this.idleBytes -= seg.size;
+    this.takeIdle(seg);
     this.segments.delete(seg);
     this.reserved -= seg.size;
     this.deviceFrees++;
@@ -474,12 +473,15 @@ export class CachingAllocator {
     }
     return lo;
   }
+  /** don't hand a huge cached block to a small large-pool request: it would pin the block */
+  private static tooLarge(have: number, size: number): boolean {
+    return have > SMALL && have > 4 * size && have - size > MID_SEGMENT;
+  }
   private takeBestFit(pool: BlockImpl[], size: number): BlockImpl | null {
     const i = this.lowerBound(pool, size, 0n);
     if (i >= pool.length) return null;
     const b = pool[i]!;
-    // don't hand a huge cached block to a small large-pool request: it would pin the block
-    if (b.size > SMALL && b.size > 4 * size && b.size - size > MID_SEGMENT) return null;
+    if (CachingAllocator.tooLarge(b.size, size)) return null;
     pool.splice(i, 1);
     b.free = false;
     return b;

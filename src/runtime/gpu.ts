@@ -50,6 +50,7 @@ export interface PinnedBuffer {
 }
 
 import type { KernelParam } from '../ffi/codeobject.ts';
+import { fmtShape } from '../core/errors.ts';
 export type { KernelParam };
 
 export type BlasDType = 'f32' | 'f64' | 'f16' | 'bf16';
@@ -214,6 +215,9 @@ export interface RnnShape {
   /** both biases (input and hidden side), or none */
   readonly bias: boolean;
 }
+/** an RNN call's shape, as the libraries' error messages name it */
+export const rnnWhat = (p: RnnShape): string =>
+  `rnn(${p.mode}, ${p.dtype}, x ${fmtShape([p.T, p.B, p.I])}, hidden ${p.H}${p.bias ? '' : ', no bias'})`;
 
 /** the library's buffer sizes for a shape, in bytes (reserve: training mode's, 0 for inference) */
 export interface RnnSizes {

@@ -78,6 +78,15 @@ function metricsBody(engine: Engine): Record<string, unknown> {
   };
 }
 
+/** each route's method */
+const ROUTES: ReadonlyMap<string, string> = new Map([
+  ['/health', 'GET'],
+  ['/metrics', 'GET'],
+  ['/v1/models', 'GET'],
+  ['/v1/chat/completions', 'POST'],
+  ['/v1/completions', 'POST'],
+]);
+
 export function createServer(model: PretrainedLlama | Promise<PretrainedLlama>, opts: ServeOptions = {}): ModelServer {
   const log = opts.log ?? ((line: string) => console.error(line));
   const timeout = opts.requestTimeout ?? 600;
@@ -124,14 +133,7 @@ export function createServer(model: PretrainedLlama | Promise<PretrainedLlama>, 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
-    const known: Record<string, string> = {
-      '/health': 'GET',
-      '/metrics': 'GET',
-      '/v1/models': 'GET',
-      '/v1/chat/completions': 'POST',
-      '/v1/completions': 'POST',
-    };
-    const want = known[path];
+    const want = ROUTES.get(path);
     if (want === undefined) {
       sendJson(res, 404, errorBody(`no route ${method} ${path}`, 'not_found_error'));
       return;

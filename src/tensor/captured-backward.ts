@@ -83,9 +83,8 @@ export class CapturedBackward {
   }
 
   private capture(dev: Device): Graph<Outputs> {
-    dev.refuseDraws = true;
-    try {
-      return dev.captureGraph(() => {
+    return dev.captureGraph(
+      () => {
         const l = this.loss();
         this.checkLoss(l);
         l.backward();
@@ -98,10 +97,9 @@ export class CapturedBackward {
         const out = { loss: l.detach(), grads };
         l.dispose();
         return out;
-      });
-    } finally {
-      dev.refuseDraws = false;
-    }
+      },
+      { refuseDraws: true },
+    );
   }
 
   /** points each parameter's .grad at the graph's gradient (a fresh view if zeroGrad dropped it) */

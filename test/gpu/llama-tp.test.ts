@@ -12,35 +12,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Device } from '../../src/index.ts';
-import { loadNccl } from '../../src/ffi/nccl.ts';
 import { PretrainedLlama } from '../../src/models/pretrained.ts';
 import { writeModelFolder } from '../fixtures/model-folders.ts';
 import { relErr } from '../helpers.ts';
 import { REPO_ROOT, runtime, tsCommand } from '../runtime.ts';
+import { findGpus } from './multi-gpu.ts';
 import { TP_DTYPES, TP_FOLDERS, TP_NEW, TP_PROMPT, splitsOver, tpRecord, type TpRun } from './tp-data.ts';
 
 const label = 'gpu/llama-tp';
 const TOL: Record<string, number> = { f32: 2e-5, bf16: 4e-2 };
-
-function findGpus(): Device[] | string {
-  let best: Device | null;
-  try {
-    best = Device.bestGpu();
-  } catch (e) {
-    return `looking for a GPU failed: ${(e as Error).message}`;
-  }
-  if (!best) return 'no ROCm or CUDA device found';
-  const kind = best.kind as 'rocm' | 'cuda';
-  try {
-    loadNccl(kind);
-  } catch (e) {
-    return `no collectives library: ${(e as Error).message}`;
-  }
-  const n = kind === 'rocm' ? Device.rocmCount() : Device.cudaCount();
-  if (n < 2) return `needs 2 GPUs, this machine has ${n}`;
-  return Array.from({ length: n }, (_, i) => (kind === 'rocm' ? Device.rocm(i) : Device.cuda(i)));
-}
 
 const gpus = findGpus();
 const NAMES = [

@@ -1,5 +1,5 @@
 // CPU reference pooling in f64, one rounding to the dtype on store.
-import type { Shape } from '../../core/layout.ts';
+import { type Shape, numel } from '../../core/layout.ts';
 import type { RawTensor } from '../../device/raw-tensor.ts';
 import type { Pool2dParams } from '../../core/op-types.ts';
 import { fromNumbers, readNumbers } from './util.ts';
@@ -21,7 +21,7 @@ function eachWindow(
   x: RawTensor,
   p: Pool2dParams,
   outShape: Shape,
-  fn: (plane: number, base: number, o: number, y0: number, y1: number, x0: number, x1: number, window: number) => void,
+  fn: (base: number, o: number, y0: number, y1: number, x0: number, x1: number, window: number) => void,
 ): void {
   const [n, c, h, w] = x.layout.shape as [number, number, number, number];
   const [, , oh, ow] = outShape as [number, number, number, number];
@@ -41,7 +41,7 @@ function eachWindow(
           wx1 = Math.min(wx0 + kw, w + pw);
         const x0 = Math.max(wx0, 0),
           x1 = Math.min(wx1, w);
-        fn(plane, base, (plane * oh + y) * ow + xo, y0, y1, x0, x1, (wy1 - wy0) * (wx1 - wx0));
+        fn(base, (plane * oh + y) * ow + xo, y0, y1, x0, x1, (wy1 - wy0) * (wx1 - wx0));
       }
     }
   }
@@ -50,14 +50,12 @@ function eachWindow(
 function pool2d(x: RawTensor, p: Pool2dParams, outShape: Shape, reduce: Reducer): RawTensor {
   const w = x.layout.shape[3]!;
   const xv = readNumbers(x);
-  const out = new Float64Array(numelOf(outShape));
-  eachWindow(x, p, outShape, (_plane, base, o, y0, y1, x0, x1, window) => {
+  const out = new Float64Array(numel(outShape));
+  eachWindow(x, p, outShape, (base, o, y0, y1, x0, x1, window) => {
     out[o] = reduce(xv, base, w, y0, y1, x0, x1, window);
   });
   return fromNumbers(out, outShape, x.dtype, x.device);
 }
-
-const numelOf = (s: Shape): number => s.reduce((a, b) => a * b, 1);
 
 export function avgPool2d(x: RawTensor, p: Pool2dParams, outShape: Shape): RawTensor {
   return pool2d(x, p, outShape, (v, base, w, y0, y1, x0, x1, window) => {
@@ -99,7 +97,7 @@ export function pool2dBackward(
   const xv = mode === 'max' ? readNumbers(x) : null;
   const gv = readNumbers(dy);
   const out = new Float64Array(x.numel);
-  eachWindow(x, p, dy.layout.shape, (_plane, base, o, y0, y1, x0, x1, window) => {
+  eachWindow(x, p, dy.layout.shape, (base, o, y0, y1, x0, x1, window) => {
     const g = gv[o]!;
     if (xv === null) {
       const share = g / (p.countIncludePad ? window : (y1 - y0) * (x1 - x0));

@@ -1,20 +1,14 @@
 // CPU reference for the fused training ops: the softmax and norm backward, cross entropy over
 // rows of logits, and the multi-tensor Adam and SGD steps. Every sum in f64, one rounding to the
 // output dtype on store; the steps write their tensors in place.
-import type { RawTensor } from '../../device/raw-tensor.ts';
+import { type RawTensor, fromLastDim, lastDimView } from '../../device/raw-tensor.ts';
 import type { AdamStepParams, CrossEntropyParams, SgdStepParams, StepList } from '../train-options.ts';
 import { fromNumbers, readNumbers, scatter } from './util.ts';
 
-/** dim moved last (a view the caller disposes) */
-function lastView(t: RawTensor, dim: number): RawTensor {
-  const last = t.rank - 1;
-  return t.rank === 0 || dim === last ? t.view(t.layout) : t.transpose(dim, last);
-}
-
 /** softmax: dx = y (g - sum(g y)); logSoftmax: dx = g - exp(y) sum(g), along dim */
 export function softmaxBackward(g: RawTensor, y: RawTensor, dim: number, log: boolean): RawTensor {
-  const gv = lastView(g, dim),
-    yv = lastView(y, dim);
+  const gv = lastDimView(g, dim),
+    yv = lastDimView(y, dim);
   const shape = yv.layout.shape;
   const gs = readNumbers(gv),
     ys = readNumbers(yv);
@@ -31,12 +25,7 @@ export function softmaxBackward(g: RawTensor, y: RawTensor, dim: number, log: bo
       out[at + k] = log ? gk - Math.exp(yk) * s : yk * (gk - s);
     }
   }
-  const dx = fromNumbers(out, shape, y.dtype, y.device);
-  const last = y.rank - 1;
-  if (y.rank === 0 || dim === last) return dx;
-  const back = dx.transpose(dim, last);
-  dx.dispose();
-  return back;
+  return fromLastDim(fromNumbers(out, shape, y.dtype, y.device), dim);
 }
 
 /**

@@ -18,8 +18,7 @@ import type { DevicePtr } from '../../runtime/gpu.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { pagedMetadata, type PagedAttentionParams } from '../paged-options.ts';
 import { sig } from '../checks.ts';
-import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, splitArgs, splitSums } from './attention.ts';
-import { contiguous } from './copy.ts';
+import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, splitArgs, splitSums, unitLast } from './attention.ts';
 import { base, offsetOf } from './launch.ts';
 import { filled } from './fill.ts';
 
@@ -57,15 +56,6 @@ export function pagedKernelApplies(q: RawTensor, kPool: RawTensor, vPool: RawTen
     hkv * Math.ceil(group / rowTile(group)) <= GRID_YZ_MAX &&
     kPool.layout.shape[0]! <= 0xffffffff
   );
-}
-
-/** t with unit stride along its last dim: itself, or a contiguous copy kept in temps */
-function unitLast(t: RawTensor, temps: RawTensor[]): RawTensor {
-  const r = t.rank;
-  if (t.layout.strides[r - 1] === 1 || t.layout.shape[r - 1] === 1) return t;
-  const c = contiguous(t);
-  temps.push(c);
-  return c;
 }
 
 /** the key splits of the FMA kernel's sequences (queries up to maxQ): enough blocks to fill the

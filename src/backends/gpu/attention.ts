@@ -56,9 +56,10 @@ export function attentionKernelApplies(q: RawTensor, k: RawTensor, v: RawTensor,
   return DTYPES.has(q.dtype) && short && d >= 1 && d <= ATT_DMAX && dv >= 1 && dv <= ATT_DMAX;
 }
 
-/** a view with unit stride along the head dim: the tensor itself, or a contiguous copy */
-function unitLast(t: RawTensor, temps: RawTensor[]): RawTensor {
-  if (t.layout.strides[3] === 1 || t.layout.shape[3] === 1) return t;
+/** t with unit stride along its last (head) dim: itself, or a contiguous copy kept in temps */
+export function unitLast(t: RawTensor, temps: RawTensor[]): RawTensor {
+  const r = t.rank;
+  if (t.layout.strides[r - 1] === 1 || t.layout.shape[r - 1] === 1) return t;
   const c = contiguous(t);
   temps.push(c);
   return c;

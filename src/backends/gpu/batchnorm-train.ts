@@ -6,21 +6,13 @@ import { RawTensor } from '../../device/raw-tensor.ts';
 import type { DnnDType } from '../../runtime/gpu.ts';
 import { cast } from './cast.ts';
 import { constSet, copyInto } from './copy.ts';
-import { dense, dnnDType, release } from './dnn-util.ts';
+import { dense, dnnDType, libraryReady, nchwOf, release } from './dnn-util.ts';
 
 const paramDType = (x: RawTensor): DType => (x.dtype === 'f16' || x.dtype === 'bf16' ? 'f32' : x.dtype);
 
-/** [n, c, inner, 1] of x's shape */
-function dims4(x: RawTensor): { n: number; c: number; h: number; w: number } {
-  const s = x.layout.shape;
-  let inner = 1;
-  for (let i = 2; i < s.length; i++) inner *= s[i]!;
-  return { n: s[0]!, c: s[1]!, h: inner, w: 1 };
-}
-
 /** t as a dense tensor of dtype d (a converted copy when it is not one already), or a constant */
 function param(t: RawTensor | null, d: DType, c: number, x: RawTensor, value: number, temps: RawTensor[]): RawTensor {
-  if (t && t.dtype === d && t.isContiguous() && t.storage.ptrAt(t.layout.offset) % 16n === 0n) return t;
+  if (t && t.dtype === d && libraryReady(t)) return t;
   const p = t && t.dtype !== d ? cast(t, d) : RawTensor.empty([c], d, x.device);
   temps.push(p);
   if (!t) constSet(p, value);
@@ -40,7 +32,7 @@ export function batchNormTrain(
   eps: number,
 ): RawTensor {
   const y = RawTensor.empty(x.layout.shape, x.dtype, x.device);
-  const d = dims4(x),
+  const d = nchwOf(x),
     pd = paramDType(x);
   const temps: RawTensor[] = [];
   const X = dense(x);
@@ -84,7 +76,7 @@ function copyBack(dst: RawTensor, src: RawTensor, temps: RawTensor[]): void {
 /** dx; the library's scale and bias gradients go to scratch (the op layer sums those itself) */
 export function batchNormTrainBackward(x: RawTensor, dy: RawTensor, weight: RawTensor | null, eps: number): RawTensor {
   const dx = RawTensor.empty(x.layout.shape, x.dtype, x.device);
-  const d = dims4(x),
+  const d = nchwOf(x),
     pd = paramDType(x);
   const temps: RawTensor[] = [];
   const X = dense(x),

@@ -1,5 +1,5 @@
 // Shared by the MIOpen/cuDNN-backed GPU ops: contiguous operands and the per-channel bias add.
-import { RawTensor } from '../../device/raw-tensor.ts';
+import { type RawTensor, copyVia } from '../../device/raw-tensor.ts';
 import type { DnnDType } from '../../runtime/gpu.ts';
 import { copyInto, reshaped } from './copy.ts';
 import { binary } from './elementwise.ts';
@@ -11,15 +11,28 @@ import { binary } from './elementwise.ts';
  * address, so such views are copied too (a fresh allocation is aligned).
  */
 export function dense(t: RawTensor): { t: RawTensor; owned: boolean } {
-  if (t.isContiguous() && t.storage.ptrAt(t.layout.offset) % 16n === 0n) return { t, owned: false };
-  const c = RawTensor.empty(t.layout.shape, t.dtype, t.device);
-  try {
-    copyInto(c, t);
-  } catch (e) {
-    c.dispose();
-    throw e;
-  }
-  return { t: c, owned: true };
+  if (libraryReady(t)) return { t, owned: false };
+  return { t: copyVia(t, copyInto), owned: true };
+}
+
+/** whether the libraries take t as it is: dense and 16-byte aligned (see dense) */
+export function libraryReady(t: RawTensor): boolean {
+  return t.isContiguous() && t.storage.ptrAt(t.layout.offset) % 16n === 0n;
+}
+
+/** x [n, c, ...] as the libraries' [n, c, inner, 1] */
+export function nchwOf(x: RawTensor): { n: number; c: number; h: number; w: number } {
+  const s = x.layout.shape;
+  let inner = 1;
+  for (let i = 2; i < s.length; i++) inner *= s[i]!;
+  return { n: s[0]!, c: s[1]!, h: inner, w: 1 };
+}
+
+/** dense(t)'s tensor, a copy kept in temps for the caller to dispose */
+export function denseIn(t: RawTensor, temps: RawTensor[]): RawTensor {
+  const d = dense(t);
+  if (d.owned) temps.push(d.t);
+  return d.t;
 }
 export function release(...xs: { t: RawTensor; owned: boolean }[]): void {
   for (const x of xs) if (x.owned) x.t.dispose();

@@ -12,7 +12,7 @@ import { sig } from '../checks.ts';
 import type { LrnSettings } from '../lrn-options.ts';
 import { cast } from './cast.ts';
 import { copyInto } from './copy.ts';
-import { dense } from './dnn-util.ts';
+import { denseIn, nchwOf } from './dnn-util.ts';
 
 /** the window sizes, k and beta the GPU takes (cuDNN's limits, held on both vendors) */
 export const GPU_LRN_LIMITS = { minSize: 1, maxSize: 16, minK: 1e-5, minBeta: 0.01 } as const;
@@ -44,9 +44,7 @@ function toLib(t: RawTensor, temps: RawTensor[]): RawTensor {
     temps.push(c);
     return c;
   }
-  const D = dense(t);
-  if (D.owned) temps.push(D.t);
-  return D.t;
+  return denseIn(t, temps);
 }
 
 /** out itself when the library can write it, else an f32 tensor it writes */
@@ -66,15 +64,9 @@ function fromLib(out: RawTensor, lib: RawTensor, temps: RawTensor[]): void {
 }
 
 function params(x: RawTensor, p: LrnSettings, X: RawTensor, Y: RawTensor): LrnParams {
-  const s = x.layout.shape;
-  let inner = 1;
-  for (let i = 2; i < s.length; i++) inner *= s[i]!;
   return {
     dtype: X.dtype as DnnDType,
-    n: s[0]!,
-    c: s[1]!,
-    h: inner,
-    w: 1,
+    ...nchwOf(x),
     size: p.size,
     alpha: p.alpha,
     beta: p.beta,

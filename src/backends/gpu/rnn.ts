@@ -8,21 +8,15 @@
 // unpacks the weight gradients into the flat result the op's gradient rule cuts up.
 import { DTYPE_INFO } from '../../core/dtype.ts';
 import { GpuError } from '../../core/errors.ts';
+import { numel } from '../../core/layout.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
 import type { DnnApi, DnnDType, RnnBuffers, RnnShape, RnnSizes } from '../../runtime/gpu.ts';
 import { type RnnArgs, rnnDims, rnnGradParts, rnnOutRows } from '../rnn-args.ts';
 import { constSet } from './copy.ts';
-import { dense } from './dnn-util.ts';
+import { denseIn } from './dnn-util.ts';
 
 /** the element k places past t's first element (t dense) */
 const at = (t: RawTensor, k = 0) => t.storage.ptrAt(t.layout.offset + k);
-
-/** a dense tensor for t, kept in temps when it is a copy */
-function denseIn(t: RawTensor, temps: RawTensor[]): RawTensor {
-  const d = dense(t);
-  if (d.owned) temps.push(d.t);
-  return d.t;
-}
 
 /** the [T, B, K] rows of src (dense) into dst (dense), time reversed: one copy per step */
 function reverseInto(dst: RawTensor, src: RawTensor, T: number, per: number): void {
@@ -155,7 +149,7 @@ export function rnnBackward(g: RawTensor, ...a: RnnArgs): RawTensor {
   let total = 0;
   for (const p of parts) {
     offset[p.name] = total;
-    total += p.shape.reduce((s, v) => s * v, 1);
+    total += numel(p.shape);
   }
   const flat = RawTensor.empty([total], x.dtype, dev);
   const temps: RawTensor[] = [];

@@ -1,7 +1,7 @@
 // GPU path of the fused training ops: hip-src/softmax-grad.hip, norm-grad.hip, cross-entropy.hip
 // and optim.hip. The row kernels take contiguous rows (other layouts are copied first, and the
 // copies disposed once the kernel is queued: the allocator is stream-ordered), one row a block.
-import { RawTensor } from '../../device/raw-tensor.ts';
+import { RawTensor, fromLastDim, lastDimView } from '../../device/raw-tensor.ts';
 import type { Device } from '../../device/device.ts';
 import type { DType } from '../../core/dtype.ts';
 import { GraphCaptureError } from '../../core/errors.ts';
@@ -19,17 +19,10 @@ function rowGrid(dev: Device, rows: number, perSm = 8): { grid: Dim3; block: Dim
   return { grid: [Math.max(1, Math.min(cap, rows)), 1, 1], block: [dev.kernels.preferredBlockSize, 1, 1] };
 }
 
-/** dim moved last (a view the caller disposes) */
-function lastView(t: RawTensor, dim: number): RawTensor {
-  const last = t.rank - 1;
-  return t.rank === 0 || dim === last ? t.view(t.layout) : t.transpose(dim, last);
-}
-
 export function softmaxBackward(g: RawTensor, y: RawTensor, dim: number, log: boolean): RawTensor {
   const dev = y.device;
-  const last = y.rank - 1;
-  const gv = lastView(g, dim),
-    yv = lastView(y, dim);
+  const gv = lastDimView(g, dim),
+    yv = lastDimView(y, dim);
   const shape = yv.layout.shape;
   const dx = RawTensor.empty(shape, y.dtype, dev);
   const cols = y.rank === 0 ? 1 : shape[shape.length - 1]!;
@@ -52,10 +45,7 @@ export function softmaxBackward(g: RawTensor, y: RawTensor, dim: number, log: bo
       arg.u32(log ? 1 : 0),
     ]);
   });
-  if (y.rank === 0 || dim === last) return dx;
-  const back = dx.transpose(dim, last);
-  dx.dispose();
-  return back;
+  return fromLastDim(dx, dim);
 }
 
 /** the partial sums' dtype: f64 for f64 data, else f32 */

@@ -73,7 +73,7 @@ export class LayerNorm extends TrailingNorm {
     normalizedShape: number | readonly number[],
     opts: NormLayerOptions & { eps?: number; bias?: boolean } = {},
   ) {
-    super('LayerNorm', normalizedShape, { ...opts, elementwiseAffine: opts.elementwiseAffine }, opts.bias ?? true);
+    super('LayerNorm', normalizedShape, opts, opts.bias ?? true);
     this.eps = checkPositive('LayerNorm', 'eps', opts.eps ?? 1e-5);
   }
   get bias(): Tensor | null {

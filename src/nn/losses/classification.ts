@@ -7,7 +7,9 @@
 // entropy a class id outside [0, C) gives that row a NaN loss and NaN gradients; in nllLoss it
 // fails in gather where the backend checks it, or gives an undefined row.
 import { isFloatDType } from '../../core/dtype.ts';
+import { INDEX_DTYPES } from '../../backends/checks.ts';
 import { DTypeError, ShapeError, TensorError } from '../../core/errors.ts';
+import { sameShape } from '../../core/layout.ts';
 import { tidy } from '../../core/scope.ts';
 import { Tensor } from '../../tensor/tensor.ts';
 import { describeValue } from '../../ops/args.ts';
@@ -27,7 +29,6 @@ export interface CrossEntropyOptions extends NllOptions {
   labelSmoothing?: number;
 }
 
-const INDEX_DTYPES = ['i64', 'u32', 'u8'];
 const UNSIGNED_MAX: Record<string, number> = { u8: 255, u32: 2 ** 32 - 1 };
 
 /** logp [N, C, ...] moved to [N, ..., C] (a view), and the class count */
@@ -56,7 +57,7 @@ function checkIndexTarget(loss: string, x: Tensor, target: unknown): Tensor {
       `${loss}: class targets must be i64, u32 or u8, got ${target.describe()} (input ${x.describe()})`,
     );
   const want = indexTargetShape(x);
-  if (target.rank !== want.length || target.shape.some((d, i) => d !== want[i]))
+  if (!sameShape(target.shape, want))
     throw new ShapeError(`${loss}: target ${target.describe()} must be [${want.join(', ')}] for input ${x.describe()}`);
   return target;
 }

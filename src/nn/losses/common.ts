@@ -1,6 +1,7 @@
 // What every loss shares: the reduction and the argument checks.
 import { isFloatDType } from '../../core/dtype.ts';
 import { DTypeError, ShapeError, TensorError } from '../../core/errors.ts';
+import { sameShape } from '../../core/layout.ts';
 import { Tensor } from '../../tensor/tensor.ts';
 import { describeValue } from '../../ops/args.ts';
 
@@ -30,7 +31,7 @@ export function floatArg(loss: string, name: string, t: unknown): Tensor {
 export function samePair(loss: string, input: unknown, target: unknown): [Tensor, Tensor] {
   const x = floatArg(loss, 'input', input),
     y = floatArg(loss, 'target', target);
-  if (x.rank !== y.rank || x.shape.some((d, i) => d !== y.shape[i]))
+  if (!sameShape(x.shape, y.shape))
     throw new ShapeError(`${loss}: input ${x.describe()} and target ${y.describe()} must have the same shape`);
   if (x.dtype !== y.dtype)
     throw new DTypeError(`${loss}: input ${x.describe()} and target ${y.describe()} must have the same dtype`);

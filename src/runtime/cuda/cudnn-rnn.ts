@@ -4,7 +4,7 @@
 // from PyTorch-shaped tensors at the offsets rnnWeightOffsets reports. cuDNN's gate order
 // (linLayerID 0..3 input side, 4..7 hidden side: LSTM i, f, g, o; GRU r, z, n in 0..2 and 3..5)
 // is PyTorch's, and so are its GRU equations (r scales W_hn h + b_hn).
-import { DTypeError, NotOnDeviceError, fmtShape } from '../../core/errors.ts';
+import { DTypeError, NotOnDeviceError } from '../../core/errors.ts';
 import { CUDNN_CONST, type Cudnn } from '../../ffi/cudnn.ts';
 import type {
   DevicePtr,
@@ -16,6 +16,7 @@ import type {
   RnnSizes,
   RnnWeightOffsets,
 } from '../gpu.ts';
+import { rnnWhat } from '../gpu.ts';
 
 /** what the RNN calls need of the cuDNN handle that owns them */
 export interface CudnnRnnHost {
@@ -44,9 +45,6 @@ interface Descs {
   readonly h: bigint;
 }
 
-export const rnnWhat = (op: string, p: RnnShape): string =>
-  `${op}(${p.mode}, ${p.dtype}, x ${fmtShape([p.T, p.B, p.I])}, hidden ${p.H}${p.bias ? '' : ', no bias'})`;
-
 export class CudnnRnn {
   private readonly out = new BigUint64Array(1);
   private readonly out2 = new BigUint64Array(1);
@@ -58,9 +56,9 @@ export class CudnnRnn {
     // RNNs (the f32 / f16 calls are the same calls): refused by name, never a wrong answer
     if ((p.dtype === 'bf16' || p.dtype === 'f64') && status >= 2000 && status < 4000)
       throw new NotOnDeviceError(
-        `${rnnWhat('rnn', p)}: cuDNN refuses ${p.dtype} recurrent layers (${call}: ${this.host.lib.statusText(status)})`,
+        `${rnnWhat(p)}: cuDNN refuses ${p.dtype} recurrent layers (${call}: ${this.host.lib.statusText(status)})`,
       );
-    this.host.fail(status, `${call}: ${rnnWhat('rnn', p)}`, call);
+    this.host.fail(status, `${call}: ${rnnWhat(p)}`, call);
   }
   private create(call: string, f: (o: BigUint64Array) => number, p: RnnShape): bigint {
     this.out[0] = 0n;
@@ -72,7 +70,7 @@ export class CudnnRnn {
   private with<T>(p: RnnShape, body: (d: Descs) => T): T {
     const f = this.host.lib.fn;
     const t = DATA[p.dtype];
-    if (t === undefined) throw new DTypeError(`${rnnWhat('rnn', p)}: cuDNN has no RNN path for this dtype`);
+    if (t === undefined) throw new DTypeError(`${rnnWhat(p)}: cuDNN has no RNN path for this dtype`);
     let rnn = 0n,
       dropout = 0n,
       x = 0n,

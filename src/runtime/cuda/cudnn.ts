@@ -42,8 +42,8 @@ export interface CudnnHost {
   malloc(bytes: number): DevicePtr;
   free(p: DevicePtr): void;
   streamSynchronize(s: GpuStream): void;
-  /** whether `s` is recording a graph */
-  capturing(s: GpuStream): boolean;
+  /** whether a graph is being recorded on any of the device's streams */
+  capturing(): boolean;
 }
 
 interface AlgoChoice {
@@ -193,7 +193,7 @@ export class CudnnApi implements DnnApi {
   /** a workspace of at least `bytes`; growing waits for `stream` so the old one is idle */
   private ensureWorkspace(bytes: number, stream: GpuStream): DevicePtr | null {
     if (bytes === 0) return null;
-    const capturing = this.host.capturing(stream);
+    const capturing = this.host.capturing();
     if (this.workspace !== null && this.workspaceBytes >= bytes) {
       if (capturing) this.workspaceCaptured = true;
       return this.workspace;

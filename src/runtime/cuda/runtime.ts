@@ -790,7 +790,8 @@ class CudaRuntime implements GpuRuntime {
       malloc: (b) => this.malloc(b),
       free: (p) => this.free(p),
       streamSynchronize: (s) => this.streamSynchronize(s),
-      capturing: (s) => this.isCapturing(s),
+      // the runtime's own record, not a driver query: asked on every convolution call
+      capturing: () => this.capture.capturing,
     });
     return this.dnnApi;
   }

@@ -4,7 +4,8 @@
 // MIOpen numbers the gates differently from PyTorch: LSTM paramIDs 0..3 are input, forget,
 // output, new memory (PyTorch i, f, g, o -> 0, 1, 3, 2), GRU 0..2 are update, reset, new memory
 // (PyTorch r, z, n -> 1, 0, 2); the hidden side adds the gate count. Offsets come back in elements.
-import { NotOnDeviceError, fmtShape } from '../../core/errors.ts';
+import { NotOnDeviceError } from '../../core/errors.ts';
+import { dtypeSize } from '../../core/dtype.ts';
 import { MIOPEN_CONST, type Miopen } from '../../ffi/miopen.ts';
 import type {
   DnnDType,
@@ -15,6 +16,7 @@ import type {
   RnnSizes,
   RnnWeightOffsets,
 } from '../gpu.ts';
+import { rnnWhat } from '../gpu.ts';
 
 type Out<T> = [T];
 type Ptr = bigint;
@@ -23,10 +25,6 @@ type Ptr = bigint;
 const GATE_ID: Record<'lstm' | 'gru', readonly number[]> = { lstm: [0, 1, 3, 2], gru: [1, 0, 2] };
 
 const DTYPE: Partial<Record<DnnDType, number>> = { f32: MIOPEN_CONST.miopenFloat, f16: MIOPEN_CONST.miopenHalf };
-const BYTES: Record<DnnDType, number> = { f32: 4, f64: 8, f16: 2, bf16: 2 };
-
-const what = (p: RnnShape): string =>
-  `rnn(${p.mode}, ${p.dtype}, x ${fmtShape([p.T, p.B, p.I])}, hidden ${p.H}${p.bias ? '' : ', no bias'})`;
 
 interface Descs {
   readonly rnn: Ptr;
@@ -45,7 +43,7 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
     const t = DTYPE[p.dtype];
     if (t === undefined)
       throw new NotOnDeviceError(
-        `${what(p)}: MIOpen's recurrent layers are used for f32 and f16 only (got ${p.dtype})`,
+        `${rnnWhat(p)}: MIOpen's recurrent layers are used for f32 and f16 only (got ${p.dtype})`,
       );
     return t;
   };
@@ -62,7 +60,7 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
           : kind === 'seq'
             ? [f.miopenCreateSeqTensorDescriptor(o), 'miopenCreateSeqTensorDescriptor']
             : [f.miopenCreateRNNDescriptor(o), 'miopenCreateRNNDescriptor'];
-      mi.check(st, call, [what(p)]);
+      mi.check(st, call, [rnnWhat(p)]);
       made.push([o[0] ?? 0n, kind]);
       return o[0] ?? 0n;
     };
@@ -79,18 +77,18 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
         MIOPEN_CONST.miopenRNNdefault,
         t,
       ] as const;
-      mi.check(f.miopenSetRNNDescriptor(...args), 'miopenSetRNNDescriptor', [what(p), ...args]);
+      mi.check(f.miopenSetRNNDescriptor(...args), 'miopenSetRNNDescriptor', [rnnWhat(p), ...args]);
       const x2 = make('tensor');
       mi.check(
         f.miopenSetTensorDescriptor(x2, t, 2, new Int32Array([p.B, p.I]), new Int32Array([p.I, 1])),
         'miopenSetTensorDescriptor',
-        [what(p), `[${p.B}, ${p.I}]`],
+        [rnnWhat(p), `[${p.B}, ${p.I}]`],
       );
       const h = make('tensor');
       mi.check(
         f.miopenSetTensorDescriptor(h, t, 3, new Int32Array([1, p.B, p.H]), new Int32Array([p.B * p.H, p.H, 1])),
         'miopenSetTensorDescriptor',
-        [what(p), `[1, ${p.B}, ${p.H}]`],
+        [rnnWhat(p), `[1, ${p.B}, ${p.H}]`],
       );
       const lengths = new Int32Array(p.B).fill(p.T);
       const seq = (vector: number): Ptr => {
@@ -99,7 +97,7 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
         mi.check(
           f.miopenSetRNNDataSeqTensorDescriptor(d, t, layout, p.T, p.B, vector, lengths, null),
           'miopenSetRNNDataSeqTensorDescriptor',
-          [what(p), `vector ${vector}`],
+          [rnnWhat(p), `vector ${vector}`],
         );
         return d;
       };
@@ -121,11 +119,13 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
       const h = handleFor(stream);
       return withDescs(p, (d) => {
         const w: Out<number> = [0];
-        mi.check(f.miopenGetRNNParamsSize(h, d.rnn, d.x2, w, dtypeOf(p)), 'miopenGetRNNParamsSize', [what(p)]);
+        mi.check(f.miopenGetRNNParamsSize(h, d.rnn, d.x2, w, dtypeOf(p)), 'miopenGetRNNParamsSize', [rnnWhat(p)]);
         const ws: Out<number> = [0],
           rs: Out<number> = [0];
         const mode = training ? MIOPEN_CONST.miopenRNNTraining : MIOPEN_CONST.miopenRNNInference;
-        mi.check(f.miopenGetRNNTempSpaceSizes(h, d.rnn, d.xs, mode, ws, rs), 'miopenGetRNNTempSpaceSizes', [what(p)]);
+        mi.check(f.miopenGetRNNTempSpaceSizes(h, d.rnn, d.xs, mode, ws, rs), 'miopenGetRNNTempSpaceSizes', [
+          rnnWhat(p),
+        ]);
         return { weightBytes: w[0], workspaceBytes: ws[0], reserveBytes: training ? rs[0] : 0 };
       });
     },
@@ -134,11 +134,11 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
       return withDescs(p, (d) => {
         const ids = GATE_ID[p.mode];
         const n = ids.length;
-        const el = BYTES[p.dtype];
+        const el = dtypeSize(p.dtype);
         const param = (id: number): number => {
           const o: Out<number> = [0];
           mi.check(f.miopenGetRNNLayerParamOffset(d.rnn, 0, d.x2, id, d.param, o), 'miopenGetRNNLayerParamOffset', [
-            what(p),
+            rnnWhat(p),
             `paramID ${id}`,
           ]);
           return o[0] * el;
@@ -146,7 +146,7 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
         const bias = (id: number): number => {
           const o: Out<number> = [0];
           mi.check(f.miopenGetRNNLayerBiasOffset(d.rnn, 0, d.x2, id, d.param, o), 'miopenGetRNNLayerBiasOffset', [
-            what(p),
+            rnnWhat(p),
             `biasID ${id}`,
           ]);
           return o[0] * el;
@@ -185,7 +185,7 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
           p.reserve,
           p.reserveBytes,
         ] as const;
-        mi.check(f.miopenRNNForward(...args), 'miopenRNNForward', [what(p), ...args]);
+        mi.check(f.miopenRNNForward(...args), 'miopenRNNForward', [rnnWhat(p), ...args]);
       });
     },
 
@@ -215,7 +215,7 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
           p.reserve,
           p.reserveBytes,
         ] as const;
-        mi.check(f.miopenRNNBackwardSeqData(...args), 'miopenRNNBackwardSeqData', [what(p), ...args]);
+        mi.check(f.miopenRNNBackwardSeqData(...args), 'miopenRNNBackwardSeqData', [rnnWhat(p), ...args]);
       });
     },
 
@@ -239,7 +239,10 @@ export function createMiopenRnn(mi: Miopen, handleFor: (s: GpuStream) => bigint,
           p.reserve,
           p.reserveBytes,
         ] as const;
-        mi.check(f.miopenRNNBackwardWeightsSeqTensor(...args), 'miopenRNNBackwardWeightsSeqTensor', [what(p), ...args]);
+        mi.check(f.miopenRNNBackwardWeightsSeqTensor(...args), 'miopenRNNBackwardWeightsSeqTensor', [
+          rnnWhat(p),
+          ...args,
+        ]);
       });
     },
   };

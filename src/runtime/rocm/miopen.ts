@@ -125,8 +125,8 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
   };
 
   /** runs body with descriptors that are always destroyed afterwards */
-  const withDescs = <T>(body: (own: (d: bigint, kind: 'tensor' | 'conv' | 'pool') => bigint) => T): T => {
-    const owned: { d: bigint; kind: 'tensor' | 'conv' | 'pool' }[] = [];
+  const withDescs = <T>(body: (own: (d: bigint, kind: 'tensor' | 'conv' | 'pool' | 'lrn') => bigint) => T): T => {
+    const owned: { d: bigint; kind: 'tensor' | 'conv' | 'pool' | 'lrn' }[] = [];
     try {
       return body((d, kind) => {
         owned.push({ d, kind });
@@ -136,6 +136,7 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
       for (const { d, kind } of owned.reverse()) {
         if (kind === 'tensor') f.miopenDestroyTensorDescriptor(d);
         else if (kind === 'conv') f.miopenDestroyConvolutionDescriptor(d);
+        else if (kind === 'lrn') f.miopenDestroyLRNDescriptor(d);
         else f.miopenDestroyPoolingDescriptor(d);
       }
     }
@@ -397,29 +398,25 @@ export function createMiopenDnn(host: DnnHost): DnnApi & { dispose(): void } {
       const xd = own(tensor(dt, p.n, p.c, p.h, p.w), 'tensor');
       const out: Out<Ptr | null> = [null];
       mi.check(f.miopenCreateLRNDescriptor(out), 'miopenCreateLRNDescriptor', []);
-      const ld = out[0] ?? 0n;
-      try {
-        // MIOpen divides alpha by lrnN in cross-channel mode, as PyTorch does
-        const setArgs = [ld, MIOPEN_CONST.miopenLRNCrossChannel, p.size, p.alpha, p.beta, p.k] as const;
-        mi.check(f.miopenSetLRNDescriptor(...setArgs), 'miopenSetLRNDescriptor', setArgs);
-        if (!b) {
-          const args = [h, ld, ONE, xd, p.x, ZERO, xd, p.y, false, 0n] as const;
-          mi.check(f.miopenLRNForward(...args), 'miopenLRNForward', args);
-          return;
-        }
-        // the backward reads the scale only a forward with do_backward saves: the forward runs again
-        // into a scratch y for it, so the op's contract stays (x, y, dy) -> dx as on cuDNN
-        const need: Out<number> = [0];
-        mi.check(f.miopenLRNGetWorkSpaceSize(xd, need), 'miopenLRNGetWorkSpaceSize', [xd]);
-        const scale = grow(lrnScale, need[0]).ptr;
-        const yAgain = grow(lrnY, p.n * p.c * p.h * p.w * DTYPE_BYTES[p.dtype]).ptr;
-        const fargs = [h, ld, ONE, xd, b.x, ZERO, xd, yAgain, true, scale] as const;
-        mi.check(f.miopenLRNForward(...fargs), 'miopenLRNForward', fargs);
-        const args = [h, ld, ONE, xd, b.y, xd, b.dy, xd, b.x, ZERO, xd, b.dx, scale] as const;
-        mi.check(f.miopenLRNBackward(...args), 'miopenLRNBackward', args);
-      } finally {
-        f.miopenDestroyLRNDescriptor(ld);
+      const ld = own(out[0] ?? 0n, 'lrn');
+      // MIOpen divides alpha by lrnN in cross-channel mode, as PyTorch does
+      const setArgs = [ld, MIOPEN_CONST.miopenLRNCrossChannel, p.size, p.alpha, p.beta, p.k] as const;
+      mi.check(f.miopenSetLRNDescriptor(...setArgs), 'miopenSetLRNDescriptor', setArgs);
+      if (!b) {
+        const args = [h, ld, ONE, xd, p.x, ZERO, xd, p.y, false, 0n] as const;
+        mi.check(f.miopenLRNForward(...args), 'miopenLRNForward', args);
+        return;
       }
+      // the backward reads the scale only a forward with do_backward saves: the forward runs again
+      // into a scratch y for it, so the op's contract stays (x, y, dy) -> dx as on cuDNN
+      const need: Out<number> = [0];
+      mi.check(f.miopenLRNGetWorkSpaceSize(xd, need), 'miopenLRNGetWorkSpaceSize', [xd]);
+      const scale = grow(lrnScale, need[0]).ptr;
+      const yAgain = grow(lrnY, p.n * p.c * p.h * p.w * DTYPE_BYTES[p.dtype]).ptr;
+      const fargs = [h, ld, ONE, xd, b.x, ZERO, xd, yAgain, true, scale] as const;
+      mi.check(f.miopenLRNForward(...fargs), 'miopenLRNForward', fargs);
+      const args = [h, ld, ONE, xd, b.y, xd, b.dy, xd, b.x, ZERO, xd, b.dx, scale] as const;
+      mi.check(f.miopenLRNBackward(...args), 'miopenLRNBackward', args);
     });
   };
 
