@@ -22,6 +22,11 @@
 //   scatter_write_<W>_<I>(E* y, const E* src, const I* ids, const u32* win, Geom g, i64 dimStride, u64 limit)
 //       only the source whose 1 + pos is its target's win entry writes: with duplicate ids the
 //       last in row-major order of ids wins, deterministically (the CPU reference's rule).
+//   index_set_<W>_<I>(E* y, const E* src, const I* ids, const u32* win, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag)
+//       indexSet's write: every element of a source row goes where its row's id points, so the
+//       winner is kept per id, not per element: win [limit] (scatter_mark over the 1-d ids with
+//       a zero-stride output and dimStride 1) and pos the id's position. With win null (one id,
+//       nothing to order) every row writes and this kernel records a bad id itself.
 //   scatter_add_<DT>_<I>(A* acc, const T* src, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag)
 //       acc[o0 + id * dimStride] += src[o3] with atomics. A is T for f32 f64 u32 i64 u8 and
 //       f32 for f16/bf16 (the host accumulates in an f32 copy and rounds once at the end).
@@ -64,6 +69,20 @@ RT_DEVICE void scatter_write_impl(E* y, const E* src, const I* ids, const u32* w
   });
 }
 
+template <class E, class I>
+RT_DEVICE void index_set_impl(E* y, const E* src, const I* ids, const u32* win, const Geom& g, i64 dimStride, u64 limit, u64* err, u32 tag) {
+  grid_loop((u64)g.numel, [&](auto i) {
+    i64 off[4];
+    geom_offsets<4>(g, i, off);
+    const u64 id = (u64)ids[off[1]];
+    if (id >= limit) {
+      if (!win) record_bad_id(err, tag, id, (u64)off[2], limit);
+      return;
+    }
+    if (!win || win[id] == (u32)off[2] + 1u) y[off[0] + (i64)id * dimStride] = src[off[3]];
+  });
+}
+
 template <class T, class I>
 RT_DEVICE void scatter_add_impl(typename AddVal<T>::A* acc, const T* src, const I* ids, const Geom& g, i64 dimStride, u64 limit, u64* err, u32 tag) {
   grid_loop((u64)g.numel, [&](auto i) {
@@ -79,7 +98,9 @@ RT_DEVICE void scatter_add_impl(typename AddVal<T>::A* acc, const T* src, const 
   RT_KERNEL void gather_##W##_##IN(E* y, const E* x, const I* ids, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { RT_GRID_DEP(); \
     gather_impl(y, x, ids, g, dimStride, limit, err, tag); } \
   RT_KERNEL void scatter_write_##W##_##IN(E* y, const E* src, const I* ids, const u32* win, Geom g, i64 dimStride, u64 limit) { RT_GRID_DEP(); \
-    scatter_write_impl(y, src, ids, win, g, dimStride, limit); }
+    scatter_write_impl(y, src, ids, win, g, dimStride, limit); } \
+  RT_KERNEL void index_set_##W##_##IN(E* y, const E* src, const I* ids, const u32* win, Geom g, i64 dimStride, u64 limit, u64* err, u32 tag) { RT_GRID_DEP(); \
+    index_set_impl(y, src, ids, win, g, dimStride, limit, err, tag); }
 
 #define BY_WIDTH(IN, I) \
   GATHER(b1, u8, IN, I) GATHER(b2, u16, IN, I) GATHER(b4, u32, IN, I) GATHER(b8, u64, IN, I) \

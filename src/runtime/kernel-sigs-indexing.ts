@@ -15,6 +15,8 @@ export const GATHER_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'geom', 'i64
 export const SCATTER_MARK_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];
 /** y, src, ids, win, geom, dimStride, limit */
 export const SCATTER_WRITE_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64'];
+/** y, src, ids, win (or null), geom, dimStride, limit, err, tag */
+export const INDEX_SET_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];
 /** acc, src, ids, geom, dimStride, limit, err, tag */
 export const SCATTER_ADD_SIG: readonly ArgSpec[] = ['ptr', 'ptr', 'ptr', 'geom', 'i64', 'u64', 'ptr', 'u32'];
 
@@ -95,6 +97,7 @@ function indexingSigs(): Map<string, readonly ArgSpec[]> {
     for (const w of WIDTHS) {
       m.set(`gather_${w}_${i}`, GATHER_SIG);
       m.set(`scatter_write_${w}_${i}`, SCATTER_WRITE_SIG);
+      m.set(`index_set_${w}_${i}`, INDEX_SET_SIG);
     }
     m.set(`scatter_mark_${i}`, SCATTER_MARK_SIG);
     for (const d of DTYPES) m.set(`scatter_add_${d}_${i}`, SCATTER_ADD_SIG);

@@ -1,4 +1,5 @@
 // indexing-emu.cpp: runs indexing.hip (gather_<W>_<I>, scatter_mark_<I> + scatter_write_<W>_<I>,
+// scatter_mark_<I> + index_set_<W>_<I> (winners per id, and with no winner buffer for one id),
 // scatter_add_<DT>_<I>) on the host through its HIP path (hip-host/hip/hip_runtime.h) at wave
 // sizes 64 and 32, against references from the kernels' definitions (indexing.hip's header):
 // gathered bits copied unchanged; with duplicate targets the scatter's last id in row-major order
@@ -17,12 +18,12 @@
 static int failures = 0;
 constexpr unsigned A = 4, B = 6, K = 5;  // x / y [A, B], ids and src [A, K], indexed dim 1
 
-static Geom geom(std::initializer_list<std::pair<i64, i64>> strides) {
+static Geom geom(std::initializer_list<std::pair<i64, i64>> strides, unsigned cols = K) {
   Geom g{};
-  g.numel = A * K;
+  g.numel = A * cols;
   g.rank = 2;
   g.shape[0] = A;
-  g.shape[1] = K;
+  g.shape[1] = cols;
   int k = 0;
   for (auto [s0, s1] : strides) {
     g.strides[k][0] = s0;
@@ -96,6 +97,44 @@ template <class E, class I, class Mark, class Write> static bool scatter(int wav
   return check_err(err, bad, ids, name) && ok;
 }
 
+// indexSet along dim 1: src [A, n] rows at 1-d ids [n] (a duplicate pair when n > 1, and with
+// `bad` a bad id last); the winner buffer has one entry per row of y's dim 1, none for n = 1
+template <class E, class I, class Mark, class Set>
+static bool index_set(int wave, unsigned grid, bool bad, unsigned n, Mark mark, Set set, const char* name, Rng& rng) {
+  std::vector<E> src(A * n), y(A * B);
+  for (auto& v : src) v = (E)rng.next();
+  for (auto& v : y) v = (E)rng.next();
+  const std::vector<E> before = y;
+  std::vector<I> ids(n);
+  for (auto& v : ids) v = (I)(rng.next() % B);
+  if (n > 3) ids[3] = ids[2];
+  if (bad) ids[n - 1] = std::is_same_v<I, i64> ? (I)-1 : (I)(B + 3);
+  std::vector<u32> win(B, 0);
+  u64 err[4] = {0, 0, 0, 0};
+  // mark over the ids alone: 0 win with stride 0 (dimStride 1 adds the id), 1 ids, 2 pos
+  Geom gm{};
+  gm.numel = n;
+  gm.rank = 1;
+  gm.shape[0] = n;
+  gm.strides[1][0] = gm.strides[2][0] = 1;
+  // write over src: 0 y with stride 0 on dim 1, 1 ids and 2 pos along dim 1 only, 3 src
+  const Geom gw = geom({{B, 0}, {0, 1}, {0, 1}, {n, 1}}, n);
+  if (n > 1) emu::launch(grid, 64, wave, [&] { mark(win.data(), ids.data(), gm, 1, B, err, 77); });
+  emu::launch(grid, 64, wave, [&] { set(y.data(), src.data(), ids.data(), n > 1 ? win.data() : nullptr, gw, 1, B, err, 77); });
+  std::vector<E> want = before;
+  for (unsigned i = 0; i < A; i++)
+    for (unsigned j = 0; j < n; j++) {  // the last id wins
+      const u64 id = (u64)ids[j];
+      if (id < B) want[i * B + id] = src[i * n + j];
+    }
+  bool ok = want == y;
+  if (!ok) std::printf("MISMATCH %s n %u wave %d grid %u: the written tensor\n", name, n, wave, grid);
+  const u32 tag = (u32)err[0], done = (u32)(err[0] >> 32);
+  const bool errOk = bad ? tag == 77 && done == 1 && err[1] == (u64)ids[n - 1] && err[2] == n - 1 && err[3] == B : err[0] == 0;
+  if (!errOk) std::printf("MISMATCH %s n %u: error record tag %u id %llu pos %llu\n", name, n, tag, (unsigned long long)err[1], (unsigned long long)err[2]);
+  return ok && errOk;
+}
+
 template <class T, class I, class Add> static bool scatter_add(int wave, unsigned grid, bool bad, Add fn, const char* name, Rng& rng) {
   typedef typename AddVal<T>::A Acc;
   std::vector<T> src(A * K);
@@ -132,6 +171,11 @@ static void all(int wave) {
       ok = scatter<u32, i64>(wave, grid, bad, &scatter_mark_i64, &scatter_write_b4_i64, "scatter_b4_i64", rng) && ok;
       ok = scatter<u16, u32>(wave, grid, bad, &scatter_mark_u32, &scatter_write_b2_u32, "scatter_b2_u32", rng) && ok;
       ok = scatter<u8, u8>(wave, grid, bad, &scatter_mark_u8, &scatter_write_b1_u8, "scatter_b1_u8", rng) && ok;
+      for (unsigned n : {1u, K, 9u}) {
+        ok = index_set<u32, i64>(wave, grid, bad, n, &scatter_mark_i64, &index_set_b4_i64, "index_set_b4_i64", rng) && ok;
+        ok = index_set<u16, u32>(wave, grid, bad, n, &scatter_mark_u32, &index_set_b2_u32, "index_set_b2_u32", rng) && ok;
+        ok = index_set<u64, u8>(wave, grid, bad, n, &scatter_mark_u8, &index_set_b8_u8, "index_set_b8_u8", rng) && ok;
+      }
       ok = scatter_add<float, i64>(wave, grid, bad, &scatter_add_f32_i64, "scatter_add_f32_i64", rng) && ok;
       ok = scatter_add<double, u32>(wave, grid, bad, &scatter_add_f64_u32, "scatter_add_f64_u32", rng) && ok;
       ok = scatter_add<u8, i64>(wave, grid, bad, &scatter_add_u8_i64, "scatter_add_u8_i64", rng) && ok;

@@ -12,14 +12,14 @@ import { DTYPE_INFO } from '../../core/dtype.ts';
 import { ShapeError } from '../../core/errors.ts';
 import { contiguousStrides, type Shape } from '../../core/layout.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
-import type { Device } from '../../device/device.ts';
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
+import { NULL_PTR } from '../../runtime/gpu.ts';
 import { copyWidth, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import type { IdDType } from '../../runtime/kernel-sigs-indexing.ts';
 import { withDeviceErrors, type ErrorOp } from '../../runtime/device-errors.ts';
 import { sig } from '../checks.ts';
 import { cast } from './cast.ts';
-import { constSet, copyInto, eachGeom } from './copy.ts';
+import { copyInto, eachGeom } from './copy.ts';
 import { embeddingRows, launchGatherRows, launchIndexAddRows, launchSelectRows, selectRows } from './index-rows.ts';
 
 const FILE = 'indexing.hip';
@@ -182,20 +182,18 @@ function scatterWalk(
   dim: number,
   add: boolean,
   w: Walk,
-  inPlace = false,
   addRows?: (acc: RawTensor) => boolean,
 ): RawTensor {
   const dev = x.device,
     stream = dev.stream;
   const work = w.shape.reduce((a, b) => a * b, 1);
-  if (work === 0) return inPlace ? x : copyAs(x, x.dtype);
+  if (work === 0) return copyAs(x, x.dtype);
   if (!add && work >= 2 ** 32 - 1) {
     throw new ShapeError(
       `${w.op}: ids ${sig(w.ids)} has ${work} elements; the GPU scatter orders duplicate targets by a 32-bit position, so it takes fewer than 2^32 - 1 (x ${sig(x)}, src ${sig(src)})`,
     );
   }
-  // in place (indexSet): x is contiguous, checked by the dispatcher, and is its own output
-  const acc = inPlace ? x : copyAs(x, add ? accDType(x.dtype) : x.dtype);
+  const acc = copyAs(x, add ? accDType(x.dtype) : x.dtype);
   const accStrides = contiguousStrides(acc.layout.shape);
   const operands = [operand(without(accStrides, dim), acc.layout.offset), w.idsOp, w.posOp, srcOp];
   const dimStride = accStrides[dim]!;
@@ -223,15 +221,10 @@ function scatterWalk(
       });
       return acc.dtype === x.dtype ? acc : finish(acc, x.dtype);
     }
-    // win[t] = 1 + the last position (row-major in ids) aimed at target t; only that one writes.
-    // Targets are indexed like acc's storage (its offset included). With one id there is one
-    // position: a buffer of ones already says "position 0 wins" everywhere (the marks leave
-    // it so), which spares a replayed decode step a memset of the whole cache per write.
-    const span = acc.layout.offset + acc.numel;
-    const ones = inPlace && w.ids.numel === 1 ? onesFor(dev, span) : null;
-    const win = ones ?? RawTensor.empty([span], 'u32', dev);
+    // win[t] = 1 + the last position (row-major in ids) aimed at target t; only that one writes
+    const win = RawTensor.empty([acc.layout.offset + acc.numel], 'u32', dev);
     try {
-      if (!ones) dev.runtime.memsetAsync(win.storage.ptrAt(0), 0, win.numel * DTYPE_INFO.u32.size, stream);
+      dev.runtime.memsetAsync(win.storage.ptrAt(0), 0, win.numel * DTYPE_INFO.u32.size, stream);
       const winP = ptrOf(win);
       withDeviceErrors(dev, site(w), (err, tag) => {
         eachGeom(w.op, w.shape, operands, (g, n) => {
@@ -250,27 +243,13 @@ function scatterWalk(
         dev.kernels.launch1d(FILE, name, n, stream, [accP, srcP, ids, winP, arg.bytes(g), ...tail]);
       });
     } finally {
-      if (!ones) win.dispose();
+      win.dispose();
     }
     return acc;
   } catch (e) {
-    if (!inPlace) acc.dispose();
+    acc.dispose();
     throw e;
   }
-}
-
-// per device, u32 ones covering the largest in-place single-id write so far; grown outside
-// graph captures only (a capture would record the fill instead of running it)
-const onesCache = new WeakMap<Device, RawTensor>();
-function onesFor(dev: Device, n: number): RawTensor | null {
-  const have = onesCache.get(dev);
-  if (have && have.numel >= n) return have;
-  if (dev.isCapturing) return null;
-  have?.dispose();
-  const t = RawTensor.empty([n], 'u32', dev);
-  constSet(t, 1);
-  onesCache.set(dev, t);
-  return t;
 }
 
 /** the f32 accumulator rounded once to the half type; the accumulator is freed */
@@ -296,27 +275,74 @@ export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numbe
   });
 }
 
+/**
+ * x (contiguous, checked by the dispatcher) written in place: src's rows along dim at the 1-d
+ * ids. A source row goes whole to its id's row, so duplicates are ordered per id: the winner
+ * buffer has x.shape[dim] entries, not one per element of x (a KV cache pool is gigabytes, its
+ * slots a few hundred thousand). With one id there is nothing to order and no buffer at all,
+ * so a captured decode step replays no memset.
+ */
 export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
   const il = ids.layout,
     sl = src.layout,
     r = sl.rank;
-  scatterWalk(
-    x,
-    src,
-    operand(sl.strides, sl.offset),
-    dim,
-    false,
-    {
-      op: 'indexSet',
-      shape: sl.shape,
-      ids,
-      idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
-      posOp: operand(only(r, dim, 1), 0),
-      limit: x.layout.shape[dim]!,
-      what: `dim ${dim} of x ${sig(x)}`,
-    },
-    true,
-  );
+  if (src.numel === 0) return;
+  const dev = x.device,
+    stream = dev.stream;
+  const n = il.shape[0]!,
+    limit = x.layout.shape[dim]!;
+  if (n >= 2 ** 32 - 1)
+    throw new ShapeError(
+      `indexSet: ids ${sig(ids)} has ${n} elements; the GPU orders duplicate ids by a 32-bit position, so it takes fewer than 2^32 - 1 (x ${sig(x)}, src ${sig(src)})`,
+    );
+  const xs = contiguousStrides(x.layout.shape);
+  const w: Walk = {
+    op: 'indexSet',
+    shape: sl.shape,
+    ids,
+    idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
+    posOp: operand(only(r, dim, 1), 0),
+    limit,
+    what: `dim ${dim} of x ${sig(x)}`,
+  };
+  const operands = [operand(without(xs, dim), x.layout.offset), w.idsOp, w.posOp, operand(sl.strides, sl.offset)];
+  const it = idType(ids);
+  const win = n > 1 ? RawTensor.empty([limit], 'u32', dev) : null;
+  try {
+    withDeviceErrors(dev, site(w), (err, tag) => {
+      if (win) {
+        dev.runtime.memsetAsync(win.storage.ptrAt(0), 0, limit * DTYPE_INFO.u32.size, stream);
+        const marks = [operand([0], 0), operand([il.strides[0]!], il.offset), operand([1], 0)];
+        eachGeom('indexSet', [n], marks, (g, m) => {
+          dev.kernels.launch1d(FILE, `scatter_mark_${it}`, m, stream, [
+            ptrOf(win),
+            ptrOf(ids),
+            arg.bytes(g),
+            arg.i64(1),
+            arg.u64(limit),
+            arg.ptr(err),
+            arg.u32(tag),
+          ]);
+        });
+      }
+      const name = `index_set_${copyWidth(x.dtype)}_${it}`;
+      eachGeom('indexSet', sl.shape, operands, (g, m) => {
+        dev.kernels.launch1d(FILE, name, m, stream, [
+          ptrOf(x),
+          ptrOf(src),
+          ptrOf(ids),
+          arg.ptr(win ? win.storage.ptrAt(0) : NULL_PTR),
+          arg.bytes(g),
+          arg.i64(xs[dim]!),
+          arg.u64(limit),
+          arg.ptr(err),
+          arg.u32(tag),
+        ]);
+      });
+    });
+  } finally {
+    win?.dispose();
+  }
 }
 
 export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
@@ -332,7 +358,7 @@ export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
     limit: x.layout.shape[dim]!,
     what: `dim ${dim} of x ${sig(x)}`,
   };
-  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, w, false, (acc) =>
+  return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, w, (acc) =>
     launchIndexAddRows(acc, src, ids, dim, site(w)),
   );
 }
