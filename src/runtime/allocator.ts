@@ -376,14 +376,16 @@ export class CachingAllocator {
     let any = false;
     for (const [s, perStream] of this.stacks) {
       if (stream !== undefined && s !== stream) continue;
+      // emptied, not kept empty: a server's steps come in ever new sizes, and walking thousands
+      // of empty stacks on every flush cost more than the cache saved
       for (const st of perStream.values()) {
         for (const b of st) {
           b.stacked = false;
           this.release(b);
           any = true;
         }
-        st.length = 0;
       }
+      perStream.clear();
     }
     return any;
   }
