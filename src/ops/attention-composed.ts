@@ -46,6 +46,8 @@ export function attentionProbs(
   let mask = p.mask;
   if (mask !== null && bq !== tq && mask.layout.shape[mask.rank - 2] === tq)
     mask = keep(mask.narrow(mask.rank - 2, q0, bq));
+  // scores over the leading keys only (a causal block's gradient skips those no query of it sees)
+  if (mask !== null && mask.layout.shape[mask.rank - 1]! > tk) mask = keep(mask.narrow(mask.rank - 1, 0, tk));
   // the keys each query may see: one u8 mask broadcast over [b, hq, bq, tk] (null: all of them)
   let visible: RawTensor | null = null;
   if (diag !== null) {

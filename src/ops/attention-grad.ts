@@ -7,9 +7,12 @@
 // made again (masks, window and both causal alignments as in the forward), then
 //   dV += Pᵀ dO,  dP = dO Vᵀ,  dS = P ∘ (dP − rowsum(dP ∘ P)),  dQ = dS K · scale,  dK += dSᵀ Q · scale.
 // Memory is one block's [b, hq, rows, tk] scores, never the whole [tq, tk] square: the block's
-// rows are chosen so its scores stay near attentionGradTuning.blockElements. The query heads sharing a kv head are
-// stacked like the forward's composed path, so GQA's dK and dV sum over them inside the GEMM.
-// dK and dV add up across blocks in f32 (f64 for f64 inputs).
+// rows are chosen so its scores stay near attentionGradTuning.blockElements. Under a causal
+// diagonal a block takes only the leading keys its last query sees (blocks of at most a quarter
+// of the queries, so most of the masked half of the square is skipped), and dS comes from the
+// fused softmax backward. The query heads sharing a kv head are stacked like the forward's
+// composed path, so GQA's dK and dV sum over them inside the GEMM. dK and dV add up across blocks
+// in f32 (f64 for f64 inputs), the last block (every key) first.
 import { TensorError } from '../core/errors.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
 import type { AttentionParams } from '../backends/options.ts';
@@ -22,6 +25,7 @@ import { full } from './creation.ts';
 import { binary, paramUnary } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { reduce } from './reduce.ts';
+import { softmaxBackward } from './train.ts';
 import { scoped } from './scoped.ts';
 import { defineGrad } from './registry.ts';
 
@@ -79,15 +83,26 @@ function composedGrad(
   const dv = v.layout.shape[3]!;
   const groups = hkv === 0 ? 1 : hq / hkv;
   const accType = q.dtype === 'f64' ? 'f64' : 'f32';
-  const block = Math.max(1, Math.min(tq, Math.floor(attentionGradTuning.blockElements / Math.max(1, b * hq * tk))));
-  // dK and dV: running sums over the blocks (each step frees the previous sum)
+  let block = Math.max(1, Math.min(tq, Math.floor(attentionGradTuning.blockElements / Math.max(1, b * hq * tk))));
+  if (p.diag !== null) block = Math.min(block, Math.max(1, Math.ceil(tq / 4)));
+  /** the keys a block of queries [q0, q0 + bq) needs: the leading ones up to its last query's diagonal */
+  const keysOf = (q0: number, bq: number): number => {
+    if (p.diag === null) return tk;
+    const hi = q0 + bq + p.diag;
+    return hi >= 1 && hi < tk ? hi : tk;
+  };
+  // dK and dV: running sums over the blocks (each step frees the previous sum); the last block
+  // comes first, so the sums have every key and a block's part covers the leading `n` of them
   let dK: RawTensor | null = null;
   let dV: RawTensor | null = null;
-  const addInto = (acc: RawTensor | null, part: RawTensor): RawTensor =>
+  const addInto = (acc: RawTensor | null, part: RawTensor, n: number): RawTensor =>
     scoped((keep) => {
       const wide = part.dtype === accType ? part : keep(cast(part, accType));
       if (acc === null) return wide.view(wide.layout);
-      const sum = binary('add', acc, wide);
+      const sum =
+        n === tk
+          ? binary('add', acc, wide)
+          : cat([keep(binary('add', keep(acc.narrow(2, 0, n)), wide)), keep(acc.narrow(2, n, tk - n))], 2);
       acc.dispose();
       return sum;
     });
@@ -99,25 +114,29 @@ function composedGrad(
   const half = v.dtype === 'f16' || v.dtype === 'bf16';
   const vc = half && tk > 0 ? centredOverKeys(v) : v;
   try {
-    for (let q0 = 0; q0 < tq; q0 += block) {
+    const starts: number[] = [];
+    for (let q0 = 0; q0 < tq; q0 += block) starts.push(q0);
+    for (const q0 of starts.reverse()) {
       const bq = Math.min(block, tq - q0);
       const rows = groups * bq;
+      const n = keysOf(q0, bq);
       scoped((keep) => {
+        const kb = n === tk ? k : keep(k.narrow(2, 0, n));
+        const vb = n === tk ? vc : keep(vc.narrow(2, 0, n));
         // the block's queries, scaled, stacked per kv head: [b, hkv, g*bq, d]
         const qb = keep(q.narrow(2, q0, bq));
         const qs = keep(reshape(keep(paramUnary(qb, { op: 'affine', a: p.scale, b: 0 })), [b, hkv, rows, d]));
-        const s = keep(matmul(qs, keep(k.transpose(2, 3))));
-        const probs = attentionProbs(keep(reshape(s, [b, hq, bq, tk])), q0, tq, p, keep);
-        const P = keep(reshape(probs, [b, hkv, rows, tk]));
+        const s = keep(matmul(qs, keep(kb.transpose(2, 3))));
+        const probs = attentionProbs(keep(reshape(s, [b, hq, bq, n])), q0, tq, p, keep);
+        const P = keep(reshape(probs, [b, hkv, rows, n]));
         const dO = keep(reshape(keep(g.narrow(2, q0, bq)), [b, hkv, rows, dv]));
-        dV = addInto(dV, keep(matmul(keep(P.transpose(2, 3)), dO)));
-        const dP = keep(matmul(dO, keep(vc.transpose(2, 3))));
-        const rowDot = keep(reduce('sum', keep(binary('mul', dP, P)), [3], true));
-        const dS = keep(binary('mul', P, keep(binary('sub', dP, rowDot))));
-        const dQb = keep(paramUnary(keep(matmul(dS, k)), { op: 'affine', a: p.scale, b: 0 }));
-        dQs.push(reshape(dQb, [b, hq, bq, d]));
+        dV = addInto(dV, keep(matmul(keep(P.transpose(2, 3)), dO)), n);
+        const dP = keep(matmul(dO, keep(vb.transpose(2, 3))));
+        const dS = keep(softmaxBackward(dP, P, 3, false));
+        const dQb = keep(paramUnary(keep(matmul(dS, kb)), { op: 'affine', a: p.scale, b: 0 }));
+        dQs.unshift(reshape(dQb, [b, hq, bq, d]));
         // qs carries the scale already
-        dK = addInto(dK, keep(matmul(keep(dS.transpose(2, 3)), qs)));
+        dK = addInto(dK, keep(matmul(keep(dS.transpose(2, 3)), qs)), n);
       });
     }
     const dQ = dQs.length === 1 ? dQs[0]!.view(dQs[0]!.layout) : cat(dQs, 2);

@@ -59,6 +59,24 @@ test('attention gradients with masks: u8 (a fully hidden row gets none) and addi
     gradCheck('u8 mask', ([q, k, v]) => sdpa(q!, k!, v!, { mask: m }), QKV(1, 2, 1, 3, 3, 2));
     const add = Tensor.from([0, -1, 0.5, -Infinity, 0, 0], { dtype: 'f64', shape: [2, 3] });
     gradCheck('additive mask', ([q, k, v]) => sdpa(q!, k!, v!, { mask: add }), QKV(1, 1, 1, 2, 3, 2));
+    // causal blocks take only their leading keys: the masks spanning every key are narrowed too
+    const m5 = Tensor.from([1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1], { dtype: 'u8', shape: [1, 1, 3, 5] });
+    const add5 = Tensor.from(
+      Array.from({ length: 15 }, (_, i) => (i % 4) * 0.25 - 0.5),
+      { dtype: 'f64', shape: [3, 5] },
+    );
+    gradCheck(
+      'causal bottom-right, u8 mask, tk > tq',
+      ([q, k, v]) => sdpa(q!, k!, v!, { causal: 'bottom-right', mask: m5 }),
+      QKV(1, 2, 1, 3, 5, 2),
+    );
+    gradCheck(
+      'causal bottom-right, additive mask, tk > tq',
+      ([q, k, v]) => sdpa(q!, k!, v!, { causal: 'bottom-right', mask: add5 }),
+      QKV(1, 2, 2, 3, 5, 2),
+    );
+    m5.dispose();
+    add5.dispose();
     // the hidden row's query takes no gradient at all
     const q = leaf([1, 1, 3, 2]),
       k = leaf([1, 1, 3, 2]),
