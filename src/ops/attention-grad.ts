@@ -91,14 +91,19 @@ function composedGrad(
     const hi = q0 + bq + p.diag;
     return hi >= 1 && hi < tk ? hi : tk;
   };
-  // dK and dV: running sums over the blocks (each step frees the previous sum); the last block
-  // comes first, so the sums have every key and a block's part covers the leading `n` of them
+  // dK and dV: running sums over the blocks (each step frees the previous sum), over every key;
+  // a block's part covers the leading `n` (keys past every query's diagonal get zeros)
   let dK: RawTensor | null = null;
   let dV: RawTensor | null = null;
   const addInto = (acc: RawTensor | null, part: RawTensor, n: number): RawTensor =>
     scoped((keep) => {
       const wide = part.dtype === accType ? part : keep(cast(part, accType));
-      if (acc === null) return wide.view(wide.layout);
+      if (acc === null) {
+        if (n === tk) return wide.view(wide.layout);
+        const rest = [...wide.layout.shape];
+        rest[2] = tk - n;
+        return cat([wide, keep(full(rest, 0, accType, wide.device))], 2);
+      }
       const sum =
         n === tk
           ? binary('add', acc, wide)

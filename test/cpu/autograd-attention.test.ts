@@ -22,6 +22,13 @@ for (const blocks of ['one block', 'a block per query']) {
     try {
       gradCheck('plain', ([q, k, v]) => sdpa(q!, k!, v!), QKV(1, 2, 2, 3, 4, 3));
       gradCheck('causal top-left', ([q, k, v]) => sdpa(q!, k!, v!, { causal: true }), QKV(1, 2, 2, 4, 4, 2));
+      // keys past the last query's diagonal: seen by no query, their gradients are zeros
+      gradCheck('causal top-left, tk > tq', ([q, k, v]) => sdpa(q!, k!, v!, { causal: true }), QKV(1, 2, 1, 3, 6, 2));
+      gradCheck(
+        'window top-left, tk > tq',
+        ([q, k, v]) => sdpa(q!, k!, v!, { causal: true, window: 2 }),
+        QKV(1, 1, 1, 4, 7, 2),
+      );
       gradCheck(
         'causal bottom-right, tk > tq, dv != d',
         ([q, k, v]) => sdpa(q!, k!, v!, { causal: 'bottom-right' }),
