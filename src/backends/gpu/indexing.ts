@@ -284,8 +284,7 @@ export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numbe
  */
 export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
   const il = ids.layout,
-    sl = src.layout,
-    r = sl.rank;
+    sl = src.layout;
   if (src.numel === 0) return;
   const dev = x.device,
     stream = dev.stream;
@@ -296,15 +295,7 @@ export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
       `indexSet: ids ${sig(ids)} has ${n} elements; the GPU orders duplicate ids by a 32-bit position, so it takes fewer than 2^32 - 1 (x ${sig(x)}, src ${sig(src)})`,
     );
   const xs = contiguousStrides(x.layout.shape);
-  const w: Walk = {
-    op: 'indexSet',
-    shape: sl.shape,
-    ids,
-    idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
-    posOp: operand(only(r, dim, 1), 0),
-    limit,
-    what: `dim ${dim} of x ${sig(x)}`,
-  };
+  const w = rowsWalk('indexSet', x, ids, src, dim);
   const operands = [operand(without(xs, dim), x.layout.offset), w.idsOp, w.posOp, operand(sl.strides, sl.offset)];
   const it = idType(ids);
   const win = n > 1 ? RawTensor.empty([limit], 'u32', dev) : null;
@@ -345,19 +336,24 @@ export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
   }
 }
 
-export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
+/** the walk of indexSet and indexAdd: over src, each row along dim taking the id at its place */
+function rowsWalk(op: 'indexSet' | 'indexAdd', x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): Walk {
   const il = ids.layout,
-    sl = src.layout,
-    r = sl.rank;
-  const w: Walk = {
-    op: 'indexAdd',
-    shape: sl.shape,
+    r = src.rank;
+  return {
+    op,
+    shape: src.layout.shape,
     ids,
     idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
     posOp: operand(only(r, dim, 1), 0),
     limit: x.layout.shape[dim]!,
     what: `dim ${dim} of x ${sig(x)}`,
   };
+}
+
+export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): RawTensor {
+  const sl = src.layout;
+  const w = rowsWalk('indexAdd', x, ids, src, dim);
   return scatterWalk(x, src, operand(sl.strides, sl.offset), dim, true, w, (acc) =>
     launchIndexAddRows(acc, src, ids, dim, site(w)),
   );
