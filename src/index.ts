@@ -28,6 +28,7 @@ export type {
 } from './tensor/options.ts';
 export type { UnaryOp, BinaryOp, CmpOp, ReduceOp } from './core/op-types.ts';
 export { qkvToCache } from './tensor/fused.ts';
+export { pagedAttentionTuning } from './backends/gpu/attention-paged.ts';
 export type { LinearOptions, RmsNormSpec, QkvToCacheArgs } from './tensor/options.ts';
 export type { TopkOptions } from './ops/sort.ts';
 export { UNARY_OPS, BINARY_OPS, CMP_OPS, REDUCE_OPS } from './core/op-types.ts';

@@ -1,4 +1,4 @@
-// Signatures of the decode-step and attention kernels (hip-src/gemv-fused.hip, attention.hip, flash.hip), in the form of
+// Signatures of the decode-step and attention kernels (hip-src/gemv-fused.hip, attention.hip, flash.hip, the paged-*.hip), in the form of
 // KERNEL_SIGNATURES in kernel-sigs.ts (which spreads DECODE_KERNEL_SIGNATURES), so the ABI test
 // checks them against every arch's code object and the PTX. Types only are imported from
 // kernel-sigs.ts, so there is no cycle.
@@ -122,10 +122,28 @@ function pagedPrefillSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+function pagedDecodeSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  // o, wso, wsml, q, key pool, value pool, table, meta, err; offsets of o, q, k, v, table, meta;
+  // seqs, hq, hkv, d, blockSize, blocks, maxBlocks, tableI64, tag, splits, listAt; q (2), pool
+  // (2 + 2) and table (2) strides, window; scale
+  for (const d of ['f16', 'bf16'])
+    for (const hd of [64, 128])
+      m.set(`paged_dec_${d}_${hd}`, [
+        ...Array<ArgSpec>(9).fill('ptr'),
+        ...Array<ArgSpec>(6).fill('i64'),
+        ...Array<ArgSpec>(11).fill('u32'),
+        ...Array<ArgSpec>(9).fill('i64'),
+        'f32',
+      ]);
+  return m;
+}
+
 export const DECODE_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'gemv-fused.hip': gemvFusedSigs,
   'attention.hip': attentionSigs,
   'flash.hip': flashSigs,
   'paged-attention.hip': pagedSigs,
   'paged-prefill.hip': pagedPrefillSigs,
+  'paged-decode.hip': pagedDecodeSigs,
 };

@@ -5,12 +5,13 @@
 // q and the pools in every layout. Then the kernel and the composed path against each other and
 // the CPU, the lengths given as device metadata and replayed from a captured graph with new
 // values, a bad block id reported at the next readback, and device metadata refused where the
-// GPU composes.
+// GPU composes. The matrix-core decode kernel (pagedAttentionTuning.decode 'matrix') against the
+// CPU on its own cases.
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, compareNorm, thrown, LAYOUTS, FLOAT_DTYPES } from './harness.ts';
 import { Tensor, IndexError, TensorError, type DType } from '../../src/index.ts';
 import { pagedAttention, pagedMetadata } from '../../src/ops/attention-paged.ts';
-import { pagedAttentionKernel } from '../../src/backends/gpu/attention-paged.ts';
+import { pagedAttentionKernel, pagedAttentionTuning } from '../../src/backends/gpu/attention-paged.ts';
 import { composedPagedAttention } from '../../src/ops/attention-paged-composed.ts';
 import { randT } from '../helpers.ts';
 
@@ -178,6 +179,82 @@ s.test('pagedAttention: the kernel and the composed path agree with the CPU (f32
       assert.ok(r.ok, `${c.name} ${dt} kernel vs composed: ${r.note}`);
       for (const x of [q, k, v, tb, gq, gk, gv, gt, ref, kern, comp]) x.dispose();
     }
+  }
+});
+
+/** where the matrix-core decode kernel takes the short sequences: f16/bf16, head dims to 128 */
+const MATRIX_DECODE_CASES: readonly Case[] = [
+  // Llama-like groups: one 16-row tile a kv head, contexts of 1, below and past a key block
+  {
+    name: 'decodes, GQA 4, d 128',
+    queryLens: [1, 1, 1, 1, 1],
+    contextLens: [1, 15, 300, 64, 129],
+    blocks: 41,
+    bs: 16,
+    hq: 16,
+    hkv: 4,
+    d: 128,
+  },
+  // a group of 8 times 3 queries: two row tiles; beside a long chunk (the prefill kernel)
+  {
+    name: 'chunks of 3 and 16, GQA 8, a long chunk, d 64',
+    queryLens: [3, 1, 40, 16],
+    contextLens: [40, 900, 60, 16],
+    blocks: 72,
+    bs: 16,
+    hq: 16,
+    hkv: 2,
+    d: 64,
+    i64: true,
+  },
+  {
+    name: 'MHA, window 30, bs 5, d 80',
+    queryLens: [1, 4, 1],
+    contextLens: [100, 70, 5],
+    blocks: 37,
+    bs: 5,
+    hq: 4,
+    hkv: 4,
+    d: 80,
+    window: 30,
+  },
+  {
+    name: 'GQA 4, window 100, d 100',
+    queryLens: [4, 1],
+    contextLens: [300, 2000],
+    blocks: 151,
+    bs: 16,
+    hq: 8,
+    hkv: 2,
+    d: 100,
+    window: 100,
+  },
+];
+
+s.test('pagedAttention: the matrix-core decode kernel agrees with the CPU (f16, bf16)', async (dev) => {
+  if (dev.isCpu) return; // ROCM_TENSOR_GPU_TESTS_ON=cpu: these check the GPU's own paths
+  const was = pagedAttentionTuning.decode;
+  pagedAttentionTuning.decode = 'matrix';
+  try {
+    for (const c of MATRIX_DECODE_CASES) {
+      for (const dt of ['f16', 'bf16'] as const) {
+        const t = c.queryLens.reduce((a, b) => a + b, 0);
+        const q = randT([t, c.hq, c.d], dt),
+          k = randT([c.blocks, c.bs, c.hkv, c.d], dt),
+          v = randT([c.blocks, c.bs, c.hkv, c.d], dt),
+          tb = table(c);
+        const [gq, gk, gv, gt] = [q, k, v, tb].map((x) => x.to(dev)) as [Tensor, Tensor, Tensor, Tensor];
+        const ref = Tensor.wrap(
+          pagedAttention(q, k, v, tb, { queryLens: c.queryLens, contextLens: c.contextLens, window: c.window }),
+        );
+        const kern = Tensor.wrap(pagedAttentionKernel(gq, gk, gv, gt, params(c)));
+        const r = compareNorm(await arr(kern.toDtype('f64')), await arr(ref.toDtype('f64')), 2e-2);
+        assert.ok(r.ok, `${c.name} ${dt} matrix decode vs CPU: ${r.note}`);
+        for (const x of [q, k, v, tb, gq, gk, gv, gt, ref, kern]) x.dispose();
+      }
+    }
+  } finally {
+    pagedAttentionTuning.decode = was;
   }
 });
 

@@ -6,7 +6,10 @@
 //   decodes), and attention.hip's attn_merge combining the splits;
 // - hip-src/paged-prefill.hip, flash.hip's forward on the matrix cores: the chunks of more than
 //   ATTN_MAX_TQ queries, where flash would take them in the attention op (f16 and bf16, head dims
-//   up to 128, q's and v's alike, slot-linear pools), launched after the first, which skips them.
+//   up to 128, q's and v's alike, slot-linear pools), launched after the first, which skips them;
+// - hip-src/paged-decode.hip, flash.hip's decode kernel on the matrix cores, under the same
+//   conditions with pagedAttentionTuning.decode 'matrix': the sequences of 1 to ATTN_MAX_TQ
+//   queries (decode tokens), which the FMA kernel then does not take.
 // The sequence lengths reach the kernels as a small u32 array on the device (pagedMetadata's
 // layout, then the prefill kernel's tile list): uploaded for the call from the host arrays, or
 // the caller's own tensor, which a captured graph replays with new values written into it (an
@@ -19,6 +22,7 @@ import { arg } from '../../runtime/kernels.ts';
 import { pagedMetadata, type PagedAttentionParams } from '../paged-options.ts';
 import { sig } from '../checks.ts';
 import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, splitArgs, splitSums, unitLast } from './attention.ts';
+import { decodePlan } from './flash.ts';
 import { base, offsetOf } from './launch.ts';
 import { filled } from './fill.ts';
 
@@ -36,6 +40,15 @@ const GRID_X_MAX = 0x7fffffff,
 const MIN_KEYS_PER_SPLIT = 64;
 /** blocks a multiprocessor the splits aim at (attention.ts's decode kernel aims at two to four) */
 const BLOCKS_PER_MP = 2;
+
+/**
+ * decode: which kernel takes the sequences of 1 to ATTN_MAX_TQ queries where the matrix-core
+ * one applies (f16/bf16, head dims up to 128, slot-linear pools, lengths from the host): 'fma'
+ * paged-attention.hip, 'matrix' paged-decode.hip. 'fma' until the matrix kernel is measured.
+ */
+export const pagedAttentionTuning: { decode: 'fma' | 'matrix' } = {
+  decode: 'fma',
+};
 
 /** query heads a block takes: 1 where each kv head has one, else 4 (a grouped-query head's group) */
 const rowTile = (group: number): number => (group === 1 ? 1 : 4);
@@ -78,11 +91,11 @@ const PREFILL_HEAD_DIMS = [64, 128] as const;
 const ALL_QUERIES = 0xffffffff;
 
 /**
- * Whether the prefill kernel takes the long chunks of this call: f16 or bf16, one head-dim
- * bucket for q and v, pools whose block stride is bs slots (q and the pools already have unit
- * stride along the head dim), lengths from the host (its tile list is uploaded with them).
+ * Whether the matrix-core kernels (prefill, decode) take these operands: f16 or bf16, one
+ * head-dim bucket for q and v, pools whose block stride is bs slots (q and the pools already have
+ * unit stride along the head dim), lengths from the host (their lists are uploaded with them).
  */
-function prefillApplies(q: RawTensor, kp: RawTensor, vp: RawTensor, p: PagedAttentionParams): boolean {
+function matrixApplies(q: RawTensor, kp: RawTensor, vp: RawTensor, p: PagedAttentionParams): boolean {
   const d = q.layout.shape[2]!,
     bs = kp.layout.shape[1]!;
   const [kbk, kss] = kp.layout.strides as [number, number];
@@ -95,10 +108,19 @@ function prefillApplies(q: RawTensor, kp: RawTensor, vp: RawTensor, p: PagedAtte
     // the kernel steps a block as bs slots (with bs 1 too: a size-1 slot dim's stride is
     // arbitrary, so it must equal the block stride for the kernel to read the right rows)
     kbk === bs * kss &&
-    vbk === bs * vss &&
-    p.queryLens.some((n) => n > ATTN_MAX_TQ)
+    vbk === bs * vss
   );
 }
+
+/** whether the prefill kernel takes the long chunks of this call */
+const prefillApplies = (q: RawTensor, kp: RawTensor, vp: RawTensor, p: PagedAttentionParams): boolean =>
+  matrixApplies(q, kp, vp, p) && p.queryLens.some((n) => n > ATTN_MAX_TQ);
+
+/** whether the matrix-core decode kernel takes the short sequences of this call */
+const decodeApplies = (q: RawTensor, kp: RawTensor, vp: RawTensor, p: PagedAttentionParams): boolean =>
+  pagedAttentionTuning.decode === 'matrix' &&
+  matrixApplies(q, kp, vp, p) &&
+  p.queryLens.some((n) => n > 0 && n <= ATTN_MAX_TQ);
 
 export function pagedAttentionKernel(
   q0: RawTensor,
@@ -119,28 +141,44 @@ export function pagedAttentionKernel(
       kp = unitLast(kPool0, temps),
       vp = unitLast(vPool0, temps);
     const prefill = prefillApplies(q, kp, vp, p);
+    const decode = decodeApplies(q, kp, vp, p);
     const maxQ = prefill ? ATTN_MAX_TQ : ALL_QUERIES;
     const bucket = PREFILL_HEAD_DIMS.find((b) => d <= b) ?? 0;
     const fwd = prefill ? dev.tuning.flashFwd(bucket) : null;
     let meta = p.metadata ?? null;
     let tiles = 0,
       listAt = 0,
-      blocksX = t;
+      blocksX = t,
+      entries = 0,
+      decAt = 0;
     if (!meta) {
       const lens = pagedMetadata(p.queryLens, p.contextLens);
-      // with the prefill kernel: its tiles, (sequence, first row) pairs, then the FMA kernel's
-      // tokens (the others'), so the long chunks' tokens cost it no blocks
+      // with the prefill kernel: its tiles, (sequence, first row) pairs, first (it reads them
+      // from the lengths' end); with the decode kernel, its 16-row tiles of the short sequences'
+      // rows (a query chunk times a kv head's group), pairs again; then the FMA kernel's tokens
+      // (the others'), so the tokens the matrix kernels take cost it no blocks
       const list: number[] = [];
       if (fwd) {
         p.queryLens.forEach((n, s) => {
           if (n > maxQ) for (let m0 = 0; m0 < n; m0 += fwd.rows) list.push(s, m0);
         });
         tiles = list.length / 2;
+      }
+      if (decode) {
+        decAt = lens.length + list.length;
+        const group = hq / hkv;
+        p.queryLens.forEach((n, s) => {
+          if (n > 0 && n <= ATTN_MAX_TQ) for (let r0 = 0; r0 < group * n; r0 += 16) list.push(s, r0);
+        });
+        entries = (lens.length + list.length - decAt) / 2;
+      }
+      if (fwd || decode) {
         listAt = lens.length + list.length;
         blocksX = 0;
-        p.queryLens.forEach((n, s) => {
-          if (n <= maxQ) for (let i = 0; i < n; i++, blocksX++) list.push(lens[s]! + i);
-        });
+        if (!decode)
+          p.queryLens.forEach((n, s) => {
+            if (n <= maxQ) for (let i = 0; i < n; i++, blocksX++) list.push(lens[s]! + i);
+          });
       }
       const words = new Uint32Array(lens.length + list.length);
       words.set(lens);
@@ -200,6 +238,44 @@ export function pagedAttentionKernel(
               arg.u32(x),
             ),
             ...[qst, qsh, kbk, kss, ksh, vbk, vss, vsh, tsr, tsc, p.window ?? 0].map((x) => arg.i64(x)),
+            arg.f32(p.scale),
+          ],
+        ),
+      );
+      mergeSplits(out, sums);
+    }
+    if (entries > 0) {
+      // flash_dec's plan over the entries: each is one 16-row tile of one kv head (so b entries,
+      // one query head a kv head, one query), the keys those of the longest sequence; the kernel
+      // shares each sequence's own keys out over the plan's splits
+      let most = 0;
+      p.queryLens.forEach((n, s) => {
+        if (n > 0 && n <= ATTN_MAX_TQ)
+          most = Math.max(most, p.window === null ? p.contextLens[s]! : Math.min(p.window + n - 1, p.contextLens[s]!));
+      });
+      const pl = decodePlan(dev.runtime.info, entries, hkv, hkv, 1, Math.max(1, most), bucket);
+      // the merge runs over every row: those of the long chunks get what it makes of partial
+      // sums no kernel wrote, until the prefill kernel (launched after it) writes them; the FMA
+      // kernel takes no rows beside this one
+      const sums = splitSums(out, t * hq, pl.blocksY, d, temps);
+      const m = meta;
+      withDeviceErrors(dev, site, (err, tag) =>
+        dev.kernels.launch(
+          'paged-decode.hip',
+          `paged_dec_${q.dtype}_${bucket}`,
+          [entries * hkv, pl.blocksY, 1],
+          [pl.threads, 1, 1],
+          pl.shared,
+          dev.stream,
+          [
+            base(out),
+            ...splitArgs(out, sums),
+            base(q),
+            base(kp),
+            base(vp),
+            ...shared(m, err),
+            ...[seqs, hq, hkv, d, bs, nblocks, maxBlocks, tableI64, tag, pl.blocksY, decAt].map((x) => arg.u32(x)),
+            ...[qst, qsh, kss, ksh, vss, vsh, tsr, tsc, p.window ?? 0].map((x) => arg.i64(x)),
             arg.f32(p.scale),
           ],
         ),
