@@ -199,6 +199,15 @@ export function pagedAttentionKernel(
     };
     const tableI64 = table.dtype === 'i64' ? 1 : 0;
     // the table, the lengths, the error record, and the offsets of o, q, k, v, table and lengths
+    /** the split kernels' leading arguments: o, the split sums, q, the pools, then `shared` */
+    const splitLead = (sums: ReturnType<typeof splitSums>, m: RawTensor, err: DevicePtr) => [
+      base(out),
+      ...splitArgs(out, sums),
+      base(q),
+      base(kp),
+      base(vp),
+      ...shared(m, err),
+    ];
     const shared = (m: RawTensor, err: DevicePtr) => [
       base(table),
       base(m),
@@ -228,12 +237,7 @@ export function pagedAttentionKernel(
           0,
           dev.stream,
           [
-            base(out),
-            ...splitArgs(out, sums),
-            base(q),
-            base(kp),
-            base(vp),
-            ...shared(m, err),
+            ...splitLead(sums, m, err),
             ...[seqs, hq, hkv, d, dv, bs, nblocks, maxBlocks, tableI64, tag, splits, maxQ, listAt].map((x) =>
               arg.u32(x),
             ),
@@ -268,12 +272,7 @@ export function pagedAttentionKernel(
           pl.shared,
           dev.stream,
           [
-            base(out),
-            ...splitArgs(out, sums),
-            base(q),
-            base(kp),
-            base(vp),
-            ...shared(m, err),
+            ...splitLead(sums, m, err),
             ...[seqs, hq, hkv, d, bs, nblocks, maxBlocks, tableI64, tag, pl.blocksY, decAt].map((x) => arg.u32(x)),
             ...[qst, qsh, kss, ksh, vss, vsh, tsr, tsc, p.window ?? 0].map((x) => arg.i64(x)),
             arg.f32(p.scale),
