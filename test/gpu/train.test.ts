@@ -2,7 +2,8 @@
 // bf16 and f64, every input layout, outputs poisoned); the optimizers' steps from the same
 // parameters and gradients; a small CNN built from the same seed on both devices (Conv2d,
 // BatchNorm2d, ReLU, MaxPool2d, Flatten, Linear, Dropout) through forward, crossEntropy,
-// backward, clipGradNorm and AdamW steps; and an MLP trained on the GPU to a loss threshold.
+// backward, clipGradNorm and AdamW steps; an MLP trained on the GPU to a loss threshold; and a
+// checkpoint (model file, optimizer state) that resumes with the uninterrupted run's losses.
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, compareNorm, LAYOUTS, FLOAT_DTYPES, type MakeInputs } from './harness.ts';
 import { Tensor, nn, optim, tidy, noGrad, type DType, type Device } from '../../src/index.ts';
@@ -11,6 +12,9 @@ import { LlamaModel } from '../../src/models/llama.ts';
 import { parseLlamaConfig } from '../../src/models/llama-config.ts';
 import { MemoryWeights } from '../../src/nn/weights.ts';
 import { tinyConfig, tinyWeights } from '../fixtures/tiny-llama.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const s = gpuSuite('gpu/train');
 
@@ -208,6 +212,64 @@ s.test('an MLP trains on the GPU to a loss threshold', (dev) => {
   opt.dispose();
   model.dispose();
 });
+
+s.test(
+  'a checkpoint resumes exactly: the model file and the optimizer state give the uninterrupted losses',
+  async (dev) => {
+    const build = (seed: number) => {
+      nn.manualSeed(seed);
+      return new nn.Sequential(
+        new nn.Linear(3, 24, { device: dev }),
+        new nn.GELU(),
+        new nn.LayerNorm(24, { device: dev }),
+        new nn.Linear(24, 2, { device: dev }),
+      );
+    };
+    const x = tidy(() => Tensor.randn([64, 3], { seed: 11 }).to(dev));
+    const y = tidy(() => Tensor.randn([64, 2], { seed: 12 }).to(dev));
+    const step = (model: nn.Sequential, opt: optim.AdamW): number => {
+      const loss = tidy(() => {
+        const l = nn.mseLoss(model.forward(x), y);
+        l.backward();
+        return l;
+      });
+      opt.step();
+      opt.zeroGrad();
+      const v = loss.itemSync();
+      loss.dispose();
+      return v;
+    };
+    const hyper = { lr: 0.02, weightDecay: 0.01 };
+    const whole = build(5);
+    const wholeOpt = new optim.AdamW(whole.parameters(), hyper);
+    const want = Array.from({ length: 6 }, () => step(whole, wholeOpt));
+    const first = build(5);
+    const firstOpt = new optim.AdamW(first.parameters(), hyper);
+    for (let i = 0; i < 3; i++) assert.is(step(first, firstOpt), want[i], `step ${i} before the checkpoint`);
+    const dir = mkdtempSync(join(tmpdir(), 'rocm-tensor-resume-'));
+    try {
+      const file = join(dir, 'model.safetensors');
+      await nn.saveModule(first, file);
+      const state = firstOpt.stateDict();
+      // a model from another seed, and a fresh optimizer: all they know comes from the checkpoint
+      const resumed = build(99);
+      await nn.loadModule(resumed, file);
+      const resumedOpt = new optim.AdamW(resumed.parameters(), hyper);
+      resumedOpt.loadStateDict(state);
+      for (const st of Object.values(state.state))
+        for (const v of Object.values(st)) if (v instanceof Tensor) v.dispose();
+      for (let i = 3; i < 6; i++) assert.is(step(resumed, resumedOpt), want[i], `step ${i} after resuming`);
+      resumedOpt.dispose();
+      resumed.dispose();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const t of [x, y]) t.dispose();
+    for (const o of [wholeOpt, firstOpt]) o.dispose();
+    whole.dispose();
+    first.dispose();
+  },
+);
 
 s.test('a Llama-family model: forwardTrain loss and every weight gradient match the CPU (f32)', async (dev) => {
   for (const type of ['llama', 'qwen2'] as const) {
