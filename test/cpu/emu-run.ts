@@ -1,6 +1,7 @@
 // Compiles one host emulator of test/emu/ with g++ into a temporary folder, runs it, and returns
 // what it printed; a compile failure or a non-zero exit (a mismatch) fails the calling test. A
 // missing g++ fails too, loudly: skipping would pass CI without the check ever having run.
+import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -215,5 +216,44 @@ export function runEmulatorInRoot(root: string, name: string, build: RootEmuBuil
     return { status: run.status, out: `${run.stdout}${run.stderr}` };
   } finally {
     rmSync(host, { recursive: true, force: true });
+  }
+}
+
+/** the AMD code paths a clang emulator is built for, with their wave sizes */
+export const AMD_ARCHS: readonly (readonly [arch: string, wave: number])[] = [
+  ['gfx942', 64],
+  ['gfx90a', 64],
+  ['gfx1100', 32],
+  ['gfx1200', 32],
+  ['gfx1030', 32],
+];
+
+export interface PerArchTests {
+  /** the test's title for one code path */
+  readonly title: (arch: string, wave: number) => string;
+  /** what the test file logs before the skip reason, and the skipped test's title, without root */
+  readonly skipLog: string;
+  readonly skipTitle: string;
+  /** checks the output of a run that exited 0 */
+  readonly check: (out: string, arch: string, wave: number) => void;
+}
+
+/**
+ * registers one test per AMD code path: test/emu/<name>.cpp built for it (C++20) and run, a
+ * non-zero exit failing; without root one skipped test, logging why
+ */
+export function testOnAmdArchs(name: string, t: PerArchTests): void {
+  const where = clangRoot();
+  if ('skip' in where) {
+    console.log(`${t.skipLog}: ${where.skip}`);
+    test.skip(t.skipTitle, () => {});
+    return;
+  }
+  for (const [arch, wave] of AMD_ARCHS) {
+    test(t.title(arch, wave), () => {
+      const r = runEmulatorInRoot(where.root, name, { std: 'c++20', defines: [`__${arch}__`] });
+      assert.is(r.status, 0, `${name} (${arch}) reported mismatches:\n${r.out}`);
+      t.check(r.out, arch, wave);
+    });
   }
 }

@@ -7,38 +7,26 @@
 // operands); it skips, saying why, only where that root cannot be entered (not root).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { clangRoot, expectOk, runEmulatorInRoot } from './emu-run.ts';
+import { expectOk, testOnAmdArchs } from './emu-run.ts';
 
-const ARCHS: readonly [string, number][] = [
-  ['gfx942', 64],
-  ['gfx90a', 64],
-  ['gfx1100', 32],
-  ['gfx1200', 32],
-  ['gfx1030', 32],
-];
-
-const where = clangRoot();
-if ('skip' in where) {
-  console.log(`flash-emu: skipped: ${where.skip}`);
-  test.skip('flash.hip and attn_merge on the host emulator (needs root)', () => {});
-} else {
-  for (const [arch, wave] of ARCHS) {
-    test(`flash_fwd, flash_dec, attn_decode and attn_merge (${arch} code path, wave ${wave}) match the reference`, () => {
-      const r = runEmulatorInRoot(where.root, 'flash-emu', { std: 'c++20', defines: [`__${arch}__`] });
-      assert.is(r.status, 0, `flash-emu (${arch}) reported mismatches:\n${r.out}`);
-      for (const dt of ['f16', 'bf16']) {
-        expectOk(r.out, `${arch} flash_fwd ${dt} wave${wave} `, `flash_fwd ${dt} on ${arch}`);
-        expectOk(r.out, `${arch} flash_dec\\+attn_merge ${dt} wave${wave} `, `flash_dec ${dt} on ${arch}`);
-        expectOk(r.out, `${arch} attn_decode\\+attn_merge ${dt} wave${wave} `, `attn_decode ${dt} on ${arch}`);
-      }
-      // gfx90a's MFMA flushes f16 subnormals: with most probabilities below 2^-14 its f16 output
-      // leaves the tolerance and no other path's does (the model's flush is on where it should be)
-      const flushed = new RegExp(`^measure ${arch} flash_fwd f16: .*\\(over the 1-ulp tolerance\\)`, 'm');
-      assert.is(flushed.test(r.out), arch === 'gfx90a', `the subnormal-flush measurement on ${arch}:\n${r.out}`);
-      assert.match(r.out, new RegExp(`^measure ${arch} flash_fwd bf16: .*\\(within the 1-ulp tolerance\\)`, 'm'));
-      console.log(r.out.trim());
-    });
-  }
-}
+testOnAmdArchs('flash-emu', {
+  title: (arch, wave) =>
+    `flash_fwd, flash_dec, attn_decode and attn_merge (${arch} code path, wave ${wave}) match the reference`,
+  skipLog: 'flash-emu: skipped',
+  skipTitle: 'flash.hip and attn_merge on the host emulator (needs root)',
+  check: (out, arch, wave) => {
+    for (const dt of ['f16', 'bf16']) {
+      expectOk(out, `${arch} flash_fwd ${dt} wave${wave} `, `flash_fwd ${dt} on ${arch}`);
+      expectOk(out, `${arch} flash_dec\\+attn_merge ${dt} wave${wave} `, `flash_dec ${dt} on ${arch}`);
+      expectOk(out, `${arch} attn_decode\\+attn_merge ${dt} wave${wave} `, `attn_decode ${dt} on ${arch}`);
+    }
+    // gfx90a's MFMA flushes f16 subnormals: with most probabilities below 2^-14 its f16 output
+    // leaves the tolerance and no other path's does (the model's flush is on where it should be)
+    const flushed = new RegExp(`^measure ${arch} flash_fwd f16: .*\\(over the 1-ulp tolerance\\)`, 'm');
+    assert.is(flushed.test(out), arch === 'gfx90a', `the subnormal-flush measurement on ${arch}:\n${out}`);
+    assert.match(out, new RegExp(`^measure ${arch} flash_fwd bf16: .*\\(within the 1-ulp tolerance\\)`, 'm'));
+    console.log(out.trim());
+  },
+});
 
 test.run();

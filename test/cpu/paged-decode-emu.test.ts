@@ -9,29 +9,17 @@
 // with the instructions in the layouts of AMD's calculator. Built with clang 21 of the ROCm root,
 // as paged-emu.test.ts; it skips, saying why, only where that root cannot be entered (not root).
 import { test } from 'uvu';
-import * as assert from 'uvu/assert';
-import { clangRoot, expectOk, runEmulatorInRoot } from './emu-run.ts';
+import { expectOk, testOnAmdArchs } from './emu-run.ts';
 
-const ARCHS: readonly [string, number][] = [
-  ['gfx942', 64],
-  ['gfx90a', 64],
-  ['gfx1100', 32],
-  ['gfx1200', 32],
-  ['gfx1030', 32],
-];
-const where = clangRoot();
-if ('skip' in where) {
-  console.log(`paged-decode-emu: skipped: ${where.skip}`);
-  test.skip('paged_dec on the host emulator (needs root)', () => {});
-} else {
-  for (const [arch, wave] of ARCHS) {
-    test(`paged_dec (${arch} code path, wave ${wave}) with attn_merge matches the f64 reference (f16, bf16)`, () => {
-      const r = runEmulatorInRoot(where.root, 'paged-decode-emu', { std: 'c++20', defines: [`__${arch}__`] });
-      assert.is(r.status, 0, `paged-decode-emu (${arch}) reported mismatches:\n${r.out}`);
-      for (const dt of ['f16', 'bf16'])
-        expectOk(r.out, `${arch} paged_dec ${dt} wave${wave} `, `paged_dec ${dt} on ${arch}`);
-    });
-  }
-}
+testOnAmdArchs('paged-decode-emu', {
+  title: (arch, wave) =>
+    `paged_dec (${arch} code path, wave ${wave}) with attn_merge matches the f64 reference (f16, bf16)`,
+  skipLog: 'paged-decode-emu: skipped',
+  skipTitle: 'paged_dec on the host emulator (needs root)',
+  check: (out, arch, wave) => {
+    for (const dt of ['f16', 'bf16'])
+      expectOk(out, `${arch} paged_dec ${dt} wave${wave} `, `paged_dec ${dt} on ${arch}`);
+  },
+});
 
 test.run();

@@ -11,8 +11,7 @@
 //   calculator. Built with clang 21 of the ROCm root, as flash-emu.test.ts; it skips, saying why,
 //   only where that root cannot be entered (not root).
 import { test } from 'uvu';
-import * as assert from 'uvu/assert';
-import { clangRoot, expectOk, runEmulator, runEmulatorInRoot } from './emu-run.ts';
+import { expectOk, runEmulator, testOnAmdArchs } from './emu-run.ts';
 
 test('paged_attn and attn_merge match the f64 reference at wave 64 and wave 32 (f32, f16, bf16)', () => {
   const out = runEmulator('paged-emu', { std: 'c++20' });
@@ -21,26 +20,14 @@ test('paged_attn and attn_merge match the f64 reference at wave 64 and wave 32 (
       expectOk(out, `paged_attn\\+attn_merge ${dt} wave${wave} `, `paged_attn ${dt} at wave ${wave}`);
 });
 
-const ARCHS: readonly [string, number][] = [
-  ['gfx942', 64],
-  ['gfx90a', 64],
-  ['gfx1100', 32],
-  ['gfx1200', 32],
-  ['gfx1030', 32],
-];
-const where = clangRoot();
-if ('skip' in where) {
-  console.log(`paged-emu: paged_fwd skipped: ${where.skip}`);
-  test.skip('paged_fwd on the host emulator (needs root)', () => {});
-} else {
-  for (const [arch, wave] of ARCHS) {
-    test(`paged_fwd (${arch} code path, wave ${wave}) matches the f64 reference (f16, bf16)`, () => {
-      const r = runEmulatorInRoot(where.root, 'paged-prefill-emu', { std: 'c++20', defines: [`__${arch}__`] });
-      assert.is(r.status, 0, `paged-prefill-emu (${arch}) reported mismatches:\n${r.out}`);
-      for (const dt of ['f16', 'bf16'])
-        expectOk(r.out, `${arch} paged_fwd ${dt} wave${wave} `, `paged_fwd ${dt} on ${arch}`);
-    });
-  }
-}
+testOnAmdArchs('paged-prefill-emu', {
+  title: (arch, wave) => `paged_fwd (${arch} code path, wave ${wave}) matches the f64 reference (f16, bf16)`,
+  skipLog: 'paged-emu: paged_fwd skipped',
+  skipTitle: 'paged_fwd on the host emulator (needs root)',
+  check: (out, arch, wave) => {
+    for (const dt of ['f16', 'bf16'])
+      expectOk(out, `${arch} paged_fwd ${dt} wave${wave} `, `paged_fwd ${dt} on ${arch}`);
+  },
+});
 
 test.run();

@@ -22,36 +22,9 @@
 #undef alignas
 #include <string>
 
-#include "emu-rng.h"
+#include "attn-emu.h"
 
-#if defined(__gfx90a__)
-static const char* ARCH = "gfx90a";
-#elif defined(__gfx942__)
-static const char* ARCH = "gfx942";
-#elif defined(__gfx1100__)
-static const char* ARCH = "gfx1100";
-#elif defined(__gfx1200__)
-static const char* ARCH = "gfx1200";
-#else
-static const char* ARCH = "gfx1030";
-#endif
-
-static int failures = 0;
 static bool quiet = false;  // measurements count mismatches without printing them
-
-template <class T> struct Io;
-template <> struct Io<f16> {
-  static constexpr const char* name = "f16";
-  static f16 put(double v) { return f64_to_f16(v); }
-  static double get(f16 v) { return f16_to_f32(v); }
-  static constexpr double eps = 1.0 / 1024;
-};
-template <> struct Io<bf16> {
-  static constexpr const char* name = "bf16";
-  static bf16 put(double v) { return f64_to_bf16(v); }
-  static double get(bf16 v) { return bf16_to_f32(v); }
-  static constexpr double eps = 1.0 / 128;
-};
 
 // flash_fwd / flash_dec entry points of a dtype by head-dim bucket
 template <class T> struct Kern;
