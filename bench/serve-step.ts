@@ -1,4 +1,4 @@
-// npm run bench:serve-step -- --model DIR [--device D] [--dtype bf16] [--json PATH]
+// npm run bench:serve-step -- --model DIR [--device D] [--dtype bf16] [--decode fma,matrix] [--json PATH]
 // npm run bench:serve-step -- --device null
 //
 // Where a serving step's time goes. The engine runs one forwardPaged a step over every running
@@ -9,6 +9,7 @@
 // decode tokens of sequences with 1024 cached tokens, alone and with a 512-token prompt chunk,
 // and a chunk alone. --device null runs Llama-3.1-8B's shapes with empty weights on the runtime
 // that runs nothing (bench/null-runtime.ts): the figures are then our host time alone.
+// --decode: the paged decode kernels to time (pagedAttentionTuning.decode), each over every step.
 // JSON to bench/results/<date>-<gpu>-serve-step.json unless --json says where (not for null).
 import { parseArgs } from 'node:util';
 import { Device, Tensor } from '../src/index.ts';
@@ -18,6 +19,7 @@ import { PretrainedLlama } from '../src/models/pretrained.ts';
 import { PagedKVCache } from '../src/nn/paged-kv-cache.ts';
 import type { PagedStep } from '../src/nn/paged-attention.ts';
 import { pagedAttention } from '../src/ops/attention-paged.ts';
+import { pagedAttentionTuning } from '../src/index.ts';
 import { LLAMA_8B, emptyLlama } from './host-llm.ts';
 import { nullDevice } from './null-runtime.ts';
 import { defaultResultsPath, writeResults } from './results-path.ts';
@@ -28,9 +30,14 @@ const { values: opt } = parseArgs({
     device: { type: 'string' },
     dtype: { type: 'string' },
     blocks: { type: 'string', default: '20000' },
+    decode: { type: 'string', default: 'fma' },
     json: { type: 'string' },
   },
 });
+const decodeKernels = opt.decode.split(',').filter(Boolean);
+for (const k of decodeKernels)
+  if (k !== 'fma' && k !== 'matrix')
+    throw new Error(`bench:serve-step: --decode takes fma and matrix (comma-separated), got ${opt.decode}`);
 const onNull = opt.device === 'null';
 if (!onNull && !opt.model)
   throw new Error('bench:serve-step: give --model DIR (a Llama-family folder) or --device null');
@@ -86,80 +93,85 @@ const rows: Record<string, number | string>[] = [];
 console.log(
   `bench:serve-step on ${dev} (${onNull ? 'null runtime: host time alone' : dev.runtime.info.name}), ${c.layers} layers, ${model.dtype}`,
 );
-for (const { decodes, chunk } of CASES) {
-  const seqs = decodes + (chunk ? 1 : 0);
-  const maxBlocks = Math.ceil(CTX / BS);
-  const table = new Uint32Array(seqs * maxBlocks);
-  const ids: number[] = [],
-    pos: number[] = [],
-    slots: number[] = [],
-    queryLens: number[] = [],
-    contextLens: number[] = [];
-  let next = 0;
-  for (let s = 0; s < seqs; s++) {
-    const q = s < decodes ? 1 : chunk;
-    for (let b = 0; b < maxBlocks; b++) table[s * maxBlocks + b] = next++ % blocks;
-    for (let p = CTX - q; p < CTX; p++) {
-      ids.push((p * 7919 + s) % c.vocabSize);
-      pos.push(p);
-      slots.push(table[s * maxBlocks + Math.floor(p / BS)]! * BS + (p % BS));
+for (const kernel of decodeKernels)
+  for (const { decodes, chunk } of CASES) {
+    pagedAttentionTuning.decode = kernel as 'fma' | 'matrix';
+    const seqs = decodes + (chunk ? 1 : 0);
+    const maxBlocks = Math.ceil(CTX / BS);
+    const table = new Uint32Array(seqs * maxBlocks);
+    const ids: number[] = [],
+      pos: number[] = [],
+      slots: number[] = [],
+      queryLens: number[] = [],
+      contextLens: number[] = [];
+    let next = 0;
+    for (let s = 0; s < seqs; s++) {
+      const q = s < decodes ? 1 : chunk;
+      for (let b = 0; b < maxBlocks; b++) table[s * maxBlocks + b] = next++ % blocks;
+      for (let p = CTX - q; p < CTX; p++) {
+        ids.push((p * 7919 + s) % c.vocabSize);
+        pos.push(p);
+        slots.push(table[s * maxBlocks + Math.floor(p / BS)]! * BS + (p % BS));
+      }
+      queryLens.push(q);
+      contextLens.push(CTX);
     }
-    queryLens.push(q);
-    contextLens.push(CTX);
+    const t = ids.length;
+    const up = (a: ArrayLike<number>, shape?: number[]) =>
+      Tensor.from(Uint32Array.from(a), { device: dev, ...(shape ? { shape } : {}) });
+    const step: PagedStep = { slots: up(slots), blockTable: up(table, [seqs, maxBlocks]), queryLens, contextLens };
+    const idsT = up(ids),
+      posT = up(pos),
+      rowsT = up(Array.from({ length: seqs }, (_, i) => i));
+    const q = Tensor.randn([t, c.heads, c.headDim], { seed: 1, device: dev, dtype: model.dtype });
+    const k = Tensor.randn([t, c.kvHeads, c.headDim], { seed: 2, device: dev, dtype: model.dtype });
+    const x = Tensor.randn([1, t, c.hiddenSize], { seed: 3, device: dev, dtype: model.dtype });
+    const whole = time(() => model.forwardPaged(idsT, posT, cache, step, rowsT).dispose(), 10);
+    const attention = time(() => {
+      for (let l = 0; l < c.layers; l++)
+        Tensor.wrap(
+          pagedAttention(q, cache.keys[l]!, cache.values[l]!, step.blockTable, { queryLens, contextLens }),
+        ).dispose();
+    }, 5);
+    const kvWrite = time(() => {
+      for (let l = 0; l < c.layers; l++) cache.write(l, k, k, step.slots);
+    }, 5);
+    const linears = time(() => {
+      for (const b of layers) {
+        b.attn.qkv.forward(x).dispose();
+        b.attn.out.forward(x).dispose();
+        const h = b.mlp.gateUp.forward(x, { act: 'swiglu' });
+        b.mlp.down.forward(h).dispose();
+        h.dispose();
+      }
+    }, 5);
+    const flops = layers.reduce(
+      (a, b) =>
+        a +
+        2 *
+          t *
+          [b.attn.qkv, b.attn.out, b.mlp.gateUp, b.mlp.down].reduce((s, p) => s + p.inFeatures * p.outFeatures, 0),
+      0,
+    );
+    const what = `${decodes} decode${decodes === 1 ? '' : 's'}${chunk ? ` + a ${chunk}-token chunk` : ''} (${t} tokens)`;
+    const row = {
+      step: what,
+      decodeKernel: kernel,
+      tokens: t,
+      wholeMs: whole,
+      attentionMs: attention,
+      kvWriteMs: kvWrite,
+      linearsMs: linears,
+      restMs: whole - attention - kvWrite - linears,
+      linearTflops: flops / (linears / 1e3) / 1e12,
+    };
+    rows.push(row);
+    const f = (v: number) => v.toFixed(2).padStart(7);
+    console.log(
+      `  ${kernel.padEnd(6)} ${what.padEnd(44)} step ${f(whole)} ms | attention ${f(attention)} | KV writes ${f(kvWrite)} | linears ${f(linears)} (${row.linearTflops.toFixed(0)} TFLOP/s) | rest ${f(row.restMs)}`,
+    );
+    for (const z of [q, k, x, idsT, posT, rowsT, step.slots, step.blockTable]) z.dispose();
   }
-  const t = ids.length;
-  const up = (a: ArrayLike<number>, shape?: number[]) =>
-    Tensor.from(Uint32Array.from(a), { device: dev, ...(shape ? { shape } : {}) });
-  const step: PagedStep = { slots: up(slots), blockTable: up(table, [seqs, maxBlocks]), queryLens, contextLens };
-  const idsT = up(ids),
-    posT = up(pos),
-    rowsT = up(Array.from({ length: seqs }, (_, i) => i));
-  const q = Tensor.randn([t, c.heads, c.headDim], { seed: 1, device: dev, dtype: model.dtype });
-  const k = Tensor.randn([t, c.kvHeads, c.headDim], { seed: 2, device: dev, dtype: model.dtype });
-  const x = Tensor.randn([1, t, c.hiddenSize], { seed: 3, device: dev, dtype: model.dtype });
-  const whole = time(() => model.forwardPaged(idsT, posT, cache, step, rowsT).dispose(), 10);
-  const attention = time(() => {
-    for (let l = 0; l < c.layers; l++)
-      Tensor.wrap(
-        pagedAttention(q, cache.keys[l]!, cache.values[l]!, step.blockTable, { queryLens, contextLens }),
-      ).dispose();
-  }, 5);
-  const kvWrite = time(() => {
-    for (let l = 0; l < c.layers; l++) cache.write(l, k, k, step.slots);
-  }, 5);
-  const linears = time(() => {
-    for (const b of layers) {
-      b.attn.qkv.forward(x).dispose();
-      b.attn.out.forward(x).dispose();
-      const h = b.mlp.gateUp.forward(x, { act: 'swiglu' });
-      b.mlp.down.forward(h).dispose();
-      h.dispose();
-    }
-  }, 5);
-  const flops = layers.reduce(
-    (a, b) =>
-      a +
-      2 * t * [b.attn.qkv, b.attn.out, b.mlp.gateUp, b.mlp.down].reduce((s, p) => s + p.inFeatures * p.outFeatures, 0),
-    0,
-  );
-  const what = `${decodes} decode${decodes === 1 ? '' : 's'}${chunk ? ` + a ${chunk}-token chunk` : ''} (${t} tokens)`;
-  const row = {
-    step: what,
-    tokens: t,
-    wholeMs: whole,
-    attentionMs: attention,
-    kvWriteMs: kvWrite,
-    linearsMs: linears,
-    restMs: whole - attention - kvWrite - linears,
-    linearTflops: flops / (linears / 1e3) / 1e12,
-  };
-  rows.push(row);
-  const f = (v: number) => v.toFixed(2).padStart(7);
-  console.log(
-    `  ${what.padEnd(40)} step ${f(whole)} ms | attention ${f(attention)} | KV writes ${f(kvWrite)} | linears ${f(linears)} (${row.linearTflops.toFixed(0)} TFLOP/s) | rest ${f(row.restMs)}`,
-  );
-  for (const z of [q, k, x, idsT, posT, rowsT, step.slots, step.blockTable]) z.dispose();
-}
 if (!onNull) {
   const path = opt.json ?? defaultResultsPath(dev.runtime.info.name, 'serve-step');
   const at = writeResults(path, {
