@@ -8,12 +8,10 @@
 // parameters the fused path does not take (not contiguous, state of another dtype), the update is
 // composed from elementwise ops, as the reference.
 import { assign } from '../nn/assign.ts';
-import type { StepTable } from '../backends/train-options.ts';
 import { adamStep } from '../ops/train.ts';
 import type { Tensor } from '../tensor/tensor.ts';
-import { fusedBuckets, fusedList } from './fused.ts';
+import { FusedOptimizer, fusedBuckets } from './fused.ts';
 import {
-  Optimizer,
   type MasterWeights,
   type ParamGroup,
   type ParamGroupSpec,
@@ -33,7 +31,7 @@ export type AdamOptions = {
   fused: boolean;
 } & MasterWeights;
 
-abstract class AdamBase extends Optimizer<AdamOptions> {
+abstract class AdamBase extends FusedOptimizer<AdamOptions> {
   protected abstract readonly decoupled: boolean;
   protected checkHyper(g: AdamOptions): void {
     checkNumber(this.name, 'lr', g.lr, 0);
@@ -44,7 +42,6 @@ abstract class AdamBase extends Optimizer<AdamOptions> {
     checkFlag(this.name, 'amsgrad', g.amsgrad);
     checkFlag(this.name, 'fused', g.fused);
   }
-  private readonly tables = new Map<string, StepTable>();
   protected override fusedStep(
     g: ParamGroup<AdamOptions>,
     params: readonly Tensor[],
@@ -57,7 +54,7 @@ abstract class AdamBase extends Optimizer<AdamOptions> {
     const buckets = fusedBuckets(params, master, this.state, slots, (s) => ((s.step as number | undefined) ?? 0) + 1);
     for (const b of buckets) {
       const t = b.step;
-      const list = fusedList(b, slots, this.tables, `${gi}/${b.paramDType}/${b.stateDType}/${g.amsgrad}`);
+      const list = this.fusedListOf(b, slots, `${gi}/${b.paramDType}/${b.stateDType}/${g.amsgrad}`);
       adamStep(list, {
         lr: g.lr,
         beta1: g.beta1,
@@ -69,18 +66,9 @@ abstract class AdamBase extends Optimizer<AdamOptions> {
         stepSize: g.lr / (1 - g.beta1 ** t),
         invBc2Sqrt: 1 / Math.sqrt(1 - g.beta2 ** t),
       });
-      b.params.forEach((p, i) => {
-        b.states[i]!.step = t;
-        this.state.set(p, b.states[i]!);
-        done.add(p);
-      });
+      this.keepFused(b, done, t);
     }
     return done;
-  }
-  override dispose(): void {
-    for (const t of this.tables.values()) t.dispose();
-    this.tables.clear();
-    super.dispose();
   }
   protected update(p: Tensor, grad: Tensor, g: AdamOptions, s: ParamState): ParamState {
     const t = ((s.step as number | undefined) ?? 0) + 1;

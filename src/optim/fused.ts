@@ -8,7 +8,7 @@ import { keep } from '../core/scope.ts';
 import type { DType } from '../core/dtype.ts';
 import { StepTable, type StepList } from '../backends/train-options.ts';
 import { Tensor } from '../tensor/tensor.ts';
-import { isHalf, type ParamState } from './optimizer.ts';
+import { Optimizer, isHalf, type Hyper, type ParamState } from './optimizer.ts';
 
 /** one list of a fused step, before its launch */
 export interface FusedBucket {
@@ -101,4 +101,33 @@ export function fusedList(
     tables.set(tableKey, cache);
   }
   return { params: b.params, grads: b.params.map((p) => p.grad as Tensor), state, masters: ms, cache };
+}
+
+/**
+ * An optimizer with a fused path: the lists' device tables, kept from step to step (their
+ * addresses stay valid while the state tensors do) and freed with the optimizer.
+ */
+export abstract class FusedOptimizer<H extends Hyper> extends Optimizer<H> {
+  private readonly tables = new Map<string, StepTable>();
+
+  /** the bucket's list for the op (fusedList), its table cached under `tableKey` */
+  protected fusedListOf(b: FusedBucket, slots: readonly string[], tableKey: string): StepList<Tensor> {
+    return fusedList(b, slots, this.tables, tableKey);
+  }
+
+  /** after the bucket's launch: its parameters' state kept (with `step`, if given), each added to `done` */
+  protected keepFused(b: FusedBucket, done: Set<Tensor>, step?: number): void {
+    b.params.forEach((p, i) => {
+      const s = b.states[i]!;
+      if (step !== undefined) s.step = step;
+      this.state.set(p, s);
+      done.add(p);
+    });
+  }
+
+  override dispose(): void {
+    for (const t of this.tables.values()) t.dispose();
+    this.tables.clear();
+    super.dispose();
+  }
 }

@@ -7,12 +7,10 @@
 // elementwise ops, as the reference.
 import { TensorError } from '../core/errors.ts';
 import { assign } from '../nn/assign.ts';
-import type { StepTable } from '../backends/train-options.ts';
 import { sgdStep } from '../ops/train.ts';
 import type { Tensor } from '../tensor/tensor.ts';
-import { fusedBuckets, fusedList } from './fused.ts';
+import { FusedOptimizer, fusedBuckets } from './fused.ts';
 import {
-  Optimizer,
   type MasterWeights,
   type ParamGroup,
   type ParamGroupSpec,
@@ -31,7 +29,7 @@ export type SGDOptions = {
   fused: boolean;
 } & MasterWeights;
 
-export class SGD extends Optimizer<SGDOptions> {
+export class SGD extends FusedOptimizer<SGDOptions> {
   constructor(params: Iterable<Tensor> | readonly ParamGroupSpec<SGDOptions>[], opts: Partial<SGDOptions> = {}) {
     super('SGD', params, {
       lr: 1e-3,
@@ -55,7 +53,6 @@ export class SGD extends Optimizer<SGDOptions> {
         `SGD: nesterov needs momentum > 0 and dampening 0, got momentum ${g.momentum}, dampening ${g.dampening}`,
       );
   }
-  private readonly tables = new Map<string, StepTable>();
   protected override fusedStep(
     g: ParamGroup<SGDOptions>,
     params: readonly Tensor[],
@@ -66,7 +63,7 @@ export class SGD extends Optimizer<SGDOptions> {
     const slots = g.momentum !== 0 ? ['momentumBuffer'] : [];
     const gi = this.paramGroups.indexOf(g);
     for (const b of fusedBuckets(params, master, this.state, slots, () => 0)) {
-      const list = fusedList(b, slots, this.tables, `${gi}/${b.paramDType}/${b.stateDType}/${b.fresh}`);
+      const list = this.fusedListOf(b, slots, `${gi}/${b.paramDType}/${b.stateDType}/${b.fresh}`);
       sgdStep(list, {
         lr: g.lr,
         momentum: g.momentum,
@@ -75,17 +72,9 @@ export class SGD extends Optimizer<SGDOptions> {
         nesterov: g.nesterov,
         first: b.fresh,
       });
-      b.params.forEach((p, i) => {
-        this.state.set(p, b.states[i]!);
-        done.add(p);
-      });
+      this.keepFused(b, done);
     }
     return done;
-  }
-  override dispose(): void {
-    for (const t of this.tables.values()) t.dispose();
-    this.tables.clear();
-    super.dispose();
   }
   protected update(p: Tensor, grad: Tensor, g: SGDOptions, s: ParamState): ParamState {
     let d = g.weightDecay !== 0 ? grad.add(p.mul(g.weightDecay)) : grad;

@@ -70,7 +70,7 @@ export function unitLast(t: RawTensor, temps: RawTensor[]): RawTensor {
  * families take after the q/k/v strides, in their order: the mask's four strides, maskKind (0
  * none, 1 u8, 2 additive), hasDiag, diag, window, scale.
  */
-function visibility(
+export function visibility(
   p: AttentionParams,
   shape: readonly number[],
   temps: RawTensor[],

@@ -13,6 +13,7 @@ import { FLASH_BWD_HEAD_DIMS } from '../../runtime/kernel-sigs-flash-bwd.ts';
 import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
 import { base, offsetOf } from './launch.ts';
 import { dense } from './fill.ts';
+import { visibility } from './attention.ts';
 
 const DTYPES: ReadonlySet<DType> = new Set<DType>(['f32', 'f16', 'bf16']);
 const MAX_GRID_Y = 65535;
@@ -96,21 +97,10 @@ export function flashGrad(
     temps.push(lse);
     const dd = RawTensor.empty([b * hq * tq], 'f32', dev);
     temps.push(dd);
-    const mask = p.mask ? p.mask.broadcastAs([b, hq, tq, tk]) : null;
-    if (mask) temps.push(mask);
-    const ms = mask ? mask.layout.strides : [0, 0, 0, 0];
+    const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
     const tail: KernelArg[] = [
-      arg.u32(hq),
-      arg.u32(hkv),
-      arg.u32(tq),
-      arg.u32(tk),
-      arg.u32(d),
-      ...ms.map((x) => arg.i64(x)),
-      arg.u32(mask ? (mask.dtype === 'u8' ? 1 : 2) : 0),
-      arg.u32(p.diag === null ? 0 : 1),
-      arg.i64(p.diag ?? 0),
-      arg.i64(p.window ?? 0),
-      arg.f32(p.scale),
+      ...[hq, hkv, tq, tk, d].map((x) => arg.u32(x)),
+      ...vis,
       arg.u32(opts.matrixCores === false ? 0 : 1),
     ];
     // an absent mask is never read: any valid pointer stands in

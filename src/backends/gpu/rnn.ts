@@ -14,6 +14,7 @@ import type { DnnApi, DnnDType, RnnBuffers, RnnShape, RnnSizes } from '../../run
 import { type RnnArgs, rnnDims, rnnGradParts, rnnOutRows } from '../rnn-args.ts';
 import { constSet } from './copy.ts';
 import { denseIn } from './dnn-util.ts';
+import { filled } from './fill.ts';
 
 /** the element k places past t's first element (t dense) */
 const at = (t: RawTensor, k = 0) => t.storage.ptrAt(t.layout.offset + k);
@@ -109,8 +110,7 @@ export function rnn(...a: RnnArgs): RawTensor {
   const d = rnnDims(a);
   const dev = x.device;
   const out = RawTensor.empty([rnnOutRows(d), d.B, d.H], x.dtype, dev);
-  const temps: RawTensor[] = [];
-  try {
+  return filled(out, (temps) => {
     const p = prepare(a, false, temps);
     const X = libraryInput(x, reverse, temps);
     const Y = reverse ? RawTensor.empty([d.T, d.B, d.H], x.dtype, dev) : out;
@@ -129,13 +129,7 @@ export function rnn(...a: RnnArgs): RawTensor {
       dev.stream,
     );
     if (reverse) reverseInto(out, Y, d.T, d.B * d.H);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-  return out;
+  });
 }
 
 /** the flat gradients of rnnGradParts from the output's gradient g */
@@ -152,8 +146,7 @@ export function rnnBackward(g: RawTensor, ...a: RnnArgs): RawTensor {
     total += numel(p.shape);
   }
   const flat = RawTensor.empty([total], x.dtype, dev);
-  const temps: RawTensor[] = [];
-  try {
+  return filled(flat, (temps) => {
     const p = prepare(a, true, temps);
     const X = libraryInput(x, reverse, temps);
     const hx = h0 ? at(denseIn(h0, temps)) : null;
@@ -217,11 +210,5 @@ export function rnnBackward(g: RawTensor, ...a: RnnArgs): RawTensor {
     take('wHh', p.offsets.wHh, d.H * d.H);
     take('bIh', p.offsets.bIh, d.H);
     take('bHh', p.offsets.bHh, d.H);
-  } catch (e) {
-    flat.dispose();
-    throw e;
-  } finally {
-    for (const t of temps) t.dispose();
-  }
-  return flat;
+  });
 }
