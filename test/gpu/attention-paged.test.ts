@@ -9,7 +9,7 @@
 // CPU on its own cases.
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, compareNorm, thrown, LAYOUTS, FLOAT_DTYPES } from './harness.ts';
-import { Tensor, IndexError, TensorError, type DType } from '../../src/index.ts';
+import { Tensor, IndexError, TensorError, type DType, type Device } from '../../src/index.ts';
 import { pagedAttention, pagedMetadata } from '../../src/ops/attention-paged.ts';
 import { pagedAttentionKernel, pagedAttentionTuning } from '../../src/backends/gpu/attention-paged.ts';
 import { composedPagedAttention } from '../../src/ops/attention-paged-composed.ts';
@@ -151,19 +151,25 @@ const params = (c: Case) => ({
   blockSize: c.bs,
 });
 
+/** a case's random inputs on the CPU and copied to dev, and the CPU's result */
+function onBoth(c: Case, dt: DType, dev: Device) {
+  const t = c.queryLens.reduce((a, b) => a + b, 0);
+  const q = randT([t, c.hq, c.d], dt),
+    k = randT([c.blocks, c.bs, c.hkv, c.d], dt),
+    v = randT([c.blocks, c.bs, c.hkv, c.dv ?? c.d], dt),
+    tb = table(c);
+  const [gq, gk, gv, gt] = [q, k, v, tb].map((x) => x.to(dev)) as [Tensor, Tensor, Tensor, Tensor];
+  const ref = Tensor.wrap(
+    pagedAttention(q, k, v, tb, { queryLens: c.queryLens, contextLens: c.contextLens, window: c.window }),
+  );
+  return { q, k, v, tb, gq, gk, gv, gt, ref };
+}
+
 s.test('pagedAttention: the kernel and the composed path agree with the CPU (f32, f16, bf16)', async (dev) => {
   if (dev.isCpu) return; // ROCM_TENSOR_GPU_TESTS_ON=cpu: these check the GPU's own paths
   for (const c of CASES) {
     for (const dt of ['f32', 'f16', 'bf16'] as const) {
-      const t = c.queryLens.reduce((a, b) => a + b, 0);
-      const q = randT([t, c.hq, c.d], dt),
-        k = randT([c.blocks, c.bs, c.hkv, c.d], dt),
-        v = randT([c.blocks, c.bs, c.hkv, c.dv ?? c.d], dt),
-        tb = table(c);
-      const [gq, gk, gv, gt] = [q, k, v, tb].map((x) => x.to(dev)) as [Tensor, Tensor, Tensor, Tensor];
-      const ref = Tensor.wrap(
-        pagedAttention(q, k, v, tb, { queryLens: c.queryLens, contextLens: c.contextLens, window: c.window }),
-      );
+      const { q, k, v, tb, gq, gk, gv, gt, ref } = onBoth(c, dt, dev);
       const kern = Tensor.wrap(pagedAttentionKernel(gq, gk, gv, gt, params(c)));
       const comp = Tensor.wrap(composedPagedAttention(gq, gk, gv, gt, params(c)));
       const want = await arr(ref.toDtype('f64'));
@@ -238,15 +244,7 @@ s.test('pagedAttention: the matrix-core decode kernel agrees with the CPU (f16, 
   try {
     for (const c of MATRIX_DECODE_CASES) {
       for (const dt of ['f16', 'bf16'] as const) {
-        const t = c.queryLens.reduce((a, b) => a + b, 0);
-        const q = randT([t, c.hq, c.d], dt),
-          k = randT([c.blocks, c.bs, c.hkv, c.d], dt),
-          v = randT([c.blocks, c.bs, c.hkv, c.d], dt),
-          tb = table(c);
-        const [gq, gk, gv, gt] = [q, k, v, tb].map((x) => x.to(dev)) as [Tensor, Tensor, Tensor, Tensor];
-        const ref = Tensor.wrap(
-          pagedAttention(q, k, v, tb, { queryLens: c.queryLens, contextLens: c.contextLens, window: c.window }),
-        );
+        const { q, k, v, tb, gq, gk, gv, gt, ref } = onBoth(c, dt, dev);
         const kern = Tensor.wrap(pagedAttentionKernel(gq, gk, gv, gt, params(c)));
         const r = compareNorm(await arr(kern.toDtype('f64')), await arr(ref.toDtype('f64')), 2e-2);
         assert.ok(r.ok, `${c.name} ${dt} matrix decode vs CPU: ${r.note}`);
