@@ -8,7 +8,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FOLDERS } from '../fixtures/model-folders.ts';
-import { loadTinyModel, soloGreedy } from '../fixtures/serve-model.ts';
+import { engineIds, loadTinyModel, soloGreedy } from '../fixtures/serve-model.ts';
 import { generateIds } from '../../src/models/generate.ts';
 import { Engine, type EngineOptions } from '../../src/serve/engine.ts';
 import { engineLimits } from '../../src/serve/engine-options.ts';
@@ -114,27 +114,7 @@ test('seeded sampling with penalties, batched, equals the one-sequence path with
     want.push(out);
   }
   const e = new Engine(m, SMALL);
-  const got = await Promise.all(
-    PROMPTS.map(
-      (p, i) =>
-        new Promise<number[]>((resolve, reject) => {
-          const ids: number[] = [];
-          e.submit(
-            {
-              prompt: p,
-              maxTokens: N,
-              stopIds: [],
-              onToken: (id) => {
-                ids.push(id);
-                return undefined;
-              },
-              onFinish: (_r, _u, err) => (err ? reject(err) : resolve(ids)),
-            },
-            opts(i + 1),
-          );
-        }),
-    ),
-  );
+  const got = await engineIds(e, PROMPTS, N, (i) => opts(i + 1));
   assert.equal(got, want);
   // and the draws differ from greedy: the test would notice sampling being skipped
   assert.not.equal(got, await solos(m));

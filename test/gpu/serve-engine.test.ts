@@ -13,6 +13,7 @@ import { PagedKVCache } from '../../src/nn/paged-kv-cache.ts';
 import { Engine } from '../../src/serve/engine.ts';
 import { relErr } from '../helpers.ts';
 import { tinyConfig, tinyWeights, type TinyOptions, type TinyType } from '../fixtures/tiny-llama.ts';
+import { engineIds } from '../fixtures/serve-model.ts';
 
 const s = gpuSuite('gpu/serve-engine');
 
@@ -96,27 +97,7 @@ s.test('concurrent greedy requests equal one-sequence generation', async (dev) =
       want.push(out);
     }
     const e = new Engine({ model, vocabMask: null }, { blockSize: 4, prefillChunk: 6, maxSeqLen: 48, kvBlocks: 14 });
-    const got = await Promise.all(
-      prompts.map(
-        (p) =>
-          new Promise<number[]>((resolve, reject) => {
-            const ids: number[] = [];
-            e.submit(
-              {
-                prompt: p,
-                maxTokens: 10,
-                stopIds: [],
-                onToken: (id) => {
-                  ids.push(id);
-                  return undefined;
-                },
-                onFinish: (_r, _u, err) => (err ? reject(err) : resolve(ids)),
-              },
-              { temperature: 0 },
-            );
-          }),
-      ),
-    );
+    const got = await engineIds(e, prompts, 10);
     assert.equal(got, want, name);
     assert.is(e.stats().pool.used, 0);
     await e.close();

@@ -15,6 +15,7 @@ import { Engine } from '../../src/serve/engine.ts';
 import { DecodeGraphs, type DecodeRow } from '../../src/serve/decode-graphs.ts';
 import { relErr } from '../helpers.ts';
 import { tinyConfig, tinyWeights, type TinyOptions, type TinyType } from '../fixtures/tiny-llama.ts';
+import { engineIds } from '../fixtures/serve-model.ts';
 
 const s = gpuSuite('gpu/serve-graphs', { needsRuntime: true });
 
@@ -123,27 +124,7 @@ s.test('concurrent greedy requests with decode graphs equal one-sequence generat
       { model, vocabMask: null },
       { blockSize: 4, prefillChunk: 6, maxSeqLen: 48, kvBlocks: 30, decodeGraphs: true },
     );
-    const got = await Promise.all(
-      prompts.map(
-        (p) =>
-          new Promise<number[]>((resolve, reject) => {
-            const ids: number[] = [];
-            e.submit(
-              {
-                prompt: p,
-                maxTokens: 12,
-                stopIds: [],
-                onToken: (id) => {
-                  ids.push(id);
-                  return undefined;
-                },
-                onFinish: (_r, _u, err) => (err ? reject(err) : resolve(ids)),
-              },
-              { temperature: 0 },
-            );
-          }),
-      ),
-    );
+    const got = await engineIds(e, prompts, 12);
     assert.equal(got, want, name);
     assert.is(e.stats().pool.used, 0);
     await e.close();
