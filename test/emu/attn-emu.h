@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emu-rng.h"
+#include "emu-io.h"
 
 #if defined(__gfx90a__)
 static const char* ARCH = "gfx90a";
@@ -27,16 +28,10 @@ static const char* ARCH = "gfx1030";
 static int failures = 0;
 
 template <class T> struct Io;
-template <> struct Io<f16> {
-  static constexpr const char* name = "f16";
-  static f16 put(double v) { return f64_to_f16(v); }
-  static double get(f16 v) { return f16_to_f32(v); }
+template <> struct Io<f16> : EmuIo<f16> {
   static constexpr double eps = 1.0 / 1024;
 };
-template <> struct Io<bf16> {
-  static constexpr const char* name = "bf16";
-  static bf16 put(double v) { return f64_to_bf16(v); }
-  static double get(bf16 v) { return bf16_to_f32(v); }
+template <> struct Io<bf16> : EmuIo<bf16> {
   static constexpr double eps = 1.0 / 128;
 };
 

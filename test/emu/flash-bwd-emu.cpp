@@ -60,6 +60,7 @@ template <> void fb_mma_nv<bf16>(float* c, const u32 (&a)[4], u32 b0, u32 b1) { 
 #include <string>
 
 #include "emu-rng.h"
+#include "emu-io.h"
 
 #if defined(FB_HOST_NV)
 static const char* ARCH = "nvidia";
@@ -84,24 +85,15 @@ static const int WAVE = 32;
 static int failures = 0;
 
 template <class T> struct Io;
-template <> struct Io<float> {
-  static constexpr const char* name = "f32";
-  static float put(double v) { return (float)v; }
-  static double get(float v) { return v; }
+template <> struct Io<float> : EmuIo<float> {
   // f32 sums of a few hundred products
   static constexpr double tol = 2e-5;
 };
-template <> struct Io<f16> {
-  static constexpr const char* name = "f16";
-  static f16 put(double v) { return f64_to_f16(v); }
-  static double get(f16 v) { return f16_to_f32(v); }
+template <> struct Io<f16> : EmuIo<f16> {
   // one ulp at the scale: the output rounding (half an ulp) and D = rowsum(dO * O) from the rounded o
   static constexpr double tol = 1.0 / 1024;
 };
-template <> struct Io<bf16> {
-  static constexpr const char* name = "bf16";
-  static bf16 put(double v) { return f64_to_bf16(v); }
-  static double get(bf16 v) { return bf16_to_f32(v); }
+template <> struct Io<bf16> : EmuIo<bf16> {
   static constexpr double tol = 1.0 / 128;
 };
 

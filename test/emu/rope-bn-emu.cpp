@@ -14,32 +14,21 @@
 #include <string>
 
 #include "emu-rng.h"
+#include "emu-io.h"
 
 static int failures = 0;
 
 template <class T> struct Io;
-template <> struct Io<float> {
-  static constexpr const char* name = "f32";
-  static float put(double v) { return (float)v; }
-  static double get(float v) { return v; }
+template <> struct Io<float> : EmuIo<float> {
   static constexpr double eps = 1.0 / (1 << 22);
 };
-template <> struct Io<double> {
-  static constexpr const char* name = "f64";
-  static double put(double v) { return v; }
-  static double get(double v) { return v; }
+template <> struct Io<double> : EmuIo<double> {
   static constexpr double eps = 1e-14;
 };
-template <> struct Io<f16> {
-  static constexpr const char* name = "f16";
-  static f16 put(double v) { return f64_to_f16(v); }
-  static double get(f16 v) { return f16_to_f32(v); }
+template <> struct Io<f16> : EmuIo<f16> {
   static constexpr double eps = 1.0 / 1024;
 };
-template <> struct Io<bf16> {
-  static constexpr const char* name = "bf16";
-  static bf16 put(double v) { return f64_to_bf16(v); }
-  static double get(bf16 v) { return bf16_to_f32(v); }
+template <> struct Io<bf16> : EmuIo<bf16> {
   static constexpr double eps = 1.0 / 128;
 };
 
