@@ -4,16 +4,17 @@
 // composed GEMM path on the same device; the matrix-core body against the FMA body; the path choice (f64 and unequal head dims take the
 // composed path, and forcing the kernels there is a clear error); NaN reaching the gradients.
 import * as assert from 'uvu/assert';
-import { gpuSuite, checkOp, compareNorm, LAYOUTS, type MakeInputs, type RunOp } from './harness.ts';
-import { Tensor, TensorError, noGrad, type DType } from '../../src/index.ts';
+import { gpuSuite, checkOp, compareNorm, LAYOUTS } from './harness.ts';
+import { Tensor, TensorError, type DType } from '../../src/index.ts';
 import { attentionGradTuning, type AttentionGradPath } from '../../src/ops/attention-grad.ts';
 import { randT } from '../helpers.ts';
+import { gradInputs, gradsOf, type GradFn } from './grad-run.ts';
 
 const s = gpuSuite('gpu/flash-grad');
 const sdpa = Tensor.scaledDotProductAttention;
 const KERNEL_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 
-type Fn = (xs: Tensor[]) => Tensor;
+type Fn = GradFn;
 type Case = readonly [string, number[][], Fn];
 
 const QKV = (b: number, hq: number, hkv: number, tq: number, tk: number, d: number): number[][] => [
@@ -82,32 +83,6 @@ const CASES: readonly Case[] = [
 // reduced precision: the CPU reference rounds its GEMM outputs to the dtype
 const TOL = { f32: 1e-4, f16: 2e-2, bf16: 3e-2 };
 
-function inputs(shapes: number[][], f: Fn): MakeInputs {
-  return (d: DType) => {
-    const xs = shapes.map((sh) => randT(sh, d, -1, 1));
-    const shape = noGrad(() => {
-      const y = f(xs);
-      const r = y.shape;
-      y.dispose();
-      return r;
-    });
-    return [...xs, randT(shape, d, -1, 1)];
-  };
-}
-
-/** dQ, dK, dV of f at the given output gradient, flattened and joined */
-function grads(f: Fn): RunOp {
-  return (ins) => {
-    const xs = ins.slice(0, -1);
-    for (const x of xs) x.requiresGrad = true;
-    f(xs).backward(ins[ins.length - 1]!);
-    return Tensor.cat(
-      xs.map((x) => x.grad!.reshape([-1])),
-      0,
-    );
-  };
-}
-
 function withPath<R>(path: AttentionGradPath, fn: () => R): R {
   const was = attentionGradTuning.path;
   attentionGradTuning.path = path;
@@ -123,7 +98,7 @@ s.test('attention gradient kernels against the CPU reference (f32, f16, bf16, ev
   attentionGradTuning.path = 'kernel';
   try {
     for (const [variant, shapes, f] of CASES) {
-      await checkOp('scaledDotProductAttention', KERNEL_DTYPES, LAYOUTS, inputs(shapes, f), grads(f), {
+      await checkOp('scaledDotProductAttention', KERNEL_DTYPES, LAYOUTS, gradInputs(shapes, f), gradsOf(f), {
         variant: `gradient kernels, ${variant}`,
         tol: TOL,
         fixed: [shapes.length],
@@ -137,8 +112,8 @@ s.test('attention gradient kernels against the CPU reference (f32, f16, bf16, ev
 s.test('the kernels agree with the composed GEMM path on the GPU', async (dev) => {
   for (const dt of KERNEL_DTYPES) {
     for (const [variant, shapes, f] of CASES) {
-      const ins = inputs(shapes, f)(dt).map((t) => t.to(dev));
-      const run = grads(f);
+      const ins = gradInputs(shapes, f)(dt).map((t) => t.to(dev));
+      const run = gradsOf(f);
       const fresh = (): Tensor[] => ins.map((t) => t.detach());
       const a = await withPath('kernel', () => run(fresh(), dt)).toArray();
       const b = await withPath('composed', () => run(fresh(), dt)).toArray();
@@ -153,8 +128,8 @@ s.test(
   async (dev) => {
     for (const dt of ['f16', 'bf16'] as const) {
       for (const [variant, shapes, f] of CASES) {
-        const ins = inputs(shapes, f)(dt).map((t) => t.to(dev));
-        const run = grads(f);
+        const ins = gradInputs(shapes, f)(dt).map((t) => t.to(dev));
+        const run = gradsOf(f);
         const fresh = (): Tensor[] => ins.map((t) => t.detach());
         const a = await withPath('kernel', () => run(fresh(), dt)).toArray();
         attentionGradTuning.matrixCores = false;
@@ -173,9 +148,9 @@ s.test(
 
 s.test('path choice: f64 and d != dv take the composed path; forcing the kernels there names why', async (dev) => {
   const f: Fn = ([q, k, v]) => sdpa(q!, k!, v!, { causal: true });
-  const run = grads(f);
+  const run = gradsOf(f);
   // f64: the composed path (f64 sums), under 'auto'
-  const ins64 = inputs(QKV(1, 2, 1, 9, 9, 8), f)('f64');
+  const ins64 = gradInputs(QKV(1, 2, 1, 9, 9, 8), f)('f64');
   const want = run(
     ins64.map((t) => t.detach()),
     'f64',
@@ -190,7 +165,7 @@ s.test('path choice: f64 and d != dv take the composed path; forcing the kernels
   const forced = (): unknown =>
     withPath('kernel', () =>
       run(
-        inputs(QKV(1, 2, 1, 9, 9, 8), f)('f64').map((t) => t.to(dev)),
+        gradInputs(QKV(1, 2, 1, 9, 9, 8), f)('f64').map((t) => t.to(dev)),
         'f64',
       ),
     );
@@ -207,7 +182,7 @@ s.test('path choice: f64 and d != dv take the composed path; forcing the kernels
   const g = (): unknown =>
     withPath('kernel', () =>
       run(
-        inputs(shapes, ([q, k, v]) => sdpa(q!, k!, v!))('f32').map((t) => t.to(dev)),
+        gradInputs(shapes, ([q, k, v]) => sdpa(q!, k!, v!))('f32').map((t) => t.to(dev)),
         'f32',
       ),
     );

@@ -2,43 +2,16 @@
 // poisoned): for each case, the same random inputs and output gradient on both devices, backward()
 // through the op, and every input's gradient compared. The CPU gradients themselves are checked
 // against f64 finite differences in test/cpu/autograd*.test.ts.
-import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, type MakeInputs, type RunOp } from './harness.ts';
-import { Tensor, noGrad, type DType } from '../../src/index.ts';
+import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, type RunOp } from './harness.ts';
+import { Tensor, type DType } from '../../src/index.ts';
 import { randT } from '../helpers.ts';
+import { gradInputs, gradsOf, type GradFn } from './grad-run.ts';
 
 const s = gpuSuite('gpu/grad');
 
-type Fn = (xs: Tensor[]) => Tensor;
+type Fn = GradFn;
 /** [variant, input shapes, the op, input ranges] */
 type Case = readonly [string, number[][], Fn, { lo?: number; hi?: number }?];
-
-/** the inputs and, last, an output gradient shaped like the op's result */
-function inputs(shapes: number[][], f: Fn, lo: number, hi: number): MakeInputs {
-  return (d: DType) => {
-    const xs = shapes.map((sh) => randT(sh, d, lo, hi));
-    const shape = noGrad(() => {
-      const y = f(xs);
-      const r = y.shape;
-      y.dispose();
-      return r;
-    });
-    return [...xs, randT(shape, d, -1, 1)];
-  };
-}
-
-/** backward through f from the given output gradient; every input's gradient, flattened and joined */
-function grads(f: Fn): RunOp {
-  return (ins) => {
-    const xs = ins.slice(0, -1);
-    const g = ins[ins.length - 1]!;
-    for (const x of xs) x.requiresGrad = true;
-    f(xs).backward(g);
-    return Tensor.cat(
-      xs.map((x) => x.grad!.reshape([-1])),
-      0,
-    );
-  };
-}
 
 /** index tensors on x's device (made inside the op, so both devices get the same) */
 const ids = (v: number[], shape: number[], x: Tensor): Tensor =>
@@ -50,7 +23,7 @@ const TOL = { f32: 1e-4, f16: 2e-2, bf16: 3e-2 };
 function gradTests(op: string, cases: readonly Case[], tol: Partial<Record<DType, number>> = TOL): void {
   s.test(`${op}: gradients against the CPU`, async () => {
     for (const [variant, shapes, f, range] of cases) {
-      await checkOp(op, FLOAT_DTYPES, LAYOUTS, inputs(shapes, f, range?.lo ?? -1, range?.hi ?? 1), grads(f), {
+      await checkOp(op, FLOAT_DTYPES, LAYOUTS, gradInputs(shapes, f, range?.lo ?? -1, range?.hi ?? 1), gradsOf(f), {
         variant,
         tol,
         fixed: [shapes.length],

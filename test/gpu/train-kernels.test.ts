@@ -5,44 +5,17 @@
 // and the fused Adam / AdamW / SGD steps (one launch a list) against the CPU's op-composed step
 // from the same parameters and gradients, master weights included.
 import * as assert from 'uvu/assert';
-import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES, type MakeInputs, type RunOp } from './harness.ts';
+import { gpuSuite, checkOp, LAYOUTS, FLOAT_DTYPES } from './harness.ts';
 import { Tensor, nn, optim, noGrad, GraphCaptureError, type DType, type Device } from '../../src/index.ts';
 import { randT } from '../helpers.ts';
+import { gradInputs, gradsOf, type GradFn } from './grad-run.ts';
 
 const s = gpuSuite('gpu/train-kernels');
 
 // the backward runs several roundings of the forward's dtype on both sides
 const TOL = { f64: 1e-10, f32: 1e-4, f16: 3e-2, bf16: 5e-2 };
 
-type Fn = (xs: Tensor[]) => Tensor;
-
-/** inputs of the shapes and, last, an output gradient shaped like f's result */
-function inputs(shapes: number[][], f: Fn, lo = -1, hi = 1): MakeInputs {
-  return (d: DType) => {
-    const xs = shapes.map((sh) => randT(sh, d, lo, hi));
-    const shape = noGrad(() => {
-      const y = f(xs);
-      const r = y.shape;
-      y.dispose();
-      return r;
-    });
-    return [...xs, randT(shape, d, -1, 1)];
-  };
-}
-
-/** backward through f from the given output gradient; every input's gradient, flattened and joined */
-function grads(f: Fn): RunOp {
-  return (ins) => {
-    const xs = ins.slice(0, -1);
-    const g = ins[ins.length - 1]!;
-    for (const x of xs) x.requiresGrad = true;
-    f(xs).backward(g);
-    return Tensor.cat(
-      xs.map((x) => x.grad!.reshape([-1])),
-      0,
-    );
-  };
-}
+type Fn = GradFn;
 
 const cases: [string, string, number[][], Fn][] = [
   ['softmaxBackward', 'softmax [5, 300]', [[5, 300]], ([x]) => x!.softmax(-1)],
@@ -63,7 +36,7 @@ for (const [op, variant, shapes, f] of cases)
   s.opTest(
     op,
     async () => {
-      await checkOp(op, FLOAT_DTYPES, LAYOUTS, inputs(shapes, f), grads(f), {
+      await checkOp(op, FLOAT_DTYPES, LAYOUTS, gradInputs(shapes, f), gradsOf(f), {
         variant,
         tol: TOL,
         fixed: [shapes.length],
