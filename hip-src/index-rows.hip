@@ -30,6 +30,13 @@
 //       accOff + p * accPre + id * accDim, id = ids[idsOff + j * idsStride]. A is atomic-add.h's
 //       accumulator type (f32 for f16/bf16). Repeated ids add every row. A bad id skips its row
 //       (lane 0 records it, at position j). len < 2^31.
+//   put_rows_<W>_<I>(E* y, const E* x, const I* ids, u64* err, i64 yOff, i64 xOff, i64 idsOff,
+//                      u64 rows, u64 n, u64 len, i64 yPre, i64 yDim, i64 xPre, i64 xDim,
+//                      i64 idsStride, u64 limit, u32 group, u32 tag)
+//       indexSetDistinct's rows: x row r (rows = pre * n, p = r / n, j = r % n; each `len` units
+//       at xOff + p * xPre + j * xDim) is copied to the y row at yOff + p * yPre + id * yDim,
+//       id = ids[idsOff + j * idsStride]. The ids are distinct (the caller's promise), so rows
+//       need no ordering: no buffer, one launch. A bad id skips its row (recorded at position j).
 #include "bad-id.h"
 #include "row-groups.h"
 #include "atomic-add.h"
@@ -121,6 +128,22 @@ RT_DEVICE void index_add_rows_impl(typename AddVal<T>::A* acc, const T* __restri
   }
 }
 
+template <class E, class I>
+RT_DEVICE void put_rows_impl(E* __restrict__ y, const E* __restrict__ x, const I* __restrict__ ids, u64* err,
+    u64 rows, u64 n, u32 len, i64 yPre, i64 yDim, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) {
+  const Groups g(group);
+  for (u64 r = g.first; r < rows; r += g.step) {
+    // as index_rows: no division for one block of rows (dim 0), else one a row
+    const u64 p = n >= rows ? 0 : rows <= 0xffffffffull ? (u64)((u32)r / (u32)n) : r / n, j = r - p * n;
+    const u64 id = (u64)ids[(i64)j * idsStride];
+    if (id >= limit) {
+      if (g.lane == 0) record_bad_id(err, tag, id, j, limit);
+      continue;
+    }
+    copy_row(y + (i64)p * yPre + (i64)id * yDim, x + (i64)p * xPre + (i64)j * xDim, len, g.lane, g.size);
+  }
+}
+
 #define INDEX_ROWS(W, E, IN, I) \
   RT_KERNEL void index_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, i64 xOff, i64 idsOff, \
       u64 rows, u64 n, u64 len, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) { RT_GRID_DEP(); \
@@ -129,6 +152,12 @@ RT_DEVICE void index_add_rows_impl(typename AddVal<T>::A* acc, const T* __restri
   RT_KERNEL void gather_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, Geom g, \
       u64 rows, u64 cols, i64 xCol, i64 idsCol, i64 xDim, u64 limit, u32 group, u32 tag) { RT_GRID_DEP(); \
     gather_rows_impl(y + yOff, x, ids, err, g, rows, (u32)cols, xCol, idsCol, xDim, limit, group, tag); }
+
+#define PUT_ROWS(W, E, IN, I) \
+  RT_KERNEL void put_rows_##W##_##IN(E* y, const E* x, const I* ids, u64* err, i64 yOff, i64 xOff, i64 idsOff, \
+      u64 rows, u64 n, u64 len, i64 yPre, i64 yDim, i64 xPre, i64 xDim, i64 idsStride, u64 limit, u32 group, u32 tag) { \
+    RT_GRID_DEP(); \
+    put_rows_impl(y + yOff, x + xOff, ids + idsOff, err, rows, n, (u32)len, yPre, yDim, xPre, xDim, idsStride, limit, group, tag); }
 
 #define INDEX_ADD_ROWS(DT, T, IN, I) \
   RT_KERNEL void index_add_rows_##DT##_##IN(AddVal<T>::A* acc, const T* src, const I* ids, u64* err, i64 accOff, i64 srcOff, \
@@ -140,6 +169,8 @@ RT_DEVICE void index_add_rows_impl(typename AddVal<T>::A* acc, const T* __restri
 #define BY_IDS(IN, I) \
   INDEX_ROWS(b1, u8, IN, I) INDEX_ROWS(b2, u16, IN, I) INDEX_ROWS(b4, u32, IN, I) \
   INDEX_ROWS(b8, u64, IN, I) INDEX_ROWS(b16, uint4, IN, I) \
+  PUT_ROWS(b1, u8, IN, I) PUT_ROWS(b2, u16, IN, I) PUT_ROWS(b4, u32, IN, I) \
+  PUT_ROWS(b8, u64, IN, I) PUT_ROWS(b16, uint4, IN, I) \
   GATHER_ROWS(b1, u8, IN, I) GATHER_ROWS(b2, u16, IN, I) GATHER_ROWS(b4, u32, IN, I) GATHER_ROWS(b8, u64, IN, I) \
   INDEX_ADD_ROWS(f32, float, IN, I) INDEX_ADD_ROWS(f64, double, IN, I) INDEX_ADD_ROWS(f16, f16, IN, I) \
   INDEX_ADD_ROWS(bf16, bf16, IN, I) INDEX_ADD_ROWS(u8, u8, IN, I) INDEX_ADD_ROWS(u32, u32, IN, I) \

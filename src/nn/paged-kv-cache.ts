@@ -56,10 +56,11 @@ export class PagedKVCache {
     return this.shape.blockSize;
   }
 
-  /** writes one layer's k, v [tokens, kvHeads, headDim] at slots u32 [tokens] */
+  /** writes one layer's k, v [tokens, kvHeads, headDim] at slots u32 [tokens], which do not
+   *  repeat (a step gives each new token its own slot) */
   write(layer: number, k: Tensor, v: Tensor, slots: Tensor): void {
-    this.keySlots[layer]!.indexSet(slots, k, 0);
-    this.valueSlots[layer]!.indexSet(slots, v, 0);
+    this.keySlots[layer]!.indexSetDistinct(slots, k, 0);
+    this.valueSlots[layer]!.indexSetDistinct(slots, v, 0);
   }
 
   dispose(): void {

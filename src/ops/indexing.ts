@@ -17,6 +17,7 @@ const ORDER: Record<string, string> = {
   scatterAdd: "x.scatterAdd(ids, src, dim); PyTorch's scatter_add takes (dim, ids, src)",
   indexAdd: "x.indexAdd(ids, src, dim); PyTorch's index_add takes (dim, ids, src)",
   indexSet: "x.indexSet(ids, src, dim); PyTorch's index_copy_ takes (dim, ids, src)",
+  indexSetDistinct: 'x.indexSetDistinct(ids, src, dim)',
   embedding: 'Tensor.embedding(ids, table)',
 };
 
@@ -182,6 +183,30 @@ export const indexSet = defineOp({
   writes: (x) => x,
   cpu: cpu.indexSet,
   gpu: gpu.indexSet,
+  grad: 'missing',
+});
+
+/**
+ * indexSet for ids the caller knows not to repeat (where one does, which of its slices lands is
+ * unspecified, as PyTorch's index_put_): the GPU then writes every slice in one launch with no
+ * buffer ordering duplicates (the serving KV cache's writes, a few hundred thousand slots a pool)
+ */
+export const indexSetDistinct = defineOp({
+  name: 'indexSetDistinct',
+  family: 'indexing',
+  summary: 'in place: as indexSet, for ids that do not repeat (one launch on the GPU, no ordering buffer)',
+  dtypes: ALL_DTYPES,
+  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] => {
+    const d = sliceWriteDim('indexSetDistinct', x, ids, src, dim);
+    if (!x.isContiguous())
+      throw new ShapeError(`indexSetDistinct: x ${sig(x)} must be contiguous: it is written in place`);
+    return [x, ids, src, d];
+  },
+  writes: (x) => x,
+  // distinct ids leave nothing to order: the CPU's sequential writes are the reference
+  cpu: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number) =>
+    cpu.indexSet(x, ids, src, dim, 'indexSetDistinct'),
+  gpu: gpu.indexSetDistinct,
   grad: 'missing',
 });
 

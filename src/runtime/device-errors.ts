@@ -27,6 +27,7 @@ export const ERROR_OPS = [
   'embedding',
   'indexSet',
   'pagedAttention',
+  'indexSetDistinct',
 ] as const;
 export type ErrorOp = (typeof ERROR_OPS)[number];
 

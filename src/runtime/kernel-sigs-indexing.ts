@@ -42,6 +42,11 @@ export const INDEX_ROWS_SIG: readonly ArgSpec[] = [
   'u32',
   'u32',
 ];
+/** y, x, ids, err, yOff, xOff, idsOff, rows, n, len, yPre, yDim, xPre, xDim, idsStride, limit, group, tag */
+export const PUT_ROWS_SIG: readonly ArgSpec[] = [
+  ...(['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64', 'u64'] as const),
+  ...(['i64', 'i64', 'i64', 'i64', 'i64', 'u64', 'u32', 'u32'] as const),
+];
 /** acc, src, ids, err, accOff, srcOff, idsOff, rows, n, len, accPre, accDim, srcPre, srcDim, idsStride, limit, group, tag */
 export const INDEX_ADD_ROWS_SIG: readonly ArgSpec[] = [
   'ptr',
@@ -85,6 +90,7 @@ function indexRowsSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const i of INDEX_ID_DTYPES) {
     for (const w of ROW_UNITS) m.set(`index_rows_${w}_${i}`, INDEX_ROWS_SIG);
+    for (const w of ROW_UNITS) m.set(`put_rows_${w}_${i}`, PUT_ROWS_SIG);
     for (const w of WIDTHS) m.set(`gather_rows_${w}_${i}`, GATHER_ROWS_SIG);
     for (const d of DTYPES) m.set(`index_add_rows_${d}_${i}`, INDEX_ADD_ROWS_SIG);
   }

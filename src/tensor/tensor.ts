@@ -661,6 +661,12 @@ export class Tensor extends RawTensor {
     idx.indexSet(this.check('indexSet'), ids, src, dim);
     return this;
   }
+  /** indexSet for ids that do not repeat (a repeated id gets one of its slices, unspecified
+   *  which): on the GPU one launch with no buffer ordering duplicates */
+  indexSetDistinct(ids: Tensor, src: Tensor, dim: number): this {
+    idx.indexSetDistinct(this.check('indexSetDistinct'), ids, src, dim);
+    return this;
+  }
   /** copies `rows` rows of `cols` elements between flat contiguous tensors (in place on dst) */
   static copy2d(src: Tensor, dst: Tensor, p: copyOps.Copy2dParams): void {
     copyOps.copy2d(arg('copy2d', 'src', src), arg('copy2d', 'dst', dst), p);

@@ -1,5 +1,5 @@
 // copy-emu.cpp: runs copy.hip's transpose_<w> (hip-src/transpose.h) and cat_rows_<w>, and
-// index-rows.hip's index_add_rows, on the host, compiled through their HIP path
+// index-rows.hip's index_add_rows and put_rows, on the host, compiled through their HIP path
 // (hip-host/hip/hip_runtime.h: a block's threads as fibers, real barriers, blocks one after
 // another) at wave sizes 64 and 32. No AMD GPU is at hand, so this is the only run the AMD code
 // gets; it also checks the tile, chunk and row arithmetic both vendors share.
@@ -11,6 +11,8 @@
 //     input rows, offsets, a grid smaller than the work.
 //   index_add_rows: f32 and bf16 (an f32 accumulator) with repeated ids (every row adds), a bad
 //     id (skipped, recorded once with its position), pre > 1 (the per-row division).
+//   put_rows: 4-byte and 16-byte units, distinct ids with a bad one (skipped, recorded), padded
+//     source rows, pre > 1; every byte of y checked (rows no id names keep their poison).
 // Prints one line per family and wave; exits 1 on a mismatch.
 //   g++ -std=c++20 -O1 -D__HIP__ -Itest/emu/hip-host test/emu/copy-emu.cpp -o copy-emu && ./copy-emu
 #include "../../hip-src/copy.hip"
@@ -167,6 +169,44 @@ static void index_adds(int wave, Rng& rng) {
   index_add_case<bf16>(wave, "bf16", rng);
   if (failures == before) std::printf("ok  index_add_rows wave %d: f32, bf16\n", wave);
 }
+// ---- put_rows ----------------------------------------------------------------------------------
+template <class E>
+static void put_rows_case(int wave, const char* name, Rng& rng) {
+  const std::string what = std::string("put_rows ") + name + " wave " + std::to_string(wave);
+  checks++;
+  // y [pre, limit, len] (contiguous), x [pre, n, len] with padded rows, distinct ids and one bad id
+  const u64 pre = 2, limit = 9, len = 13, n = 6;
+  const i64 xDim = 15, xPre = (i64)n * xDim + 4;
+  const i64 ids[n] = { 7, 2, 9 /* bad: == limit */, 0, 5, 8 };
+  const size_t yn = pre * limit * len, xn = (size_t)(pre * xPre);
+  Buf yb(yn * sizeof(E), 0xa5), want(yn * sizeof(E), 0xa5), xb(xn * sizeof(E), 0);
+  for (size_t k = 0; k < xn * sizeof(E); k++) xb.bytes()[k] = (uint8_t)rng.next();
+  E* y = reinterpret_cast<E*>(yb.bytes());
+  E* w = reinterpret_cast<E*>(want.bytes());
+  const E* x = reinterpret_cast<const E*>(xb.bytes());
+  for (u64 p = 0; p < pre; p++)
+    for (u64 j = 0; j < n; j++) {
+      if ((u64)ids[j] >= limit) continue;
+      for (u64 k = 0; k < len; k++) w[(p * limit + (u64)ids[j]) * len + k] = x[p * xPre + j * xDim + k];
+    }
+  u64 err[4] = { 0, 0, 0, 0 };
+  // groups of 8 lanes: several rows a block, lanes past the row's end; a grid smaller than the rows
+  emu::launch(2, 64, wave, [&] {
+    put_rows_impl<E, i64>(y, x, ids, err, pre * n, n, (u32)len, (i64)(limit * len), (i64)len, xPre, xDim, 1, limit, 8, 7);
+  });
+  for (size_t k = 0; k < yn * sizeof(E); k++) {
+    if (yb.bytes()[k] != want.bytes()[k]) { fail(what, "byte %lld is 0x%llx, expected 0x%llx", (long long)k, yb.bytes()[k], want.bytes()[k]); return; }
+  }
+  const u32* head = reinterpret_cast<const u32*>(err);
+  if (head[0] != 7 || head[1] != 1 || err[1] != 9 || err[2] != 2 || err[3] != limit) fail(what, "error record tag %lld id %lld pos %lld", head[0], (long long)err[1], (long long)err[2]);
+}
+
+static void put_rows_all(int wave, Rng& rng) {
+  const int before = failures;
+  put_rows_case<u32>(wave, "b4", rng);
+  put_rows_case<uint4>(wave, "b16", rng);
+  if (failures == before) std::printf("ok  put_rows wave %d: b4, b16\n", wave);
+}
 
 int main() {
   Rng rng{ 0x9e3779b97f4a7c15ull };
@@ -177,6 +217,7 @@ int main() {
     transposes<8>(wave, rng);
     cats(wave, rng);
     index_adds(wave, rng);
+    put_rows_all(wave, rng);
   }
   std::printf("%s: %d mismatches in %d checks\n", failures ? "FAIL" : "ok", failures, checks);
   return failures ? 1 : 0;

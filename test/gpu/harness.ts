@@ -130,6 +130,7 @@ export const GPU_OPS: readonly string[] = [
   'cumsum',
   // in-place write at ids held on the device (the indexing kernels' scatter)
   'indexSet',
+  'indexSetDistinct',
   // recurrent layers (MIOpen / cuDNN RNN calls)
   'rnn',
   'rnnBackward',

@@ -1,5 +1,5 @@
 // The indexing family on the GPU against the CPU reference: indexSelect, gather, scatter,
-// scatterAdd, indexAdd and embedding, for every dtype and ids dtype (u8, u32, i64), every layout
+// scatterAdd, indexAdd, indexSetDistinct and embedding, for every dtype and ids dtype (u8, u32, i64), every layout
 // of x, src and ids, duplicate ids (random ids over a small range, broadcast ids), empty ids and
 // tensors over 2^20 elements. The 'rows:' cases and the big ones take the row kernels of
 // index-rows.hip where the layout allows (the other layouts of the same case fall back to the
@@ -166,9 +166,9 @@ s.opTest(
       gpuX.indexSet(Tensor.from(idList, { dtype: 'u32', device: dev }), src.to(dev), 1);
       assert.equal(await nums(bigGpu), await nums(big), `ids [${idList}]`);
       // an out-of-range id is reported at the next readback, on the single-id path too
-      gpuX.indexSet(Tensor.from([5], { dtype: 'u32', device: dev }), Tensor.ones([3, 1], { device: dev }), 1);
       let err: unknown = null;
       try {
+        gpuX.indexSet(Tensor.from([5], { dtype: 'u32', device: dev }), Tensor.ones([3, 1], { device: dev }), 1);
         await nums(bigGpu);
       } catch (e) {
         err = e;
@@ -177,6 +177,75 @@ s.opTest(
     }
   },
   'indexSet: into an offset view, one id and two; bad ids reported',
+);
+
+/** k distinct ids below n (a shuffled range), so indexSetDistinct's result is defined */
+function distinctIds(k: number, n: number, dtype: DType): Tensor {
+  const all = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [all[i], all[j]] = [all[j]!, all[i]!];
+  }
+  return Tensor.from(all.slice(0, k), { dtype });
+}
+
+s.opTest(
+  'indexSetDistinct',
+  async () => {
+    const cases = [
+      { name: 'dim 0 of [9, 5]', x: [9, 5], k: 4, dim: 0 },
+      { name: 'dim 0 of slots [40, 2, 8] (16-byte rows)', x: [40, 2, 8], k: 7, dim: 0 },
+      { name: 'dim 2 of a cache [2, 3, 9, 4]', x: [2, 3, 9, 4], k: 3, dim: 2 },
+      { name: 'dim 1 of [4, 7]', x: [4, 7], k: 7, dim: 1 },
+    ];
+    for (const c of cases) {
+      const src = [...c.x];
+      src[c.dim] = c.k;
+      for (const it of ID_DTYPES) {
+        // broadcast ids would repeat: every other layout of ids and src
+        await checkOp(
+          'indexSetDistinct',
+          ALL_DTYPES,
+          ['contiguous', 'transposed', 'narrowed', 'offset'],
+          (d) => [randData(c.x, d), distinctIds(c.k, c.x[c.dim]!, it), randData(src, d)],
+          ([x, i, u]) => x!.indexSetDistinct(i!, u!, c.dim),
+          { variant: `${c.name}, ids ${it}`, fixed: [0] },
+        );
+      }
+    }
+  },
+  'indexSetDistinct: in place along dims (the row kernel where rows allow), every dtype, ids dtype and layout',
+);
+
+s.opTest(
+  'indexSetDistinct',
+  async (dev) => {
+    // the KV cache's write: rows of a fused projection [tokens, heads, d] narrowed to the kv
+    // heads (rows apart by the whole projection), into a pool's slots seen as [slots, kvHeads, d]
+    for (const dt of ['bf16', 'f32'] as DType[]) {
+      const qkv = randData([5, 6, 8], dt);
+      const pool = randData([40, 2, 8], dt);
+      const slots = distinctIds(5, 40, 'u32');
+      const gp = pool.to(dev);
+      gp.indexSetDistinct(slots.to(dev), qkv.to(dev).narrow(1, 3, 2), 0);
+      pool.indexSet(slots, qkv.narrow(1, 3, 2), 0);
+      assert.equal(await gp.toArray(), await pool.toArray(), dt);
+      // a slot past the pool is reported at the next readback, naming the op
+      const bad = Tensor.from([40], { dtype: 'u32', device: dev });
+      let err: unknown = null;
+      try {
+        gp.indexSetDistinct(bad, Tensor.ones([1, 2, 8], { dtype: dt, device: dev }), 0);
+        await gp.toArray();
+      } catch (e) {
+        err = e;
+      }
+      assert.ok(
+        err instanceof Error && /indexSetDistinct/.test(err.message) && /\[0, 40\)/.test(err.message),
+        String(err),
+      );
+    }
+  },
+  'indexSetDistinct: a KV-cache write from a narrowed projection; a bad slot reported',
 );
 
 s.opTest('indexAdd', async () => {

@@ -135,9 +135,16 @@ export function indexAdd(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
   return fromNumbers(acc, x.layout.shape, x.dtype, x.device);
 }
 
-export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
+/** op: the name errors give (indexSetDistinct's writes are these too) */
+export function indexSet(
+  x: RawTensor,
+  ids: RawTensor,
+  src: RawTensor,
+  dim: number,
+  op: 'indexSet' | 'indexSetDistinct' = 'indexSet',
+): void {
   const [outer, n, inner] = split(x.layout.shape, dim);
-  const id = readIds('indexSet', ids, n, `dim ${dim} of x ${sig(x)}`);
+  const id = readIds(op, ids, n, `dim ${dim} of x ${sig(x)}`);
   const out = x.storage.host,
     sv = readRaw(src);
   const base0 = x.layout.offset;

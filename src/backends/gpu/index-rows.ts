@@ -5,6 +5,7 @@
 //    contiguous rows of the usual sizes), with no index division per element.
 //  - gather walks rows of the ids' last dim: one Geom lookup per row, then consecutive
 //    elements of y and ids go to consecutive threads.
+//  - indexSetDistinct writes whole rows of src at their (distinct) ids, the mirror of indexSelect.
 //  - indexAdd adds whole rows of src: the id of a row is read and range-checked once, and
 //    consecutive threads add consecutive elements (each wave's atomics cover whole lines).
 // Bad ids are still caught on the device (the kernels record them like indexing.hip's).
@@ -196,6 +197,52 @@ export function launchIndexAddRows(
       arg.i64(ids.layout.strides[0]!),
       arg.u64(limit),
       arg.u32(group),
+      arg.u32(tag),
+    ]);
+  });
+  return true;
+}
+
+/**
+ * indexSetDistinct of src into x (contiguous) along dim as row copies, or false (nothing
+ * launched): src's dims before dim must merge into one run (any stride), the dims after it into
+ * one unit-stride run (the rows).
+ */
+export function launchPutRows(x: RawTensor, src: RawTensor, ids: RawTensor, dim: number, site: ErrorSite): boolean {
+  const { shape, strides } = src.layout;
+  const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
+  const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
+  if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return false;
+  const pre = before[0]?.n ?? 1,
+    n = shape[dim]!,
+    len = after[0]?.n ?? 1;
+  if (pre > 1 && len < SHORT_ROW) return false;
+  const limit = x.layout.shape[dim]!,
+    rows = pre * n;
+  // x's rows: [pre, limit, len] contiguous; src's at its strides
+  const plan = rowPlan(x, src, rows, len, [limit * len, len, before[0]?.s ?? 0, strides[dim]!]);
+  if (!plan) return false;
+  const dev = x.device;
+  const [yPre, yDim, xPre, xDim] = plan.strides as [number, number, number, number];
+  withDeviceErrors(dev, site, (err, tag) => {
+    dev.kernels.launch(FILE, `put_rows_${unitName(plan.unit)}_${ids.dtype}`, plan.grid, plan.block, 0, dev.stream, [
+      arg.ptr(x.storage.ptrAt(0)),
+      arg.ptr(src.storage.ptrAt(0)),
+      arg.ptr(ids.storage.ptrAt(0)),
+      arg.ptr(err),
+      arg.i64(plan.yOff),
+      arg.i64(plan.xOff),
+      arg.i64(ids.layout.offset),
+      arg.u64(rows),
+      arg.u64(n),
+      arg.u64(plan.len),
+      arg.i64(yPre),
+      arg.i64(yDim),
+      arg.i64(xPre),
+      arg.i64(xDim),
+      arg.i64(ids.layout.strides[0]!),
+      arg.u64(limit),
+      arg.u32(plan.group),
       arg.u32(tag),
     ]);
   });

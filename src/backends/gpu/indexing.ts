@@ -20,7 +20,14 @@ import { withDeviceErrors, type ErrorOp } from '../../runtime/device-errors.ts';
 import { sig } from '../checks.ts';
 import { cast } from './cast.ts';
 import { copyInto, eachGeom } from './copy.ts';
-import { embeddingRows, launchGatherRows, launchIndexAddRows, launchSelectRows, selectRows } from './index-rows.ts';
+import {
+  embeddingRows,
+  launchGatherRows,
+  launchIndexAddRows,
+  launchPutRows,
+  launchSelectRows,
+  selectRows,
+} from './index-rows.ts';
 
 const FILE = 'indexing.hip';
 
@@ -336,8 +343,25 @@ export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
   }
 }
 
+/**
+ * indexSet for ids the caller knows to be distinct: src's rows go straight to their ids' rows
+ * in one launch (index-rows.hip put_rows), no winner buffer; a layout the row kernel does not
+ * take goes through indexSet, whose order for repeated ids is one allowed outcome.
+ */
+export function indexSetDistinct(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
+  if (src.numel === 0) return;
+  const w = rowsWalk('indexSetDistinct', x, ids, src, dim);
+  if (!launchPutRows(x, src, ids, dim, site(w))) indexSet(x, ids, src, dim);
+}
+
 /** the walk of indexSet and indexAdd: over src, each row along dim taking the id at its place */
-function rowsWalk(op: 'indexSet' | 'indexAdd', x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): Walk {
+function rowsWalk(
+  op: 'indexSet' | 'indexSetDistinct' | 'indexAdd',
+  x: RawTensor,
+  ids: RawTensor,
+  src: RawTensor,
+  dim: number,
+): Walk {
   const il = ids.layout,
     r = src.rank;
   return {
