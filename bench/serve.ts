@@ -1,6 +1,6 @@
 // npm run bench:serve -- --model DIR [--device D] [--dtype bf16] [--concurrency 1,16,64,256] [--rates 4,16]
 //                        [--duration 30] [--requests N] [--prompt-len 128:2048] [--output-len 64:512] [--seed 1]
-//                        [--nproc N] [--url http://host:port] [--no-offline] [--decode-graphs] [--smoke] [--json PATH]
+//                        [--nproc N] [--url http://host:port] [--no-offline] [--no-decode-graphs] [--smoke] [--json PATH]
 //
 // The OpenAI server under load. It starts `rocm-tensor serve` on the model folder in a process
 // of its own (under `rocm-tensor launch --nproc N` with --nproc; or uses the running server at
@@ -45,7 +45,7 @@ const { values: opt } = parseArgs({
     'max-seq-len': { type: 'string' },
     'kv-memory': { type: 'string' },
     'block-size': { type: 'string' },
-    'decode-graphs': { type: 'boolean', default: false },
+    'no-decode-graphs': { type: 'boolean', default: false },
     'prefill-chunk': { type: 'string' },
     'offline-batch': { type: 'string' },
     'offline-new': { type: 'string' },
@@ -127,7 +127,7 @@ function serveFlags(): string[] {
   put('--kv-memory', opt['kv-memory'] ?? (S ? undefined : '0.85'));
   put('--block-size', opt['block-size']);
   put('--prefill-chunk', opt['prefill-chunk']);
-  if (opt['decode-graphs']) f.push('--decode-graphs');
+  if (opt['no-decode-graphs']) f.push('--no-decode-graphs');
   return f;
 }
 

@@ -64,7 +64,8 @@ export async function serveCommand(dir: string, o: ServeCliOptions): Promise<voi
     requestTimeout: int('--request-timeout', o.requestTimeout, 0),
     apiKey: o.apiKey ?? null,
     servedModelName: o.servedModelName,
-    decodeGraphs: o.decodeGraphs ?? false,
+    // --no-decode-graphs gives false; else the engine's default (on for one GPU)
+    decodeGraphs: o.decodeGraphs === false ? false : undefined,
     log: (line) => console.error(`[serve] ${line}`),
   };
   const job = launchedRanks('serve', o.device);

@@ -26,8 +26,9 @@ export interface EngineOptions {
   /** hears the engine's notes (preemptions, failed steps) */
   log?: (line: string) => void;
   /**
-   * replay decode-only steps from captured graphs, one per batch-size bucket (1, 2, 4, ...; GPU
-   * only, not for a tensor-parallel model; default false). Each bucket's first step captures it.
+   * replay decode-only steps from captured graphs, one per batch-size bucket (1, 2, 4, ...).
+   * Default: on for a model on one GPU; off (and refused if asked for) on the CPU and for a
+   * tensor-parallel model. Each bucket's first step captures it.
    */
   decodeGraphs?: boolean;
 }

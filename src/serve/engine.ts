@@ -85,6 +85,7 @@ export class Engine {
     this.prefillChunk = lim.prefillChunk;
     this.maxQueue = lim.maxQueue;
     this.log = opts.log ?? (() => undefined);
+    const graphs = opts.decodeGraphs ?? (!model.device.isCpu && model.shard === null);
     if (opts.decodeGraphs && model.device.isCpu)
       throw new TensorError(`serve: decodeGraphs needs a GPU device, the model is on ${model.device}`);
     if (opts.decodeGraphs && model.shard !== null)
@@ -106,7 +107,7 @@ export class Engine {
       model.dtype,
     );
     model.rope.reserve(this.maxSeqLen);
-    this.graphs = opts.decodeGraphs
+    this.graphs = graphs
       ? new DecodeGraphs(model, this.cache, Math.ceil(this.maxSeqLen / lim.blockSize))
       : null;
     // a server's steps come in every batch size and prompt length, which leave odd-sized

@@ -38,16 +38,17 @@ const GRID_X_MAX = 0x7fffffff,
  * ones cost more in latency than they bring in parallelism (as attention.ts's decode kernel).
  */
 const MIN_KEYS_PER_SPLIT = 64;
-/** blocks a multiprocessor the splits aim at (attention.ts's decode kernel aims at two to four) */
-const BLOCKS_PER_MP = 2;
 
 /**
  * decode: which kernel takes the sequences of 1 to ATTN_MAX_TQ queries where the matrix-core
  * one applies (f16/bf16, head dims up to 128, slot-linear pools, lengths from the host): 'fma'
- * paged-attention.hip, 'matrix' paged-decode.hip. 'fma' until the matrix kernel is measured.
+ * paged-attention.hip, 'matrix' paged-decode.hip ('fma' measured faster on an H200, see
+ * docs/internals/tried-not-kept.md). blocksPerMp: the blocks a multiprocessor the FMA kernel's
+ * key splits aim at (attention.ts's decode kernel aims at two to four).
  */
-export const pagedAttentionTuning: { decode: 'fma' | 'matrix' } = {
+export const pagedAttentionTuning: { decode: 'fma' | 'matrix'; blocksPerMp: number } = {
   decode: 'fma',
+  blocksPerMp: 2,
 };
 
 /** query heads a block takes: 1 where each kv head has one, else 4 (a grouped-query head's group) */
@@ -78,7 +79,7 @@ function keySplits(blocks: number, multiprocessors: number, p: PagedAttentionPar
   for (let s = 0; s < p.queryLens.length; s++)
     if (p.queryLens[s]! > 0 && p.queryLens[s]! <= maxQ)
       most = Math.max(most, p.window === null ? p.contextLens[s]! : Math.min(p.window, p.contextLens[s]!));
-  const want = Math.ceil((BLOCKS_PER_MP * multiprocessors) / Math.max(1, blocks));
+  const want = Math.ceil((pagedAttentionTuning.blocksPerMp * multiprocessors) / Math.max(1, blocks));
   return Math.max(1, Math.min(want, ATT_MAX_SPLITS, GRID_YZ_MAX, Math.ceil(most / MIN_KEYS_PER_SPLIT)));
 }
 
