@@ -44,11 +44,11 @@ const MIN_KEYS_PER_SPLIT = 64;
  * one applies (f16/bf16, head dims up to 128, slot-linear pools, lengths from the host): 'fma'
  * paged-attention.hip, 'matrix' paged-decode.hip ('fma' measured faster on an H200, see
  * docs/internals/tried-not-kept.md). blocksPerMp: the blocks a multiprocessor the FMA kernel's
- * key splits aim at (attention.ts's decode kernel aims at two to four).
+ * key splits aim at (attention.ts's decode kernel aims at two to four; four measured best for 64 decodes of 1-2k keys).
  */
 export const pagedAttentionTuning: { decode: 'fma' | 'matrix'; blocksPerMp: number } = {
   decode: 'fma',
-  blocksPerMp: 2,
+  blocksPerMp: 4,
 };
 
 /** query heads a block takes: 1 where each kv head has one, else 4 (a grouped-query head's group) */
