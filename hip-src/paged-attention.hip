@@ -39,6 +39,9 @@
 #define PA_TPK 4
 // keys a chunk: their scores are made before one online-softmax step and the P V pass
 #define PA_SC 256
+// keys a group of PA_TPK lanes (score pass) or a thread (output pass) loads before it sums any
+// (8 in the output pass measured slower for 16 and 64 decodes)
+#define PA_KU 4
 #define PA_DMAX 256
 
 template <class T> RT_DEVICE float pa_load(T x) { return Elem<T>::load(x); }
@@ -127,46 +130,73 @@ RT_DEVICE void paged_attn(T* o, float* wso, float* wsml, const T* q, const T* kp
   const u32 kg = nt / PA_TPK, sub = tid % PA_TPK;
   for (u32 j0 = js; j0 < je; j0 += PA_SC, cur ^= 1u) {
     const u32 nj = min((u32)PA_SC, je - j0);
-    for (u32 b0 = 0; b0 < nj; b0 += kg) {
-      // every lane runs every pass (the shuffles below need the whole wave); keys past the chunk
-      // repeat its last one and are dropped
-      const u32 kk = b0 + tid / PA_TPK, j = j0 + min(kk, nj - 1);
-      const u32 bi = j / bs;
-      const i64 id = tableI64 ? ((const i64*)trow)[(i64)bi * tsc] : (i64)((const u32*)trow)[(i64)bi * tsc];
-      const bool bad = id < 0 || id >= (i64)nblocks;
-      if (bad && sub == 0 && kk < nj) record_bad_id(err, tag, (u64)id, (u64)s * maxBlocks + bi, nblocks);
-      const i64 blk = bad ? 0 : id, slot = j - bi * bs;
-      const T* kr = kh0 + blk * kbk + slot * kss;
-      float sv[RT];
+    for (u32 b0 = 0; b0 < nj; b0 += kg * PA_KU) {
+      // PA_KU keys a thread group: their table entries, then their rows' loads, go out together
+      // (one key at a time left a table read and a row read in series per key; measured at a
+      // third of the memory bandwidth). Every lane runs every pass (the shuffles below need the
+      // whole wave); keys past the chunk repeat its last one and are dropped.
+      u32 kk[PA_KU];
+      i64 blk[PA_KU], slot[PA_KU];
+      bool bad[PA_KU];
 #pragma unroll
-      for (u32 r = 0; r < RT; r++) sv[r] = 0.f;
+      for (u32 u = 0; u < PA_KU; u++) {
+        kk[u] = b0 + u * kg + tid / PA_TPK;
+        const u32 j = j0 + min(kk[u], nj - 1), bi = j / bs;
+        const i64 id = tableI64 ? ((const i64*)trow)[(i64)bi * tsc] : (i64)((const u32*)trow)[(i64)bi * tsc];
+        bad[u] = id < 0 || id >= (i64)nblocks;
+        if (bad[u] && sub == 0 && kk[u] < nj) record_bad_id(err, tag, (u64)id, (u64)s * maxBlocks + bi, nblocks);
+        blk[u] = bad[u] ? 0 : id;
+        slot[u] = j - bi * bs;
+      }
+      float sv[PA_KU][RT];
+#pragma unroll
+      for (u32 u = 0; u < PA_KU; u++) {
+#pragma unroll
+        for (u32 r = 0; r < RT; r++) sv[u][r] = 0.f;
+      }
       if (kvec) {
         for (u32 e = sub * VN; e < d; e += PA_TPK * VN) {
-          const V kv = *(const V*)(kr + e);
+          V kv[PA_KU];
 #pragma unroll
-          for (u32 u = 0; u < VN; u++) {
-            const float kx = pa_load(kv.v[u]);
+          for (u32 u = 0; u < PA_KU; u++) kv[u] = *(const V*)(kh0 + blk[u] * kbk + slot[u] * kss + e);
 #pragma unroll
-            for (u32 r = 0; r < RT; r++) sv[r] += qs[r][e + u] * kx;
+          for (u32 u = 0; u < PA_KU; u++) {
+#pragma unroll
+            for (u32 w = 0; w < VN; w++) {
+              const float kx = pa_load(kv[u].v[w]);
+#pragma unroll
+              for (u32 r = 0; r < RT; r++) sv[u][r] += qs[r][e + w] * kx;
+            }
           }
         }
       } else {
         for (u32 e = sub; e < d; e += PA_TPK) {
-          const float kx = pa_load(kr[e]);
+          float kx[PA_KU];
 #pragma unroll
-          for (u32 r = 0; r < RT; r++) sv[r] += qs[r][e] * kx;
+          for (u32 u = 0; u < PA_KU; u++) kx[u] = pa_load(kh0[blk[u] * kbk + slot[u] * kss + e]);
+#pragma unroll
+          for (u32 u = 0; u < PA_KU; u++) {
+#pragma unroll
+            for (u32 r = 0; r < RT; r++) sv[u][r] += qs[r][e] * kx[u];
+          }
         }
       }
       // the key's PA_TPK lanes are adjacent: a butterfly leaves the whole dot on each
 #pragma unroll
       for (u32 m = 1; m < PA_TPK; m <<= 1) {
 #pragma unroll
-        for (u32 r = 0; r < RT; r++) sv[r] += shfl_xor(sv[r], (int)m);
-      }
-      if (sub == 0 && kk < nj) {
+        for (u32 u = 0; u < PA_KU; u++) {
 #pragma unroll
-        for (u32 r = 0; r < RT; r++) sc[r][kk] = bad ? NAN : sv[r];
-        svoff[kk] = blk * vbk + slot * vss;
+          for (u32 r = 0; r < RT; r++) sv[u][r] += shfl_xor(sv[u][r], (int)m);
+        }
+      }
+#pragma unroll
+      for (u32 u = 0; u < PA_KU; u++) {
+        if (sub == 0 && kk[u] < nj) {
+#pragma unroll
+          for (u32 r = 0; r < RT; r++) sc[r][kk[u]] = bad[u] ? NAN : sv[u][r];
+          svoff[kk[u]] = blk[u] * vbk + slot[u] * vss;
+        }
       }
     }
     __syncthreads();
@@ -196,7 +226,25 @@ RT_DEVICE void paged_attn(T* o, float* wso, float* wsml, const T* q, const T* kp
 #pragma unroll
         for (u32 u = 0; u < VN; u++) acc[r][u] *= f;
       }
-      for (u32 x = part; x < nj; x += parts) {
+      u32 x = part;
+      if (vvec) {
+        // PA_KU rows' loads in flight before their sums, as the score pass
+        for (; x + (PA_KU - 1) * parts < nj; x += PA_KU * parts) {
+          V vv[PA_KU];
+#pragma unroll
+          for (u32 u = 0; u < PA_KU; u++) vv[u] = *(const V*)(vh0 + svoff[x + u * parts] + col);
+#pragma unroll
+          for (u32 u = 0; u < PA_KU; u++) {
+#pragma unroll
+            for (u32 w = 0; w < VN; w++) {
+              const float vx = pa_load(vv[u].v[w]);
+#pragma unroll
+              for (u32 r = 0; r < RT; r++) acc[r][w] += sc[r][x + u * parts] * vx;
+            }
+          }
+        }
+      }
+      for (; x < nj; x += parts) {
         const T* vr = vh0 + svoff[x] + col;
         if (vvec) {
           const V vv = *(const V*)vr;

@@ -48,7 +48,7 @@ const MIN_KEYS_PER_SPLIT = 64;
  */
 export const pagedAttentionTuning: { decode: 'fma' | 'matrix'; blocksPerMp: number } = {
   decode: 'fma',
-  blocksPerMp: 4,
+  blocksPerMp: 2,
 };
 
 /** query heads a block takes: 1 where each kv head has one, else 4 (a grouped-query head's group) */
