@@ -25,6 +25,10 @@ export interface Workload {
   readonly itemName: string;
   /** device memory a captured step's graph holds (its activations and gradients); 0 eagerly */
   graphBytes(): number;
+  /** the eager step in its parts (bench:train --parts times each): the loss, recorded for
+   *  backward; then the caller's backward; then the update */
+  loss(): Tensor;
+  update(): void;
   dispose(): void;
 }
 
@@ -40,7 +44,7 @@ function stepper(
   params: Tensor[],
   opt: { step(): void; zeroGrad(): void },
   o: StepOptions,
-): { step(): Tensor; graphBytes(): number; dispose(): void } {
+): { step(): Tensor; graphBytes(): number; loss(): Tensor; update(): void; dispose(): void } {
   const g: CapturedBackward | null = o.graph ? captureBackward(loss, params) : null;
   return {
     step() {
@@ -55,6 +59,11 @@ function stepper(
       return l;
     },
     graphBytes: () => g?.poolBytes ?? 0,
+    loss,
+    update() {
+      opt.step();
+      opt.zeroGrad();
+    },
     dispose() {
       g?.dispose();
     },
@@ -87,6 +96,8 @@ export function cnnWorkload(device: Device, batch = 256, so: StepOptions = {}): 
     itemName: 'images',
     step: st.step,
     graphBytes: st.graphBytes,
+    loss: st.loss,
+    update: st.update,
     dispose() {
       st.dispose();
       model.dispose();
@@ -200,6 +211,8 @@ export function decoderWorkload(device: Device, s: DecoderShape = DECODER_134M, 
     itemName: 'tokens',
     step: st.step,
     graphBytes: st.graphBytes,
+    loss: st.loss,
+    update: st.update,
     dispose() {
       st.dispose();
       model.dispose();
@@ -301,6 +314,8 @@ export function resnetWorkload(device: Device, batch = 256, so: StepOptions = {}
     itemName: 'images',
     step: st.step,
     graphBytes: st.graphBytes,
+    loss: st.loss,
+    update: st.update,
     dispose() {
       st.dispose();
       model.dispose();

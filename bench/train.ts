@@ -1,11 +1,13 @@
 // npm run bench:train -- [--workload cnn,decoder,resnet] [--steps 20] [--small] [--torch] [--graph]
-//                        [--python CMD] [--json PATH]
+//                        [--parts] [--python CMD] [--json PATH]
 //
 // Training steps (forward, loss, backward, optimizer update) of the workloads in
 // bench/train-models.ts on the best GPU: milliseconds a step, items (images or tokens) a second,
 // and peak device memory. With --torch, bench/train_torch.py runs the same workloads in PyTorch
 // on the same GPU (eager) in the same run, and the table gives ours / PyTorch. --graph adds a row
-// per workload whose forward and backward replay from a captureBackward graph. --small shrinks
+// per workload whose forward and backward replay from a captureBackward graph. --parts times the
+// eager step's forward (with the loss), backward and update apart, with a synchronize after
+// each (where a step's time goes; the sum exceeds the step by the overlap lost). --small shrinks
 // the decoder and the image batches (a smoke run; on a machine without a GPU everything runs on
 // the CPU). The JSON goes to bench/results/<date>-<device>-train.json unless --json says where.
 import { parseArgs } from 'node:util';
@@ -31,6 +33,7 @@ const { values: opt } = parseArgs({
     small: { type: 'boolean', default: false },
     torch: { type: 'boolean', default: false },
     graph: { type: 'boolean', default: false },
+    parts: { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
     json: { type: 'string' },
   },
@@ -60,6 +63,32 @@ interface Row {
   itemName: string;
   peakBytes: number | null;
   lastLoss: number;
+  /** --parts, eager rows: milliseconds of the forward (with the loss), backward and update */
+  parts?: { forwardMs: number; backwardMs: number; updateMs: number };
+}
+
+/** the eager step's parts, each between synchronizes, averaged over the steps */
+function measureParts(w: Workload): NonNullable<Row['parts']> {
+  const sum = { forwardMs: 0, backwardMs: 0, updateMs: 0 };
+  const lap = (): number => {
+    dev.synchronize();
+    return performance.now();
+  };
+  for (let i = 0; i < steps; i++) {
+    tidy(() => {
+      const t0 = lap();
+      const l = w.loss();
+      const t1 = lap();
+      l.backward();
+      const t2 = lap();
+      w.update();
+      const t3 = lap();
+      sum.forwardMs += t1 - t0;
+      sum.backwardMs += t2 - t1;
+      sum.updateMs += t3 - t2;
+    });
+  }
+  return { forwardMs: sum.forwardMs / steps, backwardMs: sum.backwardMs / steps, updateMs: sum.updateMs / steps };
 }
 
 function measure(w: Workload, graph: boolean): Row {
@@ -106,7 +135,9 @@ for (const n of names) {
           ? resnetWorkload(dev, opt.small ? 4 : 256, so)
           : decoderWorkload(dev, shape, so);
     try {
-      ours.push(measure(w, graph));
+      const row = measure(w, graph);
+      if (opt.parts && !graph) row.parts = measureParts(w);
+      ours.push(row);
     } finally {
       w.dispose();
     }
@@ -179,6 +210,12 @@ for (const r of ours)
   console.log(`  ${r.workload}${r.graph ? ' (graph)' : ''}: ${r.what}; last loss ${r.lastLoss.toFixed(4)}`);
 for (const p of torch) if (p.model) console.log(`  torch ${p.workload}: ${p.model}`);
 console.log(t.toString());
+for (const r of ours)
+  if (r.parts)
+    console.log(
+      `  ${r.workload} eager, parts between synchronizes: forward ${r.parts.forwardMs.toFixed(2)} ms, ` +
+        `backward ${r.parts.backwardMs.toFixed(2)} ms, update ${r.parts.updateMs.toFixed(2)} ms`,
+    );
 const gpuName = dev.isCpu ? 'cpu' : dev.runtime.info.name;
 const path = opt.json ?? defaultResultsPath(gpuName, 'train');
 writeResults(path, { device: String(dev), gpu: gpuName, steps, small: opt.small, ours, torch });
