@@ -179,7 +179,10 @@ program
   .option('--request-timeout <s>', 'seconds a request may take (default 600; 0: none)')
   .option('--api-key <key>', 'require Authorization: Bearer KEY on /v1/* (default: none)')
   .option('--served-model-name <name>', "the model's name in the API (default: the folder's name)")
-  .option('--no-decode-graphs', 'run decode-only steps eagerly (default on one GPU: replayed from graphs per batch-size bucket)')
+  .option(
+    '--no-decode-graphs',
+    'run decode-only steps eagerly (default on one GPU: replayed from graphs per batch-size bucket)',
+  )
   .action(async (dir: string, o: ServeCliOptions) => serveCommand(dir, o));
 program
   .command('launch')

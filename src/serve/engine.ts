@@ -107,9 +107,7 @@ export class Engine {
       model.dtype,
     );
     model.rope.reserve(this.maxSeqLen);
-    this.graphs = graphs
-      ? new DecodeGraphs(model, this.cache, Math.ceil(this.maxSeqLen / lim.blockSize))
-      : null;
+    this.graphs = graphs ? new DecodeGraphs(model, this.cache, Math.ceil(this.maxSeqLen / lim.blockSize)) : null;
     // a server's steps come in every batch size and prompt length, which leave odd-sized
     // segments in the allocator's cache: unless the user chose a limit, idle segments past
     // SERVE_CACHE_LIMIT go back to the device (the library's default is sized for training)
