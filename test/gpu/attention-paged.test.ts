@@ -69,6 +69,17 @@ const CASES: readonly Case[] = [
     hkv: 2,
     d: 64,
   },
+  // long contexts: the prefill kernel's key loop over many blocks of the table, beside decodes
+  {
+    name: 'prefill chunks, long contexts, + decodes',
+    queryLens: [40, 1, 70, 1],
+    contextLens: [600, 50, 1000, 300],
+    blocks: 130,
+    bs: 16,
+    hq: 8,
+    hkv: 2,
+    d: 128,
+  },
   {
     name: 'prefill, window 24, bs 1',
     queryLens: [33, 2],

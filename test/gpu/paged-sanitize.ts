@@ -1,7 +1,8 @@
 // A short run of the paged-attention kernels for compute-sanitizer: paged-attention.hip (with
 // attention.hip's attn_merge where the keys split) and, for chunks past 16 queries in f16 and
 // bf16, paged-prefill.hip. Prefill chunks and decodes mixed in one call, u32 and i64 block
-// tables, block sizes 16 and 1, grouped heads (1, 4, 6 a kv head), windows, a v head dim other
+// tables, block sizes 16 and 1, grouped heads (1, 4, 6 a kv head), windows, prefill chunks over
+// long contexts, a v head dim other
 // than q's, a head dim off the 16-byte path, and contexts past one chunk of
 // keys; each result compared with the CPU reference, with both decode kernels (the FMA one and
 // paged-decode.hip on the matrix cores). Run:
@@ -33,6 +34,9 @@ const cases: Case[] = [
   // chunks past 16 queries: paged-prefill.hip for f16 and bf16, after the FMA kernel's decodes
   { queryLens: [80, 1, 17], contextLens: [150, 30, 40], bs: 16, hq: 8, hkv: 2, d: 128, dv: 128 },
   { queryLens: [33, 1], contextLens: [33, 300], bs: 1, hq: 4, hkv: 1, d: 80, dv: 80, window: 40, i64: true },
+  // prefill chunks over long contexts (two chunks a call, a window)
+  { queryLens: [40, 1, 70], contextLens: [600, 50, 1000], bs: 16, hq: 8, hkv: 2, d: 128, dv: 128 },
+  { queryLens: [100, 1], contextLens: [900, 200], bs: 16, hq: 4, hkv: 4, d: 64, dv: 64, window: 500 },
 ];
 
 async function values(t: Tensor): Promise<Float64Array> {
