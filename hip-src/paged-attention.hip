@@ -40,8 +40,13 @@
 // keys a chunk: their scores are made before one online-softmax step and the P V pass
 #define PA_SC 256
 // keys a group of PA_TPK lanes (score pass) or a thread (output pass) loads before it sums any
-// (8 in the output pass measured slower for 16 and 64 decodes)
+// (8 in the output pass measured slower for 16 and 64 decodes on an H200). Two on CDNA, where
+// four keys' unrolled loads took more scalar registers than the 102 there are (spilled)
+#if defined(__gfx90a__) || defined(__gfx942__) || defined(__gfx950__)
+#define PA_KU 2
+#else
 #define PA_KU 4
+#endif
 #define PA_DMAX 256
 
 template <class T> RT_DEVICE float pa_load(T x) { return Elem<T>::load(x); }
@@ -135,8 +140,9 @@ RT_DEVICE void paged_attn(T* o, float* wso, float* wsml, const T* q, const T* kp
       // (one key at a time left a table read and a row read in series per key; measured at a
       // third of the memory bandwidth). Every lane runs every pass (the shuffles below need the
       // whole wave); keys past the chunk repeat its last one and are dropped.
+      // each key's row offsets in the pools, made once: the loads below need no pool strides
       u32 kk[PA_KU];
-      i64 blk[PA_KU], slot[PA_KU];
+      i64 koff[PA_KU], voff[PA_KU];
       bool bad[PA_KU];
 #pragma unroll
       for (u32 u = 0; u < PA_KU; u++) {
@@ -145,8 +151,9 @@ RT_DEVICE void paged_attn(T* o, float* wso, float* wsml, const T* q, const T* kp
         const i64 id = tableI64 ? ((const i64*)trow)[(i64)bi * tsc] : (i64)((const u32*)trow)[(i64)bi * tsc];
         bad[u] = id < 0 || id >= (i64)nblocks;
         if (bad[u] && sub == 0 && kk[u] < nj) record_bad_id(err, tag, (u64)id, (u64)s * maxBlocks + bi, nblocks);
-        blk[u] = bad[u] ? 0 : id;
-        slot[u] = j - bi * bs;
+        const i64 blk = bad[u] ? 0 : id, slot = j - bi * bs;
+        koff[u] = blk * kbk + slot * kss;
+        voff[u] = blk * vbk + slot * vss;
       }
       float sv[PA_KU][RT];
 #pragma unroll
@@ -158,7 +165,7 @@ RT_DEVICE void paged_attn(T* o, float* wso, float* wsml, const T* q, const T* kp
         for (u32 e = sub * VN; e < d; e += PA_TPK * VN) {
           V kv[PA_KU];
 #pragma unroll
-          for (u32 u = 0; u < PA_KU; u++) kv[u] = *(const V*)(kh0 + blk[u] * kbk + slot[u] * kss + e);
+          for (u32 u = 0; u < PA_KU; u++) kv[u] = *(const V*)(kh0 + koff[u] + e);
 #pragma unroll
           for (u32 u = 0; u < PA_KU; u++) {
 #pragma unroll
@@ -173,7 +180,7 @@ RT_DEVICE void paged_attn(T* o, float* wso, float* wsml, const T* q, const T* kp
         for (u32 e = sub; e < d; e += PA_TPK) {
           float kx[PA_KU];
 #pragma unroll
-          for (u32 u = 0; u < PA_KU; u++) kx[u] = pa_load(kh0[blk[u] * kbk + slot[u] * kss + e]);
+          for (u32 u = 0; u < PA_KU; u++) kx[u] = pa_load(kh0[koff[u] + e]);
 #pragma unroll
           for (u32 u = 0; u < PA_KU; u++) {
 #pragma unroll
@@ -195,7 +202,7 @@ RT_DEVICE void paged_attn(T* o, float* wso, float* wsml, const T* q, const T* kp
         if (sub == 0 && kk[u] < nj) {
 #pragma unroll
           for (u32 r = 0; r < RT; r++) sc[r][kk[u]] = bad[u] ? NAN : sv[u][r];
-          svoff[kk[u]] = blk[u] * vbk + slot[u] * vss;
+          svoff[kk[u]] = voff[u];
         }
       }
     }
