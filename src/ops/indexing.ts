@@ -169,17 +169,22 @@ export const indexAdd = defineOp({
   grad: 'missing',
 });
 
+/** the checks of indexSet and indexSetDistinct: indexAdd's, and x contiguous (written in place) */
+const inPlaceWrite =
+  (op: 'indexSet' | 'indexSetDistinct') =>
+  (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] => {
+    const d = sliceWriteDim(op, x, ids, src, dim);
+    if (!x.isContiguous()) throw new ShapeError(`${op}: x ${sig(x)} must be contiguous: it is written in place`);
+    return [x, ids, src, d];
+  };
+
 /** in place: x's slices at positions ids along dim become src's (PyTorch's index_copy_) */
 export const indexSet = defineOp({
   name: 'indexSet',
   family: 'indexing',
   summary: "in place: x's slices at 1-d ids (on the device) along dim become src's",
   dtypes: ALL_DTYPES,
-  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] => {
-    const d = sliceWriteDim('indexSet', x, ids, src, dim);
-    if (!x.isContiguous()) throw new ShapeError(`indexSet: x ${sig(x)} must be contiguous: it is written in place`);
-    return [x, ids, src, d];
-  },
+  check: inPlaceWrite('indexSet'),
   writes: (x) => x,
   cpu: cpu.indexSet,
   gpu: gpu.indexSet,
@@ -196,12 +201,7 @@ export const indexSetDistinct = defineOp({
   family: 'indexing',
   summary: 'in place: as indexSet, for ids that do not repeat (one launch on the GPU, no ordering buffer)',
   dtypes: ALL_DTYPES,
-  check: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): [RawTensor, RawTensor, RawTensor, number] => {
-    const d = sliceWriteDim('indexSetDistinct', x, ids, src, dim);
-    if (!x.isContiguous())
-      throw new ShapeError(`indexSetDistinct: x ${sig(x)} must be contiguous: it is written in place`);
-    return [x, ids, src, d];
-  },
+  check: inPlaceWrite('indexSetDistinct'),
   writes: (x) => x,
   // distinct ids leave nothing to order: the CPU's sequential writes are the reference
   cpu: (x: RawTensor, ids: RawTensor, src: RawTensor, dim: number) =>
