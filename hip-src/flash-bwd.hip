@@ -3,21 +3,31 @@
 // do not depend on scheduling). Sums in f32.
 //
 // Two kernels per (dtype, head-dim bucket), run in this order:
-//   flash_bwd_dq: a block owns B query rows of one (batch, query head). Pass 1 walks the visible
+//   flash_bwd_dq: a block owns a tile of query rows of one (batch, query head). Pass 1 walks the visible
 //     keys for the rows' log-sum-exp (online max and sum) and takes D = rowsum(dO * O); both go to
 //     global memory (f32) for the second kernel. Pass 2 walks the keys again:
 //     P = exp(S - lse), dP = dO V^T, dS = P (dP - D), dQ += dS K * scale.
-//   flash_bwd_dkdv: a block owns B keys of one (batch, kv head) and walks the query tiles of every
+//   flash_bwd_dkdv: a block owns a tile of keys of one (batch, kv head) and walks the query tiles of every
 //     query head of its group (GQA: dK and dV sum over them here, not through atomics):
 //     dV += P^T dO, dK += dS^T Q * scale.
-// A block is B x B threads; thread (i, j) turns score (query i, key j) of the tile into P and dS.
-// The products run one of two ways, picked by the `mma` argument:
-//   0: FMAs, thread (i, j) making its dot products from the LDS tiles (every arch, every dtype);
-//   1: f16 and bf16 on the matrix cores (NVIDIA mma.sync m16n8k16, AMD MFMA 16x16x16 on
-//      gfx90a/gfx942/gfx950, WMMA 16x16x16 on gfx11 and gfx12, lane layouts from mma-layout.h):
-//      the waves split the head dim of S = Q K^T and dP = dO V^T (partial tiles summed in LDS),
-//      then the 16-wide column tiles of dQ (or dK and dV) with P and dS rounded to the input type
-//      (as FlashAttention does). Elsewhere (f32, gfx1030) the argument is ignored: FMAs.
+// Three bodies, by dtype, head dim, arch and the `mma` argument:
+//   tiled matrix-core body (its own kernels, *_tc_*: f16 and bf16 up to head dim 128 with the
+//     matrix cores asked for, on NVIDIA mma.sync
+//     m16n8k16 and AMD MFMA 16x16x16 on gfx90a/gfx942/gfx950): a block owns 64 rows, four groups
+//     of 16, each a wave (wave64) or two (NVIDIA's wave32, splitting the inner tiles); a wave holds its 16 rows' operands (Q and dO, or K and V) and its output
+//     accumulators in registers, the other side is staged in LDS 64 or 128 rows at a time, and P and dS
+//     go from the score accumulators straight into the next product's operand (FlashAttention-2's
+//     scheme; see "the tiled matrix-core body" below). Its products need no barrier between
+//     them: 16 x 16 tiles whose products the waves split, summing partials in LDS behind
+//     barriers, ran slower than composed GEMMs (docs/internals/tried-not-kept.md).
+//   16 x 16 matrix-core body (f16 and bf16 with mma 1 at head dim 256, whose accumulators would
+//     not fit the registers of the tiled one, and on gfx11 and gfx12 (WMMA 16x16x16), where the
+//     tiled body's wave32 lanes spilled): a block is 16 x 16 threads, thread (i, j) turns score
+//     (query i, key j) of the tile into P and dS; the waves split the head dim of S = Q K^T and
+//     dP = dO V^T (partial tiles summed in LDS), then the 16-wide column tiles of dQ (or dK, dV).
+//   FMA body (f32, gfx1030, mma 0): the same 16 x 16 threads (8 x 8 for f32 at head dim 256),
+//     thread (i, j) making its dot products from the LDS tiles.
+// P and dS are rounded to the input type for the matrix-core products (as FlashAttention does).
 // Visibility as flash.hip and the CPU reference: with hasDiag, query i sees key j iff
 // j <= i + diag, and with window > 0 also j > i + diag - window; maskKind 1 (u8, 0 hides),
 // 2 (additive, the input type, added to the scaled score, -inf hides). A row that sees no key
@@ -30,10 +40,15 @@
 //       const T* o, const T* dout, const void* mask, i64 x9 offsets (same order),
 //       u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh, i64 mst, i64 msk,
 //       u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 mma)
-//     grid (b * hq, ceil(tq / B)), block B * B threads
+//     grid (b * hq, ceil(tq / B)), block B * B threads (FbCfg: B 16, 256 threads; f32 at head
+//     dim 256: B 8, 64 threads)
 //   flash_bwd_dkdv_<DT>_<HD>(T* dk, T* dv, const float* lse, const float* dd, const T* q,
 //       const T* k, const T* v, const T* dout, const void* mask, i64 x9 offsets, then as dq
 //     grid (b * hkv, ceil(tk / B)), block B * B threads
+//   flash_bwd_dq_tc_<DT>_<HD>, flash_bwd_dkdv_tc_<DT>_<HD>: the tiled body, the same arguments
+//     (mma unread), DT f16 bf16, HD 64 80 96 128; grids over blocks of 64 rows (ceil(tq / 64),
+//     ceil(tk / 64)), 256 threads. Where the body is not compiled (gfx1030, gfx11, gfx12) they
+//     stop with a trap; the launcher takes the other kernels there.
 // DT f32 f16 bf16; HD 64 80 96 128 256, d <= HD (columns past d are zeros in LDS, not stored).
 #include "compat.h"
 #include "mma-layout.h"
@@ -327,18 +342,15 @@ template <class T> RT_DEVICE const void* fb_plane(const void* mask, u32 maskKind
       : maskKind == 2 ? (const void*)((const T*)mask + off) : mask;
 }
 
+// query rows m0 .. m0 + B, B x B threads
 template <class T, int HD>
-RT_DEVICE void flash_bwd_dq(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v, const T* o,
-    const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh, i64 mst,
-    i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 mma) {
+RT_DEVICE void fb_dq_tile(FbLds<T, HD>& s, T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,
+    const T* o, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
+    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 mma, i64 m0) {
   typedef FbCfg<T, HD> C;
   constexpr int B = C::B, LD = C::LD;
-  __shared__ FbLds<T, HD> s;
-  // the tile mapping needs exactly B x B threads
-  if (blockDim.x != (u32)C::NT) return;
   const u32 tid = threadIdx.x, i = tid / B, j = tid % B;
   const u32 bh = blockIdx.x, bi = bh / hq, h = bh % hq, kvh = h / (hq / hkv);
-  const i64 m0 = (i64)blockIdx.y * B;
   const i64 qp = (i64)bh * tq * d, kp = ((i64)bi * hkv + kvh) * tk * d;
   const FbVis vis{fb_plane<T>(mask, maskKind, (i64)bi * msb + (i64)h * msh), mst, msk, diag, window, tq, tk,
       maskKind, hasDiag};
@@ -502,17 +514,15 @@ RT_DEVICE void fb_pds(FbLds<T, HD>& s, const FbVis& vis, const T* qh, const T* d
   __syncthreads();
 }
 
+// keys n0 .. n0 + B, B x B threads
 template <class T, int HD>
-RT_DEVICE void flash_bwd_dkdv(T* dk, T* dv, const float* lse, const float* dd, const T* q, const T* k,
-    const T* v, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
-    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 mma) {
+RT_DEVICE void fb_dkdv_tile(FbLds<T, HD>& s, T* dk, T* dv, const float* lse, const float* dd, const T* q,
+    const T* k, const T* v, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb,
+    i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 mma, i64 n0) {
   typedef FbCfg<T, HD> C;
   constexpr int B = C::B, LD = C::LD;
-  __shared__ FbLds<T, HD> s;
-  if (blockDim.x != (u32)C::NT) return;
   const u32 tid = threadIdx.x, i = tid / B, j = tid % B;
   const u32 bh = blockIdx.x, bi = bh / hkv, kvh = bh % hkv, g = hq / hkv;
-  const i64 n0 = (i64)blockIdx.y * B;
   const i64 kp = (i64)bh * tk * d;
   fb_load<T, HD>(s.k, k + kp, n0, tk, d);
   fb_load<T, HD>(s.v, v + kp, n0, tk, d);
@@ -610,6 +620,770 @@ RT_DEVICE void flash_bwd_dkdv(T* dk, T* dv, const float* lse, const float* dd, c
   }
 }
 
+// ---- the tiled matrix-core body (f16, bf16, head dims up to 128) ----------------------------
+// A block of 256 threads owns BT = 64 rows (dq: queries, dkdv: keys), 16 a group of waves: on
+// wave64 a group is one wave; on wave32 two, each taking half of every inner tile (their sums meet
+// in LDS once, at the end). A wave keeps its rows' operands (Q and dO, or K and V) in registers
+// for the whole loop and its output rows' accumulators (f32) in registers; the other side (K and
+// V tiles, or Q and dO tiles of IT rows) is staged in LDS by 16-byte loads. Per 16-row chunk of
+// that tile the wave makes its 16 x 16 scores and dP, turns them into P and dS (rounded to the
+// input type, as FlashAttention does) and feeds them straight from the accumulators to the next
+// product as an operand: on NVIDIA the accumulators of two n8 tiles are the A operand, on AMD
+// the accumulator of S (other side in rows, own rows in columns) is the B operand (gfx11's
+// replicated B takes one exchange across half-waves). No LDS round trip, no barrier per chunk.
+// Chunks no row of the wave sees (causal, window) are skipped.
+template <class T, int HD> struct FbTc {
+  // wave32 AMD (gfx11, gfx12) keeps the 16 x 16 body: a lane there holds 8 accumulators a tile
+  // (gfx11 also 16 operand values), and the tiled body's registers spilled
+  static constexpr bool ON = FbHasMma<T>::v && HD <= 128 && (FB_MC == 1 || FB_MC == 2);
+  static constexpr int WAVE = FbL::WAVE, NW = 256 / WAVE, SPLIT = NW / 4;
+  static constexpr int BT = 64, LD = HD + 8, KS = HD / 16;
+  // rows of the other side staged at a time: 128 on NVIDIA up to head dim 64 (within the 48 KB
+  // of LDS; twice the products between barriers for its 8 warps), else 64
+  static constexpr int IT = FB_MC == 1 && HD <= 64 ? 128 : 64;
+  // 16-row chunks of an inner tile a wave takes
+  static constexpr int CH = IT / SPLIT / 16;
+  // 16-bit elements of the staged tiles (a stand-in where the body is not compiled)
+  static constexpr int STAGE = ON ? 2 * IT * LD : 8;
+};
+
+template <class T, int HD> struct FbTcLds {
+  // the staged tiles (dq: K and V; dkdv: Q and dO); also f32 scratch for the wave pairs' sums
+  alignas(16) T ab[FbTc<T, HD>::STAGE];
+  // dkdv: lse (in base 2) and D of the staged queries
+  float x[FbTc<T, HD>::IT], y[FbTc<T, HD>::IT];
+  // dq: the second wave of a pair's row maxima and sums; the block's lse and D
+  float m[64], l[64], lse[64], dd[64];
+};
+
+// 16-row chunks: query rows ra .. ra + 16 against keys ka .. ka + 16, some pair visible
+RT_DEVICE bool fb_chunk_sees(u32 hasDiag, i64 diag, i64 window, i64 ra, i64 ka) {
+  if (!hasDiag) return true;
+  if (ka > ra + 15 + diag) return false;
+  return !(window > 0 && ka + 15 <= ra + diag - window);
+}
+
+// 16-row chunks that need no per-element visibility: inside both lengths, every pair visible, no mask
+RT_DEVICE bool fb_chunk_plain(const FbVis& vis, i64 ra, i64 ka) {
+  if (vis.maskKind != 0 || ra + 16 > (i64)vis.tq || ka + 16 > (i64)vis.tk) return false;
+  if (!vis.hasDiag) return true;
+  return ka + 15 <= ra + vis.diag && !(vis.window > 0 && ka <= ra + 15 + vis.diag - vis.window);
+}
+
+// 2^x (the hardware's approximation: P is rounded to 16 bits for its products anyway)
+RT_DEVICE float fb_exp2(float x) {
+#if RT_CUDA
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return __builtin_amdgcn_exp2f(x);
+#endif
+}
+#define FB_LOG2E 1.4426950408889634f
+
+struct alignas(16) FbV16 { u32 x[4]; };
+
+// full unrolling on the GPU (the fragments then stay in registers); the host emulator's compiler
+// declines it for the fragment loads, which there changes nothing
+#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
+#define FB_UNROLL_DEVICE _Pragma("unroll")
+#else
+#define FB_UNROLL_DEVICE
+#endif
+
+// rows r0 .. r0 + ROWS of a contiguous [rows, d] plane into LDS rows LD apart: 16 bytes a load
+// where rows start 16-byte aligned, else element by element; zeros past the last row and past d
+template <class T, int HD, int ROWS, int LD>
+RT_DEVICE void fb_tile(T* dst, const T* src, i64 r0, i64 rows, u32 d) {
+  constexpr int CPR = HD / 8;
+  if (d % 8 == 0 && (u64)(size_t)src % 16 == 0) {
+    for (u32 x = threadIdx.x; x < (u32)(ROWS * CPR); x += blockDim.x) {
+      const u32 r = x / CPR, c = x % CPR * 8;
+      FbV16* to = (FbV16*)(dst + r * LD + c);
+      if (r0 + r < rows && c < d) *to = *(const FbV16*)(src + (r0 + r) * (i64)d + c);
+      else *to = FbV16{{0u, 0u, 0u, 0u}};
+    }
+    return;
+  }
+  for (u32 x = threadIdx.x; x < (u32)(ROWS * HD); x += blockDim.x) {
+    const u32 r = x / HD, c = x % HD;
+    dst[r * LD + c] = (r0 + r < rows && c < d) ? src[(r0 + r) * (i64)d + c] : T{};
+  }
+}
+
+// The next staged tile's copy, started before the current tile's products (head dims up to 64,
+// 16-byte rows): its loads wait in registers while the products run, where a block of 256
+// threads is often the only one on its multiprocessor and would otherwise wait on each copy.
+// Wider head dims have no registers to spare and copy in place (fb_tile).
+template <class T, int HD> struct FbStage {
+  typedef FbTc<T, HD> C;
+  static constexpr bool PF = HD <= 64;
+  static constexpr int CPR = HD / 8, N = PF ? C::IT * CPR / 256 : 1;
+  static_assert(!PF || C::IT * CPR % 256 == 0, "the copy's pieces spread evenly over 256 threads");
+  FbV16 v[N];
+  // rows r0 .. r0 + IT of a [rows, d] plane whose rows start 16-byte aligned
+  RT_DEVICE void fetch(const T* src, i64 r0, i64 rows, u32 d) {
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      const u32 x = threadIdx.x + 256 * i, r = x / CPR, c = x % CPR * 8;
+      if (r0 + r < rows && c < d) v[i] = *(const FbV16*)(src + (r0 + r) * (i64)d + c);
+      else v[i] = FbV16{{0u, 0u, 0u, 0u}};
+    }
+  }
+  RT_DEVICE void put(T* dst) const {
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      const u32 x = threadIdx.x + 256 * i;
+      *(FbV16*)(dst + x / CPR * C::LD + x % CPR * 8) = v[i];
+    }
+  }
+  // whether the copies of these planes can start early
+  static RT_DEVICE bool on(const void* a, const void* b, u32 d) {
+    return PF && d % 8 == 0 && ((u64)(size_t)a | (u64)(size_t)b) % 16 == 0;
+  }
+};
+
+// elements (row, col) and (row, col + 1) of a [rows, d] plane as one word, zeros outside
+template <class T> RT_DEVICE u32 fb_gpair(const T* p, i64 row, i64 rows, u32 d, u32 col) {
+  if (row >= rows) return 0u;
+  const u32 lo = col < d ? (u32)p[row * (i64)d + col].bits : 0u;
+  const u32 hi = col + 1 < d ? (u32)p[row * (i64)d + col + 1].bits : 0u;
+  return lo | hi << 16;
+}
+// two adjacent 16-bit elements of LDS (at even) as one word
+template <class T> RT_DEVICE u32 fb_lpair(const T* p, int at) {
+  u32 w;
+  __builtin_memcpy(&w, p + at, 4);
+  return w;
+}
+template <class T> RT_DEVICE u32 fb_pack(float lo, float hi) {
+  return (u32)Elem<T>::store(lo).bits | (u32)Elem<T>::store(hi).bits << 16;
+}
+RT_DEVICE float fb_xor(float v, int m) {
+#if RT_CUDA
+  return __shfl_xor_sync(0xffffffffu, v, m, 32);
+#else
+  return __shfl_xor(v, m, FbL::WAVE);
+#endif
+}
+
+// The wave-level layer. A 16 x 16 tile of a product has its own side (the wave's 16 rows) and the
+// other side (16 rows of a staged tile, or 16 head dims). Score products X = Own Oth^T: both sides
+// rows of head-dim vectors (pair(r, k): elements k, k + 1 of row r). Gradient products
+// G += X Y: X from score accumulators, Y (other row k, head dim n) from LDS (get(k, n)).
+// Accumulator element e of a lane is (own(lane, e), oth(lane, e)); a lane's own rows are R slots.
+#if FB_MC == 1
+// ldmatrix .x4 of 16-bit elements: lane l gives the address of row l % 8 of matrix l / 8 (16
+// bytes); register i of lane l holds matrix i's row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1,
+// or with TRANS its column l / 4, rows 2 (l % 4) and 2 (l % 4) + 1. The host emulator defines it
+// from the PTX ISA's description.
+template <int TRANS> RT_DEVICE void fb_ldsm(u32 (&r)[4], const void* p);
+#endif
+#if RT_CUDA
+template <> RT_DEVICE void fb_ldsm<0>(u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"((u32)__cvta_generic_to_shared(p)));
+}
+template <> RT_DEVICE void fb_ldsm<1>(u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"((u32)__cvta_generic_to_shared(p)));
+}
+#endif
+
+#if FB_MC == 1
+struct FbW {
+  static constexpr int ACC = 8, OW = 4, R = 2, XOR0 = 1, XOR1 = 2;
+  static RT_DEVICE int own(u32 l, int e) { return FbL::acc_row((int)l, e & 3); }
+  static RT_DEVICE int oth(u32 l, int e) { return 8 * (e >> 2) + FbL::acc_col((int)l, e & 3); }
+  static RT_DEVICE int slot(int e) { return (e >> 1) & 1; }
+  static RT_DEVICE int own_row(u32 l, int r) { return (int)l / 4 + 8 * r; }
+  // the lanes that write a row's statistics once
+  static RT_DEVICE bool first(u32 l) { return l % 4 == 0; }
+  // own side: the A operand (row, k)
+  template <class F> static RT_DEVICE void ld_own(u32 (&w)[OW], F pair, u32 l) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) w[i] = pair(FbL::a_row((int)l, 2 * i), FbL::a_k((int)l, 2 * i));
+  }
+  // other side: the B operands (k, n) of two n8 tiles, n the other row
+  template <class F> static RT_DEVICE void ld_oth(u32 (&w)[OW], F pair, u32 l) {
+#pragma unroll
+    for (int n8 = 0; n8 < 2; n8++)
+#pragma unroll
+      for (int i = 0; i < 2; i++) w[2 * n8 + i] = pair(8 * n8 + FbL::b_n((int)l, 0), FbL::b_k((int)l, 2 * i));
+  }
+  template <class F> static RT_DEVICE void ld_y(u32 (&w)[OW], F get, u32 l) {
+#pragma unroll
+    for (int n8 = 0; n8 < 2; n8++)
+#pragma unroll
+      for (int i = 0; i < 2; i++) {
+        const int n = 8 * n8 + FbL::b_n((int)l, 0);
+        w[2 * n8 + i] = get(FbL::b_k((int)l, 2 * i), n) | get(FbL::b_k((int)l, 2 * i + 1), n) << 16;
+      }
+  }
+  // ld_oth from LDS rows ld apart (base: other row 0, k 0): one ldmatrix, matrix m the n8 tile
+  // m / 2 and k half m % 2
+  template <class T> static RT_DEVICE void oth_lds(u32 (&w)[OW], const T* base, int ld, u32 l) {
+    const int m = (int)l / 8;
+    fb_ldsm<0>(w, base + (8 * (m / 2) + (int)l % 8) * ld + 8 * (m % 2));
+  }
+  // ld_y from LDS rows ld apart (base: other row 0, head dim 0): one transposing ldmatrix
+  template <class T> static RT_DEVICE void y_lds(u32 (&w)[OW], const T* base, int ld, u32 l) {
+    const int m = (int)l / 8;
+    fb_ldsm<1>(w, base + (8 * (m % 2) + (int)l % 8) * ld + 8 * (m / 2));
+  }
+  template <class T> static RT_DEVICE void mma_s(float (&c)[ACC], const u32 (&own)[OW], const u32 (&oth)[OW]) {
+    fb_mma_nv<T>(c, own, oth[0], oth[1]);
+    fb_mma_nv<T>(c + 4, own, oth[2], oth[3]);
+  }
+  template <class T> static RT_DEVICE void mma_g(float (&c)[ACC], const u32 (&x)[OW], const u32 (&y)[OW]) {
+    mma_s<T>(c, x, y);
+  }
+  // accumulator element v is A operand element v (mma-layout.h)
+  template <class T> static RT_DEVICE void pack_x(u32 (&w)[OW], const float (&c)[ACC], u32) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) w[i] = fb_pack<T>(c[2 * i], c[2 * i + 1]);
+  }
+};
+#elif FB_MC >= 2
+struct FbW {
+  static constexpr int ACC = FbL::ACC, OW = FbL::OPS / 2, R = 1, XOR0 = FbL::XOR0, XOR1 = FbL::XOR1;
+  static RT_DEVICE int own(u32 l, int) { return (int)(l % 16); }
+  static RT_DEVICE int oth(u32 l, int e) { return FbL::acc_row((int)l, e); }
+  static RT_DEVICE int slot(int) { return 0; }
+  static RT_DEVICE int own_row(u32 l, int) { return (int)(l % 16); }
+  static RT_DEVICE bool first(u32 l) { return l < 16; }
+  // own side: the B operand (k, column)
+  template <class F> static RT_DEVICE void ld_own(u32 (&w)[OW], F pair, u32 l) {
+#pragma unroll
+    for (int i = 0; i < OW; i++) w[i] = pair((int)(l % 16), FbL::b_k((int)l, 2 * i));
+  }
+  // other side: the A operand (row, k)
+  template <class F> static RT_DEVICE void ld_oth(u32 (&w)[OW], F pair, u32 l) {
+#pragma unroll
+    for (int i = 0; i < OW; i++) w[i] = pair((int)(l % 16), FbL::a_k((int)l, 2 * i));
+  }
+  // Y^T as the A operand: row n (head dim), k the other row
+  template <class F> static RT_DEVICE void ld_y(u32 (&w)[OW], F get, u32 l) {
+    const int n = (int)(l % 16);
+#pragma unroll
+    for (int i = 0; i < OW; i++) w[i] = get(FbL::a_k((int)l, 2 * i), n) | get(FbL::a_k((int)l, 2 * i + 1), n) << 16;
+  }
+  template <class T> static RT_DEVICE void oth_lds(u32 (&w)[OW], const T* base, int ld, u32 l) {
+    ld_oth(w, [&](int r, int c) { return fb_lpair(base, r * ld + c); }, l);
+  }
+  template <class T> static RT_DEVICE void y_lds(u32 (&w)[OW], const T* base, int ld, u32 l) {
+    ld_y(w, [&](int kk, int n) { return (u32)base[kk * ld + n].bits; }, l);
+  }
+  template <class T> static RT_DEVICE void mma_s(float (&c)[ACC], const u32 (&own)[OW], const u32 (&oth)[OW]) {
+    FbPack<FbL::OPS> a, b;
+#pragma unroll
+    for (int i = 0; i < OW; i++) {
+      a.w[i] = oth[i];
+      b.w[i] = own[i];
+    }
+    fb_mma_amd<T>(c, a, b);
+  }
+  template <class T> static RT_DEVICE void mma_g(float (&c)[ACC], const u32 (&x)[OW], const u32 (&y)[OW]) {
+    mma_s<T>(c, x, y);
+  }
+  // the accumulator (k in rows) as the B operand: element v is accumulator element v, except on
+  // gfx11, whose B holds all 16 k of the column: k v sits in the half-wave of its parity
+  template <class T> static RT_DEVICE void pack_x(u32 (&w)[OW], const float (&c)[ACC], u32 l) {
+    if constexpr (FbL::EXCHANGE) {
+      const bool hi = l >= 16;
+#pragma unroll
+      for (int i = 0; i < ACC; i++) {
+        const float there = fb_xor(c[i], 16);
+        w[i] = hi ? fb_pack<T>(there, c[i]) : fb_pack<T>(c[i], there);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < OW; i++) w[i] = fb_pack<T>(c[2 * i], c[2 * i + 1]);
+    }
+  }
+};
+#endif
+
+#if FB_MC != 0
+// P of a scaled score against its row's lse in base 2 (+inf for a row that sees nothing)
+RT_DEVICE float fb_prob2(float s, float lse2) { return s == -INFINITY ? 0.f : fb_exp2(fmaf(s, FB_LOG2E, -lse2)); }
+
+// the wave pairs' partial accumulators (wave32: waves g and g + 4 share rows) summed into the
+// first wave of each pair through LDS scratch (cap floats), a few tiles a round
+template <class T, int HD, int KS, int ACC>
+RT_DEVICE void fb_pair_sum(float (&acc)[KS][ACC], float* scr, u32 grp, u32 sp, u32 lane) {
+  typedef FbTc<T, HD> C;
+  if constexpr (C::SPLIT > 1) {
+    constexpr int TILE = ACC * C::WAVE;
+    // tiles a round: the scratch is the staged tiles' LDS (IT * LD 16-bit pairs)
+    constexpr int PER = C::IT * C::LD / (4 * TILE);
+    static_assert(PER >= 1, "the pair sums need a tile a round");
+    // rounds stay a loop (its barriers); the tiles' loops unroll, so acc keeps constant indices
+    for (int r = 0; r < (KS + PER - 1) / PER; r++) {
+      __syncthreads();
+      if (sp == 1)
+#pragma unroll
+        for (int t = 0; t < KS; t++)
+          if (t / PER == r)
+#pragma unroll
+            for (int e = 0; e < ACC; e++) scr[(grp * PER + t % PER) * TILE + e * C::WAVE + lane] = acc[t][e];
+      __syncthreads();
+      if (sp == 0)
+#pragma unroll
+        for (int t = 0; t < KS; t++)
+          if (t / PER == r)
+#pragma unroll
+            for (int e = 0; e < ACC; e++) acc[t][e] += scr[(grp * PER + t % PER) * TILE + e * C::WAVE + lane];
+    }
+  }
+}
+
+// two rows' online (max, sum) merged; a zero sum (nothing visible) adds nothing, a NaN one stays
+RT_DEVICE void fb_merge(float& m, float& l, float m2, float l2) {
+  const float mn = fmaxf(m, m2);
+  l = (l == 0.f ? 0.f : l * fb_exp2((m - mn) * FB_LOG2E)) + (l2 == 0.f ? 0.f : l2 * fb_exp2((m2 - mn) * FB_LOG2E));
+  m = mn;
+}
+
+template <class T, int HD>
+RT_DEVICE void fb_tc_dq(FbTcLds<T, HD>& s, T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,
+    const T* o, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
+    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+  typedef FbTc<T, HD> C;
+  typedef FbW W;
+  constexpr int LD = C::LD, KS = C::KS, ACC = W::ACC, R = W::R;
+  const u32 tid = threadIdx.x, w = tid / C::WAVE, lane = tid % C::WAVE, grp = w % 4, sp = w / 4;
+  const u32 bh = blockIdx.x, bi = bh / hq, h = bh % hq, kvh = h / (hq / hkv);
+  const i64 m0 = (i64)blockIdx.y * C::BT, own0 = m0 + 16 * grp;
+  const i64 qp = (i64)bh * tq * d, kp = ((i64)bi * hkv + kvh) * tk * d;
+  const FbVis vis{fb_plane<T>(mask, maskKind, (i64)bi * msb + (i64)h * msh), mst, msk, diag, window, tq, tk,
+      maskKind, hasDiag};
+  T* ks = s.ab;
+  T* vs = s.ab + C::IT * LD;
+  float* scr = (float*)s.ab;
+#if defined(__AMDGCN__)
+  // read once or twice a block: vector registers, leaving the scalar ones to the loops
+  asm volatile("" : "+v"(dq), "+v"(lse), "+v"(dd), "+v"(o), "+v"(q), "+v"(dout), "+v"(hkv));
+#endif
+  // D = rowsum(dO * O): four threads a row, their partial sums through LDS
+  {
+    const u32 r = tid / 4;
+    float part = 0.f;
+    if (m0 + r < (i64)tq) {
+      const T* a = dout + qp + (m0 + r) * d;
+      const T* b = o + qp + (m0 + r) * d;
+      if (d % 8 == 0 && ((u64)(size_t)(dout + qp) | (u64)(size_t)(o + qp)) % 16 == 0) {
+        // 16 bytes a load where the rows allow
+        for (u32 c = tid % 4 * 8; c < d; c += 32) {
+          alignas(16) T x[8];
+          alignas(16) T y[8];
+          *(FbV16*)x = *(const FbV16*)(a + c);
+          *(FbV16*)y = *(const FbV16*)(b + c);
+#pragma unroll
+          for (int e = 0; e < 8; e++) part = fmaf(fb_f(x[e]), fb_f(y[e]), part);
+        }
+      } else {
+        for (u32 c = tid % 4; c < d; c += 4) part = fmaf(fb_f(a[c]), fb_f(b[c]), part);
+      }
+    }
+    scr[tid] = part;
+    __syncthreads();
+    if (tid < 64) s.dd[tid] = scr[4 * tid] + scr[4 * tid + 1] + scr[4 * tid + 2] + scr[4 * tid + 3];
+  }
+  // the wave's rows of Q and dO as operands, for the whole loop
+  u32 qf[KS][W::OW], of[KS][W::OW];
+FB_UNROLL_DEVICE
+  for (int x = 0; x < KS; x++) {
+    W::ld_own(qf[x], [&](int r, int c) { return fb_gpair(q + qp, own0 + r, tq, d, (u32)(16 * x + c)); }, lane);
+    W::ld_own(of[x], [&](int r, int c) { return fb_gpair(dout + qp, own0 + r, tq, d, (u32)(16 * x + c)); }, lane);
+  }
+  // the keys some row of the block may see
+  i64 kbeg = 0, kend = tk;
+  if (hasDiag) {
+    kend = min(kend, m0 + C::BT + diag);
+    if (window > 0) kbeg = max(kbeg, m0 + diag - window + 1);
+  }
+  // pass 1: each lane's running max and sum of its rows' scores
+  float mr[R], lr[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    mr[r] = -INFINITY;
+    lr[r] = 0.f;
+  }
+  FbStage<T, HD> sk, sv;
+  const bool pf = FbStage<T, HD>::on(k + kp, v + kp, d);
+  if (pf && kbeg < kend) sk.fetch(k + kp, kbeg, tk, d);
+  for (i64 n0 = kbeg; n0 < kend; n0 += C::IT) {
+    __syncthreads();
+    if (pf) sk.put(ks);
+    else fb_tile<T, HD, C::IT, LD>(ks, k + kp, n0, tk, d);
+    __syncthreads();
+    if (pf && n0 + C::IT < kend) sk.fetch(k + kp, n0 + C::IT, tk, d);
+#pragma unroll
+    for (int ch = 0; ch < C::CH; ch++) {
+      const int o0 = 16 * ((int)sp * C::CH + ch);
+      const i64 ka = n0 + o0;
+      if (ka >= (i64)tk || own0 >= (i64)tq || !fb_chunk_sees(hasDiag, diag, window, own0, ka)) continue;
+      float sc[ACC];
+#pragma unroll
+      for (int e = 0; e < ACC; e++) sc[e] = 0.f;
+#pragma unroll
+      for (int x = 0; x < KS; x++) {
+        u32 ow[W::OW];
+        W::template oth_lds<T>(ow, ks + o0 * LD + 16 * x, LD, lane);
+        W::template mma_s<T>(sc, qf[x], ow);
+      }
+      float cm[R];
+#pragma unroll
+      for (int r = 0; r < R; r++) cm[r] = -INFINITY;
+      if (fb_chunk_plain(vis, own0, ka)) {
+#pragma unroll
+        for (int e = 0; e < ACC; e++) sc[e] *= scale;
+      } else {
+#pragma unroll
+        for (int e = 0; e < ACC; e++) sc[e] = fb_score<T>(vis, sc[e], own0 + W::own(lane, e), ka + W::oth(lane, e), scale);
+      }
+#pragma unroll
+      for (int e = 0; e < ACC; e++) cm[W::slot(e)] = fmaxf(cm[W::slot(e)], sc[e]);
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        const float mn = fmaxf(mr[r], cm[r]);
+        lr[r] = lr[r] == 0.f ? 0.f : lr[r] * fb_exp2((mr[r] - mn) * FB_LOG2E);
+        mr[r] = mn;
+      }
+#pragma unroll
+      for (int e = 0; e < ACC; e++)
+        lr[W::slot(e)] += sc[e] == -INFINITY ? 0.f : fb_exp2((sc[e] - mr[W::slot(e)]) * FB_LOG2E);
+    }
+  }
+  // the lanes of a row, then the two waves of a pair
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    fb_merge(mr[r], lr[r], fb_xor(mr[r], W::XOR0), fb_xor(lr[r], W::XOR0));
+    if (W::XOR1) fb_merge(mr[r], lr[r], fb_xor(mr[r], W::XOR1), fb_xor(lr[r], W::XOR1));
+  }
+  __syncthreads();
+  if (C::SPLIT > 1 && sp == 1 && W::first(lane))
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      s.m[16 * grp + W::own_row(lane, r)] = mr[r];
+      s.l[16 * grp + W::own_row(lane, r)] = lr[r];
+    }
+  __syncthreads();
+  if (sp == 0 && W::first(lane))
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const int row = 16 * (int)grp + W::own_row(lane, r);
+      if (C::SPLIT > 1) fb_merge(mr[r], lr[r], s.m[row], s.l[row]);
+      const float L = lr[r] == 0.f ? INFINITY : mr[r] + logf(lr[r]);
+      s.lse[row] = L;
+      if (m0 + row < (i64)tq) {
+        lse[bh * (i64)tq + m0 + row] = L;
+        dd[bh * (i64)tq + m0 + row] = s.dd[row];
+      }
+    }
+  __syncthreads();
+  // lse in base 2 for the probabilities
+  float lrow[R], drow[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    lrow[r] = s.lse[16 * grp + W::own_row(lane, r)] * FB_LOG2E;
+    drow[r] = s.dd[16 * grp + W::own_row(lane, r)];
+  }
+  // pass 2: dQ += dS K
+  float acc[KS][ACC];
+#pragma unroll
+  for (int x = 0; x < KS; x++)
+#pragma unroll
+    for (int e = 0; e < ACC; e++) acc[x][e] = 0.f;
+  if (pf && kbeg < kend) {
+    sk.fetch(k + kp, kbeg, tk, d);
+    sv.fetch(v + kp, kbeg, tk, d);
+  }
+  for (i64 n0 = kbeg; n0 < kend; n0 += C::IT) {
+    __syncthreads();
+    if (pf) {
+      sk.put(ks);
+      sv.put(vs);
+    } else {
+      fb_tile<T, HD, C::IT, LD>(ks, k + kp, n0, tk, d);
+      fb_tile<T, HD, C::IT, LD>(vs, v + kp, n0, tk, d);
+    }
+    __syncthreads();
+    if (pf && n0 + C::IT < kend) {
+      sk.fetch(k + kp, n0 + C::IT, tk, d);
+      sv.fetch(v + kp, n0 + C::IT, tk, d);
+    }
+#pragma unroll
+    for (int ch = 0; ch < C::CH; ch++) {
+      const int o0 = 16 * ((int)sp * C::CH + ch);
+      const i64 ka = n0 + o0;
+      if (ka >= (i64)tk || own0 >= (i64)tq || !fb_chunk_sees(hasDiag, diag, window, own0, ka)) continue;
+      float sc[ACC], dp[ACC];
+#pragma unroll
+      for (int e = 0; e < ACC; e++) sc[e] = dp[e] = 0.f;
+#pragma unroll
+      for (int x = 0; x < KS; x++) {
+        u32 ow[W::OW];
+        W::template oth_lds<T>(ow, ks + o0 * LD + 16 * x, LD, lane);
+        W::template mma_s<T>(sc, qf[x], ow);
+        W::template oth_lds<T>(ow, vs + o0 * LD + 16 * x, LD, lane);
+        W::template mma_s<T>(dp, of[x], ow);
+      }
+      if (fb_chunk_plain(vis, own0, ka)) {
+#pragma unroll
+        for (int e = 0; e < ACC; e++) sc[e] = fb_exp2(fmaf(sc[e], scale * FB_LOG2E, -lrow[W::slot(e)]));
+      } else {
+#pragma unroll
+        for (int e = 0; e < ACC; e++) sc[e] = fb_prob2(fb_score<T>(vis, sc[e], own0 + W::own(lane, e), ka + W::oth(lane, e), scale), lrow[W::slot(e)]);
+      }
+#pragma unroll
+      for (int e = 0; e < ACC; e++) dp[e] = sc[e] * (dp[e] - drow[W::slot(e)]);
+      u32 xw[W::OW];
+      W::template pack_x<T>(xw, dp, lane);
+FB_UNROLL_DEVICE
+      for (int x = 0; x < KS; x++) {
+        u32 yw[W::OW];
+        W::template y_lds<T>(yw, ks + o0 * LD + 16 * x, LD, lane);
+        W::template mma_g<T>(acc[x], xw, yw);
+      }
+    }
+  }
+  fb_pair_sum<T, HD, KS, ACC>(acc, scr, grp, sp, lane);
+  if (sp != 0) return;
+#pragma unroll
+  for (int x = 0; x < KS; x++)
+#pragma unroll
+    for (int e = 0; e < ACC; e++) {
+      const i64 r = own0 + W::own(lane, e);
+      const u32 c = (u32)(16 * x + W::oth(lane, e));
+      if (r < (i64)tq && c < d) dq[qp + r * d + c] = Elem<T>::store(acc[x][e] * scale);
+    }
+}
+
+// thread tid's query of the IT-row tile at m0 (rows of a head from row0): its lse in base 2 and D
+template <int IT>
+RT_DEVICE void fb_rowstats(float& x, float& y, const float* lse, const float* dd, i64 row0, i64 m0, u32 tq) {
+  const u32 tid = threadIdx.x;
+  if (tid >= (u32)IT) return;
+  const bool in = m0 + tid < (i64)tq;
+  x = in ? lse[row0 + m0 + tid] * FB_LOG2E : INFINITY;
+  y = in ? dd[row0 + m0 + tid] : 0.f;
+}
+
+template <class T, int HD>
+RT_DEVICE void fb_tc_dkdv(FbTcLds<T, HD>& s, T* dk, T* dv, const float* lse, const float* dd, const T* q,
+    const T* k, const T* v, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb,
+    i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+  typedef FbTc<T, HD> C;
+  typedef FbW W;
+  constexpr int LD = C::LD, KS = C::KS, ACC = W::ACC;
+  const u32 tid = threadIdx.x, w = tid / C::WAVE, lane = tid % C::WAVE, grp = w % 4, sp = w / 4;
+  const u32 bh = blockIdx.x, bi = bh / hkv, kvh = bh % hkv, g = hq / hkv;
+  const i64 n0 = (i64)blockIdx.y * C::BT, own0 = n0 + 16 * grp;
+  const i64 kp = (i64)bh * tk * d;
+  T* qs = s.ab;
+  T* dos = s.ab + C::IT * LD;
+#if defined(__AMDGCN__)
+  asm volatile("" : "+v"(dk), "+v"(dv), "+v"(lse), "+v"(dd), "+v"(k), "+v"(v));
+#endif
+  // the wave's keys and values as operands, for the whole loop
+  u32 kf[KS][W::OW], vf[KS][W::OW];
+FB_UNROLL_DEVICE
+  for (int x = 0; x < KS; x++) {
+    W::ld_own(kf[x], [&](int r, int c) { return fb_gpair(k + kp, own0 + r, tk, d, (u32)(16 * x + c)); }, lane);
+    W::ld_own(vf[x], [&](int r, int c) { return fb_gpair(v + kp, own0 + r, tk, d, (u32)(16 * x + c)); }, lane);
+  }
+  // the queries that see some key of the block
+  i64 qbeg = 0, qend = tq;
+  if (hasDiag) {
+    qbeg = max(qbeg, n0 - diag);
+    if (window > 0) qend = min(qend, n0 + C::BT - 1 - diag + window);
+  }
+  float ak[KS][ACC], av[KS][ACC];
+#pragma unroll
+  for (int x = 0; x < KS; x++)
+#pragma unroll
+    for (int e = 0; e < ACC; e++) ak[x][e] = av[x][e] = 0.f;
+  // one loop over (query head of the group, query tile): the next copy starts a step ahead
+  const i64 nt = qend > qbeg ? (qend - qbeg + C::IT - 1) / C::IT : 0, steps = (i64)g * nt;
+  FbStage<T, HD> sq, so;
+  const bool pf = FbStage<T, HD>::on(q, dout, d);
+  const i64 rowb = ((i64)bi * hq + (i64)kvh * g) * tq;
+  if (pf && steps > 0) {
+    sq.fetch(q + rowb * d, qbeg, tq, d);
+    so.fetch(dout + rowb * d, qbeg, tq, d);
+  }
+  // the staged queries' lse (base 2) and D, also a step ahead where the tiles are
+  float nx = 0.f, ny = 0.f;
+  if (FbStage<T, HD>::PF && steps > 0) fb_rowstats<C::IT>(nx, ny, lse, dd, rowb, qbeg, tq);
+  for (i64 st = 0; st < steps; st++) {
+    const u32 hg = (u32)(st / nt), h = kvh * g + hg;
+    const i64 row0 = rowb + (i64)hg * tq, m0 = qbeg + st % nt * C::IT;
+    const FbVis vis{fb_plane<T>(mask, maskKind, (i64)bi * msb + (i64)h * msh), mst, msk, diag, window, tq, tk, maskKind,
+        hasDiag};
+    __syncthreads();
+    if (pf) {
+      sq.put(qs);
+      so.put(dos);
+    } else {
+      fb_tile<T, HD, C::IT, LD>(qs, q + row0 * d, m0, tq, d);
+      fb_tile<T, HD, C::IT, LD>(dos, dout + row0 * d, m0, tq, d);
+    }
+    if (!FbStage<T, HD>::PF) fb_rowstats<C::IT>(nx, ny, lse, dd, row0, m0, tq);
+    if (tid < (u32)C::IT) {
+      s.x[tid] = nx;
+      s.y[tid] = ny;
+    }
+    __syncthreads();
+    if (FbStage<T, HD>::PF && st + 1 < steps) {
+      const i64 r1 = rowb + (st + 1) / nt * tq, m1 = qbeg + (st + 1) % nt * C::IT;
+      if (pf) {
+        sq.fetch(q + r1 * d, m1, tq, d);
+        so.fetch(dout + r1 * d, m1, tq, d);
+      }
+      fb_rowstats<C::IT>(nx, ny, lse, dd, r1, m1, tq);
+    }
+#pragma unroll
+    for (int ch = 0; ch < C::CH; ch++) {
+      const int o0 = 16 * ((int)sp * C::CH + ch);
+      const i64 qa = m0 + o0;
+      if (qa >= (i64)tq || own0 >= (i64)tk || !fb_chunk_sees(hasDiag, diag, window, qa, own0)) continue;
+      float sc[ACC], dp[ACC];
+#pragma unroll
+      for (int e = 0; e < ACC; e++) sc[e] = dp[e] = 0.f;
+#pragma unroll
+      for (int x = 0; x < KS; x++) {
+        u32 ow[W::OW];
+        W::template oth_lds<T>(ow, qs + o0 * LD + 16 * x, LD, lane);
+        W::template mma_s<T>(sc, kf[x], ow);
+        W::template oth_lds<T>(ow, dos + o0 * LD + 16 * x, LD, lane);
+        W::template mma_s<T>(dp, vf[x], ow);
+      }
+      if (fb_chunk_plain(vis, qa, own0)) {
+#pragma unroll
+        for (int e = 0; e < ACC; e++) sc[e] = fb_exp2(fmaf(sc[e], scale * FB_LOG2E, -s.x[o0 + W::oth(lane, e)]));
+      } else {
+#pragma unroll
+        for (int e = 0; e < ACC; e++) {
+          const int qi = o0 + W::oth(lane, e);
+          sc[e] = fb_prob2(fb_score<T>(vis, sc[e], m0 + qi, own0 + W::own(lane, e), scale), s.x[qi]);
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < ACC; e++) dp[e] = sc[e] * (dp[e] - s.y[o0 + W::oth(lane, e)]);
+      u32 pw[W::OW], dw[W::OW];
+      W::template pack_x<T>(pw, sc, lane);
+      W::template pack_x<T>(dw, dp, lane);
+FB_UNROLL_DEVICE
+      for (int x = 0; x < KS; x++) {
+        u32 yw[W::OW];
+        W::template y_lds<T>(yw, dos + o0 * LD + 16 * x, LD, lane);
+        W::template mma_g<T>(av[x], pw, yw);
+        W::template y_lds<T>(yw, qs + o0 * LD + 16 * x, LD, lane);
+        W::template mma_g<T>(ak[x], dw, yw);
+      }
+    }
+  }
+  float* scr = (float*)s.ab;
+  fb_pair_sum<T, HD, KS, ACC>(ak, scr, grp, sp, lane);
+  fb_pair_sum<T, HD, KS, ACC>(av, scr, grp, sp, lane);
+  if (sp != 0) return;
+#pragma unroll
+  for (int x = 0; x < KS; x++)
+#pragma unroll
+    for (int e = 0; e < ACC; e++) {
+      const i64 r = own0 + W::own(lane, e);
+      const u32 c = (u32)(16 * x + W::oth(lane, e));
+      if (r < (i64)tk && c < d) {
+        dk[kp + r * d + c] = Elem<T>::store(ak[x][e] * scale);
+        dv[kp + r * d + c] = Elem<T>::store(av[x][e]);
+      }
+    }
+}
+#endif
+
+// The tiled body is its own kernel (flash_bwd_dq_tc_*, flash_bwd_dkdv_tc_*), so that each has
+// the registers of one body (together in one kernel their scalar registers spilled). Where it is
+// not compiled (FbTc::ON false: gfx1030, gfx11, gfx12) the kernel exists but stops (a trap): the
+// launcher (flash-grad.ts flashGradTiled) never starts it there.
+// (defined where there are matrix cores; instantiated only where FbTc::ON)
+template <class T, int HD>
+RT_DEVICE void fb_tc_dq(FbTcLds<T, HD>& s, T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,
+    const T* o, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
+    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale);
+template <class T, int HD>
+RT_DEVICE void fb_tc_dkdv(FbTcLds<T, HD>& s, T* dk, T* dv, const float* lse, const float* dd, const T* q,
+    const T* k, const T* v, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb,
+    i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale);
+
+RT_DEVICE void fb_stop() {
+#if RT_CUDA
+  __trap();
+#else
+  __builtin_trap();
+#endif
+}
+
+template <class T, int HD>
+RT_DEVICE void flash_bwd_dq(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v, const T* o,
+    const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh, i64 mst,
+    i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 mma) {
+  typedef FbCfg<T, HD> C;
+  __shared__ FbLds<T, HD> s;
+  // the tile mapping needs exactly B x B threads
+  if (blockDim.x != (u32)C::NT) return;
+  fb_dq_tile<T, HD>(s, dq, lse, dd, q, k, v, o, dout, mask, hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind, hasDiag,
+      diag, window, scale, mma, (i64)blockIdx.y * C::B);
+}
+
+template <class T, int HD>
+RT_DEVICE void flash_bwd_dkdv(T* dk, T* dv, const float* lse, const float* dd, const T* q, const T* k,
+    const T* v, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
+    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 mma) {
+  typedef FbCfg<T, HD> C;
+  __shared__ FbLds<T, HD> s;
+  if (blockDim.x != (u32)C::NT) return;
+  fb_dkdv_tile<T, HD>(s, dk, dv, lse, dd, q, k, v, dout, mask, hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind,
+      hasDiag, diag, window, scale, mma, (i64)blockIdx.y * C::B);
+}
+
+template <class T, int HD>
+RT_DEVICE void flash_bwd_dq_tc(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v, const T* o,
+    const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh, i64 mst,
+    i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+  if constexpr (FbTc<T, HD>::ON) {
+    __shared__ FbTcLds<T, HD> s;
+    if (blockDim.x != 256u) return;
+#if defined(__AMDGCN__)
+    // what only the scores read, in vector registers: in scalar ones they spilled
+    asm volatile("" : "+v"(mask), "+v"(msb), "+v"(msh), "+v"(mst), "+v"(msk), "+v"(diag), "+v"(window));
+#endif
+    fb_tc_dq<T, HD>(s, dq, lse, dd, q, k, v, o, dout, mask, hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind, hasDiag,
+        diag, window, scale);
+    return;
+  }
+  fb_stop();
+}
+
+template <class T, int HD>
+RT_DEVICE void flash_bwd_dkdv_tc(T* dk, T* dv, const float* lse, const float* dd, const T* q, const T* k,
+    const T* v, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
+    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+  if constexpr (FbTc<T, HD>::ON) {
+    __shared__ FbTcLds<T, HD> s;
+    if (blockDim.x != 256u) return;
+#if defined(__AMDGCN__)
+    asm volatile("" : "+v"(mask), "+v"(msb), "+v"(msh), "+v"(mst), "+v"(msk), "+v"(diag), "+v"(window));
+#endif
+    fb_tc_dkdv<T, HD>(s, dk, dv, lse, dd, q, k, v, dout, mask, hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind,
+        hasDiag, diag, window, scale);
+    return;
+  }
+  fb_stop();
+}
+
 #define FLASH_BWD(DT, T, HD)                                                                                       \
   RT_KERNEL void flash_bwd_dq_##DT##_##HD(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,        \
       const T* o, const T* dout, const void* mask, i64 dqOff, i64 lseOff, i64 ddOff, i64 qOff, i64 kOff,           \
@@ -632,3 +1406,27 @@ RT_DEVICE void flash_bwd_dkdv(T* dk, T* dv, const float* lse, const float* dd, c
 
 #define FLASH_BWD_DTS(HD) FLASH_BWD(f32, float, HD) FLASH_BWD(f16, f16, HD) FLASH_BWD(bf16, bf16, HD)
 FLASH_BWD_DTS(64) FLASH_BWD_DTS(80) FLASH_BWD_DTS(96) FLASH_BWD_DTS(128) FLASH_BWD_DTS(256)
+
+// the tiled body's kernels: f16 and bf16 up to head dim 128, the same arguments (mma unread)
+#define FLASH_BWD_TC(DT, T, HD)                                                                                    \
+  RT_KERNEL void flash_bwd_dq_tc_##DT##_##HD(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,     \
+      const T* o, const T* dout, const void* mask, i64 dqOff, i64 lseOff, i64 ddOff, i64 qOff, i64 kOff,           \
+      i64 vOff, i64 oOff, i64 doOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,           \
+      i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32) {                       \
+    RT_GRID_DEP();                                                                                                 \
+    flash_bwd_dq_tc<T, HD>(dq + dqOff, lse + lseOff, dd + ddOff, q + qOff, k + kOff, v + vOff, o + oOff,           \
+        dout + doOff, fb_plane<T>(mask, maskKind, mOff), hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind,         \
+        hasDiag, diag, window, scale);                                                                             \
+  }                                                                                                                \
+  RT_KERNEL void flash_bwd_dkdv_tc_##DT##_##HD(T* dk, T* dv, const float* lse, const float* dd, const T* q,        \
+      const T* k, const T* v, const T* dout, const void* mask, i64 dkOff, i64 dvOff, i64 lseOff, i64 ddOff,        \
+      i64 qOff, i64 kOff, i64 vOff, i64 doOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb,          \
+      i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32) {              \
+    RT_GRID_DEP();                                                                                                 \
+    flash_bwd_dkdv_tc<T, HD>(dk + dkOff, dv + dvOff, lse + lseOff, dd + ddOff, q + qOff, k + kOff, v + vOff,       \
+        dout + doOff, fb_plane<T>(mask, maskKind, mOff), hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind,         \
+        hasDiag, diag, window, scale);                                                                             \
+  }
+
+#define FLASH_BWD_TC_DTS(HD) FLASH_BWD_TC(f16, f16, HD) FLASH_BWD_TC(bf16, bf16, HD)
+FLASH_BWD_TC_DTS(64) FLASH_BWD_TC_DTS(80) FLASH_BWD_TC_DTS(96) FLASH_BWD_TC_DTS(128)

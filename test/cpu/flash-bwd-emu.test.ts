@@ -1,11 +1,12 @@
 // flash-bwd.hip (flash_bwd_dq, then flash_bwd_dkdv) run as written on the host emulator
 // (test/emu/flash-bwd-emu.cpp), once per code path the compiler picks: gfx942 and gfx90a
 // (wave64), gfx1100, gfx1200 and gfx1030 (wave32), and NVIDIA's (wave32, FB_HOST_NV), in f32,
-// f16 and bf16, through the FMA body and (f16, bf16) the matrix-core body: MFMA and WMMA (RDNA3,
-// RDNA4) in the layouts of AMD's Matrix Instruction Calculator, mma.sync m16n8k16 in the PTX
-// ISA's fragment layout. Checked against a double-precision attention gradient: both causal
-// alignments, windows, u8 and additive masks (shared and per head), GQA, lengths off the tile,
-// rows that see no key, NaN. Built with clang 21 of the ROCm root, as flash-emu is (the kernels'
+// f16 and bf16, through the FMA body and (f16, bf16) the matrix-core bodies (the tiled one up to
+// head dim 128, wave pairs on wave32; 16 x 16 tiles at 256): MFMA and WMMA (RDNA3, RDNA4) in the
+// layouts of AMD's Matrix Instruction Calculator, mma.sync m16n8k16 and ldmatrix in the PTX
+// ISA's layouts. Checked against a double-precision attention gradient: both causal alignments,
+// windows, u8 and additive masks (shared and per head), GQA, lengths off the tile and over
+// several 64-row blocks, rows that see no key, NaN. Built with clang 21 of the ROCm root, as flash-emu is (the kernels'
 // _Float16 conversion); it skips, saying why, only where that root cannot be entered (not root).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

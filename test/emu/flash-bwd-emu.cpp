@@ -3,12 +3,14 @@
 // fibers, at the wave size of the arch picked with -D__gfx942__, -D__gfx90a__, -D__gfx1100__,
 // -D__gfx1200__ or -D__gfx1030__, which also picks the kernels' matrix-instruction family), with
 // the matrix instructions from hip-host/amdgcn-mma.h (layouts from AMD's calculator), launched as
-// src/backends/gpu/flash-grad.ts launches them (B x B threads, grids over query and key tiles),
-// each 16-bit case through both bodies (FMA, and matrix cores where the arch has them). Checked against a double-precision gradient of
+// src/backends/gpu/flash-grad.ts launches them (B x B threads, grids over blocks of query and
+// key rows), each 16-bit case through both bodies (FMA, and matrix cores where the arch has them:
+// the tiled body up to head dim 128, the 16 x 16 one at 256). Checked against a double-precision gradient of
 // attention written here from the op's definition (diagonal and window visibility, u8 and
 // additive masks, a row that sees nothing has zero output and gradient, NaN propagates), with
 // inputs rounded to the dtype. The forward output o the kernels read is the reference's, rounded.
-// -DFB_HOST_NV builds the NVIDIA body instead (wave 32, mma.sync modelled from the PTX ISA).
+// -DFB_HOST_NV builds the NVIDIA body instead (wave 32, mma.sync and ldmatrix modelled from the
+// PTX ISA).
 // Prints `ok <what>` per dtype; exits 1 on a mismatch.
 //   clang++ -std=c++20 -O1 -mavx -D__HIP__ -D__gfx942__ -Itest/emu/hip-host test/emu/flash-bwd-emu.cpp && ./a.out
 #include "hip-host/amdgcn-mma.h"
@@ -55,6 +57,33 @@ template <class T> static void fb_mma_nv_host(float* c, const u32 (&a)[4], u32 b
 }
 template <> void fb_mma_nv<f16>(float* c, const u32 (&a)[4], u32 b0, u32 b1) { fb_mma_nv_host<f16>(c, a, b0, b1, DT_F16); }
 template <> void fb_mma_nv<bf16>(float* c, const u32 (&a)[4], u32 b0, u32 b1) { fb_mma_nv_host<bf16>(c, a, b0, b1, DT_BF16); }
+// ldmatrix.sync.aligned.m8n8.x4(.trans).shared.b16 from the PTX ISA: lanes 8 i .. 8 i + 7 give the
+// addresses of rows 0..7 of matrix i; without .trans lane l receives in register i row l / 4 of
+// matrix i, elements 2 (l % 4) and 2 (l % 4) + 1 (the first in the low half); with .trans, element
+// l / 4 of rows 2 (l % 4) and 2 (l % 4) + 1
+template <int TRANS> void fb_ldsm(u32 (&r)[4], const void* p);
+template <int TRANS> static void fb_ldsm_host(u32 (&r)[4], const void* p) {
+  struct Regs {
+    u32 r[4];
+  };
+  const int lane = (int)emu::lane();
+  const Regs got = emu::wave_op_wide(&p, sizeof p, [&](const unsigned char* lanes) {
+    const auto row = [&](int m, int rr) {
+      const void* at;
+      std::memcpy(&at, lanes + (8 * m + rr) * emu::WIDE, sizeof at);
+      return (const uint16_t*)at;
+    };
+    Regs x;
+    for (int m = 0; m < 4; m++) {
+      if (TRANS) x.r[m] = row(m, 2 * (lane % 4))[lane / 4] | (u32)row(m, 2 * (lane % 4) + 1)[lane / 4] << 16;
+      else x.r[m] = row(m, lane / 4)[2 * (lane % 4)] | (u32)row(m, lane / 4)[2 * (lane % 4) + 1] << 16;
+    }
+    return x;
+  });
+  for (int m = 0; m < 4; m++) r[m] = got.r[m];
+}
+template <> void fb_ldsm<0>(u32 (&r)[4], const void* p) { fb_ldsm_host<0>(r, p); }
+template <> void fb_ldsm<1>(u32 (&r)[4], const void* p) { fb_ldsm_host<1>(r, p); }
 #endif
 #include "../../hip-src/flash-bwd.hip"
 #include <string>
@@ -97,42 +126,62 @@ template <> struct Io<bf16> : EmuIo<bf16> {
   static constexpr double tol = 1.0 / 128;
 };
 
-template <class T> struct Kern;
-#define EMU_KERN(DT, T)                                   \
-  template <> struct Kern<T> {                            \
-    static auto dq(int hd) {                              \
-      switch (hd) {                                       \
-        case 64: return &flash_bwd_dq_##DT##_64;          \
-        case 80: return &flash_bwd_dq_##DT##_80;          \
-        case 96: return &flash_bwd_dq_##DT##_96;          \
-        case 128: return &flash_bwd_dq_##DT##_128;        \
-        default: return &flash_bwd_dq_##DT##_256;         \
-      }                                                   \
-    }                                                     \
-    static auto dkdv(int hd) {                            \
-      switch (hd) {                                       \
-        case 64: return &flash_bwd_dkdv_##DT##_64;        \
-        case 80: return &flash_bwd_dkdv_##DT##_80;        \
-        case 96: return &flash_bwd_dkdv_##DT##_96;        \
-        case 128: return &flash_bwd_dkdv_##DT##_128;      \
-        default: return &flash_bwd_dkdv_##DT##_256;       \
-      }                                                   \
-    }                                                     \
-    static int tile(int hd) {                             \
-      switch (hd) {                                       \
-        case 64: return FbCfg<T, 64>::B;                  \
-        case 80: return FbCfg<T, 80>::B;                  \
-        case 96: return FbCfg<T, 96>::B;                  \
-        case 128: return FbCfg<T, 128>::B;                \
-        default: return FbCfg<T, 256>::B;                 \
-      }                                                   \
-    }                                                     \
-  };
-EMU_KERN(f32, float)
-EMU_KERN(f16, f16)
-EMU_KERN(bf16, bf16)
-
 static unsigned mma = 0;  // the kernels' mma argument: 1 takes the matrix-core body where there is one
+
+// rows a block owns, as flash-grad.ts picks them: 64 where the tiled body runs, else the tile B
+template <class T, int HD> static int rows() { return mma && FbTc<T, HD>::ON ? FbTc<T, HD>::BT : FbCfg<T, HD>::B; }
+
+template <class T> struct Kern;
+// the tiled kernels (f16 and bf16 up to head dim 128) where FbTc::ON and mma, as flash-grad.ts
+// picks them; else the 16 x 16 bodies' kernels
+#define EMU_KERN(DT, T, TC)                                                   \
+  template <> struct Kern<T> {                                                \
+    static auto dq(int hd) {                                                  \
+      const bool tc = mma && FbTc<T, 64>::ON;                                 \
+      switch (hd) {                                                           \
+        case 64: return tc ? TC(dq, DT, 64) : &flash_bwd_dq_##DT##_64;        \
+        case 80: return tc ? TC(dq, DT, 80) : &flash_bwd_dq_##DT##_80;        \
+        case 96: return tc ? TC(dq, DT, 96) : &flash_bwd_dq_##DT##_96;        \
+        case 128: return tc ? TC(dq, DT, 128) : &flash_bwd_dq_##DT##_128;     \
+        default: return &flash_bwd_dq_##DT##_256;                             \
+      }                                                                       \
+    }                                                                         \
+    static auto dkdv(int hd) {                                                \
+      const bool tc = mma && FbTc<T, 64>::ON;                                 \
+      switch (hd) {                                                           \
+        case 64: return tc ? TC(dkdv, DT, 64) : &flash_bwd_dkdv_##DT##_64;    \
+        case 80: return tc ? TC(dkdv, DT, 80) : &flash_bwd_dkdv_##DT##_80;    \
+        case 96: return tc ? TC(dkdv, DT, 96) : &flash_bwd_dkdv_##DT##_96;    \
+        case 128: return tc ? TC(dkdv, DT, 128) : &flash_bwd_dkdv_##DT##_128; \
+        default: return &flash_bwd_dkdv_##DT##_256;                           \
+      }                                                                       \
+    }                                                                         \
+    static int tile(int hd) {                                                 \
+      switch (hd) {                                                           \
+        case 64: return rows<T, 64>();                                        \
+        case 80: return rows<T, 80>();                                        \
+        case 96: return rows<T, 96>();                                        \
+        case 128: return rows<T, 128>();                                      \
+        default: return rows<T, 256>();                                       \
+      }                                                                       \
+    }                                                                         \
+    static unsigned threads(int hd) {                                         \
+      if (hd <= 128 && mma && FbTc<T, 64>::ON) return 256;                    \
+      switch (hd) {                                                           \
+        case 64: return FbCfg<T, 64>::NT;                                     \
+        case 80: return FbCfg<T, 80>::NT;                                     \
+        case 96: return FbCfg<T, 96>::NT;                                     \
+        case 128: return FbCfg<T, 128>::NT;                                   \
+        default: return FbCfg<T, 256>::NT;                                    \
+      }                                                                       \
+    }                                                                         \
+  };
+#define EMU_TC(K, DT, HD) &flash_bwd_##K##_tc_##DT##_##HD
+// f32 has no tiled kernels (FbTc::ON is false for it)
+#define EMU_NO_TC(K, DT, HD) &flash_bwd_##K##_##DT##_##HD
+EMU_KERN(f32, float, EMU_NO_TC)
+EMU_KERN(f16, f16, EMU_TC)
+EMU_KERN(bf16, bf16, EMU_TC)
 
 // which body the kernels run: the matrix cores only for 16-bit types on archs that have them
 template <class T> static const char* body() { return mma && FbHasMma<T>::v ? "mma" : "fma"; }
@@ -317,11 +366,11 @@ template <class T> static double run(const Case& cs, uint64_t seed) {
   const auto fq = Kern<T>::dq(hd);
   const auto fk = Kern<T>::dkdv(hd);
   const void* m = p.maskPtr();
-  emu::launch(emu::Dim3{c.b * c.hq, (c.tq + B - 1) / B, 1}, (unsigned)(B * B), WAVE, [&] {
+  emu::launch(emu::Dim3{c.b * c.hq, (c.tq + B - 1) / B, 1}, Kern<T>::threads(hd), WAVE, [&] {
     fq(dq.data(), lse.data(), dd.data(), p.q.data(), p.k.data(), p.v.data(), p.o.data(), p.dout.data(), m, 0, 0, 0, 0, 0, 0, 0, 0, 0, c.hq,
         c.hkv, c.tq, c.tk, c.d, p.msb, p.msh, p.mst, p.msk, c.maskKind, c.hasDiag, c.diag, c.window, p.scale, mma);
   });
-  emu::launch(emu::Dim3{c.b * c.hkv, (c.tk + B - 1) / B, 1}, (unsigned)(B * B), WAVE, [&] {
+  emu::launch(emu::Dim3{c.b * c.hkv, (c.tk + B - 1) / B, 1}, Kern<T>::threads(hd), WAVE, [&] {
     fk(dk.data(), dv.data(), lse.data(), dd.data(), p.q.data(), p.k.data(), p.v.data(), p.dout.data(), m, 0, 0, 0, 0, 0, 0, 0, 0, 0, c.hq,
         c.hkv, c.tq, c.tk, c.d, p.msb, p.msh, p.mst, p.msk, c.maskKind, c.hasDiag, c.diag, c.window, p.scale, mma);
   });
@@ -343,7 +392,8 @@ template <class T> static double run(const Case& cs, uint64_t seed) {
 }
 
 template <class T> static void all() {
-  // tiles are 16 (8 for f32 at head dim 256): lengths off the tile, several tiles, GQA groups
+  // tiles are 16 (8 for f32 at head dim 256) and, for f16 and bf16 up to head dim 128, blocks of
+  // 64 rows: lengths off both, several of each, GQA groups
   const std::vector<Case> cases = {
       {"plain", 1, 2, 2, 40, 50, 64},
       {"gqa 2 of 4", 2, 4, 2, 37, 45, 64, 0, 0, 0, 0, 2.0},
@@ -367,6 +417,23 @@ template <class T> static void all() {
       {"hd 256 d 200 window", 1, 2, 1, 20, 40, 200, 0, 1, 20, 12},
       {"nan key", 1, 2, 1, 20, 40, 64, 0, 0, 0, 0, 1.0, 7},
       {"one query one key", 1, 1, 1, 1, 1, 64},
+      // past the 64-row blocks of the tiled matrix-core body: several blocks and inner tiles,
+      // partial last ones, chunks skipped under the diagonal and outside windows
+      {"long plain", 1, 2, 2, 150, 170, 64},
+      {"long causal top-left square gqa 2", 1, 4, 2, 130, 130, 64, 0, 1, 0},
+      {"long causal bottom-right tq < tk", 1, 2, 1, 70, 200, 64, 0, 1, 130},
+      {"long causal bottom-right tq > tk", 1, 2, 1, 200, 70, 64, 0, 1, -130},
+      {"long window 40 top-left", 1, 2, 2, 190, 190, 64, 0, 1, 0, 40},
+      {"long window 33 bottom-right gqa 3", 1, 6, 2, 100, 150, 64, 0, 1, 50, 33},
+      {"long u8 mask with a hidden row", 1, 2, 1, 100, 140, 64, 1, 0, 0, 0, 1.0, -1, 77},
+      {"long additive mask per head, causal", 1, 2, 1, 90, 130, 64, 2, 1, 40, 0, 1.0, -1, -1, true},
+      {"long nan key", 1, 2, 1, 80, 150, 64, 0, 0, 0, 0, 1.0, 100},
+      {"long d 60 causal", 1, 2, 1, 100, 100, 60, 0, 1, 0},
+      {"long hd 80 d 72 causal", 1, 2, 1, 100, 100, 72, 0, 1, 0},
+      {"long hd 96 window", 1, 2, 2, 80, 140, 96, 0, 1, 60, 50},
+      {"long hd 128 causal bottom-right", 1, 2, 1, 130, 150, 128, 0, 1, 20},
+      {"long hd 128 d 120", 1, 1, 1, 70, 90, 120},
+      {"long hd 256", 1, 1, 1, 40, 70, 256},
   };
   const int before = failures;
   double worst = 0;

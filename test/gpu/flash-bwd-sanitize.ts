@@ -1,7 +1,7 @@
 // A short run of the attention-gradient kernels (flash-bwd.hip) for compute-sanitizer: every
 // head-dim bucket in f32, f16 and bf16 (f32 at 256 on its 8-row tile; the 16-bit types through
-// the matrix-core body and the FMA body), causal both ways, a
-// window, both mask kinds, GQA, lengths off the tile, rows that see no key; each gradient
+// the matrix-core body and the FMA body), causal both ways, a window, both mask kinds, GQA,
+// lengths off the tile and over several 64-row blocks, rows that see no key; each gradient
 // compared with the CPU reference. Run:
 //   compute-sanitizer --tool memcheck node --import tsx test/gpu/flash-bwd-sanitize.ts
 //   compute-sanitizer --tool racecheck node --import tsx test/gpu/flash-bwd-sanitize.ts
@@ -22,6 +22,9 @@ const cases: [number[], number[], Causal, number | undefined, 'u8' | 'add' | und
   [[1, 2, 20, 256], [1, 1, 27, 256], 'top-left', undefined, undefined],
   // bottom-right with more queries than keys: the first rows see nothing
   [[1, 2, 50, 33], [1, 2, 21, 33], 'bottom-right', undefined, undefined],
+  // over several 64-row blocks (the 16-bit types' tiled body up to head dim 128), partial last ones
+  [[1, 4, 150, 64], [1, 2, 170, 64], 'top-left', undefined, undefined],
+  [[1, 2, 130, 128], [1, 1, 140, 128], 'bottom-right', 50, 'u8'],
 ];
 const sdpa = Tensor.scaledDotProductAttention;
 for (const [dt, matrixCores] of [

@@ -37,8 +37,10 @@ function maskFor(kind: 'u8' | 'add', q: Tensor, shape: number[]): Tensor {
   return Tensor.from(v, { dtype: q.dtype, shape, device: q.device });
 }
 
-// lengths off the 16-row tile and over several tiles, every head-dim bucket (f32 at 256 takes
-// the 8-row tile), both causal alignments, windows, masks, GQA, rows that see no key
+// lengths off the 16-row tile and over several tiles, and over several of the 64-row blocks the
+// 16-bit types take up to head dim 128 (partial last blocks, chunks skipped under the diagonal and
+// outside windows), every head-dim bucket (f32 at 256 takes the 8-row tile), both causal
+// alignments, windows, masks, GQA, rows that see no key
 const CASES: readonly Case[] = [
   ['plain d 64', QKV(2, 2, 2, 37, 45, 64), ([q, k, v]) => sdpa(q!, k!, v!)],
   ['GQA 6 on 2, causal top-left', QKV(1, 6, 2, 40, 40, 64), ([q, k, v]) => sdpa(q!, k!, v!, { causal: true })],
@@ -72,6 +74,21 @@ const CASES: readonly Case[] = [
     'additive mask per head, d 64',
     QKV(1, 2, 1, 17, 40, 64),
     ([q, k, v]) => sdpa(q!, k!, v!, { causal: 'bottom-right', mask: maskFor('add', q!, [2, 17, 40]) }),
+  ],
+  [
+    'GQA 4 on 2 over 64-row blocks, causal top-left',
+    QKV(1, 4, 2, 150, 150, 64),
+    ([q, k, v]) => sdpa(q!, k!, v!, { causal: true }),
+  ],
+  [
+    'causal bottom-right tq < tk over 64-row blocks, d 128',
+    QKV(1, 2, 1, 70, 200, 128),
+    ([q, k, v]) => sdpa(q!, k!, v!, { causal: 'bottom-right' }),
+  ],
+  [
+    'window 40 over 64-row blocks, u8 mask, d 80',
+    QKV(1, 2, 2, 130, 190, 80),
+    ([q, k, v]) => sdpa(q!, k!, v!, { causal: true, window: 40, mask: maskFor('u8', q!, [1, 1, 130, 190]) }),
   ],
   [
     'd 200 (bucket 256), window top-left',

@@ -6,11 +6,14 @@
 // (the result does not depend on scheduling). Causal either way, windows, u8 and additive masks,
 // GQA. f16 and bf16 products on the matrix cores (NVIDIA, gfx90a/gfx942/gfx950, gfx11, gfx12),
 // FMAs elsewhere and for f32, sums in f32; f64 stays on the composed GEMM path, whose sums are f64.
+// Up to head dim 128 on NVIDIA and gfx90a/gfx942/gfx950 the 16-bit types take the tiled kernels
+// (flash_bwd_dq_tc_*, flash_bwd_dkdv_tc_*: 64 rows a block, operands and sums in registers).
 import type { DType } from '../../core/dtype.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
 import type { AttentionParams } from '../options.ts';
 import { FLASH_BWD_HEAD_DIMS } from '../../runtime/kernel-sigs-flash-bwd.ts';
 import { arg, GRID_X_BLOCKS_MAX, type KernelArg } from '../../runtime/kernels.ts';
+import type { DeviceInfo } from '../../runtime/gpu.ts';
 import { base, offsetOf } from './launch.ts';
 import { dense } from './fill.ts';
 import { visibility } from './attention.ts';
@@ -20,9 +23,36 @@ const MAX_GRID_Y = 65535;
 
 const bucketOf = (d: number): number | undefined => FLASH_BWD_HEAD_DIMS.find((b) => d <= b);
 
-/** rows and keys of a tile (flash-bwd.hip FbCfg::B); a block is tile x tile threads */
-export function flashGradTile(dtype: DType, bucket: number): number {
+/** the 16 x 16 bodies' tile (flash-bwd.hip FbCfg::B): a block is tile x tile threads */
+function smallTile(dtype: DType, bucket: number): number {
   return dtype === 'f32' && bucket > 128 ? 8 : 16;
+}
+
+/** the AMD archs with the tiled kernels' body (flash-bwd.hip FbTc::ON, MFMA; on the other AMD
+ *  archs flash_bwd_*_tc_* stop with a trap) */
+const TILED_AMD = new Set(['gfx90a', 'gfx942', 'gfx950']);
+
+/**
+ * whether the tiled matrix-core kernels (flash_bwd_dq_tc_*, flash_bwd_dkdv_tc_*) run: f16 and bf16
+ * up to head dim 128 with the matrix cores asked for, on NVIDIA and gfx90a/gfx942/gfx950
+ */
+export function flashGradTiled(
+  info: Pick<DeviceInfo, 'vendor' | 'arch'>,
+  dtype: DType,
+  bucket: number,
+  matrixCores: boolean,
+): boolean {
+  return matrixCores && dtype !== 'f32' && bucket <= 128 && (info.vendor === 'cuda' || TILED_AMD.has(info.arch));
+}
+
+/** rows (queries, or keys) a block owns: 64 for the tiled kernels, else the 16 x 16 bodies' tile */
+export function flashGradTile(tiled: boolean, dtype: DType, bucket: number): number {
+  return tiled ? 64 : smallTile(dtype, bucket);
+}
+
+/** threads a block (flash-bwd.hip FbCfg::NT): 256, 64 for f32 at head dim 256 */
+export function flashGradThreads(dtype: DType, bucket: number): number {
+  return smallTile(dtype, bucket) ** 2;
 }
 
 /**
@@ -41,7 +71,8 @@ export function flashGradRefusal(q: RawTensor, k: RawTensor, v: RawTensor, o: Ra
   const bucket = bucketOf(d);
   if (bucket === undefined || d < 1) return `head dim ${d} (the kernels take 1 to 256)`;
   if (b * hq * tq === 0 || tk === 0 || hkv === 0) return 'an empty operand';
-  const tile = flashGradTile(q.dtype, bucket);
+  // the smallest tile: the grid bound for either body
+  const tile = smallTile(q.dtype, bucket);
   if (b * Math.max(hq, hkv) > GRID_X_BLOCKS_MAX || Math.ceil(Math.max(tq, tk) / tile) > MAX_GRID_Y)
     return `[b, heads, t] = [${b}, ${hq}, ${Math.max(tq, tk)}] past the launch grid`;
   if (tq > 0xffffffff || tk > 0xffffffff) return 'lengths past 32 bits';
@@ -78,7 +109,10 @@ export function flashGrad(
   const [, hkv, tk] = k0.layout.shape as [number, number, number];
   const dt = q0.dtype;
   const bucket = bucketOf(d)!;
-  const tile = flashGradTile(dt, bucket);
+  const matrixCores = opts.matrixCores !== false;
+  const tiled = flashGradTiled(dev.runtime.info, dt, bucket, matrixCores);
+  const tile = flashGradTile(tiled, dt, bucket);
+  const tc = tiled ? 'tc_' : '';
   const temps: RawTensor[] = [];
   const outs: RawTensor[] = [];
   try {
@@ -98,18 +132,14 @@ export function flashGrad(
     const dd = RawTensor.empty([b * hq * tq], 'f32', dev);
     temps.push(dd);
     const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
-    const tail: KernelArg[] = [
-      ...[hq, hkv, tq, tk, d].map((x) => arg.u32(x)),
-      ...vis,
-      arg.u32(opts.matrixCores === false ? 0 : 1),
-    ];
+    const tail: KernelArg[] = [...[hq, hkv, tq, tk, d].map((x) => arg.u32(x)), ...vis, arg.u32(matrixCores ? 1 : 0)];
     // an absent mask is never read: any valid pointer stands in
     const m = mask ?? q;
-    const block: [number, number, number] = [tile * tile, 1, 1];
+    const block: [number, number, number] = [flashGradThreads(dt, bucket), 1, 1];
     const ptrs = (ts: RawTensor[]): KernelArg[] => [...ts.map(base), ...ts.map(offsetOf)];
     dev.kernels.launch(
       'flash-bwd.hip',
-      `flash_bwd_dq_${dt}_${bucket}`,
+      `flash_bwd_dq_${tc}${dt}_${bucket}`,
       [b * hq, Math.ceil(tq / tile), 1],
       block,
       0,
@@ -118,7 +148,7 @@ export function flashGrad(
     );
     dev.kernels.launch(
       'flash-bwd.hip',
-      `flash_bwd_dkdv_${dt}_${bucket}`,
+      `flash_bwd_dkdv_${tc}${dt}_${bucket}`,
       [b * hkv, Math.ceil(tk / tile), 1],
       block,
       0,
