@@ -79,28 +79,18 @@ export function launchSelectRows(y: RawTensor, x: RawTensor, ids: RawTensor, p: 
   if (p.pre > 1 && p.len < SHORT_ROW) return false;
   const plan = rowPlan(y, x, rows, p.len, [p.xPre, p.xDim]);
   if (!plan) return false;
-  const dev = y.device;
-  const name = `index_rows_${unitName(plan.unit)}_${ids.dtype}`;
-  withDeviceErrors(dev, site, (err, tag) => {
-    dev.kernels.launch(FILE, name, plan.grid, plan.block, 0, dev.stream, [
-      arg.ptr(y.storage.ptrAt(0)),
-      arg.ptr(x.storage.ptrAt(0)),
-      arg.ptr(ids.storage.ptrAt(0)),
-      arg.ptr(err),
-      arg.i64(plan.yOff),
-      arg.i64(plan.xOff),
-      arg.i64(ids.layout.offset),
-      arg.u64(rows),
-      arg.u64(p.n),
-      arg.u64(plan.len),
-      arg.i64(plan.strides[0]!),
-      arg.i64(plan.strides[1]!),
-      arg.i64(p.idsStride),
-      arg.u64(p.limit),
-      arg.u32(plan.group),
-      arg.u32(tag),
-    ]);
-  });
+  launchRowKernel(
+    `index_rows_${unitName(plan.unit)}_${ids.dtype}`,
+    y,
+    x,
+    ids,
+    plan,
+    rows,
+    p.n,
+    p.idsStride,
+    p.limit,
+    site,
+  );
   return true;
 }
 
@@ -222,12 +212,40 @@ export function launchPutRows(x: RawTensor, src: RawTensor, ids: RawTensor, dim:
   // x's rows: [pre, limit, len] contiguous; src's at its strides
   const plan = rowPlan(x, src, rows, len, [limit * len, len, before[0]?.s ?? 0, strides[dim]!]);
   if (!plan) return false;
-  const dev = x.device;
-  const [yPre, yDim, xPre, xDim] = plan.strides as [number, number, number, number];
+  launchRowKernel(
+    `put_rows_${unitName(plan.unit)}_${ids.dtype}`,
+    x,
+    src,
+    ids,
+    plan,
+    rows,
+    n,
+    ids.layout.strides[0]!,
+    limit,
+    site,
+  );
+  return true;
+}
+
+/** index_rows and put_rows: y, x, ids, err, the plan's offsets, rows, n, len, the plan's
+ *  strides (in units), the ids' stride, the limit, the group, the error tag */
+function launchRowKernel(
+  name: string,
+  y: RawTensor,
+  x: RawTensor,
+  ids: RawTensor,
+  plan: NonNullable<ReturnType<typeof rowPlan>>,
+  rows: number,
+  n: number,
+  idsStride: number,
+  limit: number,
+  site: ErrorSite,
+): void {
+  const dev = y.device;
   withDeviceErrors(dev, site, (err, tag) => {
-    dev.kernels.launch(FILE, `put_rows_${unitName(plan.unit)}_${ids.dtype}`, plan.grid, plan.block, 0, dev.stream, [
+    dev.kernels.launch(FILE, name, plan.grid, plan.block, 0, dev.stream, [
+      arg.ptr(y.storage.ptrAt(0)),
       arg.ptr(x.storage.ptrAt(0)),
-      arg.ptr(src.storage.ptrAt(0)),
       arg.ptr(ids.storage.ptrAt(0)),
       arg.ptr(err),
       arg.i64(plan.yOff),
@@ -236,15 +254,11 @@ export function launchPutRows(x: RawTensor, src: RawTensor, ids: RawTensor, dim:
       arg.u64(rows),
       arg.u64(n),
       arg.u64(plan.len),
-      arg.i64(yPre),
-      arg.i64(yDim),
-      arg.i64(xPre),
-      arg.i64(xDim),
-      arg.i64(ids.layout.strides[0]!),
+      ...plan.strides.map((st) => arg.i64(st)),
+      arg.i64(idsStride),
       arg.u64(limit),
       arg.u32(plan.group),
       arg.u32(tag),
     ]);
   });
-  return true;
 }
