@@ -1,5 +1,5 @@
 // npm run bench:train -- [--workload cnn,decoder,resnet] [--steps 20] [--small] [--torch] [--graph]
-//                        [--parts] [--python CMD] [--json PATH]
+//                        [--parts] [--torch-compile] [--python CMD] [--json PATH]
 //
 // Training steps (forward, loss, backward, optimizer update) of the workloads in
 // bench/train-models.ts on the best GPU: milliseconds a step, items (images or tokens) a second,
@@ -9,7 +9,8 @@
 // eager step's forward (with the loss), backward and update apart, with a synchronize after
 // each (where a step's time goes; the sum exceeds the step by the overlap lost). --small shrinks
 // the decoder and the image batches (a smoke run; on a machine without a GPU everything runs on
-// the CPU). The JSON goes to bench/results/<date>-<device>-train.json unless --json says where.
+// the CPU). --torch-compile adds PyTorch's rows with each forward through torch.compile (the
+// warm-up steps compile). The JSON goes to bench/results/<date>-<device>-train.json unless --json says where.
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,7 @@ const { values: opt } = parseArgs({
     torch: { type: 'boolean', default: false },
     graph: { type: 'boolean', default: false },
     parts: { type: 'boolean', default: false },
+    'torch-compile': { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
     json: { type: 'string' },
   },
@@ -152,9 +154,11 @@ interface TorchRow {
   lastLoss: number;
   /** resnet: whose ResNet-18 PyTorch ran (torchvision's, or the same network written out) */
   model?: string;
+  /** the forward went through torch.compile */
+  compiled?: boolean;
 }
-let torch: TorchRow[] = [];
-if (opt.torch) {
+/** the PyTorch twin's rows: eager, or with --compile each workload's forward through torch.compile */
+function runTwin(compile: boolean): TorchRow[] {
   const script = fileURLToPath(new URL('./train_torch.py', import.meta.url));
   const r = spawnSync(
     opt.python,
@@ -167,6 +171,7 @@ if (opt.torch) {
       '--shape',
       JSON.stringify(shape),
       ...(opt.small ? ['--small'] : []),
+      ...(compile ? ['--compile'] : []),
     ],
     { encoding: 'utf8', maxBuffer: 1 << 24 },
   );
@@ -174,10 +179,14 @@ if (opt.torch) {
     console.error(`bench:train: ${opt.python} ${script} failed (${r.status ?? r.signal}):\n${r.stderr}`);
     process.exit(1);
   }
-  torch = JSON.parse(r.stdout.trim().split('\n').pop()!) as TorchRow[];
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as TorchRow[];
 }
+const torch: TorchRow[] = opt.torch ? runTwin(false) : [];
+const compiled: TorchRow[] = opt['torch-compile'] ? runTwin(true) : [];
 
 const mib = (b: number | null) => (b === null ? '-' : `${(b / 2 ** 20).toFixed(0)} MiB`);
+const compileCells = (c: TorchRow | undefined, r: Row): string[] =>
+  c ? [c.msPerStep.toFixed(2), `${(c.msPerStep / r.msPerStep).toFixed(2)}x`] : ['-', '-'];
 const t = new Table({
   head: [
     'workload',
@@ -185,6 +194,7 @@ const t = new Table({
     'ours items/s',
     'ours peak',
     ...(opt.torch ? ['torch ms/step', 'torch peak', 'speed vs torch', 'memory vs torch'] : []),
+    ...(opt['torch-compile'] ? ['torch.compile ms/step', 'speed vs torch.compile'] : []),
   ],
   style: tableStyle(),
 });
@@ -202,6 +212,14 @@ for (const r of ours) {
           `${(p.msPerStep / r.msPerStep).toFixed(2)}x`,
           r.peakBytes === null ? '-' : `${(r.peakBytes / p.peakBytes).toFixed(2)}x`,
         ]
+      : opt.torch
+        ? ['-', '-', '-', '-']
+        : []),
+    ...(opt['torch-compile']
+      ? compileCells(
+          compiled.find((x) => x.workload === r.workload),
+          r,
+        )
       : []),
   ]);
 }
@@ -218,5 +236,5 @@ for (const r of ours)
     );
 const gpuName = dev.isCpu ? 'cpu' : dev.runtime.info.name;
 const path = opt.json ?? defaultResultsPath(gpuName, 'train');
-writeResults(path, { device: String(dev), gpu: gpuName, steps, small: opt.small, ours, torch });
+writeResults(path, { device: String(dev), gpu: gpuName, steps, small: opt.small, ours, torch, torchCompile: compiled });
 console.log(`results: ${path}`);

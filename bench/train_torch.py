@@ -1,5 +1,7 @@
 # The PyTorch twin of bench/train-models.ts (run by bench/train.ts --torch): the same workloads,
-# eager, on the same GPU. Prints one JSON line: [{workload, msPerStep, peakBytes, lastLoss}].
+# eager, on the same GPU; with --compile each workload's forward and loss go through torch.compile
+# (backward and the optimizer as torch.compile leaves them; the warm-up steps include the
+# compilation). Prints one JSON line: [{workload, msPerStep, peakBytes, lastLoss, compiled}].
 # ResNet-18 is torchvision's resnet18(num_classes=10); where torchvision is not installed, the same
 # network written out here (same layers, names and initialisation) stands in, and the row says so.
 import argparse
@@ -16,9 +18,14 @@ p.add_argument("--workload", default="cnn,decoder,resnet")
 p.add_argument("--steps", type=int, default=20)
 p.add_argument("--shape", required=True)
 p.add_argument("--small", action="store_true")
+p.add_argument("--compile", action="store_true")
 a = p.parse_args()
 dev = torch.device("cuda")
 shape = json.loads(a.shape)
+
+
+def compiled(f):
+    return torch.compile(f) if a.compile else f
 
 
 def cnn(batch):
@@ -32,8 +39,10 @@ def cnn(batch):
     x = torch.randn(batch, 1, 28, 28, device=dev)
     y = torch.randint(0, 10, (batch,), device=dev)
 
+    loss_fn = compiled(lambda: F.cross_entropy(model(x), y))
+
     def step():
-        loss = F.cross_entropy(model(x), y)
+        loss = loss_fn()
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -82,11 +91,15 @@ def decoder(s):
     ang = torch.arange(s["seq"], device=dev, dtype=torch.float32)[:, None] * inv[None]
     cos, sin = ang.cos().bfloat16(), ang.sin().bfloat16()
 
-    def step():
+    def forward_loss():
         x = embed(inp)
         for b in blocks:
             x = b(x, cos, sin)
-        loss = F.cross_entropy(head(norm(x)).view(-1, s["vocab"]), tgt)
+        return F.cross_entropy(head(norm(x)).view(-1, s["vocab"]), tgt)
+    loss_fn = compiled(forward_loss)
+
+    def step():
+        loss = loss_fn()
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -153,9 +166,13 @@ def resnet(batch):
     x = torch.randn(batch, 3, 32, 32, device=dev)
     y = torch.randint(0, 10, (batch,), device=dev)
 
-    def step():
+    def forward_loss():
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = F.cross_entropy(model(x), y)
+            return F.cross_entropy(model(x), y)
+    loss_fn = compiled(forward_loss)
+
+    def step():
+        loss = loss_fn()
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -180,7 +197,8 @@ for name in a.workload.split(","):
         loss = step()
     torch.cuda.synchronize()
     ms = (time.perf_counter() - t0) * 1e3 / a.steps
-    row = {"workload": name, "msPerStep": ms, "peakBytes": torch.cuda.max_memory_allocated(), "lastLoss": float(loss)}
+    row = {"workload": name, "msPerStep": ms, "peakBytes": torch.cuda.max_memory_allocated(), "lastLoss": float(loss),
+           "compiled": a.compile}
     if name == "resnet":
         row["model"] = resnet_source
     rows.append(row)
