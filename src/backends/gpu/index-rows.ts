@@ -144,6 +144,25 @@ export function launchGatherRows(y: RawTensor, x: RawTensor, ids: RawTensor, dim
 }
 
 /**
+ * src's rows along dim for the row kernels, or null: the dims before dim merge into one run
+ * (any stride, preStride), the dims after it into one unit-stride run (the rows, len long);
+ * rows short enough to cost a division each only without leading dims
+ */
+function sourceRows(
+  src: RawTensor,
+  dim: number,
+): { pre: number; n: number; len: number; preStride: number; dimStride: number } | null {
+  const { shape, strides } = src.layout;
+  const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
+  const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
+  if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return null;
+  const pre = before[0]?.n ?? 1,
+    len = after[0]?.n ?? 1;
+  if (pre > 1 && len < SHORT_ROW) return null;
+  return { pre, n: shape[dim]!, len, preStride: before[0]?.s ?? 0, dimStride: strides[dim]! };
+}
+
+/**
  * indexAdd of src into acc (the new contiguous accumulator, x's shape) along dim as row adds, or
  * false (nothing launched): src's dims before dim must merge into one run (any stride), the dims
  * after it into one unit-stride run (the rows).
@@ -155,14 +174,10 @@ export function launchIndexAddRows(
   dim: number,
   site: ErrorSite,
 ): boolean {
-  const { shape, strides } = src.layout;
-  const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
-  const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
-  if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return false;
-  const pre = before[0]?.n ?? 1,
-    n = shape[dim]!,
-    len = after[0]?.n ?? 1;
-  if ((pre > 1 && len < SHORT_ROW) || len > ROW_LEN_MAX) return false;
+  const r = sourceRows(src, dim);
+  if (!r) return false;
+  const { pre, n, len } = r;
+  if (len > ROW_LEN_MAX) return false;
   const limit = acc.layout.shape[dim]!,
     rows = pre * n;
   const dev = acc.device;
@@ -182,8 +197,8 @@ export function launchIndexAddRows(
       arg.u64(len),
       arg.i64(limit * len),
       arg.i64(len),
-      arg.i64(before[0]?.s ?? 0),
-      arg.i64(strides[dim]!),
+      arg.i64(r.preStride),
+      arg.i64(r.dimStride),
       arg.i64(ids.layout.strides[0]!),
       arg.u64(limit),
       arg.u32(group),
@@ -199,18 +214,13 @@ export function launchIndexAddRows(
  * one unit-stride run (the rows).
  */
 export function launchPutRows(x: RawTensor, src: RawTensor, ids: RawTensor, dim: number, site: ErrorSite): boolean {
-  const { shape, strides } = src.layout;
-  const before = mergedRuns(shape.slice(0, dim), strides.slice(0, dim));
-  const after = mergedRuns(shape.slice(dim + 1), strides.slice(dim + 1));
-  if (before.length > 1 || after.length > 1 || (after[0] && after[0].s !== 1)) return false;
-  const pre = before[0]?.n ?? 1,
-    n = shape[dim]!,
-    len = after[0]?.n ?? 1;
-  if (pre > 1 && len < SHORT_ROW) return false;
+  const r = sourceRows(src, dim);
+  if (!r) return false;
+  const { pre, n, len } = r;
   const limit = x.layout.shape[dim]!,
     rows = pre * n;
   // x's rows: [pre, limit, len] contiguous; src's at its strides
-  const plan = rowPlan(x, src, rows, len, [limit * len, len, before[0]?.s ?? 0, strides[dim]!]);
+  const plan = rowPlan(x, src, rows, len, [limit * len, len, r.preStride, r.dimStride]);
   if (!plan) return false;
   launchRowKernel(
     `put_rows_${unitName(plan.unit)}_${ids.dtype}`,
