@@ -12,14 +12,13 @@
 // --decode: the paged decode kernels to time (pagedAttentionTuning.decode), each over every step.
 // JSON to bench/results/<date>-<gpu>-serve-step.json unless --json says where (not for null).
 import { parseArgs } from 'node:util';
-import { Device, Tensor } from '../src/index.ts';
+import { Device, Tensor, pagedAttentionTuning } from '../src/index.ts';
 import type { DType } from '../src/core/dtype.ts';
 import type { LlamaModel } from '../src/models/llama.ts';
 import { PretrainedLlama } from '../src/models/pretrained.ts';
 import { PagedKVCache } from '../src/nn/paged-kv-cache.ts';
 import type { PagedStep } from '../src/nn/paged-attention.ts';
 import { pagedAttention } from '../src/ops/attention-paged.ts';
-import { pagedAttentionTuning } from '../src/index.ts';
 import { LLAMA_8B, emptyLlama } from './host-llm.ts';
 import { nullDevice } from './null-runtime.ts';
 import { defaultResultsPath, writeResults } from './results-path.ts';

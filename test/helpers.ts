@@ -2,7 +2,7 @@
 // comparisons with per-dtype tolerances (NaN never passes unless both sides agree on NaN
 // and the caller asked for it).
 import * as assert from 'uvu/assert';
-import { Tensor, type DType } from '../src/index.ts';
+import { Tensor, tidy, type DType } from '../src/index.ts';
 import type { Device } from '../src/device/device.ts';
 
 let seed = 1234;
@@ -159,4 +159,13 @@ export function throwsWith(fn: () => unknown, cls: new (...a: never[]) => Error,
 /** throwsWith with the message parts as one array */
 export function throwsLike(fn: () => unknown, cls: new (...a: never[]) => Error, parts: (string | RegExp)[]): void {
   throwsWith(fn, cls, ...parts);
+}
+
+/** the loss `f` makes, after its backward (the step's other tensors freed by tidy) */
+export function backwardOf(f: () => Tensor): Tensor {
+  return tidy(() => {
+    const l = f();
+    l.backward();
+    return l;
+  });
 }

@@ -105,39 +105,32 @@ function pagedSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
-function pagedPrefillSigs(): Map<string, readonly ArgSpec[]> {
+/**
+ * The matrix-core paged kernels' signatures, `${name}_${dtype}_${bucket}`: `ptrs` pointers, the
+ * six offsets, `u32s` u32 arguments, the nine q, pool, table strides and window, the scale
+ */
+function matrixPagedSigs(name: string, ptrs: number, u32s: number): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
-  // o, q, key pool, value pool, table, meta, err; offsets of o, q, k, v, table, meta; seqs, hq,
-  // hkv, d, blockSize, blocks, maxBlocks, tableI64, tag; q (2), pool (2 + 2) and table (2)
-  // strides, window; scale
   for (const d of ['f16', 'bf16'])
     for (const hd of [64, 128])
-      m.set(`paged_fwd_${d}_${hd}`, [
-        ...Array<ArgSpec>(7).fill('ptr'),
+      m.set(`${name}_${d}_${hd}`, [
+        ...Array<ArgSpec>(ptrs).fill('ptr'),
         ...Array<ArgSpec>(6).fill('i64'),
-        ...Array<ArgSpec>(9).fill('u32'),
+        ...Array<ArgSpec>(u32s).fill('u32'),
         ...Array<ArgSpec>(9).fill('i64'),
         'f32',
       ]);
   return m;
 }
 
-function pagedDecodeSigs(): Map<string, readonly ArgSpec[]> {
-  const m = new Map<string, readonly ArgSpec[]>();
-  // o, wso, wsml, q, key pool, value pool, table, meta, err; offsets of o, q, k, v, table, meta;
-  // seqs, hq, hkv, d, blockSize, blocks, maxBlocks, tableI64, tag, splits, listAt; q (2), pool
-  // (2 + 2) and table (2) strides, window; scale
-  for (const d of ['f16', 'bf16'])
-    for (const hd of [64, 128])
-      m.set(`paged_dec_${d}_${hd}`, [
-        ...Array<ArgSpec>(9).fill('ptr'),
-        ...Array<ArgSpec>(6).fill('i64'),
-        ...Array<ArgSpec>(11).fill('u32'),
-        ...Array<ArgSpec>(9).fill('i64'),
-        'f32',
-      ]);
-  return m;
-}
+// o, q, key pool, value pool, table, meta, err; offsets of o, q, k, v, table, meta; seqs, hq,
+// hkv, d, blockSize, blocks, maxBlocks, tableI64, tag; q (2), pool (2 + 2) and table (2)
+// strides, window; scale
+const pagedPrefillSigs = () => matrixPagedSigs('paged_fwd', 7, 9);
+// o, wso, wsml, q, key pool, value pool, table, meta, err; offsets of o, q, k, v, table, meta;
+// seqs, hq, hkv, d, blockSize, blocks, maxBlocks, tableI64, tag, splits, listAt; q (2), pool
+// (2 + 2) and table (2) strides, window; scale
+const pagedDecodeSigs = () => matrixPagedSigs('paged_dec', 9, 11);
 
 export const DECODE_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'gemv-fused.hip': gemvFusedSigs,

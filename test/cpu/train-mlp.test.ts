@@ -6,6 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Tensor, nn, optim, liveTensors, noGrad, tidy } from '../../src/index.ts';
+import { backwardOf } from '../helpers.ts';
 
 /** points in [-1, 1)^2: class 0 inside radius 0.55, else 1 on the right half and 2 on the left */
 function rings(n: number, seed: number): { x: Tensor; y: Tensor } {
@@ -47,11 +48,7 @@ test('a classifier MLP learns three classes (AdamW, warm-up then cosine, clippin
   const losses: Tensor[] = [];
   for (let step = 0; step < steps; step++) {
     // the loss stays on the device; it is read once, after the loop
-    const loss = tidy(() => {
-      const l = nn.crossEntropy(model.forward(train.x), train.y);
-      l.backward();
-      return l;
-    });
+    const loss = backwardOf(() => nn.crossEntropy(model.forward(train.x), train.y));
     losses.push(loss);
     optim.clipGradNorm(model.parameters(), 5).dispose();
     opt.step();
@@ -91,11 +88,7 @@ test('a regression MLP fits a smooth function (SGD with nesterov momentum, mseLo
   const opt = new optim.SGD(model.parameters(), { lr: 0.1, momentum: 0.9, nesterov: true });
   let last = Infinity;
   for (let step = 0; step < 400; step++) {
-    const loss = tidy(() => {
-      const l = nn.mseLoss(model.forward(x), y);
-      l.backward();
-      return l;
-    });
+    const loss = backwardOf(() => nn.mseLoss(model.forward(x), y));
     opt.step();
     opt.zeroGrad();
     if (step === 399) last = loss.itemSync();

@@ -12,6 +12,7 @@
 
 #include "emu-rng.h"
 #include "emu-io.h"
+#include "paged-tables.h"
 
 #if defined(__gfx90a__)
 static const char* ARCH = "gfx90a";
@@ -90,13 +91,7 @@ template <class T> struct PagedInputs {
       badCol = (c.ctxs[badSeq] - 1) / c.bs / 2;
       ids[(size_t)badSeq * maxBlocks + badCol] = badId;
     }
-    t32.assign((size_t)seqs * tsr, 0xdeadbeefu);
-    t64.assign((size_t)seqs * tsr, -77);
-    for (unsigned s = 0; s < seqs; s++)
-      for (unsigned b = 0; b < maxBlocks; b++) {
-        t32[(size_t)s * tsr + b] = (unsigned)ids[(size_t)s * maxBlocks + b];
-        t64[(size_t)s * tsr + b] = ids[(size_t)s * maxBlocks + b];
-      }
+    paged_tables(ids, seqs, maxBlocks, tsr, t32, t64);
     ksh = c.d + c.headPad, kss = ksh * c.hkv, kbk = kss * c.bs;
     q.resize((size_t)tokens * c.hq * c.d), kp.resize((size_t)nblocks * kbk), vp.resize((size_t)nblocks * kbk);
     for (auto& x : q) x = Io<T>::put(rng.uni(-2, 2));

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "emu-rng.h"
+#include "paged-tables.h"
 
 static int failures = 0;
 
@@ -117,13 +118,7 @@ template <class T> struct Problem {
       ids[(size_t)badSeq * maxBlocks + badCol] = badId;
     }
     tsr = maxBlocks + c.rowPad;
-    t32.assign((size_t)seqs * tsr, 0xdeadbeefu);
-    t64.assign((size_t)seqs * tsr, -77);
-    for (unsigned s = 0; s < seqs; s++)
-      for (unsigned b = 0; b < maxBlocks; b++) {
-        t32[(size_t)s * tsr + b] = (unsigned)ids[(size_t)s * maxBlocks + b];
-        t64[(size_t)s * tsr + b] = ids[(size_t)s * maxBlocks + b];
-      }
+    paged_tables(ids, seqs, maxBlocks, tsr, t32, t64);
     ksh = c.d + c.headPad; kss = ksh * c.hkv; kbk = kss * c.bs;
     vsh = c.dv + c.headPad; vss = vsh * c.hkv; vbk = vss * c.bs;
     q.resize((size_t)tokens * c.hq * c.d);

@@ -7,7 +7,7 @@
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, compareNorm, LAYOUTS, FLOAT_DTYPES, type MakeInputs } from './harness.ts';
 import { Tensor, nn, optim, tidy, noGrad, type DType, type Device } from '../../src/index.ts';
-import { randT } from '../helpers.ts';
+import { backwardOf, randT } from '../helpers.ts';
 import { LlamaModel } from '../../src/models/llama.ts';
 import { parseLlamaConfig } from '../../src/models/llama-config.ts';
 import { MemoryWeights } from '../../src/nn/weights.ts';
@@ -195,11 +195,7 @@ s.test('an MLP trains on the GPU to a loss threshold', (dev) => {
   const sched = new optim.CosineAnnealingLR(opt, 500);
   let last = Infinity;
   for (let step = 0; step < 500; step++) {
-    const loss = tidy(() => {
-      const l = nn.mseLoss(model.forward(x), y);
-      l.backward();
-      return l;
-    });
+    const loss = backwardOf(() => nn.mseLoss(model.forward(x), y));
     opt.step();
     opt.zeroGrad();
     sched.step();
@@ -228,11 +224,7 @@ s.test(
     const x = tidy(() => Tensor.randn([64, 3], { seed: 11 }).to(dev));
     const y = tidy(() => Tensor.randn([64, 2], { seed: 12 }).to(dev));
     const step = (model: nn.Sequential, opt: optim.AdamW): number => {
-      const loss = tidy(() => {
-        const l = nn.mseLoss(model.forward(x), y);
-        l.backward();
-        return l;
-      });
+      const loss = backwardOf(() => nn.mseLoss(model.forward(x), y));
       opt.step();
       opt.zeroGrad();
       const v = loss.itemSync();

@@ -72,13 +72,25 @@ export function pagedKernelApplies(q: RawTensor, kPool: RawTensor, vPool: RawTen
   );
 }
 
+/**
+ * The most keys one unit of work sees among the sequences of 1 to maxQ queries: a token's
+ * (window or context), or with `wholeSequence` all of a sequence's queries together (a window
+ * then widens by the queries after the first)
+ */
+function mostKeys(p: PagedAttentionParams, maxQ: number, wholeSequence: boolean): number {
+  let most = 0;
+  p.queryLens.forEach((n, s) => {
+    if (n === 0 || n > maxQ) return;
+    const ctx = p.contextLens[s]!;
+    most = Math.max(most, p.window === null ? ctx : Math.min(p.window + (wholeSequence ? n - 1 : 0), ctx));
+  });
+  return most;
+}
+
 /** the key splits of the FMA kernel's sequences (queries up to maxQ): enough blocks to fill the
  *  device, each split MIN_KEYS_PER_SPLIT keys at least */
 function keySplits(blocks: number, multiprocessors: number, p: PagedAttentionParams, maxQ: number): number {
-  let most = 0;
-  for (let s = 0; s < p.queryLens.length; s++)
-    if (p.queryLens[s]! > 0 && p.queryLens[s]! <= maxQ)
-      most = Math.max(most, p.window === null ? p.contextLens[s]! : Math.min(p.window, p.contextLens[s]!));
+  const most = mostKeys(p, maxQ, false);
   const want = Math.ceil((pagedAttentionTuning.blocksPerMp * multiprocessors) / Math.max(1, blocks));
   return Math.max(1, Math.min(want, ATT_MAX_SPLITS, GRID_YZ_MAX, Math.ceil(most / MIN_KEYS_PER_SPLIT)));
 }
@@ -253,11 +265,7 @@ export function pagedAttentionKernel(
       // flash_dec's plan over the entries: each is one 16-row tile of one kv head (so b entries,
       // one query head a kv head, one query), the keys those of the longest sequence; the kernel
       // shares each sequence's own keys out over the plan's splits
-      let most = 0;
-      p.queryLens.forEach((n, s) => {
-        if (n > 0 && n <= ATTN_MAX_TQ)
-          most = Math.max(most, p.window === null ? p.contextLens[s]! : Math.min(p.window + n - 1, p.contextLens[s]!));
-      });
+      const most = mostKeys(p, ATTN_MAX_TQ, true);
       const pl = decodePlan(dev.runtime.info, entries, hkv, hkv, 1, Math.max(1, most), bucket);
       // the merge runs over every row: those of the long chunks get what it makes of partial
       // sums no kernel wrote, until the prefill kernel (launched after it) writes them; the FMA

@@ -42,16 +42,21 @@ export function flashGradTiled(
   bucket: number,
   matrixCores: boolean,
 ): boolean {
-  return matrixCores && dtype !== 'f32' && bucket <= 128 && (info.vendor === 'cuda' || TILED_AMD.has(info.arch));
+  return (
+    matrixCores &&
+    (dtype === 'f16' || dtype === 'bf16') &&
+    bucket <= 128 &&
+    (info.vendor === 'cuda' || TILED_AMD.has(info.arch))
+  );
 }
 
 /** rows (queries, or keys) a block owns: 64 for the tiled kernels, else the 16 x 16 bodies' tile */
-export function flashGradTile(tiled: boolean, dtype: DType, bucket: number): number {
+function flashGradTile(tiled: boolean, dtype: DType, bucket: number): number {
   return tiled ? 64 : smallTile(dtype, bucket);
 }
 
 /** threads a block (flash-bwd.hip FbCfg::NT): 256, 64 for f32 at head dim 256 */
-export function flashGradThreads(dtype: DType, bucket: number): number {
+function flashGradThreads(dtype: DType, bucket: number): number {
   return smallTile(dtype, bucket) ** 2;
 }
 

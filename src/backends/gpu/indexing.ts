@@ -51,6 +51,9 @@ interface Walk {
   readonly what: string;
 }
 
+/** the indexed dim, as errors name it */
+const dimOf = (x: RawTensor, dim: number): string => `dim ${dim} of x ${sig(x)}`;
+
 function site(w: Walk) {
   return { op: w.op, idsShape: w.ids.layout.shape, idsDType: w.ids.dtype, what: w.what };
 }
@@ -116,7 +119,7 @@ export function indexSelect(x: RawTensor, ids: RawTensor, dim: number, outShape:
     idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
     posOp: operand(only(r, dim, 1), 0),
     limit: xl.shape[dim]!,
-    what: `dim ${dim} of x ${sig(x)}`,
+    what: dimOf(x, dim),
   };
   return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () => {
     const p = selectRows(x, ids, dim);
@@ -135,7 +138,7 @@ export function gather(x: RawTensor, ids: RawTensor, dim: number): RawTensor {
     idsOp: operand(il.strides, il.offset),
     posOp: operand(contiguousStrides(il.shape), 0),
     limit: xl.shape[dim]!,
-    what: `dim ${dim} of x ${sig(x)}`,
+    what: dimOf(x, dim),
   };
   return viaRows(y, x, operand(without(xl.strides, dim), xl.offset), xl.strides[dim]!, w, () =>
     launchGatherRows(y, x, ids, dim, site(w)),
@@ -278,7 +281,7 @@ export function scatter(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numbe
     idsOp: operand(il.strides, il.offset),
     posOp: operand(contiguousStrides(il.shape), 0),
     limit: x.layout.shape[dim]!,
-    what: `dim ${dim} of x ${sig(x)}`,
+    what: dimOf(x, dim),
   });
 }
 
@@ -350,18 +353,13 @@ export function indexSet(x: RawTensor, ids: RawTensor, src: RawTensor, dim: numb
  */
 export function indexSetDistinct(x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): void {
   if (src.numel === 0) return;
-  const w = rowsWalk('indexSetDistinct', x, ids, src, dim);
-  if (!launchPutRows(x, src, ids, dim, site(w))) indexSet(x, ids, src, dim);
+  // the row kernel needs no walk, only the site its bad ids name (a serving step's hot path)
+  const at = { op: 'indexSetDistinct' as const, idsShape: ids.layout.shape, idsDType: ids.dtype, what: dimOf(x, dim) };
+  if (!launchPutRows(x, src, ids, dim, at)) indexSet(x, ids, src, dim);
 }
 
 /** the walk of indexSet and indexAdd: over src, each row along dim taking the id at its place */
-function rowsWalk(
-  op: 'indexSet' | 'indexSetDistinct' | 'indexAdd',
-  x: RawTensor,
-  ids: RawTensor,
-  src: RawTensor,
-  dim: number,
-): Walk {
+function rowsWalk(op: 'indexSet' | 'indexAdd', x: RawTensor, ids: RawTensor, src: RawTensor, dim: number): Walk {
   const il = ids.layout,
     r = src.rank;
   return {
@@ -371,7 +369,7 @@ function rowsWalk(
     idsOp: operand(only(r, dim, il.strides[0]!), il.offset),
     posOp: operand(only(r, dim, 1), 0),
     limit: x.layout.shape[dim]!,
-    what: `dim ${dim} of x ${sig(x)}`,
+    what: dimOf(x, dim),
   };
 }
 
