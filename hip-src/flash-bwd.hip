@@ -15,7 +15,7 @@
 //     matrix cores asked for, on NVIDIA mma.sync
 //     m16n8k16 and AMD MFMA 16x16x16 on gfx90a/gfx942/gfx950): a block owns 64 rows, four groups
 //     of 16, each a wave (wave64) or two (NVIDIA's wave32, splitting the inner tiles); a wave holds its 16 rows' operands (Q and dO, or K and V) and its output
-//     accumulators in registers, the other side is staged in LDS 64 or 128 rows at a time, and P and dS
+//     accumulators in registers, the other side is staged in LDS 64 rows at a time, and P and dS
 //     go from the score accumulators straight into the next product's operand (FlashAttention-2's
 //     scheme; see "the tiled matrix-core body" below). Its products need no barrier between
 //     them: 16 x 16 tiles whose products the waves split, summing partials in LDS behind
@@ -638,9 +638,9 @@ template <class T, int HD> struct FbTc {
   static constexpr bool ON = FbHasMma<T>::v && HD <= 128 && (FB_MC == 1 || FB_MC == 2);
   static constexpr int WAVE = FbL::WAVE, NW = 256 / WAVE, SPLIT = NW / 4;
   static constexpr int BT = 64, LD = HD + 8, KS = HD / 16;
-  // rows of the other side staged at a time: 128 on NVIDIA up to head dim 64 (within the 48 KB
-  // of LDS; twice the products between barriers for its 8 warps), else 64
-  static constexpr int IT = FB_MC == 1 && HD <= 64 ? 128 : 64;
+  // rows of the other side staged at a time. 128 on NVIDIA (twice the products between barriers)
+  // took 1.39 ms where 64 took 1.26 at head dim 64 with two blocks a multiprocessor (FB_TC_KERNEL)
+  static constexpr int IT = 64;
   // 16-row chunks of an inner tile a wave takes
   static constexpr int CH = IT / SPLIT / 16;
   // 16-bit elements of the staged tiles (a stand-in where the body is not compiled)
@@ -714,7 +714,7 @@ RT_DEVICE void fb_tile(T* dst, const T* src, i64 r0, i64 rows, u32 d) {
 
 // The next staged tile's copy, started before the current tile's products (head dims up to 64,
 // 16-byte rows): its loads wait in registers while the products run, where a block of 256
-// threads is often the only one on its multiprocessor and would otherwise wait on each copy.
+// threads has at most one other beside it on its multiprocessor and would otherwise wait on each copy.
 // Wider head dims have no registers to spare and copy in place (fb_tile).
 template <class T, int HD> struct FbStage {
   typedef FbTc<T, HD> C;
@@ -1407,9 +1407,19 @@ RT_DEVICE void flash_bwd_dkdv_tc(T* dk, T* dv, const float* lse, const float* dd
 #define FLASH_BWD_DTS(HD) FLASH_BWD(f32, float, HD) FLASH_BWD(f16, f16, HD) FLASH_BWD(bf16, bf16, HD)
 FLASH_BWD_DTS(64) FLASH_BWD_DTS(80) FLASH_BWD_DTS(96) FLASH_BWD_DTS(128) FLASH_BWD_DTS(256)
 
+// The tiled kernels on NVIDIA up to head dim 64: two blocks a multiprocessor (registers capped at
+// 128, a few spilled) hide the latencies that one block of 8 warps (227 registers) left exposed:
+// 1.70 -> 1.26 ms on an H200 (bench:attention-grad, d 64). At head dim 128 the cap spilled more
+// and ran slower (6.24 -> 8.25 ms).
+#if RT_CUDA
+#define FB_TC_KERNEL(HD) extern "C" __global__ __launch_bounds__(256, (HD) <= 64 ? 2 : 1)
+#else
+#define FB_TC_KERNEL(HD) RT_KERNEL
+#endif
+
 // the tiled body's kernels: f16 and bf16 up to head dim 128, the same arguments (mma unread)
 #define FLASH_BWD_TC(DT, T, HD)                                                                                    \
-  RT_KERNEL void flash_bwd_dq_tc_##DT##_##HD(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,     \
+  FB_TC_KERNEL(HD) void flash_bwd_dq_tc_##DT##_##HD(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,     \
       const T* o, const T* dout, const void* mask, i64 dqOff, i64 lseOff, i64 ddOff, i64 qOff, i64 kOff,           \
       i64 vOff, i64 oOff, i64 doOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,           \
       i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32) {                       \
@@ -1418,7 +1428,7 @@ FLASH_BWD_DTS(64) FLASH_BWD_DTS(80) FLASH_BWD_DTS(96) FLASH_BWD_DTS(128) FLASH_B
         dout + doOff, fb_plane<T>(mask, maskKind, mOff), hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind,         \
         hasDiag, diag, window, scale);                                                                             \
   }                                                                                                                \
-  RT_KERNEL void flash_bwd_dkdv_tc_##DT##_##HD(T* dk, T* dv, const float* lse, const float* dd, const T* q,        \
+  FB_TC_KERNEL(HD) void flash_bwd_dkdv_tc_##DT##_##HD(T* dk, T* dv, const float* lse, const float* dd, const T* q,        \
       const T* k, const T* v, const T* dout, const void* mask, i64 dkOff, i64 dvOff, i64 lseOff, i64 ddOff,        \
       i64 qOff, i64 kOff, i64 vOff, i64 doOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb,          \
       i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32) {              \
