@@ -1,5 +1,5 @@
-// npm run bench:train -- [--workload cnn,decoder,resnet] [--steps 20] [--small] [--torch] [--graph]
-//                        [--parts] [--torch-compile] [--python CMD] [--json PATH]
+// npm run bench:train -- [--workload cnn,decoder,resnet] [--steps 20] [--warmup-ms 2000] [--small]
+//                        [--torch] [--graph] [--parts] [--torch-compile] [--python CMD] [--json PATH]
 //
 // Training steps (forward, loss, backward, optimizer update) of the workloads in
 // bench/train-models.ts on the best GPU: milliseconds a step, items (images or tokens) a second,
@@ -9,7 +9,8 @@
 // eager step's forward (with the loss), backward and update apart, with a synchronize after
 // each (where a step's time goes; the sum exceeds the step by the overlap lost). --small shrinks
 // the decoder and the image batches (a smoke run; on a machine without a GPU everything runs on
-// the CPU). --torch-compile adds PyTorch's rows with each forward through torch.compile (the
+// the CPU). Each row first warms up for --warmup-ms (at least 3 steps), PyTorch's too.
+// --torch-compile adds PyTorch's rows with each forward through torch.compile (the
 // warm-up steps compile). The JSON goes to bench/results/<date>-<device>-train.json unless --json says where.
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
@@ -31,6 +32,7 @@ const { values: opt } = parseArgs({
   options: {
     workload: { type: 'string', default: 'cnn,decoder,resnet' },
     steps: { type: 'string', default: '20' },
+    'warmup-ms': { type: 'string', default: '2000' },
     small: { type: 'boolean', default: false },
     torch: { type: 'boolean', default: false },
     graph: { type: 'boolean', default: false },
@@ -44,10 +46,11 @@ const names = opt.workload.split(',').filter(Boolean);
 const WORKLOADS = ['cnn', 'decoder', 'resnet'];
 const bad = names.filter((n) => !WORKLOADS.includes(n));
 const steps = Number(opt.steps);
-if (bad.length || !Number.isInteger(steps) || steps < 1) {
+const warmupMs = Number(opt['warmup-ms']);
+if (bad.length || !Number.isInteger(steps) || steps < 1 || !(warmupMs >= 0)) {
   console.error(
-    `bench:train: --workload takes ${WORKLOADS.join(', ')} (comma-separated), --steps a positive integer ` +
-      `(got ${opt.workload}, ${opt.steps})`,
+    `bench:train: --workload takes ${WORKLOADS.join(', ')} (comma-separated), --steps a positive integer, ` +
+      `--warmup-ms a number of milliseconds (got ${opt.workload}, ${opt.steps}, ${opt['warmup-ms']})`,
   );
   process.exit(2);
 }
@@ -93,9 +96,16 @@ function measureParts(w: Workload): NonNullable<Row['parts']> {
   return { forwardMs: sum.forwardMs / steps, backwardMs: sum.backwardMs / steps, updateMs: sum.updateMs / steps };
 }
 
+/** warm-up steps at most, whatever --warmup-ms says */
+const WARMUP_STEPS_MAX = 1000;
+
 function measure(w: Workload, graph: boolean): Row {
-  // warm-up: first calls pick library algorithms and allocate
-  for (let i = 0; i < 3; i++) tidy(() => w.step().dispose());
+  // warm-up: first calls pick library algorithms and allocate, and the JavaScript engine compiles
+  // the host path only after many calls (ResNet-18's step took 33 ms after 3 warm-up steps, 19 ms
+  // after 40 on an H200), so steps run for warmupMs, at least 3
+  const w0 = performance.now();
+  for (let i = 0; i < 3 || (performance.now() - w0 < warmupMs && i < WARMUP_STEPS_MAX); i++)
+    tidy(() => w.step().dispose());
   dev.synchronize();
   dev.resetPeakMemory();
   let last: Tensor | null = null;
@@ -168,6 +178,8 @@ function runTwin(compile: boolean): TorchRow[] {
       names.join(','),
       '--steps',
       String(steps),
+      '--warmup-ms',
+      String(warmupMs),
       '--shape',
       JSON.stringify(shape),
       ...(opt.small ? ['--small'] : []),

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 p = argparse.ArgumentParser()
 p.add_argument("--workload", default="cnn,decoder,resnet")
 p.add_argument("--steps", type=int, default=20)
+p.add_argument("--warmup-ms", type=float, default=2000)
 p.add_argument("--shape", required=True)
 p.add_argument("--small", action="store_true")
 p.add_argument("--compile", action="store_true")
@@ -188,8 +189,11 @@ for name in a.workload.split(","):
         step = resnet(4 if a.small else 256)
     else:
         step = decoder(shape)
-    for _ in range(3):
+    # warm-up as bench/train.ts's: at least 3 steps, for --warmup-ms
+    w0, i = time.perf_counter(), 0
+    while i < 3 or ((time.perf_counter() - w0) * 1e3 < a.warmup_ms and i < 1000):
         step()
+        i += 1
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
