@@ -27,17 +27,19 @@ function checkPool(op: 'avgPool2d' | 'maxPool2d', x: RawTensor, o: PoolOptions):
   };
   if (typeof p.countIncludePad !== 'boolean')
     throw new TypeError(`${op}: countIncludePad must be a boolean, got ${String(o.countIncludePad)}`);
-  const geom = `(input ${sig(x)}, kernel ${fmtShape(p.kernel)}, stride ${fmtShape(p.stride)}, padding ${fmtShape(p.padding)})`;
+  // formatted only for an error: a pooling step's hot path formats nothing
+  const geom = (): string =>
+    `(input ${sig(x)}, kernel ${fmtShape(p.kernel)}, stride ${fmtShape(p.stride)}, padding ${fmtShape(p.padding)})`;
   if (p.padding[0] * 2 > p.kernel[0] || p.padding[1] * 2 > p.kernel[1])
-    throw new ShapeError(`${op}: padding must be at most half the kernel size ${geom}`);
+    throw new ShapeError(`${op}: padding must be at most half the kernel size ${geom()}`);
   {
     const [n, c, h, w] = (x.rank === 3 ? [1, ...x.layout.shape] : x.layout.shape) as [number, number, number, number];
     // like PyTorch: only the batch may be empty
     if (c === 0 || h === 0 || w === 0)
-      throw new ShapeError(`${op}: channel and spatial dims must be non-empty ${geom}`);
+      throw new ShapeError(`${op}: channel and spatial dims must be non-empty ${geom()}`);
     const oh = Math.floor((h + 2 * p.padding[0] - p.kernel[0]) / p.stride[0]) + 1;
     const ow = Math.floor((w + 2 * p.padding[1] - p.kernel[1]) / p.stride[1]) + 1;
-    if (oh < 1 || ow < 1) throw new ShapeError(`${op}: output size ${oh}x${ow} is too small ${geom}`);
+    if (oh < 1 || ow < 1) throw new ShapeError(`${op}: output size ${oh}x${ow} is too small ${geom()}`);
     return [x, p, [n, c, oh, ow]];
   }
 }

@@ -210,11 +210,12 @@ export const dropout = defineOp({
   dtypes: FLOAT_DTYPES,
   check: (x: RawTensor, p: number, a: DropoutArgs = {}): [RawTensor, number, number, number, number, boolean] => {
     x.check('dropout');
-    const what = `x ${sig(x)}, p ${p}`;
-    if (!isFloatDType(x.dtype)) throw new DTypeError(`dropout: x must have a float dtype (${what})`);
-    if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new TensorError(`dropout: p must be in [0, 1] (${what})`);
+    // formatted only for an error (dropout runs in every training step)
+    const what = (): string => `x ${sig(x)}, p ${p}`;
+    if (!isFloatDType(x.dtype)) throw new DTypeError(`dropout: x must have a float dtype (${what()})`);
+    if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new TensorError(`dropout: p must be in [0, 1] (${what()})`);
     const training = a.training ?? true;
-    if (typeof training !== 'boolean') throw new TensorError(`dropout: training must be a boolean (${what})`);
+    if (typeof training !== 'boolean') throw new TensorError(`dropout: training must be a boolean (${what()})`);
     if (training && p > 0) x.device.checkDrawInCapture('dropout');
     const [k0, k1] = keyOf('dropout', a.seed);
     // f32/f16/bf16 scale in f32, as the kernel multiplies
