@@ -1,11 +1,13 @@
 // npm run bench:train -- [--workload cnn,decoder,resnet] [--steps 20] [--warmup-ms 2000] [--small]
-//                        [--torch] [--graph] [--parts] [--torch-compile] [--python CMD] [--json PATH]
+//                        [--torch] [--graph] [--parts] [--profile] [--torch-compile] [--python CMD]
+//                        [--json PATH]
 //
 // Training steps (forward, loss, backward, optimizer update) of the workloads in
 // bench/train-models.ts on the best GPU: milliseconds a step, items (images or tokens) a second,
 // and peak device memory. With --torch, bench/train_torch.py runs the same workloads in PyTorch
 // on the same GPU (eager) in the same run, and the table gives ours / PyTorch. --graph adds a row
-// per workload whose forward and backward replay from a captureBackward graph. --parts times the
+// per workload whose forward and backward replay from a captureBackward graph. --profile adds each
+// eager row's GPU time by kernel (bench/gpu-profile.ts; PyTorch's from torch.profiler). --parts times the
 // eager step's forward (with the loss), backward and update apart, with a synchronize after
 // each (where a step's time goes; the sum exceeds the step by the overlap lost). --small shrinks
 // the decoder and the image batches (a smoke run; on a machine without a GPU everything runs on
@@ -19,6 +21,7 @@ import Table from 'cli-table3';
 import { Device, tidy, type Tensor } from '../src/index.ts';
 import { tableStyle } from '../src/cli/colour.ts';
 import { defaultResultsPath, writeResults } from './results-path.ts';
+import { profileDevice, type ProfileRow } from './gpu-profile.ts';
 import {
   cnnWorkload,
   decoderWorkload,
@@ -37,6 +40,7 @@ const { values: opt } = parseArgs({
     torch: { type: 'boolean', default: false },
     graph: { type: 'boolean', default: false },
     parts: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     'torch-compile': { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
     json: { type: 'string' },
@@ -70,6 +74,23 @@ interface Row {
   lastLoss: number;
   /** --parts, eager rows: milliseconds of the forward (with the loss), backward and update */
   parts?: { forwardMs: number; backwardMs: number; updateMs: number };
+  /** --profile, eager rows: GPU time a step by kernel or library call (bench/gpu-profile.ts) */
+  profile?: ProfileRow[];
+}
+
+/** steps profiled for --profile */
+const PROFILE_STEPS = 3;
+
+/** the eager step's GPU time by kernel, averaged over PROFILE_STEPS steps */
+function profileSteps(w: Workload): ProfileRow[] {
+  const prof = profileDevice(dev);
+  try {
+    prof.start();
+    for (let i = 0; i < PROFILE_STEPS; i++) tidy(() => w.step().dispose());
+    return prof.stop().map((r) => ({ name: r.name, calls: r.calls / PROFILE_STEPS, ms: r.ms / PROFILE_STEPS }));
+  } finally {
+    prof.dispose();
+  }
 }
 
 /** the eager step's parts, each between synchronizes, averaged over the steps */
@@ -149,6 +170,7 @@ for (const n of names) {
     try {
       const row = measure(w, graph);
       if (opt.parts && !graph) row.parts = measureParts(w);
+      if (opt.profile && !graph && !dev.isCpu) row.profile = profileSteps(w);
       ours.push(row);
     } finally {
       w.dispose();
@@ -166,6 +188,8 @@ interface TorchRow {
   model?: string;
   /** the forward went through torch.compile */
   compiled?: boolean;
+  /** --profile: GPU time a step by kernel (torch.profiler) */
+  profile?: ProfileRow[];
 }
 /** the PyTorch twin's rows: eager, or with --compile each workload's forward through torch.compile */
 function runTwin(compile: boolean): TorchRow[] {
@@ -184,6 +208,7 @@ function runTwin(compile: boolean): TorchRow[] {
       JSON.stringify(shape),
       ...(opt.small ? ['--small'] : []),
       ...(compile ? ['--compile'] : []),
+      ...(opt.profile ? ['--profile'] : []),
     ],
     { encoding: 'utf8', maxBuffer: 1 << 24 },
   );
@@ -246,6 +271,21 @@ for (const r of ours)
       `  ${r.workload} eager, parts between synchronizes: forward ${r.parts.forwardMs.toFixed(2)} ms, ` +
         `backward ${r.parts.backwardMs.toFixed(2)} ms, update ${r.parts.updateMs.toFixed(2)} ms`,
     );
+/** the top rows of a profile: GPU ms a step and share of the step's profiled GPU time */
+function printProfile(title: string, rows: readonly ProfileRow[] | undefined): void {
+  if (!rows?.length) return;
+  const total = rows.reduce((a, r) => a + r.ms, 0);
+  console.log(`  ${title}: ${total.toFixed(2)} ms of GPU time a step, by kernel (top ${PROFILE_TOP})`);
+  for (const r of rows.slice(0, PROFILE_TOP))
+    console.log(
+      `    ${r.ms.toFixed(3).padStart(8)} ms ${((100 * r.ms) / total).toFixed(1).padStart(5)}%  ` +
+        `${String(r.calls).padStart(5)} x  ${r.name.length > 110 ? `${r.name.slice(0, 107)}...` : r.name}`,
+    );
+}
+const PROFILE_TOP = 25;
+for (const r of ours) printProfile(`${r.workload} eager, ours`, r.profile);
+for (const r of [...torch, ...compiled])
+  printProfile(`${r.workload}, PyTorch${r.compiled ? ' (torch.compile)' : ''}`, r.profile);
 const gpuName = dev.isCpu ? 'cpu' : dev.runtime.info.name;
 const path = opt.json ?? defaultResultsPath(gpuName, 'train');
 writeResults(path, { device: String(dev), gpu: gpuName, steps, small: opt.small, ours, torch, torchCompile: compiled });

@@ -1,7 +1,8 @@
 # The PyTorch twin of bench/train-models.ts (run by bench/train.ts --torch): the same workloads,
 # eager, on the same GPU; with --compile each workload's forward and loss go through torch.compile
 # (backward and the optimizer as torch.compile leaves them; the warm-up steps include the
-# compilation). Prints one JSON line: [{workload, msPerStep, peakBytes, lastLoss, compiled}].
+# compilation). Prints one JSON line: [{workload, msPerStep, peakBytes, lastLoss, compiled}], with
+# --profile also each workload's GPU time a step by kernel (torch.profiler) under "profile".
 # ResNet-18 is torchvision's resnet18(num_classes=10); where torchvision is not installed, the same
 # network written out here (same layers, names and initialisation) stands in, and the row says so.
 import argparse
@@ -20,7 +21,29 @@ p.add_argument("--warmup-ms", type=float, default=2000)
 p.add_argument("--shape", required=True)
 p.add_argument("--small", action="store_true")
 p.add_argument("--compile", action="store_true")
+p.add_argument("--profile", action="store_true")
 a = p.parse_args()
+
+PROFILE_STEPS = 3
+
+
+def profile_steps(step):
+    """GPU time a step by kernel name over PROFILE_STEPS steps (torch.profiler), most first"""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(PROFILE_STEPS):
+            step()
+        torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = getattr(e, "self_cuda_time_total", 0)
+        if us > 0:
+            rows.append({"name": e.key, "calls": e.count / PROFILE_STEPS, "ms": us / 1e3 / PROFILE_STEPS})
+    rows.sort(key=lambda r: -r["ms"])
+    return rows[:60]
 dev = torch.device("cuda")
 shape = json.loads(a.shape)
 
@@ -205,6 +228,8 @@ for name in a.workload.split(","):
            "compiled": a.compile}
     if name == "resnet":
         row["model"] = resnet_source
+    if a.profile:
+        row["profile"] = profile_steps(step)
     rows.append(row)
     del step
     torch.cuda.empty_cache()
