@@ -9,8 +9,10 @@ import { TensorError } from '../core/errors.ts';
 import { isFloatDType } from '../core/dtype.ts';
 import { RawTensor } from '../device/raw-tensor.ts';
 import type { Storage } from '../device/storage.ts';
-import { type GradRule, gradRuleOf, setGradRecorder } from '../ops/registry.ts';
+import { gradRuleOf, setGradRecorder } from '../ops/registry.ts';
 import { binary } from '../ops/elementwise.ts';
+import { cat, copyInto } from '../ops/copy.ts';
+import { full } from '../ops/creation.ts';
 
 /** an input's way back: the node that made it, or the leaf itself */
 type Edge = GradNode | GradLeaf;
@@ -30,6 +32,114 @@ export interface GradLeaf {
 }
 
 /**
+ * A narrow view's gradient as the base sees it: g in the region [start, start + len) of dim,
+ * zeros elsewhere. Kept apart until the base's gradients are summed, so that a base split into
+ * views (a fused projection's q, k and v) gets one copy a part, or their concatenation, rather
+ * than a zero-filled base a part and the sums of those.
+ */
+export class RegionGrad {
+  constructor(
+    readonly shape: readonly number[],
+    readonly dim: number,
+    readonly start: number,
+    readonly g: RawTensor,
+  ) {}
+  get len(): number {
+    return this.g.layout.shape[this.dim]!;
+  }
+  dispose(): void {
+    this.g.dispose();
+  }
+}
+/** what a rule gives an input: its gradient, or a view's region of it */
+type Part = RawTensor | RegionGrad;
+
+/** one tensor's gradient parts, summed when the tensor's node runs (each owned here) */
+class GradSum {
+  private dense: RawTensor | null = null;
+  private readonly regions: RegionGrad[] = [];
+  add(p: Part): void {
+    if (p instanceof RegionGrad) this.regions.push(p);
+    else this.dense = accumulate(this.dense, p);
+  }
+  /** the sum (owned by the caller); the parts are consumed */
+  take(): RawTensor {
+    const regions = this.regions.splice(0);
+    const dense = this.dense;
+    this.dense = null;
+    if (regions.length === 0) return dense!;
+    let whole: RawTensor;
+    try {
+      whole = mergeRegions(regions);
+    } catch (e) {
+      dense?.dispose();
+      throw e;
+    }
+    return accumulate(dense, whole);
+  }
+  dispose(): void {
+    this.dense?.dispose();
+    this.dense = null;
+    for (const r of this.regions.splice(0)) r.dispose();
+  }
+}
+
+/**
+ * The base's gradient from views' regions (consumed): their concatenation where they tile one
+ * dim in one dtype, else zeros with each region copied in (added where it overlaps an earlier one).
+ */
+function mergeRegions(regions: RegionGrad[]): RawTensor {
+  try {
+    const first = regions[0]!;
+    const { shape, dim } = first;
+    const dtype = first.g.dtype;
+    const sorted = [...regions].sort((a, b) => a.start - b.start);
+    let at = 0;
+    let tiles = true;
+    for (const r of sorted) {
+      if (r.dim !== dim || r.g.dtype !== dtype || r.start !== at) tiles = false;
+      at += r.len;
+    }
+    if (tiles && at === shape[dim]) {
+      return sorted.length === 1
+        ? first.g.view(first.g.layout)
+        : cat(
+            sorted.map((r) => r.g),
+            dim,
+          );
+    }
+    const z = full(shape, 0, dtype, first.g.device);
+    try {
+      regions.forEach((r, i) => {
+        const region = z.narrow(r.dim, r.start, r.len);
+        try {
+          const overlaps = regions
+            .slice(0, i)
+            .some((q) => q.dim !== r.dim || (q.start < r.start + r.len && r.start < q.start + q.len));
+          if (!overlaps) copyInto(region, r.g);
+          else {
+            const sum = binary('add', region, r.g);
+            try {
+              copyInto(region, sum);
+            } finally {
+              sum.dispose();
+            }
+          }
+        } finally {
+          region.dispose();
+        }
+      });
+      return z;
+    } catch (e) {
+      z.dispose();
+      throw e;
+    }
+  } finally {
+    for (const r of regions) r.dispose();
+  }
+}
+
+/**
  * One recorded op. A node lives while a tensor it made (or a view of it) is alive or a live node
  * leads to it (refs); at zero its saved tensors go back, and so do its edges' references.
  */
@@ -38,7 +148,8 @@ export class GradNode {
   refs = 0;
   constructor(
     readonly op: string,
-    readonly rule: GradRule<unknown[]>,
+    /** the op's gradient rule (a view's may give its base a region) */
+    readonly rule: (g: RawTensor, saved: unknown[], out: RawTensor) => [RawTensor, Part][],
     /** the op's arguments with every tensor replaced by a view this node owns */
     readonly saved: unknown[],
     readonly out: RawTensor,
@@ -164,8 +275,9 @@ function record(op: string, args: readonly unknown[], out: unknown, writes: RawT
   attach(out, new GradNode(op, rule, saved, new RawTensor(out.storage, out.layout, out.dtype), edges, views));
 }
 
-/** records a view (or a reshape) of base: rule maps the view's gradient to base's shape */
-export function recordView(base: RawTensor, out: RawTensor, op: string, rule: (g: RawTensor) => RawTensor): void {
+/** records a view (or a reshape) of base: rule maps the view's gradient to base's shape (or to
+ *  its region of it) */
+export function recordView(base: RawTensor, out: RawTensor, op: string, rule: (g: RawTensor) => Part): void {
   if (base.gradState === null || noGradDepth > 0) return;
   const edges = new Map<RawTensor, Edge>();
   const keep = new RawTensor(base.storage, base.layout, base.dtype);
@@ -223,13 +335,22 @@ export function backward(
 ): void {
   const state = root.gradState as GradState | null;
   if (state === null) throw new TensorError(`backward: ${root.describe()} does not require a gradient`);
-  const pending = new Map<GradNode, RawTensor>();
-  const toLeaf = (leaf: GradLeaf, grad: RawTensor): void => {
+  const pending = new Map<GradNode, GradSum>();
+  const toLeaf = (leaf: GradLeaf, part: Part): void => {
     if (leaf.isDisposed) {
-      grad.dispose();
+      part.dispose();
       return;
     }
+    const grad = part instanceof RegionGrad ? mergeRegions([part]) : part;
     leaf.grad = toLeafGrad(accumulate(leaf.grad, grad));
+  };
+  const sumOf = (node: GradNode): GradSum => {
+    let sum = pending.get(node);
+    if (!sum) {
+      sum = new GradSum();
+      pending.set(node, sum);
+    }
+    return sum;
   };
   noGradDepth++;
   refresh();
@@ -238,11 +359,12 @@ export function backward(
       toLeaf(root as unknown as GradLeaf, g);
       return;
     }
-    pending.set(state.node, g);
+    sumOf(state.node).add(g);
     for (const node of topoOrder(state.node)) {
-      const grad = pending.get(node);
-      if (grad === undefined) continue;
+      const sum = pending.get(node);
+      if (sum === undefined) continue;
       pending.delete(node);
+      const grad = sum.take();
       if (node.freed) {
         grad.dispose();
         throw new TensorError(
@@ -257,7 +379,7 @@ export function backward(
           );
         }
       }
-      let pairs: [RawTensor, RawTensor][];
+      let pairs: [RawTensor, Part][];
       try {
         pairs = node.rule(grad, node.saved, node.out);
       } finally {
@@ -278,7 +400,7 @@ export function backward(
           gi.dispose();
           continue;
         }
-        if (edge instanceof GradNode) pending.set(edge, accumulate(pending.get(edge) ?? null, gi));
+        if (edge instanceof GradNode) sumOf(edge).add(gi);
         else toLeaf(edge, gi);
       }
       if (!retainGraph) node.release();

@@ -189,7 +189,12 @@ export class Tensor extends RawTensor {
     const out = super.narrow(dim, start, len);
     if (this.gradState !== null) {
       const d = normDim('narrow', dim, this.rank);
-      autograd.recordView(this, out, 'narrow', (g) => padInto(this.layout.shape, g, (z) => z.narrow(d, start, len)));
+      autograd.recordView(
+        this,
+        out,
+        'narrow',
+        (g) => new autograd.RegionGrad(this.layout.shape, d, start, g.view(g.layout)),
+      );
     }
     return out;
   }

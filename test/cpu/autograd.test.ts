@@ -132,6 +132,56 @@ test('views and copies carry gradients: transpose, permute, narrow, slice, expan
   gradCheck('chunk', ([x]) => x!.chunk(2, 1)[1]!.sqr(), [[2, 4]]);
 });
 
+test('views of one base summed: narrows that tile a dim, leave gaps, overlap, cross dims, and beside a dense use', () => {
+  // the base is an op's output (y = 2x), so its gradient parts meet before y's node runs
+  const parts = (y: Tensor, f: (y: Tensor) => Tensor[]) => f(y).reduce((a, b) => a.add(b.sum()), y.sum().mul(0));
+  gradCheck(
+    'q, k, v of a fused projection (chunk 3, all used)',
+    ([x]) => parts(x!.mul(2), (y) => y.chunk(3, 1).map((t, i) => t.sqr().mul(i + 1))),
+    [[2, 6]],
+  );
+  // both orders of making them, so that their parts arrive in either order
+  for (const first of [0, 2])
+    gradCheck(
+      `narrows tiling dim 1, the one at ${first} made first`,
+      ([x]) =>
+        parts(x!.mul(2), (y) => {
+          const a = (): Tensor => y.narrow(1, 0, 2).sqr();
+          const b = (): Tensor => y.narrow(1, 2, 2).exp();
+          return first === 0 ? [a(), b()] : [b(), a()];
+        }),
+      [[3, 4]],
+    );
+  gradCheck(
+    'narrows with a gap',
+    ([x]) => parts(x!.mul(2), (y) => [y.narrow(1, 0, 1).sqr(), y.narrow(1, 2, 2).exp()]),
+    [[3, 4]],
+  );
+  gradCheck(
+    'overlapping narrows',
+    ([x]) => parts(x!.mul(2), (y) => [y.narrow(1, 0, 3).sqr(), y.narrow(1, 1, 3).exp()]),
+    [[3, 4]],
+  );
+  gradCheck(
+    'narrows of two dims',
+    ([x]) => parts(x!.mul(2), (y) => [y.narrow(0, 1, 2).sqr(), y.narrow(1, 1, 2).exp()]),
+    [[3, 4]],
+  );
+  gradCheck('a narrow beside the whole base', ([x]) => parts(x!.mul(2), (y) => [y.narrow(1, 1, 2).sqr(), y.exp()]), [
+    [3, 4],
+  ]);
+  gradCheck('one narrow of the whole dim', ([x]) => parts(x!.mul(2), (y) => [y.narrow(1, 0, 4).sqr()]), [[3, 4]]);
+  gradCheck(
+    'narrows of a leaf',
+    ([x]) =>
+      x!
+        .narrow(1, 0, 2)
+        .sqr()
+        .add(x!.narrow(1, 1, 3).exp().sum()),
+    [[3, 4]],
+  );
+});
+
 test('norms: rmsNorm and layerNorm, input and weights', () => {
   gradCheck('rmsNorm', ([x, w]) => x!.rmsNorm(w!, 1e-5), [[3, 4], [4]]);
   gradCheck('layerNorm', ([x, w, b]) => x!.layerNorm(w!, b!, 1e-5), [[2, 3, 5], [5], [5]]);
