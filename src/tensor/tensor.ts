@@ -214,14 +214,31 @@ export class Tensor extends RawTensor {
   }
   override squeeze(dim?: number): this {
     const out = super.squeeze(dim);
-    if (this.gradState !== null)
-      autograd.recordView(this, out, 'squeeze', (g) => copyOps.reshape(g, this.layout.shape));
+    if (this.gradState !== null) {
+      // the gradient gets the removed size-1 dims back as views: never a copy, whatever its strides
+      const shape = this.layout.shape;
+      const removed =
+        dim === undefined
+          ? shape.flatMap((n, i) => (n === 1 ? [i] : []))
+          : [normDim('squeeze', dim, this.rank)].filter((i) => shape[i] === 1);
+      autograd.recordView(this, out, 'squeeze', (g) => {
+        let r = g.view(g.layout);
+        for (const i of removed) {
+          const u = r.unsqueeze(i);
+          r.dispose();
+          r = u;
+        }
+        return r;
+      });
+    }
     return out;
   }
   override unsqueeze(dim: number): this {
     const out = super.unsqueeze(dim);
-    if (this.gradState !== null)
-      autograd.recordView(this, out, 'unsqueeze', (g) => copyOps.reshape(g, this.layout.shape));
+    if (this.gradState !== null) {
+      const d = normDim('unsqueeze', dim, this.rank + 1);
+      autograd.recordView(this, out, 'unsqueeze', (g) => g.squeeze(d));
+    }
     return out;
   }
 

@@ -123,6 +123,10 @@ test('views and copies carry gradients: transpose, permute, narrow, slice, expan
   gradCheck('slice', ([x]) => x!.slice(0, 1, 6, 2).sqr(), [[7, 2]]);
   gradCheck('expand', ([x]) => x!.expand([3, -1]).sqr(), [[1, 4]]);
   gradCheck('squeeze, unsqueeze', ([x]) => x!.unsqueeze(0).squeeze(1).sqr(), [[3, 1, 2]]);
+  gradCheck('squeeze of every size-1 dim', ([x]) => x!.squeeze().sqr(), [[2, 1, 3, 1]]);
+  gradCheck('squeeze of a dim that is not 1 (nothing removed)', ([x]) => x!.squeeze(0).sqr(), [[3, 4]]);
+  gradCheck('unsqueeze at -1', ([x]) => x!.unsqueeze(-1).exp(), [[3, 4]]);
+  gradCheck('squeeze of a transposed view', ([x]) => x!.transpose(0, 2).squeeze(1).exp(), [[3, 1, 4]]);
   gradCheck('reshape of a view (a copy)', ([x]) => x!.T.reshape([-1]).sqr(), [[3, 4]]);
   gradCheck('contiguous', ([x]) => x!.T.contiguous().sqr(), [[3, 4]]);
   gradCheck('cat', ([a, b]) => Tensor.cat([a!, b!], 1).sqr(), [
