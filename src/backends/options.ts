@@ -39,6 +39,14 @@ export interface BatchNormOptions<T extends RawTensor = RawTensor> {
 }
 
 /** validated attention parameters, as the CPU and GPU paths take them */
+/** training-mode batch norm's gradients: the input's, and the scale's and bias's ([c], f32 beside
+ *  half-precision x, else x's dtype), each owned by the caller */
+export interface BatchNormGrads {
+  readonly dx: RawTensor;
+  readonly dScale: RawTensor;
+  readonly dBias: RawTensor;
+}
+
 export interface AttentionParams {
   readonly scale: number;
   /** null: no causal mask; else the diagonal's offset: query i sees keys j <= i + diag */

@@ -1,7 +1,7 @@
 // Batch norm in training mode: batch statistics per channel (over every dim but dim 1), the
 // running statistics moved towards them (the variance unbiased, as PyTorch does), and its
-// gradient: dx through MIOpen's / cuDNN's batch-norm backward (f64 loops on the CPU), the weight
-// and bias gradients as sums over the batch. Also the gradient of inference batch norm.
+// gradient: dx and the weight and bias gradients (per-channel sums) from one MIOpen / cuDNN
+// batch-norm backward call (f64 loops on the CPU). Also the gradient of inference batch norm.
 import { ShapeError, TensorError } from '../core/errors.ts';
 import type { RawTensor } from '../device/raw-tensor.ts';
 import { FLOATS, dtypeIn, sameDevice, sig } from '../backends/checks.ts';
@@ -71,11 +71,12 @@ export const batchNormTrain = defineOp({
   grad: 'missing',
 });
 
-/** batch norm's input gradient from x and the output gradient (batch statistics recomputed) */
+/** batch norm's gradients from x and the output gradient (batch statistics recomputed): the
+ *  input's, and the scale's and bias's as the library sums them */
 export const batchNormTrainBackward = defineOp({
   name: 'batchNormTrainBackward',
   family: 'nn',
-  summary: "batchNormTrain's input gradient (MIOpen / cuDNN batch-norm backward)",
+  summary: "batchNormTrain's input, scale and bias gradients (MIOpen / cuDNN batch-norm backward)",
   dtypes: FLOATS,
   check: (
     x: RawTensor,
@@ -116,23 +117,35 @@ const perChannel = (v: RawTensor, x: RawTensor): RawTensor =>
 const invStd = (v: RawTensor, eps: number, keep: (t: RawTensor) => RawTensor): RawTensor =>
   keep(unary(keep(unary(keep(paramUnary(v, { op: 'affine', a: 1, b: eps })), 'sqrt')), 'recip'));
 
-defineGrad('batchNormTrain', (g, [x, weight, bias, , , , eps]: Args) =>
-  scoped((keep) => {
-    const out: [RawTensor, RawTensor][] = [[x, batchNormTrainBackward(x, g, weight, eps)]];
-    if (weight) {
-      // xhat from the batch statistics again: mean, biased variance
-      const dims = notChannel(x);
-      const mean = keep(reduce('mean', x, dims, true));
-      const centred = keep(binary('sub', x, mean));
-      const variance = keep(reduce('mean', keep(unary(centred, 'sqr')), dims, true));
-      const invstd = invStd(variance, eps, keep);
-      const xhat = keep(binary('mul', centred, invstd));
-      out.push([weight, channelSum(keep(binary('mul', g, xhat)), weight, keep)]);
+// one library call gives all three: the scale's and bias's gradients are its per-channel sums
+// (in f32 beside half x), cast to the parameters' dtype where that differs
+defineGrad('batchNormTrain', (g, [x, weight, bias, , , , eps]: Args) => {
+  const r = batchNormTrainBackward(x, g, weight, eps);
+  const out: [RawTensor, RawTensor][] = [[x, r.dx]];
+  const rest = new Set([r.dScale, r.dBias]);
+  const give = (param: RawTensor, t: RawTensor): void => {
+    rest.delete(t);
+    if (t.dtype === param.dtype) {
+      out.push([param, t]);
+      return;
     }
-    if (bias) out.push([bias, channelSum(g, bias, keep)]);
-    return out;
-  }),
-);
+    try {
+      out.push([param, cast(t, param.dtype)]);
+    } finally {
+      t.dispose();
+    }
+  };
+  try {
+    if (weight) give(weight, r.dScale);
+    if (bias) give(bias, r.dBias);
+  } catch (e) {
+    for (const [, t] of out) t.dispose();
+    throw e;
+  } finally {
+    for (const t of rest) t.dispose();
+  }
+  return out;
+});
 
 // inference batch norm: y = (x - mean) / sqrt(var + eps) * w + b with fixed statistics
 defineGrad(

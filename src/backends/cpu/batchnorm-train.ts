@@ -1,6 +1,8 @@
 // CPU reference of batch norm in training mode, in f64: batch statistics per channel over every
 // dim but dim 1, and the input gradient from them.
+import type { DType } from '../../core/dtype.ts';
 import type { RawTensor } from '../../device/raw-tensor.ts';
+import type { BatchNormGrads } from '../options.ts';
 import { copyInto } from './copy.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 
@@ -69,8 +71,19 @@ export function batchNormTrain(
   return fromNumbers(out, x.layout.shape, x.dtype, x.device);
 }
 
-/** dx = w * invstd / N * (N dy - sum(dy) - xhat * sum(dy xhat)), per channel */
-export function batchNormTrainBackward(x: RawTensor, dy: RawTensor, weight: RawTensor | null, eps: number): RawTensor {
+/** the per-channel tensors' dtype beside x: f32 for half types (what the GPU libraries take), else x's */
+const paramDType = (x: RawTensor): DType => (x.dtype === 'f16' || x.dtype === 'bf16' ? 'f32' : x.dtype);
+
+/**
+ * dx = w * invstd / N * (N dy - sum(dy) - xhat * sum(dy xhat)), per channel; with the scale's and
+ * bias's gradients sum(dy xhat) and sum(dy) ([c], f32 for half x, else x's dtype)
+ */
+export function batchNormTrainBackward(
+  x: RawTensor,
+  dy: RawTensor,
+  weight: RawTensor | null,
+  eps: number,
+): BatchNormGrads {
   const v = readNumbers(x),
     g = readNumbers(dy);
   const s = stats(x, v);
@@ -89,5 +102,10 @@ export function batchNormTrainBackward(x: RawTensor, dy: RawTensor, weight: RawT
     const xhat = (v[p]! - s.mean[ch]!) * invstd[ch]!;
     out[p] = (((wv ? wv[ch]! : 1) * invstd[ch]!) / s.count) * (s.count * g[p]! - sumG[ch]! - xhat * sumGX[ch]!);
   }
-  return fromNumbers(out, x.layout.shape, x.dtype, x.device);
+  const pd = paramDType(x);
+  return {
+    dx: fromNumbers(out, x.layout.shape, x.dtype, x.device),
+    dScale: fromNumbers(sumGX, [s.c], pd, x.device),
+    dBias: fromNumbers(sumG, [s.c], pd, x.device),
+  };
 }

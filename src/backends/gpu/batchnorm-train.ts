@@ -4,6 +4,7 @@
 import type { DType } from '../../core/dtype.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
 import type { DnnDType } from '../../runtime/gpu.ts';
+import type { BatchNormGrads } from '../options.ts';
 import { cast } from './cast.ts';
 import { constSet, copyInto } from './copy.ts';
 import { dense, dnnDType, libraryReady, nchwOf, release } from './dnn-util.ts';
@@ -73,19 +74,22 @@ function copyBack(dst: RawTensor, src: RawTensor, temps: RawTensor[]): void {
   copyInto(dst, c);
 }
 
-/** dx; the library's scale and bias gradients go to scratch (the op layer sums those itself) */
-export function batchNormTrainBackward(x: RawTensor, dy: RawTensor, weight: RawTensor | null, eps: number): RawTensor {
-  const dx = RawTensor.empty(x.layout.shape, x.dtype, x.device);
+/** dx, and the library's scale and bias gradients ([c], f32 beside half x, else x's dtype) */
+export function batchNormTrainBackward(
+  x: RawTensor,
+  dy: RawTensor,
+  weight: RawTensor | null,
+  eps: number,
+): BatchNormGrads {
   const d = nchwOf(x),
     pd = paramDType(x);
+  const dx = RawTensor.empty(x.layout.shape, x.dtype, x.device);
+  const dScale = RawTensor.empty([d.c], pd, x.device);
+  const dBias = RawTensor.empty([d.c], pd, x.device);
   const temps: RawTensor[] = [];
   const X = dense(x),
     DY = dense(dy);
   try {
-    const dScale = RawTensor.empty([d.c], pd, x.device);
-    temps.push(dScale);
-    const dBias = RawTensor.empty([d.c], pd, x.device);
-    temps.push(dBias);
     x.device.dnn('batchNormTrain').batchNormBackward(
       {
         dtype: dnnDType(x) as DnnDType,
@@ -101,11 +105,11 @@ export function batchNormTrainBackward(x: RawTensor, dy: RawTensor, weight: RawT
       x.device.stream,
     );
   } catch (e) {
-    dx.dispose();
+    for (const t of [dx, dScale, dBias]) t.dispose();
     throw e;
   } finally {
     release(X, DY);
     for (const t of temps) t.dispose();
   }
-  return dx;
+  return { dx, dScale, dBias };
 }
