@@ -66,8 +66,10 @@ function unaryGrad(op: UnaryOp, g: RawTensor, x: RawTensor, y: RawTensor): RawTe
         return mulBy(g, affine(x, 2, 0));
       case 'sqrt':
         return binary('div', g, affine(y, 2, 0));
+      // relu's output is > 0 exactly where x is: its sign is the derivative, in two launches (a
+      // comparison with 0 took four). A NaN input, whose output is NaN, gets a NaN gradient.
       case 'relu':
-        return mulBy(g, keep(cast(keep(compare('gt', x, 0)), x.dtype)));
+        return mulBy(g, keep(unary(y, 'sign')));
       case 'abs':
         return mulBy(g, keep(unary(x, 'sign')));
       case 'sigmoid':

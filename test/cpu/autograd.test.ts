@@ -28,6 +28,19 @@ test('steps have zero gradient', () => {
   for (const t of [x.grad!, y, x]) t.dispose();
 });
 
+test("relu's gradient: 1 above zero, 0 at and below it, NaN for a NaN input", () => {
+  for (const dtype of ['f64', 'f32', 'bf16'] as const) {
+    const x = Tensor.from([-1, 0, -0, 2.5, 1e-30, NaN], { dtype });
+    x.requiresGrad = true;
+    const y = tidy(() => x.relu().sum());
+    y.backward();
+    const g = values(x.grad!);
+    assert.equal(g.slice(0, 5), [0, 0, 0, 1, 1], dtype);
+    assert.ok(Number.isNaN(g[5]), `${dtype}: NaN in, NaN gradient`);
+    for (const t of [x.grad!, y, x]) t.dispose();
+  }
+});
+
 test('ops with number parameters', () => {
   gradCheck('affine', ([x]) => x!.affine(2.5, -1), [[4]]);
   gradCheck('powf', ([x]) => x!.powf(2.7), [[5]], { lo: 0.3, hi: 2 });
