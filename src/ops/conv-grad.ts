@@ -155,7 +155,12 @@ function biasGrad<P>(g: RawTensor, c: ConvCall<P>): RawTensor {
   return reduce('sum', g, dims, false);
 }
 
-function convGrad(g: RawTensor, [c]: [ConvCall<Conv2dParams>]): [RawTensor, RawTensor][] {
+function convGrad(
+  g: RawTensor,
+  [c]: [ConvCall<Conv2dParams>],
+  _out: RawTensor,
+  wants: (t: RawTensor) => boolean,
+): [RawTensor, RawTensor][] {
   const { x, w, bias, params: p, spatial } = c;
   const sp = x.layout.shape.slice(-2);
   const osp = g.layout.shape.slice(-2);
@@ -169,13 +174,25 @@ function convGrad(g: RawTensor, [c]: [ConvCall<Conv2dParams>]): [RawTensor, RawT
     (d) => is[d]! + 2 * p.padding[d]! - p.dilation[d]! * (ks[d]! - 1) - 1 - (os[d]! - 1) * p.stride[d]!,
   ) as [number, number];
   const t = spatial === 1 ? convTranspose1d : convTranspose2d;
-  const out: [RawTensor, RawTensor][] = [[x, t(g, w, opts(p, spatial, { outputPadding }))]];
-  out.push([w, weightGrad(c, x, g, w)]);
-  if (bias) out.push([bias, biasGrad(g, c)]);
+  // a network's first convolution needs no input gradient (its images require none)
+  const out: [RawTensor, RawTensor][] = [];
+  try {
+    if (wants(x)) out.push([x, t(g, w, opts(p, spatial, { outputPadding }))]);
+    if (wants(w)) out.push([w, weightGrad(c, x, g, w)]);
+    if (bias && wants(bias)) out.push([bias, biasGrad(g, c)]);
+  } catch (e) {
+    for (const [, r] of out) r.dispose();
+    throw e;
+  }
   return out;
 }
 
-function convTransposeGrad(g: RawTensor, [c]: [ConvCall<ConvTranspose2dParams>]): [RawTensor, RawTensor][] {
+function convTransposeGrad(
+  g: RawTensor,
+  [c]: [ConvCall<ConvTranspose2dParams>],
+  _out: RawTensor,
+  wants: (t: RawTensor) => boolean,
+): [RawTensor, RawTensor][] {
   const { x, w, bias, params: p, spatial } = c;
   for (const d of [0, 1] as const) {
     if (p.outputPadding[d] >= p.stride[d])
@@ -186,9 +203,15 @@ function convTransposeGrad(g: RawTensor, [c]: [ConvCall<ConvTranspose2dParams>])
   }
   // the transposed convolution is the adjoint of the convolution with the same weight
   const f = spatial === 1 ? conv1d : conv2d;
-  const out: [RawTensor, RawTensor][] = [[x, f(g, w, opts(p, spatial))]];
-  out.push([w, weightGrad(c, g, x, w)]);
-  if (bias) out.push([bias, biasGrad(g, c)]);
+  const out: [RawTensor, RawTensor][] = [];
+  try {
+    if (wants(x)) out.push([x, f(g, w, opts(p, spatial))]);
+    if (wants(w)) out.push([w, weightGrad(c, g, x, w)]);
+    if (bias && wants(bias)) out.push([bias, biasGrad(g, c)]);
+  } catch (e) {
+    for (const [, r] of out) r.dispose();
+    throw e;
+  }
   return out;
 }
 

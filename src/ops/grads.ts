@@ -138,11 +138,14 @@ function paramUnaryGrad(p: ParamUnary, g: RawTensor, x: RawTensor, y: RawTensor)
 
 defineGrad('paramUnary', (g, [x, p]: [RawTensor, ParamUnary], y) => [[x, paramUnaryGrad(p, g, x, y)]]);
 
-defineGrad('binary', (g, [op, a, b]: [BinaryOp, RawTensor, RawTensor | number, readonly number[]]) => {
+defineGrad('binary', (g, [op, a, b]: [BinaryOp, RawTensor, RawTensor | number, readonly number[]], _y, wants) => {
   const out: Pair[] = [];
-  const bt = typeof b === 'number' ? null : b;
+  // a side that needs no gradient (a loss's count of valid targets, a mask) is not computed
+  const bt = typeof b === 'number' || !wants(b) ? null : b;
+  const wantA = wants(a);
   scoped((keep) => {
-    let ga: RawTensor, gb: RawTensor | null;
+    let ga: RawTensor | null = null,
+      gb: RawTensor | null = null;
     switch (op) {
       case 'add':
         ga = g;
@@ -150,14 +153,14 @@ defineGrad('binary', (g, [op, a, b]: [BinaryOp, RawTensor, RawTensor | number, r
         break;
       case 'sub':
         ga = g;
-        gb = keep(unary(g, 'neg'));
+        gb = bt && keep(unary(g, 'neg'));
         break;
       case 'mul':
-        ga = keep(binary('mul', g, b));
+        ga = wantA ? keep(binary('mul', g, b)) : null;
         gb = bt && keep(binary('mul', g, a));
         break;
       case 'div':
-        ga = keep(binary('div', g, b));
+        ga = wantA ? keep(binary('div', g, b)) : null;
         // -g a / b^2
         gb = bt && keep(unary(keep(binary('div', keep(binary('mul', g, a)), keep(unary(bt, 'sqr')))), 'neg'));
         break;
@@ -168,12 +171,12 @@ defineGrad('binary', (g, [op, a, b]: [BinaryOp, RawTensor, RawTensor | number, r
         const win = keep(cast(keep(compare(cmp, a, b)), g.dtype));
         const tie = keep(scale(keep(cast(keep(compare('eq', a, b)), g.dtype)), 0.5));
         const wa = keep(binary('add', win, tie));
-        ga = keep(binary('mul', g, wa));
+        ga = wantA ? keep(binary('mul', g, wa)) : null;
         gb = bt && keep(binary('mul', g, keep(paramUnary(wa, { op: 'affine', a: -1, b: 1 }))));
         break;
       }
     }
-    out.push([a, sumTo(ga, a.layout.shape)]);
+    if (wantA && ga) out.push([a, sumTo(ga, a.layout.shape)]);
     if (bt && gb) out.push([bt, sumTo(gb, bt.layout.shape)]);
   });
   return out;
@@ -211,7 +214,7 @@ defineGrad('reduce', (g, [op, x, dims, keepdim]: [ReduceOp, RawTensor, number[],
 
 // ---- linear algebra --------------------------------------------------------------------------
 
-defineGrad('matmul', (g, [a, b]: [RawTensor, RawTensor, readonly number[]]) =>
+defineGrad('matmul', (g, [a, b]: [RawTensor, RawTensor, readonly number[]], _y, wants) =>
   scoped((keep) => {
     // as matrices: a [..., m, k], b [..., k, n], g [..., m, n]
     const a2 = a.rank === 1 ? keep(a.unsqueeze(0)) : a;
@@ -219,12 +222,16 @@ defineGrad('matmul', (g, [a, b]: [RawTensor, RawTensor, readonly number[]]) =>
     let g2 = g;
     if (a.rank === 1) g2 = keep(g2.unsqueeze(g2.rank - (b.rank === 1 ? 0 : 1)));
     if (b.rank === 1) g2 = keep(g2.unsqueeze(g2.rank));
-    const ga = keep(matmul(g2, keep(b2.transpose(-2, -1))));
-    const gb = keep(matmul(keep(a2.transpose(-2, -1)), g2));
-    return [
-      [a, sumTo(ga, a.rank === 1 ? [1, a.layout.shape[0]!] : a.layout.shape)],
-      [b, sumTo(gb, b.rank === 1 ? [b.layout.shape[0]!, 1] : b.layout.shape)],
-    ].map(([t, gt]) => {
+    const sides: [RawTensor, RawTensor][] = [];
+    if (wants(a)) {
+      const ga = keep(matmul(g2, keep(b2.transpose(-2, -1))));
+      sides.push([a, sumTo(ga, a.rank === 1 ? [1, a.layout.shape[0]!] : a.layout.shape)]);
+    }
+    if (wants(b)) {
+      const gb = keep(matmul(keep(a2.transpose(-2, -1)), g2));
+      sides.push([b, sumTo(gb, b.rank === 1 ? [b.layout.shape[0]!, 1] : b.layout.shape)]);
+    }
+    return sides.map(([t, gt]) => {
       if (sameShape(gt!.layout.shape, t!.layout.shape)) return [t, gt] as Pair;
       try {
         return [t, reshape(gt!, t!.layout.shape)] as Pair;
@@ -235,7 +242,7 @@ defineGrad('matmul', (g, [a, b]: [RawTensor, RawTensor, readonly number[]]) =>
   }),
 );
 
-defineGrad('linear', (g, [x, w, o]: [RawTensor, RawTensor, LinearOptions, number, number, number[]]) => {
+defineGrad('linear', (g, [x, w, o]: [RawTensor, RawTensor, LinearOptions, number, number, number[]], _y, wants) => {
   if (o.norm || o.act) throw new Error('linear: no gradient yet with a fused norm or activation; use the separate ops');
   return scoped((keep) => {
     const k = x.layout.shape[x.rank - 1]!,
@@ -243,12 +250,11 @@ defineGrad('linear', (g, [x, w, o]: [RawTensor, RawTensor, LinearOptions, number
     const rows = numel(x.layout.shape.slice(0, -1));
     const g2 = keep(reshape(g, [rows, n]));
     const x2 = keep(reshape(x, [rows, k]));
-    const out: Pair[] = [
-      [x, reshape(keep(matmul(g2, w)), x.layout.shape)],
-      [w, matmul(keep(g2.transpose(0, 1)), x2)],
-    ];
-    if (o.bias) out.push([o.bias, sumTo(g2, [n])]);
-    if (o.residual) out.push([o.residual, g.view(g.layout)]);
+    const out: Pair[] = [];
+    if (wants(x)) out.push([x, reshape(keep(matmul(g2, w)), x.layout.shape)]);
+    if (wants(w)) out.push([w, matmul(keep(g2.transpose(0, 1)), x2)]);
+    if (o.bias && wants(o.bias)) out.push([o.bias, sumTo(g2, [n])]);
+    if (o.residual && wants(o.residual)) out.push([o.residual, g.view(g.layout)]);
     return out;
   });
 });

@@ -6,7 +6,7 @@
 // norm, bias, SwiGLU, residual, rotary and cache write cost no launch of their own. Anywhere
 // else (the CPU, several rows, f64, layouts the kernel does not read) the same result is
 // composed from the separate ops, rounding to the dtype between them as they do.
-import type { RawTensor } from '../device/raw-tensor.ts';
+import { RawTensor } from '../device/raw-tensor.ts';
 import { numel } from '../core/layout.ts';
 import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
@@ -98,6 +98,11 @@ export const linear = defineOp({
     'x W^T with W [out, in]; optional bias, RMSNorm before, SwiGLU or residual after (one kernel for a row on a GPU)',
   dtypes: FLOATS,
   check: (x: RawTensor, w: RawTensor, o: LinearOptions = {}): LinearArgs => {
+    // a bias passed where the options go would otherwise be ignored, and take no gradient
+    if (o === null || typeof o !== 'object' || o instanceof RawTensor || Array.isArray(o))
+      throw new TensorError(
+        `linear: options must be { bias, residual, ... }, got ${o instanceof RawTensor ? `a tensor ${sig(o)} (pass a bias as { bias })` : String(o)} (x ${sig(x)}, w ${sig(w)})`,
+      );
     const { n, k, outShape } = linearArgs(x, w, o);
     return [x, w, o, n, k, outShape];
   },

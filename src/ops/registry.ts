@@ -22,7 +22,17 @@ export type GradSlot<B extends unknown[]> = 'none' | 'missing' | GradRule<B>;
 /** reverse mode: from the output's gradient, [input, its gradient] for the tensor arguments
  *  (as they appear in args) that take one, each gradient in its input's shape and dtype; written
  *  in terms of other ops, which run with recording off */
-export type GradRule<B extends unknown[]> = (gradOut: RawTensor, args: B, out: RawTensor) => [RawTensor, RawTensor][];
+/**
+ * An op's gradient: pairs of (saved argument, its gradient) for the arguments that need one.
+ * `wants(t)` says whether backward needs argument t's gradient (an input that requires none, like
+ * a network's images or a mask, is skipped: its gradient would be computed and dropped).
+ */
+export type GradRule<B extends unknown[]> = (
+  gradOut: RawTensor,
+  args: B,
+  out: RawTensor,
+  wants: (t: RawTensor) => boolean,
+) => [RawTensor, RawTensor][];
 
 export interface OpDef<A extends unknown[], B extends unknown[], R> {
   readonly name: string;
@@ -88,12 +98,12 @@ export function setArgCaster(c: ArgCaster | null): void {
 
 /** a gradient rule that runs without autocast: it computes in the dtypes the forward saved */
 function uncast<B extends unknown[]>(rule: GradRule<B>): GradRule<B> {
-  return (g, args, out) => {
-    if (caster === null) return rule(g, args, out);
+  return (g, args, out, wants) => {
+    if (caster === null) return rule(g, args, out, wants);
     const c = caster;
     caster = null;
     try {
-      return rule(g, args, out);
+      return rule(g, args, out, wants);
     } finally {
       caster = c;
     }

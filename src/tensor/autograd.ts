@@ -149,7 +149,12 @@ export class GradNode {
   constructor(
     readonly op: string,
     /** the op's gradient rule (a view's may give its base a region) */
-    readonly rule: (g: RawTensor, saved: unknown[], out: RawTensor) => [RawTensor, Part][],
+    readonly rule: (
+      g: RawTensor,
+      saved: unknown[],
+      out: RawTensor,
+      wants: (t: RawTensor) => boolean,
+    ) => [RawTensor, Part][],
     /** the op's arguments with every tensor replaced by a view this node owns */
     readonly saved: unknown[],
     readonly out: RawTensor,
@@ -381,7 +386,7 @@ export function backward(
       }
       let pairs: [RawTensor, Part][];
       try {
-        pairs = node.rule(grad, node.saved, node.out);
+        pairs = node.rule(grad, node.saved, node.out, (t) => node.edges.has(t));
       } finally {
         grad.dispose();
       }

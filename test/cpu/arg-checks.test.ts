@@ -136,4 +136,13 @@ test('constructors: shapes, dtypes, devices and the options record are checked b
 
 const x = () => Tensor.from([[1, 2]]);
 
+test('linear: a bias passed where the options go is refused, naming the options', () => {
+  const x = Tensor.rand([2, 3]),
+    w = Tensor.rand([4, 3]),
+    b = Tensor.rand([4]);
+  throwsWith(() => x.linear(w, b as never), TensorError, 'linear', 'options', 'a tensor [4] f32', '{ bias }');
+  throwsWith(() => x.linear(w, 3 as never), TensorError, 'linear', 'options', 'got 3');
+  for (const t of [x, w, b]) t.dispose();
+});
+
 test.run();

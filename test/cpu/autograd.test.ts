@@ -41,6 +41,72 @@ test("relu's gradient: 1 above zero, 0 at and below it, NaN for a NaN input", ()
   }
 });
 
+test('an input that requires no gradient is skipped: the others get the same gradients as when all do', () => {
+  const cases: [string, number[][], (t: Tensor[]) => Tensor][] = [
+    ['conv2d', [[2, 3, 6, 6], [4, 3, 3, 3], [4]], ([x, w, b]) => x!.conv2d(w!, { bias: b!, padding: 1 }).sqr()],
+    [
+      'convTranspose2d',
+      [
+        [2, 3, 5, 5],
+        [3, 2, 3, 3],
+      ],
+      ([x, w]) => x!.convTranspose2d(w!, { stride: 2 }).sqr(),
+    ],
+    ['linear', [[5, 4], [3, 4], [3]], ([x, w, b]) => x!.linear(w!, { bias: b! }).sqr()],
+    [
+      'matmul',
+      [
+        [3, 4],
+        [4, 2],
+      ],
+      ([a, b]) => a!.matmul(b!).exp(),
+    ],
+    [
+      'div',
+      [
+        [3, 4],
+        [3, 4],
+      ],
+      ([a, b]) => a!.div(b!.abs().add(1)).sqr(),
+    ],
+    ['mul', [[3, 4], [4]], ([a, b]) => a!.mul(b!).sqr()],
+    [
+      'maximum',
+      [
+        [3, 4],
+        [3, 4],
+      ],
+      ([a, b]) => a!.maximum(b!).sqr(),
+    ],
+  ];
+  for (const [name, shapes, f] of cases) {
+    const grads = (wanted: boolean[]): (number[] | null)[] => {
+      const xs = shapes.map((sh, i) => {
+        const t = Tensor.rand(sh, { seed: 40 + i, dtype: 'f64' });
+        t.requiresGrad = wanted[i]!;
+        return t;
+      });
+      const y = tidy(() => f(xs).sum());
+      y.backward();
+      const out = xs.map((t) => (t.grad ? values(t.grad) : null));
+      for (const t of xs) {
+        t.grad?.dispose();
+        t.dispose();
+      }
+      y.dispose();
+      return out;
+    };
+    const all = grads(shapes.map(() => true));
+    for (let skip = 0; skip < shapes.length; skip++) {
+      const some = grads(shapes.map((_, i) => i !== skip));
+      assert.is(some[skip], null, `${name}: input ${skip} got a gradient it did not ask for`);
+      some.forEach((g, i) => {
+        if (i !== skip) assert.equal(g, all[i], `${name}: input ${i} with input ${skip} skipped`);
+      });
+    }
+  }
+});
+
 test('ops with number parameters', () => {
   gradCheck('affine', ([x]) => x!.affine(2.5, -1), [[4]]);
   gradCheck('powf', ([x]) => x!.powf(2.7), [[5]], { lo: 0.3, hi: 2 });
