@@ -22,6 +22,8 @@ const SMALL_SEGMENT = 2 << 20;
 const MID_SEGMENT = 20 << 20;
 const LARGE_ROUND = 2 << 20;
 const MIN_BLOCK = 512;
+/** requests from which a capture pool's segments are rounded up to its largest (alloc) */
+const CAPTURE_ROUND_FROM = 10 << 20;
 const STACK_FLUSH_AT = 64 << 10;
 /** idle segments kept when ROCM_TENSOR_MEMORY_CACHE_LIMIT is unset: a quarter of the device's
  *  memory, and at least 2 GiB. Well above what a decode loop's transients need; and a training
@@ -129,6 +131,8 @@ export class CachingAllocator {
 
   /** while a graph is captured on `stream`, its allocations come from the pool keyed `key` */
   private capture: { readonly stream: GpuStream; readonly key: GpuStream } | null = null;
+  /** the largest large segment the current capture's pool made (see alloc) */
+  private captureSegMax = 0;
   /** pools of live graphs: emptyCache() leaves them alone, replays still use their memory */
   private readonly graphPools = new Set<GpuStream>();
 
@@ -159,6 +163,7 @@ export class CachingAllocator {
     if (this.capture) throw new Error('allocator: a capture is already in progress on this device');
     const key = Object.freeze({ graphPool: true }) as unknown as GpuStream;
     this.capture = { stream, key };
+    this.captureSegMax = 0;
     this.graphPools.add(key);
     return key;
   }
@@ -224,7 +229,15 @@ export class CachingAllocator {
     if (!block && small && this.flushStacks(stream)) block = this.takeBestFit(pool, size);
     if (!block && this.capture && stream === this.capture.key) block = this.adoptQuiet(stream, small, size);
     if (!block) {
-      const segBytes = segmentSize(size);
+      let segBytes = segmentSize(size);
+      // A capture pool's large segments take the size of its largest one when that is at most
+      // twice theirs: a backward's 24.5 MiB gradients then fit the segments its forward's 12.25
+      // MiB activations freed, which segments sized to their requests cut too small (a captured
+      // CNN step's pool 214 -> 152 MiB on the null runtime; docs/internals/tried-not-kept.md)
+      if (this.capture && stream === this.capture.key && size >= CAPTURE_ROUND_FROM) {
+        if (2 * segBytes >= this.captureSegMax) segBytes = Math.max(segBytes, this.captureSegMax);
+        this.captureSegMax = Math.max(this.captureSegMax, segBytes);
+      }
       const base = this.deviceMalloc(segBytes, bytes);
       const seg: Segment = { base, size: segBytes, small, stream, used: 0, quiet: false };
       this.segments.add(seg);
