@@ -30,6 +30,10 @@ export function dtypeIn(op: string, t: RawTensor, allowed: readonly DType[]): vo
 export function notOnDevice(op: string, t: RawTensor): never {
   throw new NotOnDeviceError(`${op}: not on ${t.device.kind} devices yet (tensor ${sig(t)} on ${t.device})`);
 }
+/** batch norm's per-channel tensors' dtype beside x: f32 for half types (what MIOpen and cuDNN
+ *  take), else x's */
+export const batchNormParamDType = (x: RawTensor): DType => (x.dtype === 'f16' || x.dtype === 'bf16' ? 'f32' : x.dtype);
+
 export const FLOATS: readonly DType[] = FLOAT_DTYPES;
 export const ALL_DTYPES: readonly DType[] = DTYPES;
 export const INDEX_DTYPES: readonly DType[] = INDEX_IDS;

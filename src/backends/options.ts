@@ -38,7 +38,6 @@ export interface BatchNormOptions<T extends RawTensor = RawTensor> {
   momentum?: number;
 }
 
-/** validated attention parameters, as the CPU and GPU paths take them */
 /** training-mode batch norm's gradients: the input's, and the scale's and bias's ([c], f32 beside
  *  half-precision x, else x's dtype), each owned by the caller */
 export interface BatchNormGrads {
@@ -47,6 +46,7 @@ export interface BatchNormGrads {
   readonly dBias: RawTensor;
 }
 
+/** validated attention parameters, as the CPU and GPU paths take them */
 export interface AttentionParams {
   readonly scale: number;
   /** null: no causal mask; else the diagonal's offset: query i sees keys j <= i + diag */

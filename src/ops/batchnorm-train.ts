@@ -13,7 +13,7 @@ import { binary, paramUnary, unary } from './elementwise.ts';
 import { checkEps, vec } from './nn.ts';
 import { reduce } from './reduce.ts';
 import { scoped } from './scoped.ts';
-import { defineGrad, defineOp } from './registry.ts';
+import { defineGrad, defineOp, wantedGrads } from './registry.ts';
 
 export interface BatchNormTrainOptions<T extends RawTensor = RawTensor> {
   readonly weight?: T | null;
@@ -119,32 +119,19 @@ const invStd = (v: RawTensor, eps: number, keep: (t: RawTensor) => RawTensor): R
 
 // one library call gives all three: the scale's and bias's gradients are its per-channel sums
 // (in f32 beside half x), cast to the parameters' dtype where that differs
-defineGrad('batchNormTrain', (g, [x, weight, bias, , , , eps]: Args) => {
+defineGrad('batchNormTrain', (g, [x, weight, bias, , , , eps]: Args, _y, wants) => {
   const r = batchNormTrainBackward(x, g, weight, eps);
-  const out: [RawTensor, RawTensor][] = [[x, r.dx]];
-  const rest = new Set([r.dScale, r.dBias]);
-  const give = (param: RawTensor, t: RawTensor): void => {
-    rest.delete(t);
-    if (t.dtype === param.dtype) {
-      out.push([param, t]);
-      return;
-    }
-    try {
-      out.push([param, cast(t, param.dtype)]);
-    } finally {
-      t.dispose();
-    }
-  };
+  const as = (t: RawTensor, like: RawTensor): RawTensor =>
+    t.dtype === like.dtype ? t.view(t.layout) : cast(t, like.dtype);
   try {
-    if (weight) give(weight, r.dScale);
-    if (bias) give(bias, r.dBias);
-  } catch (e) {
-    for (const [, t] of out) t.dispose();
-    throw e;
+    const params = wantedGrads(wants, [
+      [weight, () => as(r.dScale, weight!)],
+      [bias, () => as(r.dBias, bias!)],
+    ]);
+    return [[x, r.dx.view(r.dx.layout)], ...params];
   } finally {
-    for (const t of rest) t.dispose();
+    for (const t of [r.dx, r.dScale, r.dBias]) t.dispose();
   }
-  return out;
 });
 
 // inference batch norm: y = (x - mean) / sqrt(var + eps) * w + b with fixed statistics

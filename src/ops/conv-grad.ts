@@ -15,7 +15,7 @@ import { conv1d, conv2d, convTranspose1d, convTranspose2d, type ConvCall } from 
 import { full } from './creation.ts';
 import { reshape } from './copy.ts';
 import { reduce } from './reduce.ts';
-import { defineGrad, defineOp } from './registry.ts';
+import { defineGrad, defineOp, wantedGrads } from './registry.ts';
 
 const rank4 = (op: string, name: string, t: RawTensor): void => {
   if (t.rank !== 4) throw new ShapeError(`${op}: ${name} must be [n, c, h, w], got ${sig(t)}`);
@@ -175,16 +175,11 @@ function convGrad(
   ) as [number, number];
   const t = spatial === 1 ? convTranspose1d : convTranspose2d;
   // a network's first convolution needs no input gradient (its images require none)
-  const out: [RawTensor, RawTensor][] = [];
-  try {
-    if (wants(x)) out.push([x, t(g, w, opts(p, spatial, { outputPadding }))]);
-    if (wants(w)) out.push([w, weightGrad(c, x, g, w)]);
-    if (bias && wants(bias)) out.push([bias, biasGrad(g, c)]);
-  } catch (e) {
-    for (const [, r] of out) r.dispose();
-    throw e;
-  }
-  return out;
+  return wantedGrads(wants, [
+    [x, () => t(g, w, opts(p, spatial, { outputPadding }))],
+    [w, () => weightGrad(c, x, g, w)],
+    [bias, () => biasGrad(g, c)],
+  ]);
 }
 
 function convTransposeGrad(
@@ -203,16 +198,11 @@ function convTransposeGrad(
   }
   // the transposed convolution is the adjoint of the convolution with the same weight
   const f = spatial === 1 ? conv1d : conv2d;
-  const out: [RawTensor, RawTensor][] = [];
-  try {
-    if (wants(x)) out.push([x, f(g, w, opts(p, spatial))]);
-    if (wants(w)) out.push([w, weightGrad(c, g, x, w)]);
-    if (bias && wants(bias)) out.push([bias, biasGrad(g, c)]);
-  } catch (e) {
-    for (const [, r] of out) r.dispose();
-    throw e;
-  }
-  return out;
+  return wantedGrads(wants, [
+    [x, () => f(g, w, opts(p, spatial))],
+    [w, () => weightGrad(c, g, x, w)],
+    [bias, () => biasGrad(g, c)],
+  ]);
 }
 
 defineGrad('conv1d', convGrad);

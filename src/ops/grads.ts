@@ -13,7 +13,7 @@ import { binary, compare, paramUnary, unary, where } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { reduce } from './reduce.ts';
 import { scoped } from './scoped.ts';
-import { defineGrad } from './registry.ts';
+import { defineGrad, wantedGrads } from './registry.ts';
 import { gather, indexAdd, indexSelect, scatter } from './indexing.ts';
 import { cumsum } from './scan.ts';
 import { rope } from './nn.ts';
@@ -250,12 +250,12 @@ defineGrad('linear', (g, [x, w, o]: [RawTensor, RawTensor, LinearOptions, number
     const rows = numel(x.layout.shape.slice(0, -1));
     const g2 = keep(reshape(g, [rows, n]));
     const x2 = keep(reshape(x, [rows, k]));
-    const out: Pair[] = [];
-    if (wants(x)) out.push([x, reshape(keep(matmul(g2, w)), x.layout.shape)]);
-    if (wants(w)) out.push([w, matmul(keep(g2.transpose(0, 1)), x2)]);
-    if (o.bias && wants(o.bias)) out.push([o.bias, sumTo(g2, [n])]);
-    if (o.residual && wants(o.residual)) out.push([o.residual, g.view(g.layout)]);
-    return out;
+    return wantedGrads(wants, [
+      [x, () => reshape(keep(matmul(g2, w)), x.layout.shape)],
+      [w, () => matmul(keep(g2.transpose(0, 1)), x2)],
+      [o.bias, () => sumTo(g2, [n])],
+      [o.residual, () => g.view(g.layout)],
+    ]);
   });
 });
 

@@ -19,13 +19,11 @@ export const BACKENDS: readonly BackendName[] = ['cpu', 'gpu'];
  * written (autograd refuses it by name), or the rule itself.
  */
 export type GradSlot<B extends unknown[]> = 'none' | 'missing' | GradRule<B>;
-/** reverse mode: from the output's gradient, [input, its gradient] for the tensor arguments
- *  (as they appear in args) that take one, each gradient in its input's shape and dtype; written
- *  in terms of other ops, which run with recording off */
 /**
- * An op's gradient: pairs of (saved argument, its gradient) for the arguments that need one.
- * `wants(t)` says whether backward needs argument t's gradient (an input that requires none, like
- * a network's images or a mask, is skipped: its gradient would be computed and dropped).
+ * Reverse mode: from the output's gradient, [input, its gradient] for the tensor arguments (as
+ * they appear in args) that take one, each gradient in its input's shape and dtype; written in
+ * terms of other ops, which run with recording off. `wants(t)` says whether backward needs
+ * argument t's gradient: one that requires none (a network's images, a mask) may be skipped.
  */
 export type GradRule<B extends unknown[]> = (
   gradOut: RawTensor,
@@ -94,6 +92,24 @@ export type ArgCaster = (op: string, args: unknown[]) => CastArgs | null;
 let caster: ArgCaster | null = null;
 export function setArgCaster(c: ArgCaster | null): void {
   caster = c;
+}
+
+/**
+ * The gradients of the arguments a rule is asked for, each made only when wanted (`t` null: an
+ * absent optional argument); those made are disposed if a later one fails.
+ */
+export function wantedGrads(
+  wants: (t: RawTensor) => boolean,
+  parts: readonly [RawTensor | null | undefined, () => RawTensor][],
+): [RawTensor, RawTensor][] {
+  const out: [RawTensor, RawTensor][] = [];
+  try {
+    for (const [t, make] of parts) if (t && wants(t)) out.push([t, make()]);
+  } catch (e) {
+    for (const [, g] of out) g.dispose();
+    throw e;
+  }
+  return out;
 }
 
 /** a gradient rule that runs without autocast: it computes in the dtypes the forward saved */

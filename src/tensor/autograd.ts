@@ -9,7 +9,7 @@ import { TensorError } from '../core/errors.ts';
 import { isFloatDType } from '../core/dtype.ts';
 import { RawTensor } from '../device/raw-tensor.ts';
 import type { Storage } from '../device/storage.ts';
-import { gradRuleOf, setGradRecorder } from '../ops/registry.ts';
+import { type GradRule, gradRuleOf, setGradRecorder } from '../ops/registry.ts';
 import { binary } from '../ops/elementwise.ts';
 import { cat, copyInto } from '../ops/copy.ts';
 import { full } from '../ops/creation.ts';
@@ -149,12 +149,7 @@ export class GradNode {
   constructor(
     readonly op: string,
     /** the op's gradient rule (a view's may give its base a region) */
-    readonly rule: (
-      g: RawTensor,
-      saved: unknown[],
-      out: RawTensor,
-      wants: (t: RawTensor) => boolean,
-    ) => [RawTensor, Part][],
+    readonly rule: (...a: Parameters<GradRule<unknown[]>>) => [RawTensor, Part][],
     /** the op's arguments with every tensor replaced by a view this node owns */
     readonly saved: unknown[],
     readonly out: RawTensor,

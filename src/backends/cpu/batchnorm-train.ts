@@ -1,8 +1,8 @@
 // CPU reference of batch norm in training mode, in f64: batch statistics per channel over every
 // dim but dim 1, and the input gradient from them.
-import type { DType } from '../../core/dtype.ts';
 import type { RawTensor } from '../../device/raw-tensor.ts';
 import type { BatchNormGrads } from '../options.ts';
+import { batchNormParamDType } from '../checks.ts';
 import { copyInto } from './copy.ts';
 import { fromNumbers, readNumbers } from './util.ts';
 
@@ -71,9 +71,6 @@ export function batchNormTrain(
   return fromNumbers(out, x.layout.shape, x.dtype, x.device);
 }
 
-/** the per-channel tensors' dtype beside x: f32 for half types (what the GPU libraries take), else x's */
-const paramDType = (x: RawTensor): DType => (x.dtype === 'f16' || x.dtype === 'bf16' ? 'f32' : x.dtype);
-
 /**
  * dx = w * invstd / N * (N dy - sum(dy) - xhat * sum(dy xhat)), per channel; with the scale's and
  * bias's gradients sum(dy xhat) and sum(dy) ([c], f32 for half x, else x's dtype)
@@ -102,7 +99,7 @@ export function batchNormTrainBackward(
     const xhat = (v[p]! - s.mean[ch]!) * invstd[ch]!;
     out[p] = (((wv ? wv[ch]! : 1) * invstd[ch]!) / s.count) * (s.count * g[p]! - sumG[ch]! - xhat * sumGX[ch]!);
   }
-  const pd = paramDType(x);
+  const pd = batchNormParamDType(x);
   return {
     dx: fromNumbers(out, x.layout.shape, x.dtype, x.device),
     dScale: fromNumbers(sumGX, [s.c], pd, x.device),

@@ -5,11 +5,10 @@ import type { DType } from '../../core/dtype.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
 import type { DnnDType } from '../../runtime/gpu.ts';
 import type { BatchNormGrads } from '../options.ts';
+import { batchNormParamDType } from '../checks.ts';
 import { cast } from './cast.ts';
 import { constSet, copyInto } from './copy.ts';
 import { dense, dnnDType, libraryReady, nchwOf, release } from './dnn-util.ts';
-
-const paramDType = (x: RawTensor): DType => (x.dtype === 'f16' || x.dtype === 'bf16' ? 'f32' : x.dtype);
 
 /** t as a dense tensor of dtype d (a converted copy when it is not one already), or a constant */
 function param(t: RawTensor | null, d: DType, c: number, x: RawTensor, value: number, temps: RawTensor[]): RawTensor {
@@ -34,7 +33,7 @@ export function batchNormTrain(
 ): RawTensor {
   const y = RawTensor.empty(x.layout.shape, x.dtype, x.device);
   const d = nchwOf(x),
-    pd = paramDType(x);
+    pd = batchNormParamDType(x);
   const temps: RawTensor[] = [];
   const X = dense(x);
   try {
@@ -82,7 +81,7 @@ export function batchNormTrainBackward(
   eps: number,
 ): BatchNormGrads {
   const d = nchwOf(x),
-    pd = paramDType(x);
+    pd = batchNormParamDType(x);
   const dx = RawTensor.empty(x.layout.shape, x.dtype, x.device);
   const dScale = RawTensor.empty([d.c], pd, x.device);
   const dBias = RawTensor.empty([d.c], pd, x.device);
