@@ -38,6 +38,9 @@ const ENUMS = [
   'cudnnRNNDataLayout_t',
   'cudnnWgradMode_t',
   'cudnnLRNMode_t',
+  'cudnnBackendDescriptorType_t',
+  'cudnnBackendAttributeName_t',
+  'cudnnBackendAttributeType_t',
 ] as const;
 const HANDLES = [
   'cudnnHandle_t',
@@ -49,6 +52,7 @@ const HANDLES = [
   'cudnnRNNDescriptor_t',
   'cudnnRNNDataDescriptor_t',
   'cudnnLRNDescriptor_t',
+  'cudnnBackendDescriptor_t',
 ] as const;
 
 export const CUDNN_ALIASES: readonly NativeAlias[] = [
@@ -293,6 +297,33 @@ export const CUDNN_FUNCTIONS = {
       `${T} hDesc, const void *hx, cudnnRNNDataDescriptor_t yDesc, const void *y, size_t weightSpaceSize, ` +
       'void *dweightSpace, size_t workSpaceSize, void *workSpace, size_t reserveSpaceSize, void *reserveSpace)',
   },
+  // the graph API (cudnn_graph.h): convolutions through execution plans made once a shape
+  cudnnBackendCreateDescriptor: {
+    proto:
+      'cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, ' +
+      'cudnnBackendDescriptor_t *descriptor)',
+  },
+  cudnnBackendDestroyDescriptor: {
+    proto: 'cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)',
+  },
+  cudnnBackendFinalize: { proto: 'cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)' },
+  cudnnBackendSetAttribute: {
+    proto:
+      'cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, ' +
+      'cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, ' +
+      'int64_t elementCount, const void *arrayOfElements)',
+  },
+  cudnnBackendGetAttribute: {
+    proto:
+      'cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor, ' +
+      'cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, ' +
+      'int64_t requestedElementCount, int64_t *elementCount, void *arrayOfElements)',
+  },
+  cudnnBackendExecute: {
+    proto:
+      'cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, ' +
+      'cudnnBackendDescriptor_t variantPack)',
+  },
 } as const satisfies NativeTable;
 
 export const CUDNN_CONST = {
@@ -331,6 +362,85 @@ export const CUDNN_CONST = {
   CUDNN_LRN_CROSS_CHANNEL_DIM1: 0,
   CUDNN_LRN_MIN_N: 1,
   CUDNN_LRN_MAX_N: 16,
+  // the graph API: descriptor types
+  CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: 1,
+  CUDNN_BACKEND_ENGINE_DESCRIPTOR: 2,
+  CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: 3,
+  CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: 4,
+  CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: 5,
+  CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: 10,
+  CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR: 11,
+  CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR: 12,
+  CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: 15,
+  CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR: 16,
+  CUDNN_BACKEND_TENSOR_DESCRIPTOR: 17,
+  // attribute value types
+  CUDNN_TYPE_HANDLE: 0,
+  CUDNN_TYPE_DATA_TYPE: 1,
+  CUDNN_TYPE_INT64: 3,
+  CUDNN_TYPE_FLOAT: 4,
+  CUDNN_TYPE_DOUBLE: 5,
+  CUDNN_TYPE_VOID_PTR: 6,
+  CUDNN_TYPE_CONVOLUTION_MODE: 7,
+  CUDNN_TYPE_HEUR_MODE: 8,
+  CUDNN_TYPE_NUMERICAL_NOTE: 11,
+  CUDNN_TYPE_BACKEND_DESCRIPTOR: 15,
+  CUDNN_TYPE_BEHAVIOR_NOTE: 19,
+  // attribute names
+  CUDNN_ATTR_CONVOLUTION_COMP_TYPE: 100,
+  CUDNN_ATTR_CONVOLUTION_CONV_MODE: 101,
+  CUDNN_ATTR_CONVOLUTION_DILATIONS: 102,
+  CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES: 103,
+  CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: 104,
+  CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS: 105,
+  CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS: 106,
+  CUDNN_ATTR_ENGINEHEUR_MODE: 200,
+  CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH: 201,
+  CUDNN_ATTR_ENGINEHEUR_RESULTS: 202,
+  CUDNN_ATTR_ENGINECFG_ENGINE: 300,
+  CUDNN_ATTR_EXECUTION_PLAN_HANDLE: 400,
+  CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG: 401,
+  CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE: 402,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA: 700,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA: 701,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC: 702,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W: 703,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X: 704,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y: 705,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA: 706,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA: 707,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC: 708,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W: 709,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX: 710,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY: 711,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA: 712,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA: 713,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC: 714,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW: 715,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X: 716,
+  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY: 717,
+  CUDNN_ATTR_OPERATIONGRAPH_HANDLE: 800,
+  CUDNN_ATTR_OPERATIONGRAPH_OPS: 801,
+  CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT: 900,
+  CUDNN_ATTR_TENSOR_DATA_TYPE: 901,
+  CUDNN_ATTR_TENSOR_DIMENSIONS: 902,
+  CUDNN_ATTR_TENSOR_STRIDES: 903,
+  CUDNN_ATTR_TENSOR_UNIQUE_ID: 906,
+  CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS: 1000,
+  CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS: 1001,
+  CUDNN_ATTR_VARIANT_PACK_WORKSPACE: 1003,
+  CUDNN_ATTR_ENGINE_NUMERICAL_NOTE: 1303,
+  CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE: 1305,
+  // heuristics, and the notes an engine carries
+  CUDNN_HEUR_MODE_INSTANT: 0,
+  CUDNN_HEUR_MODE_FALLBACK: 2,
+  CUDNN_HEUR_MODE_A: 3,
+  CUDNN_NUMERICAL_NOTE_TENSOR_CORE: 0,
+  CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: 1,
+  CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: 2,
+  CUDNN_NUMERICAL_NOTE_TYPE_COUNT: 10,
+  CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION: 0,
+  CUDNN_BEHAVIOR_NOTE_TYPE_COUNT: 4,
 } as const;
 
 /** cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionBwdDataAlgoPerf_t and
@@ -671,6 +781,19 @@ export interface CudnnFns {
     reserveBytes: number,
     reserve: P | null,
   ): R;
+  cudnnBackendCreateDescriptor(type: number, out: BigUint64Array): R;
+  cudnnBackendDestroyDescriptor(d: H): R;
+  cudnnBackendFinalize(d: H): R;
+  cudnnBackendSetAttribute(d: H, name: number, type: number, count: number, values: ArrayBufferView): R;
+  cudnnBackendGetAttribute(
+    d: H,
+    name: number,
+    type: number,
+    requested: number,
+    count: BigInt64Array,
+    values: ArrayBufferView | null,
+  ): R;
+  cudnnBackendExecute(h: H, plan: H, variantPack: H): R;
 }
 type CudnnKey = keyof typeof CUDNN_FUNCTIONS;
 const _sameKeys: [CudnnKey, keyof CudnnFns] extends [keyof CudnnFns, CudnnKey] ? true : never = true;

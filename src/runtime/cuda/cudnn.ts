@@ -1,6 +1,8 @@
-// The DNN interface on cuDNN (ffi/cudnn.ts), the twin of rocm/miopen.ts. Convolution descriptors
-// and the algorithm chosen for them are kept per shape; pooling and softmax descriptors are created
-// per call and destroyed in `finally`; one workspace per device grows as needed.
+// The DNN interface on cuDNN (ffi/cudnn.ts), the twin of rocm/miopen.ts. Convolutions run from
+// execution plans of cuDNN's graph API made once a shape (cudnn-graph.ts), or with
+// cudnnTuning.convApi = 'legacy' through the legacy entry points with descriptors and algorithm
+// kept per shape; pooling and softmax descriptors are created per call and destroyed in
+// `finally`; one workspace per device grows as needed.
 import { DTypeError, GpuError, GraphCaptureError, NotOnDeviceError, fmtShape } from '../../core/errors.ts';
 import { fmtArgs } from '../../ffi/native.ts';
 import { CUDNN_CONST, CUDNN_PERF, loadCudnn, type Cudnn } from '../../ffi/cudnn.ts';
@@ -20,6 +22,14 @@ import type {
 } from '../gpu.ts';
 import type { RnnBackwardParams, RnnForwardParams, RnnShape, RnnSizes, RnnWeightOffsets } from '../gpu.ts';
 import { CudnnRnn } from './cudnn-rnn.ts';
+import { CudnnGraphConvs } from './cudnn-graph.ts';
+
+/**
+ * convApi: 'graph' runs convolutions through execution plans of cuDNN's graph API, made once a
+ * shape (cudnn-graph.ts); 'legacy' through cudnnConvolutionForward and its backward twins, with
+ * descriptors and an algorithm kept per shape (for comparisons and measurements).
+ */
+export const cudnnTuning: { convApi: 'graph' | 'legacy' } = { convApi: 'graph' };
 
 /** 91400 -> '9.14.0' (cuDNN 9 encodes major*10000 + minor*100 + patch) */
 function fmtCudnnVersion(v: number): string {
@@ -77,6 +87,7 @@ export class CudnnApi implements DnnApi {
   /** workspaces outgrown after a capture used them: graphs may still replay with them */
   private readonly retired: DevicePtr[] = [];
   private readonly convPlans = new Map<string, ConvPlan>();
+  private graphConvs: CudnnGraphConvs | null = null;
   private readonly one32 = new Float32Array([1]);
   private readonly zero32 = new Float32Array([0]);
   private readonly one64 = new Float64Array([1]);
@@ -346,6 +357,13 @@ export class CudnnApi implements DnnApi {
     call: (pl: ConvPlan, ws: DevicePtr | null, one: ArrayBufferView, zero: ArrayBufferView) => number,
   ): void {
     this.begin(stream);
+    if (cudnnTuning.convApi === 'graph') {
+      this.graphConvs ??= new CudnnGraphConvs(this.lib, this.handle, this.host.label, this.version, CONV_PLANS);
+      const what = (): string => convWhat(CONV_OP[kind], p);
+      const gp = this.graphConvs.plan(kind, p, convKey(p), what);
+      this.graphConvs.execute(gp, p, this.ensureWorkspace(gp.workspace, stream), what);
+      return;
+    }
     const pl = this.convPlan(kind, p);
     const ws = this.ensureWorkspace(pl.choice.workspace, stream);
     const [one, zero] = this.scalars(p.dtype);
@@ -651,6 +669,8 @@ export class CudnnApi implements DnnApi {
     this.host.enter();
     for (const pl of this.convPlans.values()) this.destroyPlan(pl);
     this.convPlans.clear();
+    this.graphConvs?.destroy();
+    this.graphConvs = null;
     for (const w of this.retired.splice(0)) this.host.free(w);
     if (this.workspace !== null) {
       this.host.free(this.workspace);
