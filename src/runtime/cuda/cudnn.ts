@@ -22,7 +22,7 @@ import type {
 } from '../gpu.ts';
 import type { RnnBackwardParams, RnnForwardParams, RnnShape, RnnSizes, RnnWeightOffsets } from '../gpu.ts';
 import { CudnnRnn } from './cudnn-rnn.ts';
-import { CudnnGraphConvs } from './cudnn-graph.ts';
+import { CudnnGraphConvs, type GraphConvPlan } from './cudnn-graph.ts';
 
 /**
  * convApi: 'graph' runs convolutions through execution plans of cuDNN's graph API, made once a
@@ -88,6 +88,8 @@ export class CudnnApi implements DnnApi {
   private readonly retired: DevicePtr[] = [];
   private readonly convPlans = new Map<string, ConvPlan>();
   private graphConvs: CudnnGraphConvs | null = null;
+  /** convolution shapes the graph API offered no engine for (they take the legacy calls) */
+  private readonly legacyShapes = new Set<string>();
   private readonly one32 = new Float32Array([1]);
   private readonly zero32 = new Float32Array([0]);
   private readonly one64 = new Float64Array([1]);
@@ -357,10 +359,19 @@ export class CudnnApi implements DnnApi {
     call: (pl: ConvPlan, ws: DevicePtr | null, one: ArrayBufferView, zero: ArrayBufferView) => number,
   ): void {
     this.begin(stream);
-    if (cudnnTuning.convApi === 'graph') {
+    const key = convKey(p);
+    if (cudnnTuning.convApi === 'graph' && !this.legacyShapes.has(`${kind} ${key}`)) {
       this.graphConvs ??= new CudnnGraphConvs(this.lib, this.handle, this.host.label, this.version, CONV_PLANS);
       const what = (): string => convWhat(CONV_OP[kind], p);
-      const gp = this.graphConvs.plan(kind, p, convKey(p), what);
+      let gp: GraphConvPlan;
+      try {
+        gp = this.graphConvs.plan(kind, p, key, what);
+      } catch (e) {
+        // a shape the graph API has no engine for takes the legacy entry point, which may
+        if (!(e instanceof NotOnDeviceError)) throw e;
+        this.legacyShapes.add(`${kind} ${key}`);
+        return this.runConv(kind, p, stream, fnName, call);
+      }
       this.graphConvs.execute(gp, p, this.ensureWorkspace(gp.workspace, stream), what);
       return;
     }
