@@ -1,5 +1,6 @@
 // npm run bench:train -- [--workload cnn,decoder,resnet] [--steps 20] [--warmup-ms 2000] [--small]
-//                        [--torch] [--graph] [--parts] [--profile] [--torch-compile] [--python CMD]
+//                        [--torch] [--graph] [--parts] [--profile] [--conv-api graph|legacy]
+//                        [--torch-compile] [--python CMD]
 //                        [--json PATH]
 //
 // Training steps (forward, loss, backward, optimizer update) of the workloads in
@@ -22,6 +23,7 @@ import { Device, tidy, type Tensor } from '../src/index.ts';
 import { tableStyle } from '../src/cli/colour.ts';
 import { defaultResultsPath, writeResults } from './results-path.ts';
 import { profileDevice, type ProfileRow } from './gpu-profile.ts';
+import { cudnnTuning } from '../src/runtime/cuda/cudnn.ts';
 import {
   cnnWorkload,
   decoderWorkload,
@@ -41,6 +43,7 @@ const { values: opt } = parseArgs({
     graph: { type: 'boolean', default: false },
     parts: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'conv-api': { type: 'string' },
     'torch-compile': { type: 'boolean', default: false },
     python: { type: 'string', default: 'python3' },
     json: { type: 'string' },
@@ -61,6 +64,14 @@ if (bad.length || !Number.isInteger(steps) || steps < 1 || !(warmupMs >= 0)) {
 const SMALL: DecoderShape = { layers: 2, dim: 128, heads: 4, ff: 256, vocab: 1000, seq: 128, batch: 4 };
 const shape = opt.small ? SMALL : DECODER_134M;
 const dev = Device.bestGpu() ?? Device.cpu();
+// --conv-api graph|legacy: which of cuDNN's convolution APIs runs (NVIDIA; for comparisons)
+if (opt['conv-api'] !== undefined) {
+  if (opt['conv-api'] !== 'graph' && opt['conv-api'] !== 'legacy') {
+    console.error(`bench:train: --conv-api takes graph or legacy (got ${opt['conv-api']})`);
+    process.exit(2);
+  }
+  cudnnTuning.convApi = opt['conv-api'];
+}
 
 interface Row {
   workload: string;
