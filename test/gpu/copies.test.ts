@@ -62,6 +62,23 @@ s.opTest('contiguous', async () => {
     ([x]) => x!.narrow(0, 3, 41).narrow(1, 1, 77).T.contiguous(),
     { tol: 0, variant: '.T of a [41, 77] window of [50, 90]' },
   );
+  // rows swapped as attention's heads and positions are ([b, t, 3, h, d] -> [b, h, t, d]): the
+  // strided kernel in units wider than the element where offsets and strides allow (2-byte
+  // types: d 16 in 8-byte units, d 6 in 4-byte units; d 5 at the element width), parts 0 to 2
+  for (const [dd, start] of [
+    [16, 0],
+    [6, 1],
+    [5, 2],
+  ] as const) {
+    await checkOp(
+      'contiguous',
+      ALL_DTYPES,
+      ['contiguous'],
+      (d) => [randData([2, 7, 3, 4, dd], d)],
+      ([x]) => x!.narrow(2, start, 1).squeeze(2).transpose(1, 2).contiguous(),
+      { tol: 0, variant: `[2, 7, 3, 4, ${dd}] part ${start} as [b, h, t, d]` },
+    );
+  }
   await checkOp(
     'contiguous',
     ['f32', 'bf16', 'u8', 'i64'],

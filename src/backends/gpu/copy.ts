@@ -5,7 +5,8 @@
 // elements on both sides (cat, sliceSet, narrow) go through copy_rows_<unit>, 16 bytes a load
 // where the rows are aligned; views whose unit-stride dims differ (transposes, batched or not)
 // through the tiled transpose_<w> (transpose.ts); everything else goes by element width through
-// copy_strided_<w>, so one kernel serves every dtype of that width.
+// copy_strided_<w>, so one kernel serves every dtype of that width, in units of up to 8 bytes
+// where the innermost dim is unit-stride on both sides (widenedCopy in rows.ts).
 import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, roundTo, type DType } from '../../core/dtype.ts';
 import { ShapeError } from '../../core/errors.ts';
 import { numel, type Shape } from '../../core/layout.ts';
@@ -14,7 +15,7 @@ import { RawTensor, contiguousVia, reshapeVia } from '../../device/raw-tensor.ts
 import { arg, type KernelArg } from '../../runtime/kernels.ts';
 import { GEOM_MAX_RANK, copyWidth, packGeom, type StridedOperand } from '../../runtime/kernel-sigs.ts';
 import { ALL_DTYPES } from '../checks.ts';
-import { rowForm, rowPlan, unitName, type RowForm } from './rows.ts';
+import { rowForm, rowPlan, unitName, widenedCopy, type RowForm } from './rows.ts';
 import { launchTranspose, transposeForm } from './transpose.ts';
 
 const FILE = 'copy.hip';
@@ -27,6 +28,7 @@ const COPY_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, `copy_strided_${
   DType,
   string
 >;
+const WIDE_NAMES = { 2: 'copy_strided_b2', 4: 'copy_strided_b4', 8: 'copy_strided_b8' } as const;
 const ROW_NAMES = new Map([1, 2, 4, 8, 16].map((u) => [u, `copy_rows_${unitName(u)}`]));
 
 /**
@@ -146,16 +148,27 @@ export function copyInto(dst: RawTensor, src: RawTensor): void {
     launchTranspose(dst, src, tp);
     return;
   }
-  const y = arg.ptr(dst.storage.ptrAt(0)),
-    x = arg.ptr(src.storage.ptrAt(0));
-  const name = COPY_NAMES[dst.dtype];
+  const yp = dst.storage.ptrAt(0),
+    xp = src.storage.ptrAt(0);
+  const y = arg.ptr(yp),
+    x = arg.ptr(xp);
+  const wide = widenedCopy(dl.shape, dl.strides, sl.strides, [dl.offset, sl.offset], DTYPE_INFO[dst.dtype].size, [
+    yp,
+    xp,
+  ]);
+  const name = wide ? WIDE_NAMES[wide.unit] : COPY_NAMES[dst.dtype];
   eachGeom(
     'copy',
-    dl.shape,
-    [
-      { strides: dl.strides, offset: dl.offset },
-      { strides: sl.strides, offset: sl.offset },
-    ],
+    wide ? wide.shape : dl.shape,
+    wide
+      ? [
+          { strides: wide.dStrides, offset: wide.dOff },
+          { strides: wide.sStrides, offset: wide.sOff },
+        ]
+      : [
+          { strides: dl.strides, offset: dl.offset },
+          { strides: sl.strides, offset: sl.offset },
+        ],
     (g, work) => {
       dev.kernels.launch1d(FILE, name, work, dev.stream, [y, x, arg.bytes(g)]);
     },
