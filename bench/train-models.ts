@@ -148,9 +148,9 @@ class Block extends nn.Module {
     const [q, k, v] = [0, 1, 2].map((i) => qkv.narrow(2, i, 1).squeeze(2).transpose(1, 2)) as [Tensor, Tensor, Tensor];
     const a = Tensor.scaledDotProductAttention(q.rope(cos, sin), k.rope(cos, sin), v, { causal: true });
     const x1 = x.add(m('proj').forward(a.transpose(1, 2).reshape([b, t, dim])));
+    // silu(gate) * up in one kernel each way (PyTorch's twin composes F.silu(gate) * up)
     const gu = m('gateUp').forward(m('mlpNorm').forward(x1));
-    const [g, u] = gu.chunk(2, -1) as [Tensor, Tensor];
-    return x1.add(m('down').forward(g.silu().mul(u)));
+    return x1.add(m('down').forward(gu.swiglu()));
   }
 }
 

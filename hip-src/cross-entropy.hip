@@ -22,26 +22,35 @@
 #include "rowreduce.h"
 
 // what a row's loss and gradient need: max, sum of exp(x - max), and, with smoothing, the sum of
-// w_c x_c and of w_c
+// w_c x_c and of w_c. One pass over the row: each thread keeps a running max and its sum of
+// exponentials, rescaled when the max grows (one exp an element either way), and the block
+// combines them at the common max. (A row of 32000 bf16 logits is 64 KB: a second pass for the
+// sum read it again from memory.) A NaN logit makes max and sum NaN.
 template <class T>
 struct XentRow {
   typedef typename Elem<T>::C C;
   C m, s, wx, ws;
   RT_DEVICE XentRow(const T* xr, const T* w, u64 cols, bool smooth) {
-    C mv = lowest<C>();
-    for (u64 k = threadIdx.x; k < cols; k += blockDim.x) mv = max_nan(mv, Elem<T>::load(xr[k]));
-    m = block_all(mv, MaxOp<C>());
-    C sv = C(0), wxv = C(0), wsv = C(0);
+    C mv = lowest<C>(), sv = C(0), wxv = C(0), wsv = C(0);
     for (u64 k = threadIdx.x; k < cols; k += blockDim.x) {
       const C v = Elem<T>::load(xr[k]);
-      sv += exp(v - m);
+      if (v > mv) {
+        sv = sv * exp(mv - v) + C(1);
+        mv = v;
+      } else if (v != v) {
+        mv = v;
+      } else {
+        sv += exp(v - mv);
+      }
       if (smooth) {
         const C wc = w ? Elem<T>::load(w[k]) : C(1);
         wxv += wc * v;
         wsv += wc;
       }
     }
-    s = block_all(sv, SumOp<C>());
+    m = block_all(mv, MaxOp<C>());
+    // a thread that saw no element (or only -inf) adds 0
+    s = block_all(sv == C(0) ? C(0) : sv * exp(mv - m), SumOp<C>());
     wx = smooth ? block_all(wxv, SumOp<C>()) : C(0);
     ws = smooth ? block_all(wsv, SumOp<C>()) : C(0);
   }

@@ -25,5 +25,6 @@ import './upsample-grad.ts';
 import './lrn.ts';
 import './rnn.ts';
 import './train.ts';
+import './swiglu.ts';
 
 export { registeredOps, type OpInfo } from './registry.ts';

@@ -11,9 +11,10 @@ import { numel } from '../core/layout.ts';
 import { DTypeError, ShapeError, TensorError } from '../core/errors.ts';
 import { FLOATS, dtypeIn, sameDType, sameDevice, sig } from '../backends/checks.ts';
 import * as gpu from '../backends/gpu/gemv-fused.ts';
-import { binary, unary } from './elementwise.ts';
+import { binary } from './elementwise.ts';
 import { matmul } from './matmul.ts';
 import { rmsNorm, rope } from './nn.ts';
+import { swiglu } from './swiglu.ts';
 import { contiguous, reshape, sliceSet } from './copy.ts';
 import { indexSelect, indexSet } from './indexing.ts';
 import { defineOp } from './registry.ts';
@@ -75,10 +76,7 @@ function composedLinear(x: RawTensor, w: RawTensor, o: LinearOptions, outShape: 
     const x2 = keep(reshape(xn, [numel(xn.layout.shape.slice(0, -1)), k]));
     let y = keep(matmul(x2, keep(w.T)));
     if (o.bias) y = keep(binary('add', y, o.bias));
-    if (o.act === 'swiglu') {
-      const n = y.dim(1) / 2;
-      y = keep(binary('mul', keep(unary(keep(y.narrow(1, 0, n)), 'silu')), keep(y.narrow(1, n, n))));
-    }
+    if (o.act === 'swiglu') y = keep(swiglu(y));
     y = keep(reshape(y, outShape));
     if (o.residual) return binary('add', y, o.residual);
     temps.pop();

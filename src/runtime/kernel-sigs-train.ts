@@ -1,5 +1,5 @@
 // Signatures of the training kernels (hip-src/optim.hip, cross-entropy.hip, norm-grad.hip,
-// softmax-grad.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, which merges them.
+// softmax-grad.hip, swiglu.hip), in the form of KERNEL_SIGNATURES in kernel-sigs.ts, which merges them.
 import type { DType } from '../core/dtype.ts';
 import type { ArgSpec } from './arg-spec.ts';
 
@@ -72,10 +72,20 @@ function softmaxGradSigs(): Map<string, readonly ArgSpec[]> {
   return m;
 }
 
+function swigluSigs(): Map<string, readonly ArgSpec[]> {
+  const m = new Map<string, readonly ArgSpec[]>();
+  for (const d of TRAIN_FLOATS) {
+    m.set(`swiglu_fwd_${d}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64']);
+    m.set(`swiglu_bwd_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'u64', 'u64']);
+  }
+  return m;
+}
+
 /** merged into KERNEL_SIGNATURES (kernel-sigs.ts) */
 export const TRAIN_KERNEL_SIGNATURES: Readonly<Record<string, () => ReadonlyMap<string, readonly ArgSpec[]>>> = {
   'optim.hip': optimSigs,
   'cross-entropy.hip': xentSigs,
   'norm-grad.hip': normGradSigs,
   'softmax-grad.hip': softmaxGradSigs,
+  'swiglu.hip': swigluSigs,
 };

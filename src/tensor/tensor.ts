@@ -28,6 +28,7 @@ import * as poolOps from '../ops/pool.ts';
 import * as upOps from '../ops/upsample.ts';
 import * as idx from '../ops/indexing.ts';
 import * as nn from '../ops/nn.ts';
+import * as swigluOps from '../ops/swiglu.ts';
 import * as attentionOps from '../ops/attention.ts';
 import * as sortOps from '../ops/sort.ts';
 import * as scanOps from '../ops/scan.ts';
@@ -709,6 +710,11 @@ export class Tensor extends RawTensor {
   }
   rmsNorm(w: Tensor, eps = 1e-6): Tensor {
     return Tensor.wrap(nn.rmsNorm(this.check('rmsNorm'), arg('rmsNorm', 'w', w), eps));
+  }
+  /** silu(gate) * up for this = [gate; up] along the last dim (a fused gate-and-up projection's
+   *  output): [..., 2n] -> [..., n] */
+  swiglu(): Tensor {
+    return Tensor.wrap(swigluOps.swiglu(this.check('swiglu')));
   }
   /** rotary embedding on [b, h, t, d] with cos/sin [t, d/2]: halves layout */
   rope(cos: Tensor, sin: Tensor): Tensor {

@@ -290,6 +290,8 @@ test('cumsum, rotary embeddings (every pairing) and indexAdd', () => {
   gradCheck('rope halves', ([x]) => x!.rope(cos, sin), [[1, 2, 3, 4]]);
   gradCheck('rope interleaved', ([x]) => x!.ropeI(cos, sin), [[1, 2, 3, 4]]);
   gradCheck('rope thd', ([x]) => x!.ropeThd(cos, sin), [[1, 3, 2, 4]]);
+  gradCheck('swiglu', ([x]) => x!.swiglu(), [[3, 2, 8]]);
+  gradCheck('swiglu of a transposed view', ([x]) => x!.transpose(0, 1).swiglu(), [[6, 3]]);
   const ids = Tensor.from([1, 0, 1], { dtype: 'u32' });
   gradCheck('indexAdd', ([x, src]) => x!.indexAdd(ids, src!, 0), [
     [2, 3],

@@ -1,5 +1,5 @@
 // train-emu.cpp: runs the training kernels (softmax-grad.hip, norm-grad.hip, cross-entropy.hip,
-// optim.hip) on the host through their HIP path (hip-host/hip/hip_runtime.h: a block's threads as
+// optim.hip, swiglu.hip) on the host through their HIP path (hip-host/hip/hip_runtime.h: a block's threads as
 // fibers, real barriers and shuffles) at wave sizes 64 and 32, against double-precision
 // references written from the formulas in the kernels' headers. Cases: rows shorter and longer
 // than a block, grids smaller than the rows (grid-stride), several blocks' partial sums folded
@@ -12,6 +12,7 @@
 #include "../../hip-src/norm-grad.hip"
 #include "../../hip-src/cross-entropy.hip"
 #include "../../hip-src/optim.hip"
+#include "../../hip-src/swiglu.hip"
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -92,6 +93,30 @@ template <class T> static bool smgrad(int wave, u64 rows, u64 cols, unsigned gri
     }
   }
   return compare(dx, want, 2, tag(lg ? "logsoftmaxgrad" : "softmaxgrad", Io<T>::name, wave, grid, cols));
+}
+
+// ---- SwiGLU forward and backward --------------------------------------------------------------
+template <class T> struct Swi;
+#define EMU_SWI(DT, T) template <> struct Swi<T> { static constexpr auto f = &swiglu_fwd_##DT; static constexpr auto b = &swiglu_bwd_##DT; };
+EMU_SWI(f32, float) EMU_SWI(f64, double) EMU_SWI(f16, f16) EMU_SWI(bf16, bf16)
+
+template <class T> static bool swiglu(int wave, u64 rows, u64 n, unsigned grid, unsigned block, Rng& rng) {
+  std::vector<T> x = rand_vec<T>(rows * 2 * n, -4, 4, rng), g = rand_vec<T>(rows * n, -2, 2, rng);
+  std::vector<T> y(rows * n + 3, Io<T>::put(NAN)), dx(rows * 2 * n + 3, Io<T>::put(NAN));
+  // offsets of one element on the outputs: the kernels add them
+  emu::launch(grid, block, wave, [&] { Swi<T>::f(y.data(), x.data(), 1, 0, rows, n); });
+  emu::launch(grid, block, wave, [&] { Swi<T>::b(dx.data(), g.data(), x.data(), 1, 0, 0, rows, n); });
+  const auto xv = as_f64(x), gv = as_f64(g);
+  std::vector<double> wy(rows * n + 3, NAN), wdx(rows * 2 * n + 3, NAN);
+  for (u64 r = 0; r < rows; r++)
+    for (u64 c = 0; c < n; c++) {
+      const double a = xv[r * 2 * n + c], b = xv[r * 2 * n + n + c], gg = gv[r * n + c], s = 1 / (1 + std::exp(-a));
+      wy[1 + r * n + c] = a * s * b;
+      wdx[1 + r * 2 * n + c] = gg * b * s * (1 + a * (1 - s));
+      wdx[1 + r * 2 * n + n + c] = gg * a * s;
+    }
+  const bool okf = compare(y, wy, 1, tag("swiglu_fwd", Io<T>::name, wave, grid, n));
+  return compare(dx, wdx, 1, tag("swiglu_bwd", Io<T>::name, wave, grid, n)) && okf;
 }
 
 // ---- norm backward ---------------------------------------------------------------------------
@@ -291,6 +316,11 @@ template <class T> static void rows_all(int wave, Rng& rng) {
       for (double sm : {0.0, 0.1})
         for (unsigned grid : {1u, 4u}) ok = xent<T>(wave, 6, cols, grid, 128, weighted, sm, grid == 4, rng) && ok;
   if (ok) std::printf("ok xent %s wave %d\n", Io<T>::name, wave);
+  else failures++;
+  ok = true;
+  for (u64 n : {1ull, 45ull, 300ull})
+    for (unsigned grid : {1u, 4u}) ok = swiglu<T>(wave, 7, n, grid, 128, rng) && ok;
+  if (ok) std::printf("ok swiglu %s wave %d\n", Io<T>::name, wave);
   else failures++;
 }
 

@@ -138,6 +138,8 @@ export const GPU_OPS: readonly string[] = [
   'softmaxBackward',
   'layerNormBackward',
   'rmsNormBackward',
+  'swiglu',
+  'swigluBackward',
   'crossEntropyRows',
   'crossEntropyRowsBackward',
   'adamStep',

@@ -1,6 +1,6 @@
 // The fused training kernels on the GPU against the CPU reference (every float dtype, every input
-// layout, outputs poisoned): softmax / logSoftmax and layerNorm / rmsNorm gradients through their
-// backward kernels (rows shorter and longer than a block, dims other than the last), cross
+// layout, outputs poisoned): softmax / logSoftmax, layerNorm / rmsNorm and SwiGLU gradients through
+// their backward kernels (SwiGLU's forward too) (rows shorter and longer than a block, dims other than the last), cross
 // entropy's value and logit gradient (weights, ignoreIndex, label smoothing, [N, C, d] inputs),
 // and the fused Adam / AdamW / SGD steps (one launch a list) against the CPU's op-composed step
 // from the same parameters and gradients, master weights included.
@@ -31,6 +31,8 @@ const cases: [string, string, number[][], Fn][] = [
   ['layerNormBackward', 'layerNorm [2, 3, 40]', [[2, 3, 40], [40]], ([x, w]) => x!.layerNorm(w!, null, 1e-5)],
   ['rmsNormBackward', 'rmsNorm [37, 1000]', [[37, 1000], [1000]], ([x, w]) => x!.rmsNorm(w!, 1e-6)],
   ['rmsNormBackward', 'rmsNorm [3, 7]', [[3, 7], [7]], ([x, w]) => x!.rmsNorm(w!, 1e-6)],
+  ['swigluBackward', 'swiglu [37, 1000]', [[37, 1000]], ([x]) => x!.swiglu()],
+  ['swigluBackward', 'swiglu [3, 2, 6]', [[3, 2, 6]], ([x]) => x!.swiglu()],
 ];
 for (const [op, variant, shapes, f] of cases)
   s.opTest(
@@ -44,6 +46,24 @@ for (const [op, variant, shapes, f] of cases)
     },
     `${op}: ${variant} gradients against the CPU`,
   );
+
+s.opTest('swiglu', async () => {
+  for (const shape of [
+    [37, 1000],
+    [3, 2, 6],
+  ])
+    await checkOp(
+      'swiglu',
+      FLOAT_DTYPES,
+      LAYOUTS,
+      (d) => [randT(shape, d, -4, 4)],
+      ([x]) => x!.swiglu(),
+      {
+        variant: `[${shape}]`,
+        tol: TOL,
+      },
+    );
+});
 
 /** class ids in [0, c) as i64 (made on x's device), one ignored (-100) */
 function classIds(shape: number[], c: number, x: Tensor): Tensor {

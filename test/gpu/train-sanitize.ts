@@ -1,5 +1,5 @@
 // A short run of the training kernels (softmax-grad.hip, norm-grad.hip, cross-entropy.hip,
-// optim.hip) for compute-sanitizer: rows shorter and longer than a block, grids smaller than the
+// optim.hip, swiglu.hip) for compute-sanitizer: rows shorter and longer than a block, grids smaller than the
 // rows, the per-block partial sums and their fold, ignored and weighted classes, and a fused
 // AdamW and SGD step over a list whose tensors end inside and on chunk boundaries; each result
 // compared with the CPU reference. Run:
@@ -56,6 +56,18 @@ for (const d of ['f32', 'bf16'] as const) {
       `rmsNorm grads ${d} [9, ${cols}]`,
       gradsOf(([a, ww]) => a!.rmsNorm(ww!, 1e-6).mul(a!)),
       [x, w],
+      t,
+    );
+    await same(
+      `swiglu value and grad ${d} [9, ${cols}]`,
+      ([a]) => {
+        const l = noGrad(() => a!.mul(1));
+        l.requiresGrad = true;
+        const y = l.swiglu();
+        y.mul(y).sum().backward();
+        return Tensor.cat([y.reshape([-1]), l.grad!.reshape([-1])], 0);
+      },
+      [x],
       t,
     );
     const ids = Tensor.from(

@@ -13,7 +13,7 @@ import { dense, filled } from './fill.ts';
 import { base, baseOrNull, offsetOf, offsetOrZero } from './launch.ts';
 
 /** one row a block: as many blocks as rows, capped at perSm a multiprocessor (the kernels loop rows grid-stride) */
-function rowGrid(dev: Device, rows: number, perSm = 8): { grid: Dim3; block: Dim3 } {
+export function rowGrid(dev: Device, rows: number, perSm = 8): { grid: Dim3; block: Dim3 } {
   const info = dev.runtime.info;
   const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * perSm);
   return { grid: [Math.max(1, Math.min(cap, rows)), 1, 1], block: [dev.kernels.preferredBlockSize, 1, 1] };

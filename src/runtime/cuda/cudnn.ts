@@ -370,7 +370,8 @@ export class CudnnApi implements DnnApi {
         // a shape the graph API has no engine for takes the legacy entry point, which may
         if (!(e instanceof NotOnDeviceError)) throw e;
         this.legacyShapes.add(`${kind} ${key}`);
-        return this.runConv(kind, p, stream, fnName, call);
+        this.runConv(kind, p, stream, fnName, call);
+        return;
       }
       this.graphConvs.execute(gp, p, this.ensureWorkspace(gp.workspace, stream), what);
       return;
