@@ -15,10 +15,16 @@
 //   rmsnormgrad_<DT>(T* dx, C* part, const T* g, const T* x, const T* w, i64 dxOff, i64 gOff,
 //       i64 xOff, i64 wOff, u64 rows, u64 cols, f64 eps)
 //     part: [gridDim.x][cols].
+//   layernormgrad_<DT>_w<V>, rmsnormgrad_<DT>_w<V> (f32 f16 bf16; V 4 8 16 24 32): the same
+//       arguments and partials, for rows of at most V x wave size columns: one row a wave (wave
+//       shuffles only, no block barrier a row), the row's x and g and the wave's share of the
+//       partials in registers (lane l owns columns l + k * wave, k < V), the block's waves'
+//       partials summed in shared memory in wave order at the end. The block-a-row kernel waits
+//       on two block-wide reductions a row: at 768 columns it moves a third of the bandwidth.
 //   normgrad_cols_<DT>(T* dw, T* db, const C* part, i64 dwOff, i64 dbOff, u64 cols, u32 parts,
 //       u32 nvec)
-//     dw[c] (and db[c] when nvec is 2) = the sum over parts b = 0, 1, ... in order of
-//     part[b][0 (1)][c]. Any grid.
+//     dw[c] (and db[c] when nvec is 2) = the sum over parts of part[b][0 (1)][c], in a fixed
+//     order (eight running sums over b mod 8, then added in order). Any grid.
 // Every tensor contiguous from its offset; g, x and dx [rows, cols], w [cols]. Any grid and any
 // block of whole waves are correct for the row kernels; `parts` of the fold is the row kernel's
 // grid.
@@ -74,15 +80,35 @@ RT_DEVICE void norm_grad(T* dx, typename Elem<T>::C* part, const T* g, const T* 
 template <class T>
 RT_DEVICE void norm_cols(T* dw, T* db, const typename Elem<T>::C* part, u64 cols, u32 parts, u32 nvec) {
   typedef typename Elem<T>::C C;
+  // eight sums a column, over parts b = j (mod 8), added in order at the end: eight loads in
+  // flight instead of one (a column's loads would otherwise wait on each other's adds)
+  constexpr u32 U = 8;
   for (u64 c = (u64)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (u64)gridDim.x * blockDim.x) {
-    C sw = C(0), sb = C(0);
-    for (u32 b = 0; b < parts; b++) {
-      const C* p = part + (u64)b * nvec * cols;
-      sw += p[c];
-      if (nvec == 2u) sb += p[cols + c];
+    C sw[U], sb[U];
+#pragma unroll
+    for (u32 j = 0; j < U; j++) sw[j] = sb[j] = C(0);
+    u32 b = 0;
+    for (; b + U <= parts; b += U) {
+#pragma unroll
+      for (u32 j = 0; j < U; j++) {
+        const C* p = part + (u64)(b + j) * nvec * cols;
+        sw[j] += p[c];
+        if (nvec == 2u) sb[j] += p[cols + c];
+      }
     }
-    dw[c] = Elem<T>::store(sw);
-    if (nvec == 2u) db[c] = Elem<T>::store(sb);
+    for (u32 j = 0; b + j < parts; j++) {
+      const C* p = part + (u64)(b + j) * nvec * cols;
+      sw[j] += p[c];
+      if (nvec == 2u) sb[j] += p[cols + c];
+    }
+    C tw = C(0), tb = C(0);
+#pragma unroll
+    for (u32 j = 0; j < U; j++) {
+      tw += sw[j];
+      tb += sb[j];
+    }
+    dw[c] = Elem<T>::store(tw);
+    if (nvec == 2u) db[c] = Elem<T>::store(tb);
   }
 }
 
@@ -98,3 +124,96 @@ RT_DEVICE void norm_cols(T* dw, T* db, const typename Elem<T>::C* part, u64 cols
     norm_cols<T>(dw + dwOff, db ? db + dbOff : db, part, cols, parts, nvec); }
 
 NORM_GRAD_DT(f32, float) NORM_GRAD_DT(f64, double) NORM_GRAD_DT(f16, f16) NORM_GRAD_DT(bf16, bf16)
+
+// ---- one row a wave -----------------------------------------------------------------------
+template <class T, bool RMS, int V>
+RT_DEVICE void norm_grad_wave(T* dx, float* part, const T* g, const T* x, const T* w, u64 rows, u64 cols, float eps, bool bias) {
+  typedef float C;
+  // the block's partials, summed wave by wave (V x the widest wave, dw's then db's)
+  __shared__ C acc[2 * V * 64];
+  const u32 ws = (u32)warpSize, lane = threadIdx.x % ws, wave = threadIdx.x / ws, waves = blockDim.x / ws;
+  const u32 n = (u32)cols;
+  C pw[V], pb[V];
+#pragma unroll
+  for (int k = 0; k < V; k++) pw[k] = pb[k] = C(0);
+  const C nf = (C)cols;
+  for (u64 r = (u64)blockIdx.x * waves + wave; r < rows; r += (u64)gridDim.x * waves) {
+    const T* xr = x + r * cols;
+    const T* gr = g + r * cols;
+    T* dr = dx + r * cols;
+    C xv[V], gv[V];
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const u32 c = lane + (u32)k * ws;
+      xv[k] = c < n ? Elem<T>::load(xr[c]) : C(0);
+      gv[k] = c < n ? Elem<T>::load(gr[c]) : C(0);
+    }
+    C mean = C(0);
+    if (!RMS) {
+      C s = C(0);
+#pragma unroll
+      for (int k = 0; k < V; k++) s += xv[k];
+      mean = warp_all(s, SumOp<C>()) / nf;
+    }
+    C sq = C(0);
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const u32 c = lane + (u32)k * ws;
+      const C d = c < n ? xv[k] - mean : C(0);
+      sq += d * d;
+    }
+    const C rs = C(1) / sqrt(warp_all(sq, SumOp<C>()) / nf + eps);
+    C a = C(0), b = C(0);
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const u32 c = lane + (u32)k * ws;
+      if (c < n) {
+        xv[k] = (xv[k] - mean) * rs;  // xhat from here on
+        const C gh = gv[k] * Elem<T>::load(w[c]);
+        a += gh * xv[k];
+        if (!RMS) b += gh;
+        pw[k] += gv[k] * xv[k];
+        if (bias) pb[k] += gv[k];
+      }
+    }
+    const C ma = warp_all(a, SumOp<C>()) / nf;
+    const C mb = RMS ? C(0) : warp_all(b, SumOp<C>()) / nf;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const u32 c = lane + (u32)k * ws;
+      if (c < n) dr[c] = Elem<T>::store(rs * (gv[k] * Elem<T>::load(w[c]) - mb - xv[k] * ma));
+    }
+  }
+  // the block's sum of its waves' partials, in wave order, then one row of partials a block
+  const u32 nvec = bias ? 2u : 1u;
+  for (u32 c = threadIdx.x; c < nvec * V * ws; c += blockDim.x) acc[c] = C(0);
+  for (u32 wv = 0; wv < waves; wv++) {
+    __syncthreads();
+    if (wave == wv) {
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        const u32 c = lane + (u32)k * ws;
+        acc[c] += pw[k];
+        if (bias) acc[V * ws + c] += pb[k];
+      }
+    }
+  }
+  __syncthreads();
+  C* out = part + (u64)blockIdx.x * nvec * cols;
+  for (u32 c = threadIdx.x; c < n; c += blockDim.x) {
+    out[c] = acc[c];
+    if (bias) out[cols + c] = acc[V * ws + c];
+  }
+}
+
+#define NORM_GRAD_WAVE(DT, T, V) \
+  RT_KERNEL void layernormgrad_##DT##_w##V(T* dx, float* part, const T* g, const T* x, const T* w, i64 dxOff, i64 gOff, i64 xOff, \
+      i64 wOff, u64 rows, u64 cols, double eps, u32 flags) { RT_GRID_DEP(); \
+    norm_grad_wave<T, false, V>(dx + dxOff, part, g + gOff, x + xOff, w + wOff, rows, cols, (float)eps, (flags & 1u) != 0u); } \
+  RT_KERNEL void rmsnormgrad_##DT##_w##V(T* dx, float* part, const T* g, const T* x, const T* w, i64 dxOff, i64 gOff, i64 xOff, \
+      i64 wOff, u64 rows, u64 cols, double eps) { RT_GRID_DEP(); \
+    norm_grad_wave<T, true, V>(dx + dxOff, part, g + gOff, x + xOff, w + wOff, rows, cols, (float)eps, false); }
+#define NORM_GRAD_WAVES(DT, T) \
+  NORM_GRAD_WAVE(DT, T, 4) NORM_GRAD_WAVE(DT, T, 8) NORM_GRAD_WAVE(DT, T, 16) NORM_GRAD_WAVE(DT, T, 24) NORM_GRAD_WAVE(DT, T, 32)
+
+NORM_GRAD_WAVES(f32, float) NORM_GRAD_WAVES(f16, f16) NORM_GRAD_WAVES(bf16, bf16)

@@ -17,6 +17,8 @@ export const OPTIM_WORDS = 8;
 export const OPTIM_CHUNK = 4096;
 
 const TRAIN_FLOATS: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
+/** norm-grad.hip's one-row-a-wave kernels: columns a lane holds (rows up to V x wave size) */
+export const NORM_GRAD_WAVE_V = [4, 8, 16, 24, 32] as const;
 
 function optimSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
@@ -61,6 +63,11 @@ function normGradSigs(): Map<string, readonly ArgSpec[]> {
     m.set(`layernormgrad_${d}`, [...rowArgs, 'u32']);
     m.set(`rmsnormgrad_${d}`, rowArgs);
     m.set(`normgrad_cols_${d}`, ['ptr', 'ptr', 'ptr', 'i64', 'i64', 'u64', 'u32', 'u32']);
+    if (d === 'f64') continue;
+    for (const v of NORM_GRAD_WAVE_V) {
+      m.set(`layernormgrad_${d}_w${v}`, [...rowArgs, 'u32']);
+      m.set(`rmsnormgrad_${d}_w${v}`, rowArgs);
+    }
   }
   return m;
 }

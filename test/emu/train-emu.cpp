@@ -125,9 +125,20 @@ template <class T> struct NormG;
   template <> struct NormG<T> { static constexpr auto ln = &layernormgrad_##DT; static constexpr auto rms = &rmsnormgrad_##DT; \
                                 static constexpr auto cols = &normgrad_cols_##DT; };
 EMU_NORMG(f32, float) EMU_NORMG(f64, double) EMU_NORMG(f16, f16) EMU_NORMG(bf16, bf16)
+// the one-row-a-wave variants, by V (columns a lane: 4, 8, 16, 24, 32); none for f64
+template <class T> struct NormGW;
+#define EMU_NORMGW(DT, T) \
+  template <> struct NormGW<T> { \
+    static constexpr decltype(&rmsnormgrad_##DT##_w4) rms[5] = {&rmsnormgrad_##DT##_w4, &rmsnormgrad_##DT##_w8, &rmsnormgrad_##DT##_w16, \
+        &rmsnormgrad_##DT##_w24, &rmsnormgrad_##DT##_w32}; \
+    static constexpr decltype(&layernormgrad_##DT##_w4) ln[5] = {&layernormgrad_##DT##_w4, &layernormgrad_##DT##_w8, \
+        &layernormgrad_##DT##_w16, &layernormgrad_##DT##_w24, &layernormgrad_##DT##_w32}; };
+EMU_NORMGW(f32, float) EMU_NORMGW(f16, f16) EMU_NORMGW(bf16, bf16)
+static int vslot(int v) { return v == 4 ? 0 : v == 8 ? 1 : v == 16 ? 2 : v == 24 ? 3 : 4; }
 
-// mode 0 rmsNorm, 1 layerNorm without bias, 2 layerNorm with bias
-template <class T> static bool normgrad(int wave, u64 rows, u64 cols, unsigned grid, unsigned block, int mode, Rng& rng) {
+// mode 0 rmsNorm, 1 layerNorm without bias, 2 layerNorm with bias; v 0 the block-a-row kernel, else
+// the one-row-a-wave kernel of V = v
+template <class T> static bool normgrad(int wave, u64 rows, u64 cols, unsigned grid, unsigned block, int mode, int v, Rng& rng) {
   typedef typename Elem<T>::C C;
   const u64 n = rows * cols, nvec = mode == 2 ? 2 : 1;
   const double eps = 1e-5;
@@ -135,8 +146,12 @@ template <class T> static bool normgrad(int wave, u64 rows, u64 cols, unsigned g
   std::vector<T> dx(n, Io<T>::put(NAN)), dw(cols, Io<T>::put(NAN)), db(cols, Io<T>::put(NAN));
   std::vector<C> part(grid * nvec * cols, (C)NAN);
   emu::launch(grid, block, wave, [&] {
-    if (mode == 0) NormG<T>::rms(dx.data(), part.data(), g.data(), x.data(), w.data(), 0, 0, 0, 0, rows, cols, eps);
-    else NormG<T>::ln(dx.data(), part.data(), g.data(), x.data(), w.data(), 0, 0, 0, 0, rows, cols, eps, mode == 2 ? 1u : 0u);
+    if (v == 0 && mode == 0) NormG<T>::rms(dx.data(), part.data(), g.data(), x.data(), w.data(), 0, 0, 0, 0, rows, cols, eps);
+    else if (v == 0) NormG<T>::ln(dx.data(), part.data(), g.data(), x.data(), w.data(), 0, 0, 0, 0, rows, cols, eps, mode == 2 ? 1u : 0u);
+    else if constexpr (sizeof(T) != 8) {
+      if (mode == 0) NormGW<T>::rms[vslot(v)](dx.data(), part.data(), g.data(), x.data(), w.data(), 0, 0, 0, 0, rows, cols, eps);
+      else NormGW<T>::ln[vslot(v)](dx.data(), part.data(), g.data(), x.data(), w.data(), 0, 0, 0, 0, rows, cols, eps, mode == 2 ? 1u : 0u);
+    }
   });
   emu::launch(2, 64, wave, [&] {
     NormG<T>::cols(dw.data(), mode == 2 ? db.data() : nullptr, part.data(), 0, 0, cols, grid, (u32)nvec);
@@ -167,7 +182,7 @@ template <class T> static bool normgrad(int wave, u64 rows, u64 cols, unsigned g
     }
   }
   static const char* NAMES[] = {"rmsnormgrad", "layernormgrad", "layernormgrad+bias"};
-  const std::string t = tag(NAMES[mode], Io<T>::name, wave, grid, cols);
+  const std::string t = tag(NAMES[mode], Io<T>::name, wave, grid, cols) + (v ? " w" + std::to_string(v) : "");
   bool ok = compare(dx, wdx, 4, t + " dx") && compare(dw, wdw, 4, t + " dw");
   if (mode == 2) ok = compare(db, wdb, 4, t + " db") && ok;
   return ok;
@@ -307,7 +322,15 @@ template <class T> static void rows_all(int wave, Rng& rng) {
   ok = true;
   for (int mode = 0; mode < 3; mode++)
     for (u64 cols : {1ull, 33ull, 260ull})
-      for (unsigned grid : {1u, 3u}) ok = normgrad<T>(wave, 7, cols, grid, 128, mode, rng) && ok;
+      // 11 blocks: the fold's batches of eight partials and a tail (and blocks with no row)
+      for (unsigned grid : {1u, 3u, 11u}) {
+        ok = normgrad<T>(wave, 7, cols, grid, 128, mode, 0, rng) && ok;
+        if (sizeof(T) == 8) continue;
+        // the one-row-a-wave kernels: the smallest V that holds the row, and the largest
+        for (int v : {4, 8, 16, 24, 32})
+          if ((u64)v * wave >= cols && ((u64)(v / 2) * wave < cols || v == 4 || v == 24 || v == 32))
+            ok = normgrad<T>(wave, 7, cols, grid, 128, mode, v, rng) && ok;
+      }
   if (ok) std::printf("ok normgrad %s wave %d\n", Io<T>::name, wave);
   else failures++;
   ok = true;

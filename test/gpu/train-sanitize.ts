@@ -30,7 +30,7 @@ const gradsOf =
 
 for (const d of ['f32', 'bf16'] as const) {
   const t = tolOf(d) * 5;
-  for (const cols of [40, 700]) {
+  for (const cols of [40, 700, 2100]) {
     const x = randT([9, cols], d, -3, 3),
       w = randT([cols], d, 0.5, 1.5),
       b = randT([cols], d, -1, 1);

@@ -6,7 +6,7 @@ import type { Device } from '../../device/device.ts';
 import type { DType } from '../../core/dtype.ts';
 import { GraphCaptureError } from '../../core/errors.ts';
 import { arg, type Dim3 } from '../../runtime/kernels.ts';
-import { OPTIM_CHUNK, OPTIM_WORDS } from '../../runtime/kernel-sigs-train.ts';
+import { NORM_GRAD_WAVE_V, OPTIM_CHUNK, OPTIM_WORDS } from '../../runtime/kernel-sigs-train.ts';
 import type { AdamStepParams, CrossEntropyParams, SgdStepParams, StepList } from '../train-options.ts';
 import { cast } from './cast.ts';
 import { dense, filled } from './fill.ts';
@@ -69,8 +69,17 @@ export function normBackward(
   try {
     if (cols > 0) {
       const nvec = db ? 2 : 1;
+      // rows that fit a wave's registers go one a wave (norm-grad.hip's _w<V> kernels)
+      const wave = dev.runtime.info.warpSize;
+      const v = x.dtype === 'f64' ? undefined : NORM_GRAD_WAVE_V.find((n) => n * wave >= cols);
+      // blocks of 4 waves for those: they hold a row and its partials in up to ~200 registers a
+      // thread, so smaller blocks keep more of them resident a multiprocessor
+      const waves = 4;
       // fewer blocks than the other row kernels: each keeps a row of partial sums for the fold
-      const { grid, block } = rowGrid(dev, Math.max(rows, 1), 4);
+      const rg = rowGrid(dev, Math.max(v ? Math.ceil(rows / waves) : rows, 1), 4);
+      const grid = rg.grid;
+      const block: Dim3 = v ? [waves * wave, 1, 1] : rg.block;
+      const suffix = v ? `_w${v}` : '';
       const parts = grid[0];
       const part = RawTensor.empty([parts * nvec * cols], partDType(x.dtype), dev);
       temps.push(part);
@@ -92,9 +101,10 @@ export function normBackward(
           arg.u64(cols),
           arg.f64(eps),
         ];
-        if (rms) dev.kernels.launch('norm-grad.hip', `rmsnormgrad_${x.dtype}`, grid, block, 0, dev.stream, args);
+        if (rms)
+          dev.kernels.launch('norm-grad.hip', `rmsnormgrad_${x.dtype}${suffix}`, grid, block, 0, dev.stream, args);
         else
-          dev.kernels.launch('norm-grad.hip', `layernormgrad_${x.dtype}`, grid, block, 0, dev.stream, [
+          dev.kernels.launch('norm-grad.hip', `layernormgrad_${x.dtype}${suffix}`, grid, block, 0, dev.stream, [
             ...args,
             arg.u32(db ? 1 : 0),
           ]);
