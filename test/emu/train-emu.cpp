@@ -100,20 +100,21 @@ template <class T> struct Swi;
 #define EMU_SWI(DT, T) template <> struct Swi<T> { static constexpr auto f = &swiglu_fwd_##DT; static constexpr auto b = &swiglu_bwd_##DT; };
 EMU_SWI(f32, float) EMU_SWI(f64, double) EMU_SWI(f16, f16) EMU_SWI(bf16, bf16)
 
-template <class T> static bool swiglu(int wave, u64 rows, u64 n, unsigned grid, unsigned block, Rng& rng) {
+// off: the outputs' offset in elements (0 with n a multiple of 16 bytes: the vector path)
+template <class T> static bool swiglu(int wave, u64 rows, u64 n, unsigned grid, unsigned block, u64 off, Rng& rng) {
   std::vector<T> x = rand_vec<T>(rows * 2 * n, -4, 4, rng), g = rand_vec<T>(rows * n, -2, 2, rng);
   std::vector<T> y(rows * n + 3, Io<T>::put(NAN)), dx(rows * 2 * n + 3, Io<T>::put(NAN));
-  // offsets of one element on the outputs: the kernels add them
-  emu::launch(grid, block, wave, [&] { Swi<T>::f(y.data(), x.data(), 1, 0, rows, n); });
-  emu::launch(grid, block, wave, [&] { Swi<T>::b(dx.data(), g.data(), x.data(), 1, 0, 0, rows, n); });
+  emu::launch(grid, block, wave, [&] { Swi<T>::f(y.data(), x.data(), (i64)off, 0, rows, n); });
+  emu::launch(grid, block, wave, [&] { Swi<T>::b(dx.data(), g.data(), x.data(), (i64)off, 0, 0, rows, n); });
   const auto xv = as_f64(x), gv = as_f64(g);
   std::vector<double> wy(rows * n + 3, NAN), wdx(rows * 2 * n + 3, NAN);
+  const u64 o = off;
   for (u64 r = 0; r < rows; r++)
     for (u64 c = 0; c < n; c++) {
       const double a = xv[r * 2 * n + c], b = xv[r * 2 * n + n + c], gg = gv[r * n + c], s = 1 / (1 + std::exp(-a));
-      wy[1 + r * n + c] = a * s * b;
-      wdx[1 + r * 2 * n + c] = gg * b * s * (1 + a * (1 - s));
-      wdx[1 + r * 2 * n + n + c] = gg * a * s;
+      wy[o + r * n + c] = a * s * b;
+      wdx[o + r * 2 * n + c] = gg * b * s * (1 + a * (1 - s));
+      wdx[o + r * 2 * n + n + c] = gg * a * s;
     }
   const bool okf = compare(y, wy, 1, tag("swiglu_fwd", Io<T>::name, wave, grid, n));
   return compare(dx, wdx, 1, tag("swiglu_bwd", Io<T>::name, wave, grid, n)) && okf;
@@ -341,8 +342,9 @@ template <class T> static void rows_all(int wave, Rng& rng) {
   if (ok) std::printf("ok xent %s wave %d\n", Io<T>::name, wave);
   else failures++;
   ok = true;
-  for (u64 n : {1ull, 45ull, 300ull})
-    for (unsigned grid : {1u, 4u}) ok = swiglu<T>(wave, 7, n, grid, 128, rng) && ok;
+  for (u64 n : {1ull, 45ull, 64ull, 300ull})
+    for (unsigned grid : {1u, 4u})
+      for (u64 off : {0ull, 1ull}) ok = swiglu<T>(wave, 7, n, grid, 128, off, rng) && ok;
   if (ok) std::printf("ok swiglu %s wave %d\n", Io<T>::name, wave);
   else failures++;
 }
