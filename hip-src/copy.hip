@@ -8,7 +8,9 @@
 //       V: float for f32, double for f64, i64 for i64, u32 otherwise (f16/bf16: the 16-bit
 //       pattern in the low bits; u8: the low 8 bits).
 //   copy_strided_<W>(E* y, const E* x, Geom g)                       operands y, x
-//       any layout on both sides (a strided destination writes into a view).
+//       any layout on both sides (a strided destination writes into a view). W also b16: the
+//       host recasts copies whose innermost dim is unit-stride on both sides in the widest
+//       unit that divides their offsets, strides and bases.
 //   copy_rows_<W>(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 len, i64 yRowStride,
 //                 i64 xRowStride, u32 group)                        W also b16 (16-byte units)
 //       y[yOff + r*yRowStride + k] = x[xOff + r*xRowStride + k] for k < len: copies whose both
@@ -73,10 +75,10 @@ RT_DEVICE void copy_rows(E* y, const E* x, u64 rows, u32 len, i64 yRowStride, i6
   for (u64 r = g.first; r < rows; r += g.step) copy_row(y + (i64)r * yRowStride, x + (i64)r * xRowStride, len, g.lane, g.size);
 }
 
-#define COPY(W, E) \
+#define COPY_STRIDED(W, E) \
   RT_KERNEL void copy_strided_##W(E* y, const E* x, Geom g) { RT_GRID_DEP(); \
-    map1_strided(y, x, g, [](E v) { return v; }); } \
-  COPY_ROWS(W, E)
+    map1_strided(y, x, g, [](E v) { return v; }); }
+#define COPY(W, E) COPY_STRIDED(W, E) COPY_ROWS(W, E)
 #define COPY_ROWS(W, E) \
   RT_KERNEL void copy_rows_##W(E* y, const E* x, i64 yOff, i64 xOff, u64 rows, u64 len, i64 yRowStride, i64 xRowStride, u32 group) { RT_GRID_DEP(); \
     copy_rows(y + yOff, x + xOff, rows, (u32)len, yRowStride, xRowStride, group); }
@@ -86,6 +88,7 @@ COPY(b2, u16)
 COPY(b4, u32)
 COPY(b8, u64)
 COPY_ROWS(b16, uint4)
+COPY_STRIDED(b16, uint4)
 
 #define TRANSPOSE(W, E) \
   RT_KERNEL void transpose_##W(TpShape<E>::T* y, const TpShape<E>::T* x, i64 yOff, i64 xOff, u64 nI, u64 nJ, u64 batch, \

@@ -194,7 +194,7 @@ function copySigs(): Map<string, readonly ArgSpec[]> {
     m.set(`fill_${d}`, ['ptr', 'i64', 'u64', v]);
     m.set(`fill_${d}_strided`, ['ptr', 'geom', v]);
   }
-  for (const w of COPY_WIDTHS) m.set(`copy_strided_${w}`, ['ptr', 'ptr', 'geom']);
+  for (const w of [...COPY_WIDTHS, 'b16']) m.set(`copy_strided_${w}`, ['ptr', 'ptr', 'geom']);
   // y, x, yOff, xOff, rows, len, yRowStride, xRowStride (in units of w), group
   for (const w of [...COPY_WIDTHS, 'b16'])
     m.set(`copy_rows_${w}`, ['ptr', 'ptr', 'i64', 'i64', 'u64', 'u64', 'i64', 'i64', 'u32']);

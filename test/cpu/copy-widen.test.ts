@@ -42,7 +42,7 @@ const contiguousStrides = (shape: readonly number[]) => {
 };
 const P = asDevicePtr(0x10000n);
 
-test('a [b, h, t, d] <-> [b, t, h, d] copy of 2-byte elements moves 8 bytes a unit, the same bytes', () => {
+test('a [b, h, t, d] <-> [b, t, h, d] copy of 2-byte elements moves 16 bytes a unit, the same bytes', () => {
   const [b, h, t, d] = [2, 3, 5, 16];
   const shape = [b, h, t, d];
   const dst = contiguousStrides(shape);
@@ -50,9 +50,9 @@ test('a [b, h, t, d] <-> [b, t, h, d] copy of 2-byte elements moves 8 bytes a un
   const src = [t * 3 * h * d, d, 3 * h * d, 1];
   const w = widenedCopy(shape, dst, src, [0, 0], 2, [P, P])!;
   assert.ok(w, 'widened');
-  assert.is(w.unit, 8);
-  assert.equal(w.shape.at(-1), d / 4);
-  assert.equal(byteMap(w.shape, w.dStrides, w.sStrides, [w.dOff, w.sOff], 8), byteMap(shape, dst, src, [0, 0], 2));
+  assert.is(w.unit, 16);
+  assert.equal(w.shape.at(-1), d / 8);
+  assert.equal(byteMap(w.shape, w.dStrides, w.sStrides, [w.dOff, w.sOff], 16), byteMap(shape, dst, src, [0, 0], 2));
 });
 
 test('offsets, narrowed rows and element widths pick the widest unit dividing them all', () => {
@@ -61,8 +61,11 @@ test('offsets, narrowed rows and element widths pick the widest unit dividing th
     [[4, 3, 6], [18, 6, 1], [6, 24, 1], [0, 12], 2, 4], // src offset 12 elements: 24 bytes, 8 divides; inner 6 x 2 = 12 bytes: 4
     [[4, 3, 8], [24, 8, 1], [8, 32, 1], [0, 2], 2, 4], // offset 2 elements = 4 bytes
     [[4, 3, 8], [24, 8, 1], [8, 32, 1], [0, 1], 2, 0], // offset of one element: no wider unit
-    [[5, 2, 4], [8, 4, 1], [4, 20, 1], [0, 0], 4, 8],
-    [[5, 2, 4], [8, 4, 1], [4, 20, 1], [0, 0], 8, 0], // already 8 bytes: nothing wider
+    [[5, 2, 4], [8, 4, 1], [4, 20, 1], [0, 0], 4, 16],
+    [[5, 2, 2], [4, 2, 1], [2, 10, 1], [0, 0], 4, 8],
+    [[5, 2, 4], [8, 4, 1], [4, 20, 1], [0, 0], 8, 16],
+    [[5, 2, 3], [6, 3, 1], [3, 15, 1], [0, 0], 8, 0], // 8-byte elements, rows of 3: nothing wider
+    [[5, 2, 4], [8, 4, 1], [4, 20, 1], [0, 0], 16, 0], // already 16 bytes: nothing wider
     [[3, 7], [1, 3], [7, 1], [0, 0], 2, 0], // a true transpose: inner dims differ
   ];
   for (const [shape, d, s, off, eb, unit] of cases) {

@@ -38,6 +38,65 @@ static void fail(const std::string& what, const char* fmt, long long a, long lon
   failures++;
 }
 
+// ---- strided copy ----------------------------------------------------------------------------
+// copy_strided_b<W> over [2, 5, 3, 4] units: y contiguous after an offset, x with its two
+// middle dims swapped (attention's [b, t, h, d] <-> [b, h, t, d] in the units the host widens
+// to), every byte compared and the poison around y kept.
+template <int W> struct StridedK;
+template <> struct StridedK<1> { typedef u8 E; static constexpr auto k = &copy_strided_b1; };
+template <> struct StridedK<2> { typedef u16 E; static constexpr auto k = &copy_strided_b2; };
+template <> struct StridedK<4> { typedef u32 E; static constexpr auto k = &copy_strided_b4; };
+template <> struct StridedK<8> { typedef u64 E; static constexpr auto k = &copy_strided_b8; };
+template <> struct StridedK<16> { typedef uint4 E; static constexpr auto k = &copy_strided_b16; };
+
+template <int W>
+static void strided(int wave, Rng& rng) {
+  typedef typename StridedK<W>::E E;
+  const int64_t sh[4] = {2, 5, 3, 4};
+  const int64_t n = sh[0] * sh[1] * sh[2] * sh[3];
+  const int64_t yOff = 3, xOff = 2;
+  const int64_t ys[4] = {sh[1] * sh[2] * sh[3], sh[2] * sh[3], sh[3], 1};
+  const int64_t xs[4] = {sh[1] * sh[2] * sh[3], sh[3], sh[1] * sh[3], 1};
+  Buf xb((size_t)(xOff + n) * W, 0), yb((size_t)(yOff + n + 2) * W, 0xa5), want((size_t)(yOff + n + 2) * W, 0xa5);
+  for (size_t k = 0; k < (size_t)(xOff + n) * W; k++) xb.bytes()[k] = (uint8_t)rng.next();
+  const E* x = reinterpret_cast<const E*>(xb.bytes());
+  E* y = reinterpret_cast<E*>(yb.bytes());
+  E* w = reinterpret_cast<E*>(want.bytes());
+  Geom g{};
+  g.numel = n;
+  g.rank = 4;
+  g.offset[0] = yOff;
+  g.offset[1] = xOff;
+  for (int d = 0; d < 4; d++) {
+    g.shape[d] = sh[d];
+    g.strides[0][d] = ys[d];
+    g.strides[1][d] = xs[d];
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t r = i, yo = yOff, xo = xOff;
+    for (int d = 3; d >= 0; d--) {
+      const int64_t c = r % sh[d];
+      r /= sh[d];
+      yo += c * ys[d];
+      xo += c * xs[d];
+    }
+    w[yo] = x[xo];
+  }
+  const int before = failures;
+  for (unsigned grid : {1u, 7u}) {
+    std::memset(yb.bytes(), 0xa5, yb.size());
+    emu::launch(grid, 64, wave, [&] { StridedK<W>::k(y, x, g); });
+    checks++;
+    const std::string what = "copy_strided_b" + std::to_string(W) + " wave " + std::to_string(wave) + " grid " + std::to_string(grid);
+    for (size_t k = 0; k < (size_t)(yOff + n + 2) * W; k++)
+      if (yb.bytes()[k] != want.bytes()[k]) {
+        fail(what, "byte %lld: %lld, want %lld", (long long)k, yb.bytes()[k], want.bytes()[k]);
+        break;
+      }
+  }
+  if (failures == before) std::printf("ok copy_strided b%d wave %d: 2 grids\n", W, wave);
+}
+
 // ---- transpose -------------------------------------------------------------------------------
 struct TpCase { uint64_t nI, nJ, batch; int64_t xJ, yI, xB, yB, xOff, yOff; unsigned grid; };
 
@@ -211,6 +270,11 @@ static void put_rows_all(int wave, Rng& rng) {
 int main() {
   Rng rng{ 0x9e3779b97f4a7c15ull };
   for (int wave : { 64, 32 }) {
+    strided<1>(wave, rng);
+    strided<2>(wave, rng);
+    strided<4>(wave, rng);
+    strided<8>(wave, rng);
+    strided<16>(wave, rng);
     transposes<1>(wave, rng);
     transposes<2>(wave, rng);
     transposes<4>(wave, rng);

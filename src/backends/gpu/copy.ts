@@ -5,7 +5,7 @@
 // elements on both sides (cat, sliceSet, narrow) go through copy_rows_<unit>, 16 bytes a load
 // where the rows are aligned; views whose unit-stride dims differ (transposes, batched or not)
 // through the tiled transpose_<w> (transpose.ts); everything else goes by element width through
-// copy_strided_<w>, so one kernel serves every dtype of that width, in units of up to 8 bytes
+// copy_strided_<w>, so one kernel serves every dtype of that width, in units of up to 16 bytes
 // where the innermost dim is unit-stride on both sides (widenedCopy in rows.ts).
 import { DTYPE_INFO, numberToBf16Bits, numberToF16Bits, roundTo, type DType } from '../../core/dtype.ts';
 import { ShapeError } from '../../core/errors.ts';
@@ -28,7 +28,12 @@ const COPY_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, `copy_strided_${
   DType,
   string
 >;
-const WIDE_NAMES = { 2: 'copy_strided_b2', 4: 'copy_strided_b4', 8: 'copy_strided_b8' } as const;
+const WIDE_NAMES = {
+  2: 'copy_strided_b2',
+  4: 'copy_strided_b4',
+  8: 'copy_strided_b8',
+  16: 'copy_strided_b16',
+} as const;
 const ROW_NAMES = new Map([1, 2, 4, 8, 16].map((u) => [u, `copy_rows_${unitName(u)}`]));
 
 /**

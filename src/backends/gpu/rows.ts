@@ -124,7 +124,7 @@ export function rowPlan(
 /** a strided copy recast in units wider than its elements: outermost-first shape and strides
  *  and offsets, all in units of `unit` bytes */
 export interface WideCopy {
-  readonly unit: 2 | 4 | 8;
+  readonly unit: 2 | 4 | 8 | 16;
   readonly shape: number[];
   readonly dStrides: number[];
   readonly sStrides: number[];
@@ -134,10 +134,10 @@ export interface WideCopy {
 
 /**
  * A copy whose innermost merged dim is unit-stride in both dst and src (a transpose of rows, as
- * attention's [b, h, t, d] <-> [b, t, h, d]), in the widest unit up to 8 bytes (copy_strided's
- * widest) that divides both base addresses, both offsets, every stride and the inner length;
- * null when no unit is wider than the element. The strided kernel divides its index per dim per
- * element, so a 2-byte element copied 8 bytes at a time costs a quarter of the divisions.
+ * attention's [b, h, t, d] <-> [b, t, h, d]), in the widest unit up to 16 bytes that divides
+ * both base addresses, both offsets, every stride and the inner length; null when no unit is
+ * wider than the element. The strided kernel divides its index per dim per element, so a 2-byte
+ * element copied 16 bytes at a time costs an eighth of the divisions and moves in 16-byte loads.
  */
 export function widenedCopy(
   shape: readonly number[],
@@ -151,12 +151,12 @@ export function widenedCopy(
   const inner = dims[0];
   if (!inner || inner.d !== 1 || inner.s !== 1) return null;
   const counts = [inner.n, offsets[0], offsets[1], ...dims.slice(1).flatMap((m) => [m.d, m.s])];
-  const unit = Math.min(8, rowUnitBytes(elemBytes, ptrs, counts));
+  const unit = rowUnitBytes(elemBytes, ptrs, counts);
   if (unit <= elemBytes) return null;
   const k = unit / elemBytes;
   const outer = dims.slice(1).reverse();
   return {
-    unit: unit as 2 | 4 | 8,
+    unit: unit as 2 | 4 | 8 | 16,
     shape: [...outer.map((m) => m.n), inner.n / k],
     dStrides: [...outer.map((m) => m.d / k), 1],
     sStrides: [...outer.map((m) => m.s / k), 1],
