@@ -18,7 +18,7 @@
 //       i64 ignoreIndex, f64 smoothing)
 //     dx [rows, cols] contiguous = gLoss[r * gStride] dloss_r/dx (gStride 0: one gradient for
 //     every row, as a reduced loss hands back).
-// Any grid and any block of whole waves are correct.
+// Any grid and any block of whole waves are correct; cols < 2^32. Rows move in 16-byte vectors.
 #include "rowreduce.h"
 
 // what a row's loss and gradient need: max, sum of exp(x - max), and, with smoothing, the sum of
@@ -31,9 +31,9 @@ struct XentRow {
   typedef typename Elem<T>::C C;
   C m, s, wx, ws;
   RT_DEVICE XentRow(const T* xr, const T* w, u64 cols, bool smooth) {
+    typedef Vec16<T> V;
     C mv = lowest<C>(), sv = C(0), wxv = C(0), wsv = C(0);
-    for (u64 k = threadIdx.x; k < cols; k += blockDim.x) {
-      const C v = Elem<T>::load(xr[k]);
+    auto one = [&](u32 k, C v) {
       if (v > mv) {
         sv = sv * exp(mv - v) + C(1);
         mv = v;
@@ -47,7 +47,13 @@ struct XentRow {
         wxv += wc * v;
         wsv += wc;
       }
-    }
+    };
+    // 16-byte loads, several in flight (rowreduce.h)
+    row_walk(xr, (u32)cols, threadIdx.x, blockDim.x, [&](u32 k, T v) { one(k, Elem<T>::load(v)); },
+             [&](u32, u32 k0, const V& v) {
+#pragma unroll
+               for (u32 e = 0; e < V::N; e++) one(k0 + e, Elem<T>::load(v.v[e]));
+             });
     m = block_all(mv, MaxOp<C>());
     // a thread that saw no element (or only -inf) adds 0
     s = block_all(sv == C(0) ? C(0) : sv * exp(mv - m), SumOp<C>());
@@ -55,6 +61,30 @@ struct XentRow {
     ws = smooth ? block_all(wsv, SumOp<C>()) : C(0);
   }
 };
+
+// dr[j] = f(j, xr[j]) over a row, in 16-byte vectors where dr sits at xr's 16-byte phase
+template <class T, class F>
+RT_DEVICE void xent_row_map(T* dr, const T* xr, u32 n, F f) {
+  typedef Vec16<T> V;
+  constexpr u32 N = V::N;
+  const u32 h = row_head(xr, n);
+  if (!aligned16(dr + h)) {
+    for (u32 j = threadIdx.x; j < n; j += blockDim.x) dr[j] = f(j, xr[j]);
+    return;
+  }
+  const u32 nv = (n - h) / N, t0 = h + nv * N;
+  for (u32 j = threadIdx.x; j < h; j += blockDim.x) dr[j] = f(j, xr[j]);
+  const V* q = reinterpret_cast<const V*>(xr + h);
+  V* o = reinterpret_cast<V*>(dr + h);
+  for (u32 j = threadIdx.x; j < nv; j += blockDim.x) {
+    const V v = q[j];
+    V r;
+#pragma unroll
+    for (u32 e = 0; e < N; e++) r.v[e] = f(h + j * N + e, v.v[e]);
+    o[j] = r;
+  }
+  for (u32 j = t0 + threadIdx.x; j < n; j += blockDim.x) dr[j] = f(j, xr[j]);
+}
 
 template <class T>
 RT_DEVICE void xent_fwd(T* loss, const T* x, const i64* target, const T* w, u64 rows, u64 cols, i64 ignore, double smoothing) {
@@ -90,7 +120,7 @@ RT_DEVICE void xent_bwd(T* dx, const T* gl, const T* x, const i64* target, const
     const i64 t = target[r];
     const XentRow<T> k(xr, w, cols, smooth);
     if (t == ignore) {
-      for (u64 j = threadIdx.x; j < cols; j += blockDim.x) dr[j] = Elem<T>::store(C(0));
+      xent_row_map(dr, xr, (u32)cols, [](u32, T) { return Elem<T>::store(C(0)); });
       continue;
     }
     const bool bad = t < 0 || (u64)t >= cols;
@@ -98,13 +128,13 @@ RT_DEVICE void xent_bwd(T* dx, const T* gl, const T* x, const i64* target, const
     const C wt = bad ? (C)bits_f32(0x7fc00000u) : (w ? Elem<T>::load(w[t]) : C(1));
     const C hard = (C(1) - sm) * wt, soft = sm / (C)cols;
     const C coef = hard + (smooth ? soft * k.ws : C(0)), inv = C(1) / k.s;
-    for (u64 j = threadIdx.x; j < cols; j += blockDim.x) {
-      const C p = exp(Elem<T>::load(xr[j]) - k.m) * inv;
+    xent_row_map(dr, xr, (u32)cols, [&](u32 j, T xv) {
+      const C p = exp(Elem<T>::load(xv) - k.m) * inv;
       C d = p * coef;
       if ((i64)j == t) d -= hard;
       if (smooth) d -= soft * (w ? Elem<T>::load(w[j]) : C(1));
-      dr[j] = Elem<T>::store(g * d);
-    }
+      return Elem<T>::store(g * d);
+    });
   }
 }
 

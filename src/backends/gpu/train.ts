@@ -4,7 +4,8 @@
 import { RawTensor, fromLastDim, lastDimView } from '../../device/raw-tensor.ts';
 import type { Device } from '../../device/device.ts';
 import type { DType } from '../../core/dtype.ts';
-import { GraphCaptureError } from '../../core/errors.ts';
+import { GraphCaptureError, ShapeError } from '../../core/errors.ts';
+import { sig } from '../checks.ts';
 import { arg, type Dim3 } from '../../runtime/kernels.ts';
 import { NORM_GRAD_WAVE_V, OPTIM_CHUNK, OPTIM_WORDS } from '../../runtime/kernel-sigs-train.ts';
 import type { AdamStepParams, CrossEntropyParams, SgdStepParams, StepList } from '../train-options.ts';
@@ -143,9 +144,16 @@ function targetI64(target: RawTensor, temps: RawTensor[]): RawTensor {
   return dense(t, temps);
 }
 
+/** the kernels index a row's classes in 32 bits */
+function xentShape(op: string, x: RawTensor): [number, number] {
+  const [rows, cols] = x.layout.shape as [number, number];
+  if (cols >= 2 ** 32) throw new ShapeError(`${op}: at most 2^32 - 1 classes on a GPU, got ${sig(x)}`);
+  return [rows, cols];
+}
+
 export function crossEntropyRows(x: RawTensor, target: RawTensor, p: CrossEntropyParams): RawTensor {
   const dev = x.device;
-  const [rows, cols] = x.layout.shape as [number, number];
+  const [rows, cols] = xentShape('crossEntropy', x);
   const loss = RawTensor.empty([rows], x.dtype, dev);
   return filled(loss, (temps) => {
     if (rows === 0) return;
@@ -178,7 +186,7 @@ export function crossEntropyRowsBackward(
   p: CrossEntropyParams,
 ): RawTensor {
   const dev = x.device;
-  const [rows, cols] = x.layout.shape as [number, number];
+  const [rows, cols] = xentShape('crossEntropy backward', x);
   const dx = RawTensor.empty([rows, cols], x.dtype, dev);
   return filled(dx, (temps) => {
     if (rows === 0 || cols === 0) return;
