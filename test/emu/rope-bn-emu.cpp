@@ -60,7 +60,9 @@ template <class T> static bool rope(int wave, int layout, unsigned grid, Rng& rn
     cs[i] = Io<T>::put(std::cos(0.37 * (double)i));
     sn[i] = Io<T>::put(std::sin(0.37 * (double)i));
   }
-  emu::launch(grid, 256, wave, [&] { Rope<T>::k[layout](y.data(), x.data(), cs.data(), sn.data(), 0, 0, 0, 0, n / 2, s1, s2, half); });
+  emu::launch(grid, 256, wave, [&] {
+    Rope<T>::k[layout](y.data(), x.data(), cs.data(), sn.data(), 0, 0, 0, 0, n / 2, s1, s2, half, (i64)(s1 * s2 * d), (i64)(s2 * d), (i64)d);
+  });
   std::vector<double> want(n);
   for (u64 row = 0; row < n / d; row++)
     for (u64 i = 0; i < half; i++) {
@@ -71,7 +73,22 @@ template <class T> static bool rope(int wave, int layout, unsigned grid, Rng& rn
       want[c] = xc * co + xa * si;
     }
   static const char* NAMES[] = {"halves", "interleaved", "thd"};
-  return compare(y, want, n, 2, std::string("rope_") + NAMES[layout] + "_" + Io<T>::name + " wave " + std::to_string(wave) + " grid " + std::to_string(grid));
+  const std::string what = std::string("rope_") + NAMES[layout] + "_" + Io<T>::name + " wave " + std::to_string(wave) + " grid " + std::to_string(grid);
+  bool ok = compare(y, want, n, 2, what);
+  // the same x read through strides: dims 1 and 2 swapped in memory, rows padded to d + 3
+  // (a head view of a fused projection), its result the same
+  const u64 pd = d + 3;
+  std::vector<T> xt(b * s1 * s2 * pd, Io<T>::put(NAN));
+  for (u64 i0 = 0; i0 < b; i0++)
+    for (u64 i1 = 0; i1 < s1; i1++)
+      for (u64 i2 = 0; i2 < s2; i2++)
+        for (u64 e = 0; e < d; e++) xt[((i0 * s2 + i2) * s1 + i1) * pd + e] = x[((i0 * s1 + i1) * s2 + i2) * d + e];
+  std::fill(y.begin(), y.end(), Io<T>::put(NAN));
+  emu::launch(grid, 256, wave, [&] {
+    Rope<T>::k[layout](y.data(), xt.data(), cs.data(), sn.data(), 0, 0, 0, 0, n / 2, s1, s2, half, (i64)(s1 * s2 * pd), (i64)pd,
+                       (i64)(s1 * pd));
+  });
+  return compare(y, want, n, 2, what + " strided") && ok;
 }
 
 template <class T, class P> struct Bn;

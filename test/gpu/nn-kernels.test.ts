@@ -98,6 +98,16 @@ for (const r of ROPES) {
         { variant: `d ${d}` },
       );
     }
+    // a head view of a fused [b, t, 3, h, d] projection, read in place through its strides
+    if (r.op !== 'ropeThd')
+      await checkOp(
+        r.op,
+        FLOAT_DTYPES,
+        ['contiguous'],
+        (dt) => [randT([2, 5, 3, 3, 8], dt), randT([5, 4], dt, -1, 1), randT([5, 4], dt, -1, 1)],
+        ([x, c, sn]) => r.run(x!.narrow(2, 1, 1).squeeze(2).transpose(1, 2), c!, sn!),
+        { variant: 'head view of [2, 5, 3, 3, 8]' },
+      );
   });
 }
 

@@ -169,9 +169,12 @@ export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeL
   const y = RawTensor.empty(x.layout.shape, x.dtype, dev);
   const pairs = x.numel / 2;
   if (pairs === 0) return y;
-  const xc = contiguous(x),
+  // x is read through its strides where its last dim is unit-stride (q and k as head views of
+  // a fused projection): no copy first
+  const xc = x.layout.strides[3] === 1 ? x.view(x.layout) : contiguous(x),
     cc = contiguous(cos),
     sc = contiguous(sin);
+  const [xs0, xs1, xs2] = xc.layout.strides as [number, number, number, number];
   try {
     dev.kernels.launch1d('rope.hip', `rope_${layout}_${x.dtype}`, pairs, dev.stream, [
       base(y),
@@ -186,6 +189,9 @@ export function rope(x: RawTensor, cos: RawTensor, sin: RawTensor, layout: RopeL
       arg.u64(s1),
       arg.u64(s2),
       arg.u64(d / 2),
+      arg.i64(xs0),
+      arg.i64(xs1),
+      arg.i64(xs2),
     ]);
   } catch (e) {
     y.dispose();
