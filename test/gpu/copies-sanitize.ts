@@ -1,4 +1,5 @@
-// A short run of the copy kernels for compute-sanitizer: copy.hip's transpose_<w> at
+// A short run of the copy kernels for compute-sanitizer: copy.hip's strided copy in wide units
+// (and rope.hip reading the same head views in place), transpose_<w> at
 // every element width (whole tiles, cut tiles, row strides off the 16-byte grid, a batch, a
 // write into a transposed view), cat_rows_<unit> (16-byte and 1-byte units, rows longer and
 // shorter than a tile, two launches) and index-rows.hip's index_add_rows (repeated ids, f32 and
@@ -21,6 +22,18 @@ for (const d of ['u8', 'bf16', 'f32', 'f64'] as const) {
   // rows off the 16-byte grid (a window of odd width), a batch
   await same(`transpose ${d} window`, ([x]) => x!.narrow(1, 1, 61).T.contiguous(), [randData([33, 63], d)]);
   await same(`transpose ${d} batch`, ([x]) => x!.transpose(1, 2).contiguous(), [randData([3, 40, 20], d)]);
+  // rows transposed (attention's heads and positions): the strided copy in wide units, and rope
+  // reading such a head view in place
+  await same(`head view ${d}`, ([x]) => x!.narrow(2, 1, 1).squeeze(2).transpose(1, 2).contiguous(), [
+    randData([2, 9, 3, 4, 16], d),
+  ]);
+  if (d === 'bf16' || d === 'f32')
+    await same(
+      `rope of a head view ${d}`,
+      ([x, c, sn]) => x!.narrow(2, 1, 1).squeeze(2).transpose(1, 2).rope(c!, sn!),
+      [randData([2, 9, 3, 4, 16], d), randData([9, 8], d), randData([9, 8], d)],
+      d === 'bf16' ? 2e-2 : 1e-5,
+    );
   await same(
     `transpose ${d} into a .T view`,
     ([y, s]) => {
