@@ -323,9 +323,8 @@ export class LlamaModel {
           v = split(heads + kvHeads, kvHeads).transpose(1, 2);
         const o = Tensor.scaledDotProductAttention(q, k, v, { causal: true, window: window ?? undefined });
         const x1 = project(o.transpose(1, 2).reshape([b, t, heads * d]), blk.attn.out, x);
-        // the gate and up projections are stacked [gate; up]
-        const [gate, up] = project(blk.postNorm.forward(x1), blk.mlp.gateUp).chunk(2, -1) as [Tensor, Tensor];
-        x = project(gate.silu().mul(up), blk.mlp.down, x1);
+        // the gate and up projections are stacked [gate; up]: swiglu takes them as they come
+        x = project(project(blk.postNorm.forward(x1), blk.mlp.gateUp).swiglu(), blk.mlp.down, x1);
       }
       // a tied head's weight is a view of the embedding's: the gradient goes to the embedding itself
       const head = this.config.tieEmbeddings ? { weight: this.embed.weight, bias: null } : this.lmHead;
