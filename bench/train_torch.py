@@ -6,6 +6,7 @@
 # ResNet-18 is torchvision's resnet18(num_classes=10); where torchvision is not installed, the same
 # network written out here (same layers, names and initialisation) stands in, and the row says so.
 import argparse
+import gc
 import json
 import math
 import time
@@ -231,6 +232,9 @@ for name in a.workload.split(","):
     if a.profile:
         row["profile"] = profile_steps(step)
     rows.append(row)
-    del step
+    # the last loss's graph keeps the parameters alive (its AccumulateGrad nodes): drop it too,
+    # or the next workload's peak counts this one's parameters
+    del step, loss
+    gc.collect()
     torch.cuda.empty_cache()
 print(json.dumps(rows))
