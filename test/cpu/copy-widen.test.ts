@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { widenedCopy } from '../../src/backends/gpu/rows.ts';
 import { asDevicePtr } from '../../src/runtime/gpu.ts';
+import { contiguousStrides } from '../../src/core/layout.ts';
 
 /** dst byte -> src byte of a strided copy of `unit`-byte units (shape outermost first) */
 function byteMap(
@@ -31,15 +32,6 @@ function byteMap(
   return m;
 }
 
-const contiguousStrides = (shape: readonly number[]) => {
-  const st = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    st[i] = acc;
-    acc *= shape[i]!;
-  }
-  return st;
-};
 const P = asDevicePtr(0x10000n);
 
 test('a [b, h, t, d] <-> [b, t, h, d] copy of 2-byte elements moves 16 bytes a unit, the same bytes', () => {

@@ -209,37 +209,29 @@ export class CudnnGraphConvs {
     this.setDescs(heur, K.CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, [graph], what);
     this.set(heur, K.CUDNN_ATTR_ENGINEHEUR_MODE, K.CUDNN_TYPE_HEUR_MODE, 1, Int32Array.of(mode), what);
     this.finalize(heur, 'engine heuristics', what);
-    this.count[0] = 0n;
-    this.check(
-      f.cudnnBackendGetAttribute(
-        heur,
-        K.CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        K.CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        0,
-        this.count,
-        null,
-      ),
-      'cudnnBackendGetAttribute(engine heuristics results)',
-      what,
-    );
-    const n = Math.min(Number(this.count[0]), MAX_CONFIGS);
+    // how many configurations there are (out null), or up to n of them into out
+    const results = (n: number, out: BigUint64Array | null): number => {
+      this.count[0] = 0n;
+      this.check(
+        f.cudnnBackendGetAttribute(
+          heur,
+          K.CUDNN_ATTR_ENGINEHEUR_RESULTS,
+          K.CUDNN_TYPE_BACKEND_DESCRIPTOR,
+          n,
+          this.count,
+          out,
+        ),
+        'cudnnBackendGetAttribute(engine heuristics results)',
+        what,
+      );
+      return Number(this.count[0]);
+    };
+    const n = Math.min(results(0, null), MAX_CONFIGS);
     const cfgs = new BigUint64Array(n);
     for (let i = 0; i < n; i++) cfgs[i] = keep(this.create(K.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, what));
     if (n === 0) return [];
-    this.count[0] = 0n;
-    this.check(
-      f.cudnnBackendGetAttribute(
-        heur,
-        K.CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        K.CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        n,
-        this.count,
-        cfgs,
-      ),
-      'cudnnBackendGetAttribute(engine heuristics results)',
-      what,
-    );
-    return [...cfgs.subarray(0, Math.min(n, Number(this.count[0])))];
+    const got = results(n, cfgs);
+    return [...cfgs.subarray(0, Math.min(n, got))];
   }
 
   /** the first configuration the dtype allows that finalizes into a plan; engines that compile
