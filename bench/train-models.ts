@@ -23,7 +23,8 @@ export interface Workload {
   /** tokens (decoder) or images (CNN) one step consumes */
   readonly items: number;
   readonly itemName: string;
-  /** device memory a captured step's graph holds (its activations and gradients); 0 eagerly */
+  /** device memory a captured step's graph holds beyond the bytes in use the device counts
+   *  (its pool, less the gradients and loss it hands out, which are in use); 0 eagerly */
   graphBytes(): number;
   /** the eager step in its parts (bench:train --parts times each): the loss, recorded for
    *  backward; then the caller's backward; then the update */
@@ -58,7 +59,7 @@ function stepper(
       opt.zeroGrad();
       return l;
     },
-    graphBytes: () => g?.poolBytes ?? 0,
+    graphBytes: () => (g ? g.poolBytes - g.poolInUse : 0),
     loss,
     update() {
       opt.step();

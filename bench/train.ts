@@ -158,7 +158,8 @@ function measure(w: Workload, graph: boolean): Row {
     msPerStep: ms,
     itemsPerSecond: (w.items * 1e3) / ms,
     itemName: w.itemName,
-    // a graph's memory was taken at its capture, before the peak was reset: counted whole
+    // a graph's memory was taken at its capture, before the peak was reset: counted whole (its
+    // gradients once: they are in use, and in its pool)
     peakBytes: stats ? stats.peakInUse + w.graphBytes() : null,
     lastLoss,
   };

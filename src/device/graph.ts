@@ -53,6 +53,10 @@ export class Graph<T> {
   get poolBytes(): number {
     return this.device.allocator.poolBytes(this.pool);
   }
+  /** of poolBytes, what the graph's outputs still hold: the device's bytes in use count it too */
+  get poolInUse(): number {
+    return this.device.allocator.poolInUse(this.pool);
+  }
   get isDisposed(): boolean {
     return this.exec === null;
   }

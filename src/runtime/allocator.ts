@@ -205,6 +205,13 @@ export class CachingAllocator {
     return n;
   }
 
+  /** bytes of one pool's blocks in use (a graph's outputs: counted in inUse too) */
+  poolInUse(key: GpuStream): number {
+    let n = 0;
+    for (const b of this.live) if (b.segment.stream === key) n += b.size;
+    return n;
+  }
+
   alloc(bytes: number, requested: GpuStream): Block {
     const stream = this.capture && requested === this.capture.stream ? this.capture.key : requested;
     const size = roundSize(bytes);

@@ -123,6 +123,10 @@ export class CapturedBackward {
   get poolBytes(): number {
     return this.graph.poolBytes;
   }
+  /** of poolBytes, the gradients and loss the graph hands out (counted in bytes in use too) */
+  get poolInUse(): number {
+    return this.graph.poolInUse;
+  }
 
   /** queues the recorded forward and backward; returns the loss (a view: dispose it when done) */
   run(): Tensor {

@@ -291,8 +291,14 @@ test("cache limit: a live graph's pool is never given back, even unused; release
   const key = a.beginCapture(S1);
   const inGraph = a.alloc(4 * MiB, S1);
   const eager = a.alloc(4 * MiB, S2);
+  const out = a.alloc(3 * MiB, S1); // an output the graph hands out: in use after the capture
+  assert.is(a.poolInUse(key), 7 * MiB, 'both blocks in the pool are in use');
   a.free(inGraph, S1); // freed during the capture: later captured work and every replay reuse it
   a.endCapture();
+  assert.is(a.poolInUse(key), 3 * MiB, 'the output alone');
+  assert.is(a.poolInUse(S2), 4 * MiB, 'an eager stream counts its own blocks');
+  a.free(out, S1);
+  assert.is(a.poolInUse(key), 0);
   a.free(eager, S2);
   assert.is(calls.free, 1, 'only the eager segment went back');
   assert.is(a.poolBytes(key), 20 * MiB);

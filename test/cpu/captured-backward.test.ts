@@ -58,6 +58,10 @@ test('captureBackward on the GPU path (a runtime that runs nothing): nothing lef
   const y = Tensor.randint(0, 10, [32], { seed: 3, device: dev, dtype: 'i64' });
   const step = captureBackward(() => nn.crossEntropy(model.forward(x), y), model.parameters(), { warmup: 2 });
   assert.ok(step.poolBytes > 0, 'the graph holds its memory');
+  // the gradients it hands out (and its loss) live in its pool: counted once by poolInUse
+  const gradBytes = model.parameters().reduce((n, p) => n + p.numel * 4, 0);
+  assert.ok(step.poolInUse >= gradBytes, `pool in use ${step.poolInUse} holds the gradients (${gradBytes} bytes)`);
+  assert.ok(step.poolInUse < step.poolBytes, 'and less than the whole pool');
   for (let i = 0; i < 3; i++)
     tidy(() => {
       step.run();
