@@ -26,12 +26,19 @@
 // exponentials, rescaled when the max grows (one exp an element either way), and the block
 // combines them at the common max. (A row of 32000 bf16 logits is 64 KB: a second pass for the
 // sum read it again from memory.) A NaN logit makes max and sum NaN.
+// AMD walks rows element by element: the 16-byte paths spilled scalar registers in the f16 and
+// f64 backward on gfx90a, gfx942 and gfx950 (whose kernels already hold ~100 of them)
+#if RT_HIP
+#define XENT_VEC 0
+#else
+#define XENT_VEC 1
+#endif
+
 template <class T>
 struct XentRow {
   typedef typename Elem<T>::C C;
   C m, s, wx, ws;
   RT_DEVICE XentRow(const T* xr, const T* w, u64 cols, bool smooth) {
-    typedef Vec16<T> V;
     C mv = lowest<C>(), sv = C(0), wxv = C(0), wsv = C(0);
     auto one = [&](u32 k, C v) {
       if (v > mv) {
@@ -48,12 +55,17 @@ struct XentRow {
         wsv += wc;
       }
     };
+#if XENT_VEC
+    typedef Vec16<T> V;
     // 16-byte loads, several in flight (rowreduce.h)
     row_walk(xr, (u32)cols, threadIdx.x, blockDim.x, [&](u32 k, T v) { one(k, Elem<T>::load(v)); },
              [&](u32, u32 k0, const V& v) {
 #pragma unroll
                for (u32 e = 0; e < V::N; e++) one(k0 + e, Elem<T>::load(v.v[e]));
              });
+#else
+    for (u32 k = threadIdx.x; k < (u32)cols; k += blockDim.x) one(k, Elem<T>::load(xr[k]));
+#endif
     m = block_all(mv, MaxOp<C>());
     // a thread that saw no element (or only -inf) adds 0
     s = block_all(sv == C(0) ? C(0) : sv * exp(mv - m), SumOp<C>());
@@ -68,7 +80,7 @@ RT_DEVICE void xent_row_map(T* dr, const T* xr, u32 n, F f) {
   typedef Vec16<T> V;
   constexpr u32 N = V::N;
   const u32 h = row_head(xr, n);
-  if (!aligned16(dr + h)) {
+  if (!XENT_VEC || !aligned16(dr + h)) {
     for (u32 j = threadIdx.x; j < n; j += blockDim.x) dr[j] = f(j, xr[j]);
     return;
   }

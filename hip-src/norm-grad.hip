@@ -15,7 +15,7 @@
 //   rmsnormgrad_<DT>(T* dx, C* part, const T* g, const T* x, const T* w, i64 dxOff, i64 gOff,
 //       i64 xOff, i64 wOff, u64 rows, u64 cols, f64 eps)
 //     part: [gridDim.x][cols].
-//   layernormgrad_<DT>_w<V>, rmsnormgrad_<DT>_w<V> (f32 f16 bf16; V 4 8 16 24 32): the same
+//   layernormgrad_<DT>_w<V>, rmsnormgrad_<DT>_w<V> (f32 f16 bf16; V 24): the same
 //       arguments and partials, for rows of at most V x wave size columns: one row a wave (wave
 //       shuffles only, no block barrier a row), the row's x and g and the wave's share of the
 //       partials in registers (lane l owns columns l + k * wave, k < V), the block's waves'
@@ -213,7 +213,9 @@ RT_DEVICE void norm_grad_wave(T* dx, float* part, const T* g, const T* x, const 
   RT_KERNEL void rmsnormgrad_##DT##_w##V(T* dx, float* part, const T* g, const T* x, const T* w, i64 dxOff, i64 gOff, i64 xOff, \
       i64 wOff, u64 rows, u64 cols, double eps) { RT_GRID_DEP(); \
     norm_grad_wave<T, true, V>(dx + dxOff, part, g + gOff, x + xOff, w + wOff, rows, cols, (float)eps, false); }
-#define NORM_GRAD_WAVES(DT, T) \
-  NORM_GRAD_WAVE(DT, T, 4) NORM_GRAD_WAVE(DT, T, 8) NORM_GRAD_WAVE(DT, T, 16) NORM_GRAD_WAVE(DT, T, 24) NORM_GRAD_WAVE(DT, T, 32)
+// one row length: up to 24 waves of columns (768 on NVIDIA, a common model width; shorter rows
+// mask lanes off); V 32 spilled scalar registers on gfx90a/gfx942/gfx950, and every V more is
+// code size in kernels/
+#define NORM_GRAD_WAVES(DT, T) NORM_GRAD_WAVE(DT, T, 24)
 
 NORM_GRAD_WAVES(f32, float) NORM_GRAD_WAVES(f16, f16) NORM_GRAD_WAVES(bf16, bf16)

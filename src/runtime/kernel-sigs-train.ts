@@ -18,7 +18,7 @@ export const OPTIM_CHUNK = 4096;
 
 const TRAIN_FLOATS: readonly DType[] = ['f32', 'f64', 'f16', 'bf16'];
 /** norm-grad.hip's one-row-a-wave kernels: columns a lane holds (rows up to V x wave size) */
-export const NORM_GRAD_WAVE_V = [4, 8, 16, 24, 32] as const;
+export const NORM_GRAD_WAVE_V = [24] as const;
 
 function optimSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();

@@ -126,16 +126,14 @@ template <class T> struct NormG;
   template <> struct NormG<T> { static constexpr auto ln = &layernormgrad_##DT; static constexpr auto rms = &rmsnormgrad_##DT; \
                                 static constexpr auto cols = &normgrad_cols_##DT; };
 EMU_NORMG(f32, float) EMU_NORMG(f64, double) EMU_NORMG(f16, f16) EMU_NORMG(bf16, bf16)
-// the one-row-a-wave variants, by V (columns a lane: 4, 8, 16, 24, 32); none for f64
+// the one-row-a-wave kernels (V 24 columns a lane); none for f64
 template <class T> struct NormGW;
 #define EMU_NORMGW(DT, T) \
   template <> struct NormGW<T> { \
-    static constexpr decltype(&rmsnormgrad_##DT##_w4) rms[5] = {&rmsnormgrad_##DT##_w4, &rmsnormgrad_##DT##_w8, &rmsnormgrad_##DT##_w16, \
-        &rmsnormgrad_##DT##_w24, &rmsnormgrad_##DT##_w32}; \
-    static constexpr decltype(&layernormgrad_##DT##_w4) ln[5] = {&layernormgrad_##DT##_w4, &layernormgrad_##DT##_w8, \
-        &layernormgrad_##DT##_w16, &layernormgrad_##DT##_w24, &layernormgrad_##DT##_w32}; };
+    static constexpr decltype(&rmsnormgrad_##DT##_w24) rms[1] = {&rmsnormgrad_##DT##_w24}; \
+    static constexpr decltype(&layernormgrad_##DT##_w24) ln[1] = {&layernormgrad_##DT##_w24}; };
 EMU_NORMGW(f32, float) EMU_NORMGW(f16, f16) EMU_NORMGW(bf16, bf16)
-static int vslot(int v) { return v == 4 ? 0 : v == 8 ? 1 : v == 16 ? 2 : v == 24 ? 3 : 4; }
+static int vslot(int) { return 0; }
 
 // mode 0 rmsNorm, 1 layerNorm without bias, 2 layerNorm with bias; v 0 the block-a-row kernel, else
 // the one-row-a-wave kernel of V = v
@@ -328,9 +326,7 @@ template <class T> static void rows_all(int wave, Rng& rng) {
         ok = normgrad<T>(wave, 7, cols, grid, 128, mode, 0, rng) && ok;
         if (sizeof(T) == 8) continue;
         // the one-row-a-wave kernels: the smallest V that holds the row, and the largest
-        for (int v : {4, 8, 16, 24, 32})
-          if ((u64)v * wave >= cols && ((u64)(v / 2) * wave < cols || v == 4 || v == 24 || v == 32))
-            ok = normgrad<T>(wave, 7, cols, grid, 128, mode, v, rng) && ok;
+        if ((u64)24 * wave >= cols) ok = normgrad<T>(wave, 7, cols, grid, 128, mode, 24, rng) && ok;
       }
   if (ok) std::printf("ok normgrad %s wave %d\n", Io<T>::name, wave);
   else failures++;

@@ -31,7 +31,7 @@ const cases: [string, string, number[][], Fn][] = [
   ['layerNormBackward', 'layerNorm [2, 3, 40]', [[2, 3, 40], [40]], ([x, w]) => x!.layerNorm(w!, null, 1e-5)],
   ['rmsNormBackward', 'rmsNorm [37, 1000]', [[37, 1000], [1000]], ([x, w]) => x!.rmsNorm(w!, 1e-6)],
   ['rmsNormBackward', 'rmsNorm [3, 7]', [[3, 7], [7]], ([x, w]) => x!.rmsNorm(w!, 1e-6)],
-  // rows of more than 32 waves' worth of columns take the block-a-row kernel (f64 always does)
+  // rows of more than 24 waves' worth of columns take the block-a-row kernel (f64 always does)
   ['rmsNormBackward', 'rmsNorm [5, 2100]', [[5, 2100], [2100]], ([x, w]) => x!.rmsNorm(w!, 1e-6)],
   ['swigluBackward', 'swiglu [37, 1000]', [[37, 1000]], ([x]) => x!.swiglu()],
   ['swigluBackward', 'swiglu [3, 2, 6]', [[3, 2, 6]], ([x]) => x!.swiglu()],
