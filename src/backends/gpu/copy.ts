@@ -28,12 +28,8 @@ const COPY_NAMES = Object.fromEntries(ALL_DTYPES.map((d) => [d, `copy_strided_${
   DType,
   string
 >;
-const WIDE_NAMES = {
-  2: 'copy_strided_b2',
-  4: 'copy_strided_b4',
-  8: 'copy_strided_b8',
-  16: 'copy_strided_b16',
-} as const;
+/** copy_strided by unit width, for copies widenedCopy recasts */
+const WIDE_NAMES = new Map([2, 4, 8, 16].map((u) => [u, `copy_strided_${unitName(u)}`]));
 const ROW_NAMES = new Map([1, 2, 4, 8, 16].map((u) => [u, `copy_rows_${unitName(u)}`]));
 
 /**
@@ -161,7 +157,7 @@ export function copyInto(dst: RawTensor, src: RawTensor): void {
     yp,
     xp,
   ]);
-  const name = wide ? WIDE_NAMES[wide.unit] : COPY_NAMES[dst.dtype];
+  const name = wide ? WIDE_NAMES.get(wide.unit)! : COPY_NAMES[dst.dtype];
   eachGeom(
     'copy',
     wide ? wide.shape : dl.shape,

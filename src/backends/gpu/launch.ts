@@ -47,6 +47,13 @@ export function groupGrid(
   return { grid: [Math.max(1, Math.min(cap, Math.ceil(rows / perBlock))), 1, 1], block: [block, 1, 1], group };
 }
 
+/** one row a block: as many blocks as rows, capped at perSm a multiprocessor (the kernels loop rows grid-stride) */
+export function rowGrid(dev: Device, rows: number, perSm = 8): { grid: Dim3; block: Dim3 } {
+  const info = dev.runtime.info;
+  const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * perSm);
+  return { grid: [Math.max(1, Math.min(cap, rows)), 1, 1], block: [dev.kernels.preferredBlockSize, 1, 1] };
+}
+
 /** element offset of a tensor's first element, for kernels that take base pointer + offset */
 export const base = (t: RawTensor): KernelArg => arg.ptr(t.storage.ptrAt(0));
 export const offsetOf = (t: RawTensor): KernelArg => arg.i64(t.layout.offset);

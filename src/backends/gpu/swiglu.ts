@@ -3,8 +3,7 @@
 import { RawTensor } from '../../device/raw-tensor.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { dense, filled } from './fill.ts';
-import { base, offsetOf } from './launch.ts';
-import { rowGrid } from './train.ts';
+import { base, offsetOf, rowGrid } from './launch.ts';
 
 const FILE = 'swiglu.hip';
 

@@ -2,7 +2,6 @@
 // and optim.hip. The row kernels take contiguous rows (other layouts are copied first, and the
 // copies disposed once the kernel is queued: the allocator is stream-ordered), one row a block.
 import { RawTensor, fromLastDim, lastDimView } from '../../device/raw-tensor.ts';
-import type { Device } from '../../device/device.ts';
 import type { DType } from '../../core/dtype.ts';
 import { GraphCaptureError, ShapeError } from '../../core/errors.ts';
 import { sig } from '../checks.ts';
@@ -11,14 +10,7 @@ import { NORM_GRAD_WAVE_V, OPTIM_CHUNK, OPTIM_WORDS } from '../../runtime/kernel
 import type { AdamStepParams, CrossEntropyParams, SgdStepParams, StepList } from '../train-options.ts';
 import { cast } from './cast.ts';
 import { dense, filled } from './fill.ts';
-import { base, baseOrNull, offsetOf, offsetOrZero } from './launch.ts';
-
-/** one row a block: as many blocks as rows, capped at perSm a multiprocessor (the kernels loop rows grid-stride) */
-export function rowGrid(dev: Device, rows: number, perSm = 8): { grid: Dim3; block: Dim3 } {
-  const info = dev.runtime.info;
-  const cap = Math.min(info.maxGridDim[0], Math.max(1, info.multiprocessors) * perSm);
-  return { grid: [Math.max(1, Math.min(cap, rows)), 1, 1], block: [dev.kernels.preferredBlockSize, 1, 1] };
-}
+import { base, baseOrNull, offsetOf, offsetOrZero, rowGrid } from './launch.ts';
 
 export function softmaxBackward(g: RawTensor, y: RawTensor, dim: number, log: boolean): RawTensor {
   const dev = y.device;

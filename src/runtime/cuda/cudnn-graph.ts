@@ -17,7 +17,13 @@ import { GpuError, NotOnDeviceError } from '../../core/errors.ts';
 import { CUDNN_CONST as K, type Cudnn } from '../../ffi/cudnn.ts';
 import type { ConvParams, DevicePtr, DnnDType } from '../gpu.ts';
 
-export type GraphConvKind = 'fwd' | 'bwdData' | 'bwdFilter';
+export type ConvKind = 'fwd' | 'bwdData' | 'bwdFilter';
+
+/** the filter's first two dims: fwd and bwdFilter [cOut, cIn/g] (x [n, cIn, ...], y or dy
+ *  [n, cOut, ...]); bwdData, whose dy is the a-side tensor, [cIn, cOut/g] */
+export function convFilterDims(kind: ConvKind, p: ConvParams): [number, number] {
+  return kind === 'bwdData' ? [p.cIn, p.cOut / p.groups] : [p.cOut, p.cIn / p.groups];
+}
 
 /** what a failing call was doing: the text, or a function that makes it */
 type Why = string | (() => string);
@@ -31,7 +37,7 @@ export interface GraphConvPlan {
 
 /** the operation descriptor type and its attribute names, per kind */
 const OPS: Record<
-  GraphConvKind,
+  ConvKind,
   { readonly type: number; alpha: number; beta: number; conv: number; a: number; w: number; b: number }
 > = {
   fwd: {
@@ -118,10 +124,10 @@ export class CudnnGraphConvs {
     private readonly capacity = 64,
   ) {}
 
-  /** the shape's plan (made on its first call and kept); `key` names the shape, `what` the call
-   *  for errors (formatted only when a plan is made or a call fails) */
-  plan(kind: GraphConvKind, p: ConvParams, key: string, what: () => string): GraphConvPlan {
-    const full = `${kind} ${key} ${alignmentOf(p.x)},${alignmentOf(p.w)},${alignmentOf(p.y)}`;
+  /** the shape's plan (made on its first call and kept); `shape` names the kind and shape, `what`
+   *  the call for errors (formatted only when a plan is made or a call fails) */
+  plan(kind: ConvKind, p: ConvParams, shape: string, what: () => string): GraphConvPlan {
+    const full = `${shape} ${alignmentOf(p.x)},${alignmentOf(p.w)},${alignmentOf(p.y)}`;
     const hit = this.plans.get(full);
     if (hit) return hit;
     const made = this.make(kind, p, what());
@@ -159,7 +165,7 @@ export class CudnnGraphConvs {
   }
 
   // ---- making a plan ------------------------------------------------------------------------
-  private make(kind: GraphConvKind, p: ConvParams, what: string): GraphConvPlan {
+  private make(kind: ConvKind, p: ConvParams, what: string): GraphConvPlan {
     const owned: bigint[] = [];
     const keep = (d: bigint): bigint => {
       owned.push(d);
@@ -167,7 +173,7 @@ export class CudnnGraphConvs {
     };
     try {
       const t = DATA_TYPE[p.dtype];
-      const [fk, fc] = kind === 'bwdData' ? [p.cIn, p.cOut / p.groups] : [p.cOut, p.cIn / p.groups];
+      const [fk, fc] = convFilterDims(kind, p);
       const a = keep(this.tensor(t, [p.n, p.cIn, p.inH, p.inW], UID_A, alignmentOf(p.x), what));
       const w = keep(this.tensor(t, [fk, fc, p.kH, p.kW], UID_W, alignmentOf(p.w), what));
       const b = keep(this.tensor(t, [p.n, p.cOut, p.outH, p.outW], UID_B, alignmentOf(p.y), what));

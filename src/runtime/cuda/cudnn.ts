@@ -22,7 +22,7 @@ import type {
 } from '../gpu.ts';
 import type { RnnBackwardParams, RnnForwardParams, RnnShape, RnnSizes, RnnWeightOffsets } from '../gpu.ts';
 import { CudnnRnn } from './cudnn-rnn.ts';
-import { CudnnGraphConvs, type GraphConvPlan } from './cudnn-graph.ts';
+import { CudnnGraphConvs, convFilterDims, type ConvKind, type GraphConvPlan } from './cudnn-graph.ts';
 
 /**
  * convApi: 'graph' runs convolutions through execution plans of cuDNN's graph API, made once a
@@ -278,16 +278,14 @@ export class CudnnApi implements DnnApi {
    * (CONV_PLANS of them, the oldest made destroyed first): a later call builds only the shape's
    * key and makes the library call; error text is formatted on failure alone.
    */
-  private convPlan(kind: ConvKind, p: ConvParams): ConvPlan {
-    const key = `${kind} ${convKey(p)}`;
+  private convPlan(kind: ConvKind, p: ConvParams, key: string): ConvPlan {
     const hit = this.convPlans.get(key);
     if (hit) return hit;
     const op = CONV_OP[kind];
     const what = convWhat(op, p);
     const t = this.dataType(p.dtype, op);
-    // fwd and bwdFilter: x [n, cIn, ...], y (or dy) [n, cOut, ...], the filter [cOut, cIn/g, kh, kw];
-    // bwdData (transposed): dy = x, dx = y, the filter [cIn, cOut/g, kh, kw]
-    const [fk, fc] = kind === 'bwdData' ? [p.cIn, p.cOut / p.groups] : [p.cOut, p.cIn / p.groups];
+    // bwdData (transposed): dy = x, dx = y
+    const [fk, fc] = convFilterDims(kind, p);
     const f = this.lib.fn;
     const a = this.tensor(t, p.n, p.cIn, p.inH, p.inW);
     let w = 0n;
@@ -349,6 +347,23 @@ export class CudnnApi implements DnnApi {
     if (pl.a) f0(f.cudnnDestroyTensorDescriptor(pl.a));
   }
 
+  /** the graph API's plans, made on the first convolution that uses them */
+  private get graphs(): CudnnGraphConvs {
+    this.graphConvs ??= new CudnnGraphConvs(this.lib, this.handle, this.host.label, this.version, CONV_PLANS);
+    return this.graphConvs;
+  }
+  /** the graph API's plan for a shape, or null where it offers no engine (the shape is then
+   *  remembered and takes the legacy entry point from now on) */
+  private graphPlan(kind: ConvKind, p: ConvParams, shape: string, what: () => string): GraphConvPlan | null {
+    try {
+      return this.graphs.plan(kind, p, shape, what);
+    } catch (e) {
+      if (!(e instanceof NotOnDeviceError)) throw e;
+      this.legacyShapes.add(shape);
+      return null;
+    }
+  }
+
   // ---- ops ------------------------------------------------------------------------------------
   /** one convolution call on its kind's plan and workspace; `call` makes the library call */
   private runConv(
@@ -359,24 +374,16 @@ export class CudnnApi implements DnnApi {
     call: (pl: ConvPlan, ws: DevicePtr | null, one: ArrayBufferView, zero: ArrayBufferView) => number,
   ): void {
     this.begin(stream);
-    const key = convKey(p);
-    if (cudnnTuning.convApi === 'graph' && !this.legacyShapes.has(`${kind} ${key}`)) {
-      this.graphConvs ??= new CudnnGraphConvs(this.lib, this.handle, this.host.label, this.version, CONV_PLANS);
+    const shape = `${kind} ${convKey(p)}`;
+    if (cudnnTuning.convApi === 'graph' && !this.legacyShapes.has(shape)) {
       const what = (): string => convWhat(CONV_OP[kind], p);
-      let gp: GraphConvPlan;
-      try {
-        gp = this.graphConvs.plan(kind, p, key, what);
-      } catch (e) {
-        // a shape the graph API has no engine for takes the legacy entry point, which may
-        if (!(e instanceof NotOnDeviceError)) throw e;
-        this.legacyShapes.add(`${kind} ${key}`);
-        this.runConv(kind, p, stream, fnName, call);
+      const gp = this.graphPlan(kind, p, shape, what);
+      if (gp) {
+        this.graphs.execute(gp, p, this.ensureWorkspace(gp.workspace, stream), what);
         return;
       }
-      this.graphConvs.execute(gp, p, this.ensureWorkspace(gp.workspace, stream), what);
-      return;
     }
-    const pl = this.convPlan(kind, p);
+    const pl = this.convPlan(kind, p, shape);
     const ws = this.ensureWorkspace(pl.choice.workspace, stream);
     const [one, zero] = this.scalars(p.dtype);
     const st = call(pl, ws, one, zero);
@@ -707,7 +714,6 @@ function mathAllowed(d: DnnDType, math: number): boolean {
   return math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH && math !== CUDNN_CONST.CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-type ConvKind = 'fwd' | 'bwdData' | 'bwdFilter';
 const ALGO_CALL: Record<ConvKind, string> = {
   fwd: 'cudnnGetConvolutionForwardAlgorithm_v7',
   bwdData: 'cudnnGetConvolutionBackwardDataAlgorithm_v7',
