@@ -1,6 +1,6 @@
 // npm run bench:attention-grad -- [--torch] [--python CMD] [--json PATH] [--quick]
 // Attention's backward alone (the gradient rule at a given output gradient, the forward's output
-// computed once beforehand) on the GPU: the dedicated kernels (hip-src/flash-bwd.hip, with the
+// computed once beforehand, with its rows' log-sum-exp kept as training keeps it) on the GPU: the dedicated kernels (hip-src/flash-bwd.hip, with the
 // matrix cores and with FMAs) and the composed GEMM path, against PyTorch's scaled_dot_product_attention backward (--torch: bench/
 // attention_grad_torch.py, same shapes, its own default kernel). TFLOP/s counts 2.5 times the
 // forward's 4 b hq tq tk d products (FlashAttention's convention), halved for causal.
@@ -13,6 +13,7 @@ import type { RawTensor } from '../src/device/raw-tensor.ts';
 import type { AttentionParams } from '../src/backends/options.ts';
 import { gradRuleOf } from '../src/ops/registry.ts';
 import { attentionGradTuning, type AttentionGradPath } from '../src/ops/attention-grad.ts';
+import { flashAttention } from '../src/backends/gpu/flash.ts';
 import { timeGpu } from './timing.ts';
 import { timingRules } from './cases.ts';
 import { defaultResultsPath, writeResults } from './results-path.ts';
@@ -65,57 +66,69 @@ for (const s of SHAPES) {
   const k = Tensor.rand([s.b, s.hkv, s.t, s.d], { dtype: s.dtype, device: dev });
   const v = Tensor.rand([s.b, s.hkv, s.t, s.d], { dtype: s.dtype, device: dev });
   const g = Tensor.rand([s.b, s.hq, s.t, s.d], { dtype: s.dtype, device: dev });
-  const o = noGrad(() => Tensor.scaledDotProductAttention(q, k, v, { causal: s.causal }));
   const p: AttentionParams = {
     scale: 1 / Math.sqrt(s.d),
     diag: s.causal ? 0 : null,
     window: null,
     mask: null,
     outShape: [s.b, s.hq, s.t, s.d],
+    saveLse: true,
   };
-  const run = (path: AttentionGradPath, matrixCores = true): [RawTensor, RawTensor][] => {
+  // the forward's output as training makes it: with its rows' log-sum-exp kept beside it
+  const o = noGrad(() => flashAttention(q, k, v, p));
+  const run = (path: AttentionGradPath, matrixCores = true, forwardLse = true): [RawTensor, RawTensor][] => {
     attentionGradTuning.path = path;
     attentionGradTuning.matrixCores = matrixCores;
+    attentionGradTuning.forwardLse = forwardLse;
     try {
       return rule(g, [q, k, v, p], o);
     } finally {
       attentionGradTuning.path = 'auto';
       attentionGradTuning.matrixCores = true;
+      attentionGradTuning.forwardLse = true;
     }
   };
-  // the kernels against the composed path, once
-  const a = run('kernel'),
-    c = run('composed');
-  let worst = 0;
-  for (let i = 0; i < 3; i++) {
-    const tx = Tensor.wrap(a[i]![1]),
-      ty = Tensor.wrap(c[i]![1]);
-    const x = Array.from(await tx.toArray(), Number);
-    const y = Array.from(await ty.toArray(), Number);
-    tx.dispose();
-    ty.dispose();
-    let num = 0,
-      den = 0;
-    for (let j = 0; j < y.length; j++) {
-      num += (x[j]! - y[j]!) ** 2;
-      den += y[j]! ** 2;
-    }
-    worst = Math.max(worst, Number.isNaN(num) ? Infinity : Math.sqrt(num / Math.max(den, 1e-30)));
-  }
-  console.log(`${label(s)}: kernels vs composed path, relative error by norm ${worst.toExponential(2)} (dQ, dK, dV)`);
-  const paths: [string, AttentionGradPath, boolean][] = [
-    ['kernels', 'kernel', true],
-    ['kernels, FMA body', 'kernel', false],
-    ['composed', 'composed', true],
+  const paths: [string, AttentionGradPath, boolean, boolean][] = [
+    ['kernels', 'kernel', true, true],
+    ['kernels, lse recomputed', 'kernel', true, false],
+    ['kernels, FMA body', 'kernel', false, true],
+    ['composed', 'composed', true, true],
   ];
-  for (const [name, path, mc] of paths) {
+  const values = async (r: [RawTensor, RawTensor][]): Promise<number[][]> => {
+    const out: number[][] = [];
+    for (const [, x] of r) {
+      const t = Tensor.wrap(x);
+      out.push(Array.from(await t.toArray(), Number));
+      t.dispose();
+    }
+    return out;
+  };
+  // each kernel path against the composed one, once
+  const c = await values(run('composed'));
+  for (const [name, path, mc, fl] of paths.slice(0, 2)) {
+    const a = await values(run(path, mc, fl));
+    let worst = 0;
+    for (let i = 0; i < 3; i++) {
+      const x = a[i]!,
+        y = c[i]!;
+      let num = 0,
+        den = 0;
+      for (let j = 0; j < y.length; j++) {
+        num += (x[j]! - y[j]!) ** 2;
+        den += y[j]! ** 2;
+      }
+      worst = Math.max(worst, Number.isNaN(num) ? Infinity : Math.sqrt(num / Math.max(den, 1e-30)));
+    }
+    console.log(`${label(s)}: ${name} vs composed path, relative error by norm ${worst.toExponential(2)} (dQ, dK, dV)`);
+  }
+  for (const [name, path, mc, fl] of paths) {
     const t = timeGpu(dev, rules, () => {
-      for (const [, x] of run(path, mc)) x.dispose();
+      for (const [, x] of run(path, mc, fl)) x.dispose();
     });
     const row = { shape: label(s), path: name, ms: t.medianMs, tflops: flops(s) / (t.medianMs / 1e3) / 1e12 };
     rows.push(row);
     console.log(
-      `${row.shape}  ${name.padEnd(17)} ${row.ms.toFixed(3).padStart(9)} ms  ${row.tflops.toFixed(1).padStart(6)} TFLOP/s`,
+      `${row.shape}  ${name.padEnd(23)} ${row.ms.toFixed(3).padStart(9)} ms  ${row.tflops.toFixed(1).padStart(6)} TFLOP/s`,
     );
   }
   for (const t of [q, k, v, g, o]) t.dispose();

@@ -5,7 +5,8 @@
 // Two kernels per (dtype, head-dim bucket), run in this order:
 //   flash_bwd_dq: a block owns a tile of query rows of one (batch, query head). Pass 1 walks the visible
 //     keys for the rows' log-sum-exp (online max and sum) and takes D = rowsum(dO * O); both go to
-//     global memory (f32) for the second kernel. Pass 2 walks the keys again:
+//     global memory (f32) for the second kernel. The tiled kernel skips pass 1 where the forward
+//     (flash.hip's flash_fwd) kept the log-sum-exp already. Pass 2 walks the keys again:
 //     P = exp(S - lse), dP = dO V^T, dS = P (dP - D), dQ += dS K * scale.
 //   flash_bwd_dkdv: a block owns a tile of keys of one (batch, kv head) and walks the query tiles of every
 //     query head of its group (GQA: dK and dV sum over them here, not through atomics):
@@ -949,7 +950,7 @@ RT_DEVICE void fb_merge(float& m, float& l, float m2, float l2) {
 template <class T, int HD>
 RT_DEVICE void fb_tc_dq(FbTcLds<T, HD>& s, T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,
     const T* o, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
-    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 lseGiven) {
   typedef FbTc<T, HD> C;
   typedef FbW W;
   constexpr int LD = C::LD, KS = C::KS, ACC = W::ACC, R = W::R;
@@ -1004,85 +1005,94 @@ FB_UNROLL_DEVICE
     kend = min(kend, m0 + C::BT + diag);
     if (window > 0) kbeg = max(kbeg, m0 + diag - window + 1);
   }
-  // pass 1: each lane's running max and sum of its rows' scores
-  float mr[R], lr[R];
-#pragma unroll
-  for (int r = 0; r < R; r++) {
-    mr[r] = -INFINITY;
-    lr[r] = 0.f;
-  }
   FbStage<T, HD> sk, sv;
   const bool pf = FbStage<T, HD>::on(k + kp, v + kp, d);
-  if (pf && kbeg < kend) sk.fetch(k + kp, kbeg, tk, d);
-  for (i64 n0 = kbeg; n0 < kend; n0 += C::IT) {
-    __syncthreads();
-    if (pf) sk.put(ks);
-    else fb_tile<T, HD, C::IT, LD>(ks, k + kp, n0, tk, d);
-    __syncthreads();
-    if (pf && n0 + C::IT < kend) sk.fetch(k + kp, n0 + C::IT, tk, d);
+  if (lseGiven) {
+    // the forward's log-sum-exp (flash.hip): pass 1 is not needed
+    if (tid < 64) {
+      const bool in = m0 + tid < (i64)tq;
+      s.lse[tid] = in ? lse[bh * (i64)tq + m0 + tid] : INFINITY;
+      if (in) dd[bh * (i64)tq + m0 + tid] = s.dd[tid];
+    }
+  } else {
+    // pass 1: each lane's running max and sum of its rows' scores
+    float mr[R], lr[R];
 #pragma unroll
-    for (int ch = 0; ch < C::CH; ch++) {
-      const int o0 = 16 * ((int)sp * C::CH + ch);
-      const i64 ka = n0 + o0;
-      if (ka >= (i64)tk || own0 >= (i64)tq || !fb_chunk_sees(hasDiag, diag, window, own0, ka)) continue;
-      float sc[ACC];
+    for (int r = 0; r < R; r++) {
+      mr[r] = -INFINITY;
+      lr[r] = 0.f;
+    }
+    if (pf && kbeg < kend) sk.fetch(k + kp, kbeg, tk, d);
+    for (i64 n0 = kbeg; n0 < kend; n0 += C::IT) {
+      __syncthreads();
+      if (pf) sk.put(ks);
+      else fb_tile<T, HD, C::IT, LD>(ks, k + kp, n0, tk, d);
+      __syncthreads();
+      if (pf && n0 + C::IT < kend) sk.fetch(k + kp, n0 + C::IT, tk, d);
 #pragma unroll
-      for (int e = 0; e < ACC; e++) sc[e] = 0.f;
+      for (int ch = 0; ch < C::CH; ch++) {
+        const int o0 = 16 * ((int)sp * C::CH + ch);
+        const i64 ka = n0 + o0;
+        if (ka >= (i64)tk || own0 >= (i64)tq || !fb_chunk_sees(hasDiag, diag, window, own0, ka)) continue;
+        float sc[ACC];
 #pragma unroll
-      for (int x = 0; x < KS; x++) {
-        u32 ow[W::OW];
-        W::template oth_lds<T>(ow, ks + o0 * LD + 16 * x, LD, lane);
-        W::template mma_s<T>(sc, qf[x], ow);
+        for (int e = 0; e < ACC; e++) sc[e] = 0.f;
+#pragma unroll
+        for (int x = 0; x < KS; x++) {
+          u32 ow[W::OW];
+          W::template oth_lds<T>(ow, ks + o0 * LD + 16 * x, LD, lane);
+          W::template mma_s<T>(sc, qf[x], ow);
+        }
+        float cm[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) cm[r] = -INFINITY;
+        if (fb_chunk_plain(vis, own0, ka)) {
+#pragma unroll
+          for (int e = 0; e < ACC; e++) sc[e] *= scale;
+        } else {
+#pragma unroll
+          for (int e = 0; e < ACC; e++) sc[e] = fb_score<T>(vis, sc[e], own0 + W::own(lane, e), ka + W::oth(lane, e), scale);
+        }
+#pragma unroll
+        for (int e = 0; e < ACC; e++) cm[W::slot(e)] = fmaxf(cm[W::slot(e)], sc[e]);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+          const float mn = fmaxf(mr[r], cm[r]);
+          lr[r] = lr[r] == 0.f ? 0.f : lr[r] * fb_exp2((mr[r] - mn) * FB_LOG2E);
+          mr[r] = mn;
+        }
+#pragma unroll
+        for (int e = 0; e < ACC; e++)
+          lr[W::slot(e)] += sc[e] == -INFINITY ? 0.f : fb_exp2((sc[e] - mr[W::slot(e)]) * FB_LOG2E);
       }
-      float cm[R];
+    }
+    // the lanes of a row, then the two waves of a pair
 #pragma unroll
-      for (int r = 0; r < R; r++) cm[r] = -INFINITY;
-      if (fb_chunk_plain(vis, own0, ka)) {
-#pragma unroll
-        for (int e = 0; e < ACC; e++) sc[e] *= scale;
-      } else {
-#pragma unroll
-        for (int e = 0; e < ACC; e++) sc[e] = fb_score<T>(vis, sc[e], own0 + W::own(lane, e), ka + W::oth(lane, e), scale);
-      }
-#pragma unroll
-      for (int e = 0; e < ACC; e++) cm[W::slot(e)] = fmaxf(cm[W::slot(e)], sc[e]);
+    for (int r = 0; r < R; r++) {
+      fb_merge(mr[r], lr[r], fb_xor(mr[r], W::XOR0), fb_xor(lr[r], W::XOR0));
+      if (W::XOR1) fb_merge(mr[r], lr[r], fb_xor(mr[r], W::XOR1), fb_xor(lr[r], W::XOR1));
+    }
+    __syncthreads();
+    if (C::SPLIT > 1 && sp == 1 && W::first(lane))
 #pragma unroll
       for (int r = 0; r < R; r++) {
-        const float mn = fmaxf(mr[r], cm[r]);
-        lr[r] = lr[r] == 0.f ? 0.f : lr[r] * fb_exp2((mr[r] - mn) * FB_LOG2E);
-        mr[r] = mn;
+        s.m[16 * grp + W::own_row(lane, r)] = mr[r];
+        s.l[16 * grp + W::own_row(lane, r)] = lr[r];
       }
+    __syncthreads();
+    if (sp == 0 && W::first(lane))
 #pragma unroll
-      for (int e = 0; e < ACC; e++)
-        lr[W::slot(e)] += sc[e] == -INFINITY ? 0.f : fb_exp2((sc[e] - mr[W::slot(e)]) * FB_LOG2E);
-    }
-  }
-  // the lanes of a row, then the two waves of a pair
-#pragma unroll
-  for (int r = 0; r < R; r++) {
-    fb_merge(mr[r], lr[r], fb_xor(mr[r], W::XOR0), fb_xor(lr[r], W::XOR0));
-    if (W::XOR1) fb_merge(mr[r], lr[r], fb_xor(mr[r], W::XOR1), fb_xor(lr[r], W::XOR1));
-  }
-  __syncthreads();
-  if (C::SPLIT > 1 && sp == 1 && W::first(lane))
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-      s.m[16 * grp + W::own_row(lane, r)] = mr[r];
-      s.l[16 * grp + W::own_row(lane, r)] = lr[r];
-    }
-  __syncthreads();
-  if (sp == 0 && W::first(lane))
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-      const int row = 16 * (int)grp + W::own_row(lane, r);
-      if (C::SPLIT > 1) fb_merge(mr[r], lr[r], s.m[row], s.l[row]);
-      const float L = lr[r] == 0.f ? INFINITY : mr[r] + logf(lr[r]);
-      s.lse[row] = L;
-      if (m0 + row < (i64)tq) {
-        lse[bh * (i64)tq + m0 + row] = L;
-        dd[bh * (i64)tq + m0 + row] = s.dd[row];
+      for (int r = 0; r < R; r++) {
+        const int row = 16 * (int)grp + W::own_row(lane, r);
+        if (C::SPLIT > 1) fb_merge(mr[r], lr[r], s.m[row], s.l[row]);
+        const float L = lr[r] == 0.f ? INFINITY : mr[r] + logf(lr[r]);
+        s.lse[row] = L;
+        if (m0 + row < (i64)tq) {
+          lse[bh * (i64)tq + m0 + row] = L;
+          dd[bh * (i64)tq + m0 + row] = s.dd[row];
+        }
       }
-    }
+  }
   __syncthreads();
   // lse in base 2 for the probabilities
   float lrow[R], drow[R];
@@ -1312,7 +1322,7 @@ FB_UNROLL_DEVICE
 template <class T, int HD>
 RT_DEVICE void fb_tc_dq(FbTcLds<T, HD>& s, T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,
     const T* o, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,
-    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale);
+    i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 lseGiven);
 template <class T, int HD>
 RT_DEVICE void fb_tc_dkdv(FbTcLds<T, HD>& s, T* dk, T* dv, const float* lse, const float* dd, const T* q,
     const T* k, const T* v, const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb,
@@ -1352,7 +1362,7 @@ RT_DEVICE void flash_bwd_dkdv(T* dk, T* dv, const float* lse, const float* dd, c
 template <class T, int HD>
 RT_DEVICE void flash_bwd_dq_tc(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v, const T* o,
     const T* dout, const void* mask, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh, i64 mst,
-    i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+    i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 lseGiven) {
   if constexpr (FbTc<T, HD>::ON) {
     __shared__ FbTcLds<T, HD> s;
     if (blockDim.x != 256u) return;
@@ -1361,7 +1371,7 @@ RT_DEVICE void flash_bwd_dq_tc(T* dq, float* lse, float* dd, const T* q, const T
     asm volatile("" : "+v"(mask), "+v"(msb), "+v"(msh), "+v"(mst), "+v"(msk), "+v"(diag), "+v"(window));
 #endif
     fb_tc_dq<T, HD>(s, dq, lse, dd, q, k, v, o, dout, mask, hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind, hasDiag,
-        diag, window, scale);
+        diag, window, scale, lseGiven);
     return;
   }
   fb_stop();
@@ -1417,16 +1427,18 @@ FLASH_BWD_DTS(64) FLASH_BWD_DTS(80) FLASH_BWD_DTS(96) FLASH_BWD_DTS(128) FLASH_B
 #define FB_TC_KERNEL(HD) RT_KERNEL
 #endif
 
-// the tiled body's kernels: f16 and bf16 up to head dim 128, the same arguments (mma unread)
+// the tiled body's kernels: f16 and bf16 up to head dim 128, the same arguments; the last one of
+// flash_bwd_dq_tc says lse holds the forward's log-sum-exp already (flash.hip), so the kernel reads
+// it instead of recomputing it (flash_bwd_dkdv_tc ignores it)
 #define FLASH_BWD_TC(DT, T, HD)                                                                                    \
   FB_TC_KERNEL(HD) void flash_bwd_dq_tc_##DT##_##HD(T* dq, float* lse, float* dd, const T* q, const T* k, const T* v,     \
       const T* o, const T* dout, const void* mask, i64 dqOff, i64 lseOff, i64 ddOff, i64 qOff, i64 kOff,           \
       i64 vOff, i64 oOff, i64 doOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, i64 msb, i64 msh,           \
-      i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32) {                       \
+      i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, u32 lseGiven) {              \
     RT_GRID_DEP();                                                                                                 \
     flash_bwd_dq_tc<T, HD>(dq + dqOff, lse + lseOff, dd + ddOff, q + qOff, k + kOff, v + vOff, o + oOff,           \
         dout + doOff, fb_plane<T>(mask, maskKind, mOff), hq, hkv, tq, tk, d, msb, msh, mst, msk, maskKind,         \
-        hasDiag, diag, window, scale);                                                                             \
+        hasDiag, diag, window, scale, lseGiven);                                                                   \
   }                                                                                                                \
   FB_TC_KERNEL(HD) void flash_bwd_dkdv_tc_##DT##_##HD(T* dk, T* dv, const float* lse, const float* dd, const T* q,        \
       const T* k, const T* v, const T* dout, const void* mask, i64 dkOff, i64 dvOff, i64 lseOff, i64 ddOff,        \

@@ -22,7 +22,9 @@
 //       i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
 //       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
 //       i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window,
-//       float scale)
+//       float scale, float* lse, i64 lseOff)
+//     lse: null, or f32 [b, hq, tq] that takes each row's log-sum-exp of the scaled scores (+inf
+//     for a row that sees nothing), which the gradient (flash-bwd.hip) then need not recompute.
 //     grid (b * hq, ceil(tq / BM)), block 128 threads on NVIDIA (BM 128 for HD <= 128, else
 //     64) with FlCfg::LDS_ELEMS elements of dynamic shared memory, 256 on AMD (BM 64). o
 //     contiguous [b, hq, tq, d]. The head dim has
@@ -685,7 +687,8 @@ template <class T, int HD>
 RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* mask,
     u32 hq, u32 hkv, u32 tq, u32 tk, u32 d,
     i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst,
-    i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) {
+    i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale,
+    float* lse) {
   typedef FlCfg<HD> C;
 #if RT_CUDA
   typedef FlNv<T, HD, C::WR / 16> A;
@@ -825,6 +828,16 @@ RT_DEVICE void flash_fwd(T* o, const T* q, const T* k, const T* v, const void* m
       ob[(u64)r * d + c] = Elem<T>::store(lr == 0.f ? 0.f : oacc[e] / lr);
     }
   }
+  // each row's log-sum-exp of the scaled scores, for the gradient (m is in base 2; +inf for a row
+  // that sees nothing, as flash-bwd.hip takes it), from one lane of the row's lanes (those the
+  // row's sums were folded over) in the first column wave. Its own loop: inside the store loop
+  // above the compiler made that loop twice, with and without it.
+  if (lse != nullptr && ct0 == 0 && (lane & (u32)(L::XOR0 | L::XOR1)) == 0)
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const u32 row = (u32)A::slot_row(lane, r);
+      if (row < rows) lse[(u64)bh * tq + m0 + w * WR + row] = l[r] == 0.f ? INFINITY : (m[r] + log2f(l[r])) * 0.6931471805599453f;
+    }
 }
 
 // ---- decode: short queries over long keys, the keys split across groups and blocks -----------
@@ -1015,11 +1028,13 @@ RT_DEVICE void flash_dec(T* o, float* wso, float* wsml, const T* q, const T* k, 
   RT_KERNEL void flash_fwd_##DT##_##HD(T* o, const T* q, const T* k, const T* v, const void* mask, \
       i64 oOff, i64 qOff, i64 kOff, i64 vOff, i64 mOff, u32 hq, u32 hkv, u32 tq, u32 tk, u32 d, \
       i64 qsb, i64 qsh, i64 qst, i64 ksb, i64 ksh, i64 kst, i64 vsb, i64 vsh, i64 vst, \
-      i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale) { RT_GRID_DEP(); \
+      i64 msb, i64 msh, i64 mst, i64 msk, u32 maskKind, u32 hasDiag, i64 diag, i64 window, float scale, \
+      float* lse, i64 lseOff) { RT_GRID_DEP(); \
     const void* m = maskKind == 1 ? (const void*)((const u8*)mask + mOff) \
         : maskKind == 2 ? (const void*)((const T*)mask + mOff) : mask; \
     flash_fwd<T, HD>(o + oOff, q + qOff, k + kOff, v + vOff, m, hq, hkv, tq, tk, d, qsb, qsh, qst, \
-        ksb, ksh, kst, vsb, vsh, vst, msb, msh, mst, msk, maskKind, hasDiag, diag, window, scale); }
+        ksb, ksh, kst, vsb, vsh, vst, msb, msh, mst, msk, maskKind, hasDiag, diag, window, scale, \
+        lse == nullptr ? nullptr : lse + lseOff); }
 
 #define FLASH_DEC(DT, T, HD) \
   RT_KERNEL void flash_dec_##DT##_##HD(T* o, float* wso, float* wsml, const T* q, const T* k, const T* v, \

@@ -55,6 +55,9 @@ export interface AttentionParams {
   readonly window: number | null;
   readonly mask: RawTensor | null;
   readonly outShape: Shape;
+  /** keep each query row's log-sum-exp beside the output where the kernel can (flash_fwd), so
+   *  the gradient need not recompute it; set while autograd records an input */
+  readonly saveLse?: boolean;
 }
 
 export interface RmsNormSpec<T extends RawTensor = RawTensor> {

@@ -39,20 +39,25 @@ export type AttentionGradPath = 'auto' | 'kernel' | 'composed';
  * dim autoKernelMaxHeadDim, else the composed path; 'kernel' and 'composed' force one (for tests
  * and measurements), 'kernel' throwing where the kernels do not take the operands.
  * matrixCores: the kernels' f16/bf16 products on the matrix cores where the arch has them;
- * false runs them as FMAs (for tests and measurements).
+ * false runs them as FMAs (for tests and measurements). forwardLse: the tiled kernels read the
+ * rows' log-sum-exp the forward kept (flash_fwd, while autograd records); false recomputes it
+ * (for tests and measurements).
  */
 export const attentionGradTuning: {
   blockElements: number;
   path: AttentionGradPath;
   matrixCores: boolean;
+  forwardLse: boolean;
   autoKernelMaxHeadDim: number;
 } = {
   blockElements: 1 << 26,
   path: 'auto',
   matrixCores: true,
-  // on an H200 (bench:attention-grad, causal bf16) the tiled kernels took 1.70 ms against the
-  // composed path's 2.82 at d 64, and 6.24 against 5.82 at d 128 (GQA, t 2048)
-  autoKernelMaxHeadDim: 64,
+  forwardLse: true,
+  // on an H200 (bench:attention-grad, causal bf16, the forward's log-sum-exp kept) the tiled
+  // kernels took 1.10 ms against the composed path's 2.81 at d 64, and 5.26 against 5.80 at d 128
+  // (GQA, t 2048); with the log-sum-exp recomputed they took 6.17 there
+  autoKernelMaxHeadDim: 128,
 };
 
 defineGrad(
@@ -62,7 +67,10 @@ defineGrad(
     if (!q.device.isCpu && (path === 'kernel' || (path === 'auto' && autoTakesKernels(q)))) {
       const refusal = flashGradRefusal(q, k, v, out, g);
       if (refusal === null) {
-        const r = flashGrad(q, k, v, out, g, p, { matrixCores: attentionGradTuning.matrixCores });
+        const r = flashGrad(q, k, v, out, g, p, {
+          matrixCores: attentionGradTuning.matrixCores,
+          forwardLse: attentionGradTuning.forwardLse,
+        });
         return [
           [q, r.dq],
           [k, r.dk],

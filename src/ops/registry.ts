@@ -80,6 +80,10 @@ let recorder: GradRecorder | null = null;
 export function setGradRecorder(r: GradRecorder | null): void {
   recorder = r;
 }
+/** whether autograd records ops now (a leaf that requires a gradient is alive, outside noGrad) */
+export function recordingGrads(): boolean {
+  return recorder !== null;
+}
 
 /** what autocast makes of an op's arguments: the arguments to run it with, and the casts among
  *  them that the registry frees once the op has run */

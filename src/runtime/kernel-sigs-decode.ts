@@ -78,8 +78,8 @@ function flashSigs(): Map<string, readonly ArgSpec[]> {
   for (const d of ['f16', 'bf16']) {
     for (const hd of [64, 80, 96, 128, 256]) {
       const tail = attentionTail(false);
-      // o, q, k, v, mask
-      m.set(`flash_fwd_${d}_${hd}`, [...Array<ArgSpec>(5).fill('ptr'), ...tail]);
+      // o, q, k, v, mask; the tail; lse (null, or the rows' log-sum-exp for the gradient), its offset
+      m.set(`flash_fwd_${d}_${hd}`, [...Array<ArgSpec>(5).fill('ptr'), ...tail, 'ptr', 'i64']);
       // o, wso, wsml, q, k, v, mask; the tail; splits, perSplit
       m.set(`flash_dec_${d}_${hd}`, [...Array<ArgSpec>(7).fill('ptr'), ...tail, 'u32', 'u32']);
     }

@@ -48,6 +48,28 @@ const MUTATIONS: readonly Mutation[] = [
     },
   },
   {
+    // the log-sum-exp kept for the gradient left in the log2 domain
+    what: "flash_fwd's kept log-sum-exp not converted from base 2",
+    arch: 'gfx942',
+    kernel: 'fwd',
+    edit: {
+      file: 'flash.hip',
+      from: '(m[r] + log2f(l[r])) * 0.6931471805599453f;',
+      to: '(m[r] + log2f(l[r]));',
+    },
+  },
+  {
+    // each wave's rows written where the block's first wave's go
+    what: "flash_fwd's log-sum-exp rows without the wave's offset (wave32)",
+    arch: 'gfx1100',
+    kernel: 'fwd',
+    edit: {
+      file: 'flash.hip',
+      from: 'lse[(u64)bh * tq + m0 + w * WR + row]',
+      to: 'lse[(u64)bh * tq + m0 + row]',
+    },
+  },
+  {
     what: "flash.hip's exp2 taken as exp",
     arch: 'gfx1030',
     kernel: 'fwd',

@@ -79,7 +79,8 @@ template <class T> struct Problem {
   std::vector<T> q, k, v, mask;
   std::vector<uint8_t> mask8;
   long long qsb, qsh, qst, ksb, ksh, kst, vsb, vsh, vst, msb = 0, msh = 0, mst = 0, msk = 0;
-  std::vector<double> ref;  // [b, hq, tq, d]
+  std::vector<double> ref;     // [b, hq, tq, d]
+  std::vector<double> refLse;  // [b, hq, tq]
   float scale;
 
   explicit Problem(const Case& cs, uint64_t seed) : c(cs) {
@@ -138,6 +139,8 @@ template <class T> struct Problem {
 
   void reference() {
     ref.assign((size_t)c.b * c.hq * c.tq * c.d, 0);
+    // each row's log-sum-exp of the scaled scores: +inf where it sees nothing, NaN with a NaN score
+    refLse.assign((size_t)c.b * c.hq * c.tq, INFINITY);
     const unsigned g = c.hq / c.hkv;
     std::vector<double> s(c.tk);
     for (unsigned bi = 0; bi < c.b; bi++)
@@ -163,7 +166,8 @@ template <class T> struct Problem {
             mx = std::max(mx, x);
           }
           double* out = &ref[(((size_t)bi * c.hq + h) * c.tq + i) * c.d];
-          if (nan) { for (unsigned e = 0; e < c.d; e++) out[e] = NAN; continue; }
+          double& lse = refLse[((size_t)bi * c.hq + h) * c.tq + i];
+          if (nan) { for (unsigned e = 0; e < c.d; e++) out[e] = NAN; lse = NAN; continue; }
           if (!any) continue;
           double sum = 0;
           for (unsigned j = 0; j < c.tk; j++) {
@@ -173,7 +177,22 @@ template <class T> struct Problem {
             for (unsigned e = 0; e < c.d; e++) out[e] += p * Io<T>::get(v[bi * vsb + kh * vsh + j * vst + e]);
           }
           for (unsigned e = 0; e < c.d; e++) out[e] /= sum;
+          lse = mx + std::log(sum);
         }
+  }
+
+  // compares flash_fwd's lse [b, hq, tq] (f32: the products' f32 sums and the exp2 approximation)
+  void check_lse(const std::vector<float>& lse, const std::string& label) {
+    int bad = 0;
+    for (size_t x = 0; x < refLse.size(); x++) {
+      const double got = lse[x], want = refLse[x];
+      const bool ok = want != want ? got != got : std::isinf(want) ? got == want : std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want));
+      if (!ok && bad++ < 5 && !quiet) std::printf("MISMATCH %s: lse[%zu] = %.8g, want %.8g\n", label.c_str(), x, got, want);
+    }
+    if (bad) {
+      if (!quiet) std::printf("MISMATCH %s: %d of %zu lse rows\n", label.c_str(), bad, refLse.size());
+      failures++;
+    }
   }
 
   const void* maskPtr() const { return c.maskKind == 1 ? (const void*)mask8.data() : c.maskKind == 2 ? (const void*)mask.data() : nullptr; }
@@ -209,17 +228,30 @@ template <class T> static std::string label(const char* kern, const Case& c) {
   return b;
 }
 
-template <class T> static double run_fwd(const Case& cs, uint64_t seed) {
+// keep: pass lse (as flash.ts does while autograd records) and check it; else null, as inference
+template <class T> static double run_fwd(const Case& cs, uint64_t seed, bool keep = true) {
   Problem<T> p(cs, seed);
   const Case& c = p.c;
   std::vector<T> o((size_t)c.b * c.hq * c.tq * c.d, Io<T>::put(NAN));
+  // the rows' log-sum-exp at an offset (what precedes it must stay untouched)
+  std::vector<float> lse(keep ? (size_t)c.b * c.hq * c.tq + 3 : 0, NAN);
   const auto fn = Kern<T>::fwd(bucket(c.d));
   const emu::Dim3 grid{c.b * c.hq, (c.tq + 63) / 64, 1};
   emu::launch(grid, 256, L::WAVE, [&] {
     fn(o.data(), p.q.data(), p.k.data(), p.v.data(), p.maskPtr(), 0, 0, 0, 0, 0, c.hq, c.hkv, c.tq, c.tk, c.d, p.qsb, p.qsh, p.qst, p.ksb,
-        p.ksh, p.kst, p.vsb, p.vsh, p.vst, p.msb, p.msh, p.mst, p.msk, c.maskKind, c.hasDiag, c.diag, c.window, p.scale);
+        p.ksh, p.kst, p.vsb, p.vsh, p.vst, p.msb, p.msh, p.mst, p.msk, c.maskKind, c.hasDiag, c.diag, c.window, p.scale,
+        keep ? lse.data() : nullptr, 3);
   });
-  return p.check(o, label<T>("flash_fwd", c));
+  const std::string lb = label<T>("flash_fwd", c);
+  if (keep) {
+    for (int x = 0; x < 3; x++)
+      if (!std::isnan(lse[x])) {
+        std::printf("MISMATCH %s: lse written before its offset\n", lb.c_str());
+        failures++;
+      }
+    p.check_lse(std::vector<float>(lse.begin() + 3, lse.end()), lb);
+  }
+  return p.check(o, lb);
 }
 
 // decodePlan on ROCm for a given number of splits asked for
@@ -301,7 +333,7 @@ template <class T> static void measure_flush() {
   s.spike = true;
   const int before = failures;
   quiet = true;
-  const double worst = run_fwd<T>(s, 99);
+  const double worst = run_fwd<T>(s, 99, false);
   quiet = false;
   const bool over = failures != before;
   failures = before;

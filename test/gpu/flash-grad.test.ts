@@ -1,7 +1,8 @@
 // Attention's gradient through its dedicated kernels (hip-src/flash-bwd.hip) on the GPU: against
 // the CPU reference gradient (which test/cpu/autograd-attention.test.ts checks against f64 finite
 // differences) in f32, f16 and bf16 over every input layout, outputs poisoned; against the
-// composed GEMM path on the same device; the matrix-core body against the FMA body; the path choice (f64 and unequal head dims take the
+// composed GEMM path on the same device; the forward's kept log-sum-exp against a recomputed one;
+// the matrix-core body against the FMA body; the path choice (f64 and unequal head dims take the
 // composed path, and forcing the kernels there is a clear error); NaN reaching the gradients.
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, compareNorm, LAYOUTS } from './harness.ts';
@@ -9,6 +10,7 @@ import { Tensor, TensorError, type DType } from '../../src/index.ts';
 import { attentionGradTuning, type AttentionGradPath } from '../../src/ops/attention-grad.ts';
 import { randT } from '../helpers.ts';
 import { gradInputs, gradsOf, type GradFn } from './grad-run.ts';
+import { savedLse } from '../../src/backends/gpu/flash.ts';
 
 const s = gpuSuite('gpu/flash-grad');
 const sdpa = Tensor.scaledDotProductAttention;
@@ -139,6 +141,40 @@ s.test('the kernels agree with the composed GEMM path on the GPU', async (dev) =
     }
   }
 });
+
+s.test(
+  "the forward's kept log-sum-exp gives the gradient the recomputed one gives; inference keeps none",
+  async (dev) => {
+    // the tiled kernels (f16, bf16) read the rows flash_fwd kept while autograd recorded
+    for (const dt of ['f16', 'bf16'] as const) {
+      for (const [variant, shapes, f] of CASES) {
+        const ins = gradInputs(shapes, f)(dt).map((t) => t.to(dev));
+        const run = gradsOf(f);
+        const fresh = (): Tensor[] => ins.map((t) => t.detach());
+        const a = await withPath('kernel', () => run(fresh(), dt)).toArray();
+        attentionGradTuning.forwardLse = false;
+        let b: ArrayLike<number | bigint>;
+        try {
+          b = await withPath('kernel', () => run(fresh(), dt)).toArray();
+        } finally {
+          attentionGradTuning.forwardLse = true;
+        }
+        const cmp = compareNorm(a as ArrayLike<number>, b as ArrayLike<number>, TOL[dt]);
+        assert.ok(cmp.ok, `${variant} ${dt}: forward's lse vs recomputed: ${cmp.note}`);
+      }
+    }
+    // the CPU (the suite's self-check) keeps none: nothing there reads one
+    if (dev.kind === 'cpu') return;
+    const [q, k, v] = QKV(1, 2, 2, 40, 40, 64).map((sh) => randT(sh, 'bf16', -1, 1).to(dev));
+    const inference = sdpa(q!, k!, v!, { causal: true });
+    assert.is(savedLse(inference), null, 'an output made with no gradient recorded keeps no log-sum-exp');
+    const qg = q!.detach();
+    qg.requiresGrad = true;
+    const training = sdpa(qg, k!, v!, { causal: true });
+    assert.ok(savedLse(training) !== null, 'an output made while autograd records keeps its log-sum-exp');
+    for (const t of [q, k, v, inference, qg, training]) t!.dispose();
+  },
+);
 
 s.test(
   'the FMA body agrees with the matrix-core body (f16, bf16; the same body where there are no matrix cores)',

@@ -7,7 +7,9 @@
 // GQA. f16 and bf16 products on the matrix cores (NVIDIA, gfx90a/gfx942/gfx950, gfx11, gfx12),
 // FMAs elsewhere and for f32, sums in f32; f64 stays on the composed GEMM path, whose sums are f64.
 // Up to head dim 128 on NVIDIA and gfx90a/gfx942/gfx950 the 16-bit types take the tiled kernels
-// (flash_bwd_dq_tc_*, flash_bwd_dkdv_tc_*: 64 rows a block, operands and sums in registers).
+// (flash_bwd_dq_tc_*, flash_bwd_dkdv_tc_*: 64 rows a block, operands and sums in registers), which
+// read the rows' log-sum-exp that the forward kernel kept beside its output where it did (flash.ts
+// savedLse) instead of recomputing it: one pass over the keys fewer.
 import type { DType } from '../../core/dtype.ts';
 import { RawTensor } from '../../device/raw-tensor.ts';
 import type { AttentionParams } from '../options.ts';
@@ -17,6 +19,7 @@ import type { DeviceInfo } from '../../runtime/gpu.ts';
 import { base, offsetOf } from './launch.ts';
 import { dense } from './fill.ts';
 import { visibility } from './attention.ts';
+import { savedLse } from './flash.ts';
 
 const DTYPES: ReadonlySet<DType> = new Set<DType>(['f32', 'f16', 'bf16']);
 const MAX_GRID_Y = 65535;
@@ -87,6 +90,8 @@ export function flashGradRefusal(q: RawTensor, k: RawTensor, v: RawTensor, o: Ra
 export interface FlashGradOptions {
   /** f16/bf16 products on the matrix cores where the arch has them (default); false: FMAs */
   readonly matrixCores?: boolean;
+  /** read the forward's saved log-sum-exp where there is one (default); false recomputes it */
+  readonly forwardLse?: boolean;
 }
 
 export interface AttentionGrads {
@@ -132,16 +137,25 @@ export function flashGrad(
     outs.push(dk);
     const dv = RawTensor.empty(v0.layout.shape, dt, dev);
     outs.push(dv);
-    const lse = RawTensor.empty([b * hq * tq], 'f32', dev);
-    temps.push(lse);
+    // the forward's rows (tiled kernels only), else a buffer the query pass fills
+    const given = tiled && opts.forwardLse !== false ? savedLse(o0) : null;
+    const lse = given === null ? RawTensor.empty([b * hq * tq], 'f32', dev) : null;
+    if (lse !== null) temps.push(lse);
+
     const dd = RawTensor.empty([b * hq * tq], 'f32', dev);
     temps.push(dd);
     const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
-    const tail: KernelArg[] = [...[hq, hkv, tq, tk, d].map((x) => arg.u32(x)), ...vis, arg.u32(matrixCores ? 1 : 0)];
+    // the last argument: the FMA kernels' mma; the tiled kernels' "lse given"
+    const last = tiled ? given !== null : matrixCores;
+    const tail: KernelArg[] = [...[hq, hkv, tq, tk, d].map((x) => arg.u32(x)), ...vis, arg.u32(last ? 1 : 0)];
     // an absent mask is never read: any valid pointer stands in
     const m = mask ?? q;
     const block: [number, number, number] = [flashGradThreads(dt, bucket), 1, 1];
-    const ptrs = (ts: RawTensor[]): KernelArg[] => [...ts.map(base), ...ts.map(offsetOf)];
+    // pointers, then their offsets ('lse': the forward's rows or the buffer)
+    const ptrs = (ts: (RawTensor | 'lse')[]): KernelArg[] => [
+      ...ts.map((t) => (t !== 'lse' ? base(t) : lse === null ? arg.ptr(given!) : base(lse))),
+      ...ts.map((t) => (t !== 'lse' ? offsetOf(t) : lse === null ? arg.i64(0) : offsetOf(lse))),
+    ];
     dev.kernels.launch(
       'flash-bwd.hip',
       `flash_bwd_dq_${tc}${dt}_${bucket}`,
@@ -149,7 +163,7 @@ export function flashGrad(
       block,
       0,
       dev.stream,
-      [...ptrs([dq, lse, dd, q, k, v, o, g, m]), ...tail],
+      [...ptrs([dq, 'lse', dd, q, k, v, o, g, m]), ...tail],
     );
     dev.kernels.launch(
       'flash-bwd.hip',
@@ -158,7 +172,7 @@ export function flashGrad(
       block,
       0,
       dev.stream,
-      [...ptrs([dk, dv, lse, dd, q, k, v, g, m]), ...tail],
+      [...ptrs([dk, dv, 'lse', dd, q, k, v, g, m]), ...tail],
     );
     return { dq, dk, dv };
   } catch (e) {

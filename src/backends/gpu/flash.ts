@@ -5,8 +5,11 @@
 // either way, windows and masks, and no score matrix in global memory. Head dims go to the next
 // compiled bucket, whose extra columns the kernel fills with zeros in LDS and does not store.
 import { RawTensor } from '../../device/raw-tensor.ts';
+import { Storage } from '../../device/storage.ts';
+import { Layout } from '../../core/layout.ts';
+import { DTYPE_INFO } from '../../core/dtype.ts';
+import { NULL_PTR, type DeviceInfo, type DevicePtr } from '../../runtime/gpu.ts';
 import type { AttentionParams } from '../options.ts';
-import type { DeviceInfo } from '../../runtime/gpu.ts';
 import { tuningFor } from '../../runtime/tuning.ts';
 import { arg } from '../../runtime/kernels.ts';
 import { ATT_MAX_SPLITS, ATTN_MAX_TQ, mergeSplits, operands, splitArgs, splitSums } from './attention.ts';
@@ -171,10 +174,35 @@ export function flashDecode(
   });
 }
 
+/**
+ * Outputs whose storage holds, past the output, each query row's log-sum-exp (f32 [b, hq, tq],
+ * flash_fwd's lse) for the gradient: the storage and the element where the rows start. Kept in
+ * the output's own allocation, the rows live exactly as long as the output does.
+ */
+const lseRows = new WeakMap<Storage, number>();
+
+/** the address of the log-sum-exp rows flash_fwd kept beside `out`, or null where it kept none */
+export function savedLse(out: RawTensor): DevicePtr | null {
+  const at = lseRows.get(out.storage);
+  return at === undefined || out.layout.offset !== 0 || !out.isContiguous() ? null : out.storage.ptrAt(at);
+}
+
+/** an output [b, hq, tq, d] with room for its rows' log-sum-exp after it (16-byte aligned) */
+function outputWithLse(p: AttentionParams, q: RawTensor): RawTensor {
+  const size = DTYPE_INFO[q.dtype].size;
+  const n = p.outShape.reduce((a, x) => a * x, 1);
+  const rows = n / p.outShape[3]!;
+  const at = Math.ceil((n * size) / 16) * (16 / size);
+  const storage = Storage.alloc(q.device, q.dtype, at + rows * (4 / size));
+  lseRows.set(storage, at);
+  return new RawTensor(storage, Layout.contiguous(p.outShape), q.dtype);
+}
+
 export function flashAttention(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: AttentionParams): RawTensor {
   const dev = q0.device;
   const [b, hq, tq, d] = q0.layout.shape as [number, number, number, number];
-  const out = RawTensor.empty(p.outShape, q0.dtype, dev);
+  const out = p.saveLse && p.outShape[3]! > 0 ? outputWithLse(p, q0) : RawTensor.empty(p.outShape, q0.dtype, dev);
+  const lse = savedLse(out);
   return filled(out, (temps) => {
     const bucket = bucketOf(d)!;
     const { q, k, v, mask, tail } = operands(out, q0, k0, v0, p, temps);
@@ -186,7 +214,16 @@ export function flashAttention(q0: RawTensor, k0: RawTensor, v0: RawTensor, p: A
       [threads, 1, 1],
       shared,
       dev.stream,
-      [base(out), base(q), base(k), base(v), mask ? base(mask) : base(out), ...tail],
+      [
+        base(out),
+        base(q),
+        base(k),
+        base(v),
+        mask ? base(mask) : base(out),
+        ...tail,
+        lse === null ? arg.ptr(NULL_PTR) : arg.ptr(lse),
+        arg.i64(0),
+      ],
     );
   });
 }
