@@ -6,7 +6,7 @@
 // composed path, and forcing the kernels there is a clear error); NaN reaching the gradients.
 import * as assert from 'uvu/assert';
 import { gpuSuite, checkOp, compareNorm, LAYOUTS } from './harness.ts';
-import { Tensor, TensorError, type DType } from '../../src/index.ts';
+import { Tensor, TensorError, type Device, type DType } from '../../src/index.ts';
 import { attentionGradTuning, type AttentionGradPath } from '../../src/ops/attention-grad.ts';
 import { randT } from '../helpers.ts';
 import { gradInputs, gradsOf, type GradFn } from './grad-run.ts';
@@ -142,27 +142,33 @@ s.test('the kernels agree with the composed GEMM path on the GPU', async (dev) =
   }
 });
 
+/** over CASES in f16 and bf16: the kernels' gradients with attentionGradTuning[flag] on (the
+ *  default) and off agree within the dtype's tolerance */
+async function agreesWithout(dev: Device, flag: 'matrixCores' | 'forwardLse', what: string): Promise<void> {
+  for (const dt of ['f16', 'bf16'] as const) {
+    for (const [variant, shapes, f] of CASES) {
+      const ins = gradInputs(shapes, f)(dt).map((t) => t.to(dev));
+      const run = gradsOf(f);
+      const fresh = (): Tensor[] => ins.map((t) => t.detach());
+      const a = await withPath('kernel', () => run(fresh(), dt)).toArray();
+      attentionGradTuning[flag] = false;
+      let b: ArrayLike<number | bigint>;
+      try {
+        b = await withPath('kernel', () => run(fresh(), dt)).toArray();
+      } finally {
+        attentionGradTuning[flag] = true;
+      }
+      const cmp = compareNorm(a as ArrayLike<number>, b as ArrayLike<number>, TOL[dt]);
+      assert.ok(cmp.ok, `${variant} ${dt}: ${what}: ${cmp.note}`);
+    }
+  }
+}
+
 s.test(
   "the forward's kept log-sum-exp gives the gradient the recomputed one gives; inference keeps none",
   async (dev) => {
     // the tiled kernels (f16, bf16) read the rows flash_fwd kept while autograd recorded
-    for (const dt of ['f16', 'bf16'] as const) {
-      for (const [variant, shapes, f] of CASES) {
-        const ins = gradInputs(shapes, f)(dt).map((t) => t.to(dev));
-        const run = gradsOf(f);
-        const fresh = (): Tensor[] => ins.map((t) => t.detach());
-        const a = await withPath('kernel', () => run(fresh(), dt)).toArray();
-        attentionGradTuning.forwardLse = false;
-        let b: ArrayLike<number | bigint>;
-        try {
-          b = await withPath('kernel', () => run(fresh(), dt)).toArray();
-        } finally {
-          attentionGradTuning.forwardLse = true;
-        }
-        const cmp = compareNorm(a as ArrayLike<number>, b as ArrayLike<number>, TOL[dt]);
-        assert.ok(cmp.ok, `${variant} ${dt}: forward's lse vs recomputed: ${cmp.note}`);
-      }
-    }
+    await agreesWithout(dev, 'forwardLse', "forward's lse vs recomputed");
     // the CPU (the suite's self-check) keeps none: nothing there reads one
     if (dev.kind === 'cpu') return;
     const [q, k, v] = QKV(1, 2, 2, 40, 40, 64).map((sh) => randT(sh, 'bf16', -1, 1).to(dev));
@@ -178,25 +184,7 @@ s.test(
 
 s.test(
   'the FMA body agrees with the matrix-core body (f16, bf16; the same body where there are no matrix cores)',
-  async (dev) => {
-    for (const dt of ['f16', 'bf16'] as const) {
-      for (const [variant, shapes, f] of CASES) {
-        const ins = gradInputs(shapes, f)(dt).map((t) => t.to(dev));
-        const run = gradsOf(f);
-        const fresh = (): Tensor[] => ins.map((t) => t.detach());
-        const a = await withPath('kernel', () => run(fresh(), dt)).toArray();
-        attentionGradTuning.matrixCores = false;
-        let b: ArrayLike<number | bigint>;
-        try {
-          b = await withPath('kernel', () => run(fresh(), dt)).toArray();
-        } finally {
-          attentionGradTuning.matrixCores = true;
-        }
-        const cmp = compareNorm(a as ArrayLike<number>, b as ArrayLike<number>, TOL[dt]);
-        assert.ok(cmp.ok, `${variant} ${dt}: matrix cores vs FMAs: ${cmp.note}`);
-      }
-    }
-  },
+  (dev) => agreesWithout(dev, 'matrixCores', 'matrix cores vs FMAs'),
 );
 
 s.test('path choice: f64 and d != dv take the composed path; forcing the kernels there names why', async (dev) => {
