@@ -141,7 +141,6 @@ export function flashGrad(
     const given = tiled && opts.forwardLse !== false ? savedLse(o0) : null;
     const lse = given === null ? RawTensor.empty([b * hq * tq], 'f32', dev) : null;
     if (lse !== null) temps.push(lse);
-
     const dd = RawTensor.empty([b * hq * tq], 'f32', dev);
     temps.push(dd);
     const { mask, args: vis } = visibility(p, [b, hq, tq, tk], temps);
