@@ -9,7 +9,7 @@ import * as cpu from '../backends/cpu/nn.ts';
 import * as gpu from '../backends/gpu/nn.ts';
 import { floats } from './nn.ts';
 import { composedAttention } from './attention-composed.ts';
-import { defineOp, recordingGrads } from './registry.ts';
+import { defineOp, recordsGradOf } from './registry.ts';
 
 export const attention = defineOp({
   name: 'scaledDotProductAttention',
@@ -69,8 +69,7 @@ export const attention = defineOp({
       }
     }
     // the gradient's kernels read the forward's log-sum-exp where it kept one
-    const saveLse = recordingGrads() && (q.gradState !== null || k.gradState !== null || v.gradState !== null);
-    return [q, k, v, { scale, diag, window, mask, outShape: [b, hq, tq, dv], saveLse }];
+    return [q, k, v, { scale, diag, window, mask, outShape: [b, hq, tq, dv], saveLse: recordsGradOf(q, k, v) }];
   },
   cpu: cpu.attention,
   gpu: (q, k, v, p) => gpu.attention(q, k, v, p) ?? composedAttention(q, k, v, p),

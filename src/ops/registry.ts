@@ -80,9 +80,10 @@ let recorder: GradRecorder | null = null;
 export function setGradRecorder(r: GradRecorder | null): void {
   recorder = r;
 }
-/** whether autograd records ops now (a leaf that requires a gradient is alive, outside noGrad) */
-export function recordingGrads(): boolean {
-  return recorder !== null;
+/** whether autograd will record an op over these tensors: it records now (a leaf that requires a
+ *  gradient is alive, outside noGrad) and one of them takes part in autograd */
+export function recordsGradOf(...ts: readonly RawTensor[]): boolean {
+  return recorder !== null && ts.some((t) => t.gradState !== null);
 }
 
 /** what autocast makes of an op's arguments: the arguments to run it with, and the casts among

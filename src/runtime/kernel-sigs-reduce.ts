@@ -200,10 +200,23 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
   const m = new Map<string, readonly ArgSpec[]>();
   for (const d of FLOAT_DTYPES) {
     for (const l of ROPE_KERNEL_LAYOUTS) {
-      // y, x, cos, sin, yOff, xOff, cOff, sOff, pairs, s1, s2, half
+      // y, x, cos, sin, yOff, xOff, cOff, sOff, pairs, s1, s2, half, x's strides of dims 0-2
       m.set(`rope_${l}_${d}`, [
-        ...(['ptr', 'ptr', 'ptr', 'ptr', 'i64', 'i64', 'i64', 'i64'] as const),
-        ...(['u64', 'u64', 'u64', 'u64', 'i64', 'i64', 'i64'] as const),
+        'ptr',
+        'ptr',
+        'ptr',
+        'ptr',
+        'i64',
+        'i64',
+        'i64',
+        'i64',
+        'u64',
+        'u64',
+        'u64',
+        'u64',
+        'i64',
+        'i64',
+        'i64',
       ]);
     }
   }

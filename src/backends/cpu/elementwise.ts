@@ -50,7 +50,8 @@ function roundHalfEven(x: number): number {
   return f % 2 === 0 ? f : f + 1;
 }
 
-const UNARY: Record<UnaryOp, (x: number) => number> = {
+/** each unary op on one f64 value (the reference's definitions, shared by fused ops' references) */
+export const UNARY: Record<UnaryOp, (x: number) => number> = {
   exp: Math.exp,
   log: Math.log,
   sin: Math.sin,

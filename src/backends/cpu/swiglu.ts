@@ -2,8 +2,7 @@
 // one rounding to the dtype on store.
 import type { RawTensor } from '../../device/raw-tensor.ts';
 import { fromNumbers, readNumbers } from './util.ts';
-
-const sigmoid = (a: number): number => 1 / (1 + Math.exp(-a));
+import { UNARY } from './elementwise.ts';
 
 /** y = silu(a) b for x = [a, b] along the last dim */
 export function swiglu(x: RawTensor): RawTensor {
@@ -16,7 +15,7 @@ export function swiglu(x: RawTensor): RawTensor {
     for (let c = 0; c < n; c++) {
       const a = xs[r * 2 * n + c]!,
         b = xs[r * 2 * n + n + c]!;
-      y[r * n + c] = a * sigmoid(a) * b;
+      y[r * n + c] = UNARY.silu(a) * b;
     }
   }
   return fromNumbers(y, [...shape.slice(0, -1), n], x.dtype, x.device);
@@ -35,7 +34,7 @@ export function swigluBackward(g: RawTensor, x: RawTensor): RawTensor {
       const a = xs[r * 2 * n + c]!,
         b = xs[r * 2 * n + n + c]!,
         gv = gs[r * n + c]!;
-      const s = sigmoid(a);
+      const s = UNARY.sigmoid(a);
       dx[r * 2 * n + c] = gv * b * s * (1 + a * (1 - s));
       dx[r * 2 * n + n + c] = gv * a * s;
     }

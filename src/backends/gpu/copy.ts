@@ -158,18 +158,14 @@ export function copyInto(dst: RawTensor, src: RawTensor): void {
     xp,
   ]);
   const name = wide ? WIDE_NAMES.get(wide.unit)! : COPY_NAMES[dst.dtype];
+  const geo = wide ?? { shape: dl.shape, dStrides: dl.strides, sStrides: sl.strides, dOff: dl.offset, sOff: sl.offset };
   eachGeom(
     'copy',
-    wide ? wide.shape : dl.shape,
-    wide
-      ? [
-          { strides: wide.dStrides, offset: wide.dOff },
-          { strides: wide.sStrides, offset: wide.sOff },
-        ]
-      : [
-          { strides: dl.strides, offset: dl.offset },
-          { strides: sl.strides, offset: sl.offset },
-        ],
+    geo.shape,
+    [
+      { strides: geo.dStrides, offset: geo.dOff },
+      { strides: geo.sStrides, offset: geo.sOff },
+    ],
     (g, work) => {
       dev.kernels.launch1d(FILE, name, work, dev.stream, [y, x, arg.bytes(g)]);
     },

@@ -150,10 +150,11 @@ export function flashGrad(
     // an absent mask is never read: any valid pointer stands in
     const m = mask ?? q;
     const block: [number, number, number] = [flashGradThreads(dt, bucket), 1, 1];
-    // pointers, then their offsets ('lse': the forward's rows or the buffer)
+    // pointers, then their offsets; 'lse': the forward's rows, or the buffer (offset 0 either way)
+    const lsePtr = given === null ? base(lse!) : arg.ptr(given);
     const ptrs = (ts: (RawTensor | 'lse')[]): KernelArg[] => [
-      ...ts.map((t) => (t !== 'lse' ? base(t) : lse === null ? arg.ptr(given!) : base(lse))),
-      ...ts.map((t) => (t !== 'lse' ? offsetOf(t) : lse === null ? arg.i64(0) : offsetOf(lse))),
+      ...ts.map((t) => (t === 'lse' ? lsePtr : base(t))),
+      ...ts.map((t) => (t === 'lse' ? arg.i64(0) : offsetOf(t))),
     ];
     dev.kernels.launch(
       'flash-bwd.hip',
