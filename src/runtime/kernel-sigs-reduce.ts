@@ -202,21 +202,10 @@ function ropeSigs(): Map<string, readonly ArgSpec[]> {
     for (const l of ROPE_KERNEL_LAYOUTS) {
       // y, x, cos, sin, yOff, xOff, cOff, sOff, pairs, s1, s2, half, x's strides of dims 0-2
       m.set(`rope_${l}_${d}`, [
-        'ptr',
-        'ptr',
-        'ptr',
-        'ptr',
-        'i64',
-        'i64',
-        'i64',
-        'i64',
-        'u64',
-        'u64',
-        'u64',
-        'u64',
-        'i64',
-        'i64',
-        'i64',
+        ...Array<ArgSpec>(4).fill('ptr'),
+        ...Array<ArgSpec>(4).fill('i64'),
+        ...Array<ArgSpec>(4).fill('u64'),
+        ...Array<ArgSpec>(3).fill('i64'),
       ]);
     }
   }
